@@ -233,9 +233,7 @@ def _check_fields(kind: str, fields: list) -> list:
             want = "at least %d" % low
         else:
             want = "%d..%d" % (low, high)
-        raise ProtocolError(
-            "%s takes %s field(s), got %d" % (kind, want, count), "field-count"
-        )
+        raise ProtocolError("%s takes %s field(s), got %d" % (kind, want, count), "field-count")
     out = list(fields)
     if kind in ("P", "R"):
         _parse_reader(fields[0])
@@ -321,14 +319,10 @@ def decode_frame(line: object, kinds: tuple = ()) -> Frame:
             )
         for i, byte in enumerate(line):
             if byte > 0x7E:
-                raise ProtocolError(
-                    "non-ASCII byte 0x%02X at column %d" % (byte, i), "garbage"
-                )
+                raise ProtocolError("non-ASCII byte 0x%02X at column %d" % (byte, i), "garbage")
         line = bytes(line).decode()
     elif not isinstance(line, str):
-        raise ProtocolError(
-            "a frame must be str or bytes, got %s" % type(line).__name__, "garbage"
-        )
+        raise ProtocolError("a frame must be str or bytes, got %s" % type(line).__name__, "garbage")
     if line.endswith("\n"):
         line = line[:-1]
     if line.endswith("\r"):
@@ -345,9 +339,7 @@ def decode_frame(line: object, kinds: tuple = ()) -> Frame:
         raise ProtocolError("no '*<crc>' checksum at the end of the line", "checksum")
     body, crc_text = line[:star], line[star + 1 :]
     if len(crc_text) != 4 or not all(ch in _HEX for ch in crc_text):
-        raise ProtocolError(
-            "checksum %r is not 4 upper-case hex digits" % crc_text, "checksum"
-        )
+        raise ProtocolError("checksum %r is not 4 upper-case hex digits" % crc_text, "checksum")
     expected = crc16(body.encode())
     if int(crc_text, 16) != expected:
         raise ProtocolError(
