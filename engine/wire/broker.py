@@ -1,0 +1,189 @@
+"""A local MQTT broker on 127.0.0.1 for tests, benchmarks and the zero-install demo.
+
+``LocalBroker()`` runs Mosquitto (``/usr/sbin/mosquitto`` or ``mosquitto`` on PATH) with a
+temporary config (one listener on 127.0.0.1, anonymous, no persistence), or, when Mosquitto
+is not installed, the embedded pure-Python amqtt broker in a background thread. It can be
+stopped and started again on the same port (broker outage tests)::
+
+    with LocalBroker() as broker:      # broker.url == "mqtt://127.0.0.1:<port>"
+        broker.stop(); broker.start()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+BrokerKind = Literal["mosquitto", "amqtt"]
+HOST = "127.0.0.1"
+
+
+class BrokerStartError(RuntimeError):
+    """The local broker did not come up."""
+
+
+def find_mosquitto() -> str | None:
+    for candidate in ("/usr/sbin/mosquitto", shutil.which("mosquitto")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex((HOST, port)) == 0
+
+
+class LocalBroker:
+    """A broker process (Mosquitto) or thread (amqtt) listening on 127.0.0.1:``port``."""
+
+    def __init__(self, port: int | None = None, kind: BrokerKind | None = None) -> None:
+        mosquitto = find_mosquitto()
+        if kind is None:
+            kind = "mosquitto" if mosquitto else "amqtt"
+        if kind == "mosquitto" and mosquitto is None:
+            raise BrokerStartError("mosquitto is not installed (apt-get install mosquitto)")
+        self.kind: BrokerKind = kind
+        self.port = port or free_port()
+        self._mosquitto = mosquitto
+        self._tmp = tempfile.TemporaryDirectory(prefix="cauldron-broker-")
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._amqtt: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://{HOST}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        if self.kind == "mosquitto":
+            return self._proc is not None and self._proc.poll() is None
+        return self._thread is not None and self._thread.is_alive()
+
+    # ------------------------------------------------------------ start / stop
+
+    def start(self, timeout: float = 10.0) -> LocalBroker:
+        if self.running:
+            return self
+        deadline = time.monotonic() + timeout
+        if self.kind == "mosquitto":
+            self._start_mosquitto()
+        else:
+            self._start_amqtt()
+        while not _port_open(self.port):
+            if time.monotonic() > deadline or not self.running:
+                log = self._log_tail()
+                self.stop()
+                raise BrokerStartError(f"{self.kind} did not listen on port {self.port}: {log}")
+            time.sleep(0.01)
+        return self
+
+    def _start_mosquitto(self) -> None:
+        conf = Path(self._tmp.name) / "mosquitto.conf"
+        conf.write_text(
+            f"listener {self.port} {HOST}\n"
+            "allow_anonymous true\n"
+            "persistence false\n"
+            f"log_dest file {Path(self._tmp.name) / 'mosquitto.log'}\n"
+            "max_queued_messages 100000\n",
+            encoding="utf-8",
+        )
+        assert self._mosquitto is not None
+        self._proc = subprocess.Popen(
+            [self._mosquitto, "-c", str(conf)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def _start_amqtt(self) -> None:
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        def serve() -> None:
+            from amqtt.broker import Broker
+
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            config = {
+                "listeners": {"default": {"type": "tcp", "bind": f"{HOST}:{self.port}"}},
+                "plugins": {
+                    "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
+                },
+            }
+            try:
+                broker = Broker(config, loop=loop)
+                loop.run_until_complete(broker.start())
+                self._amqtt = broker
+            except BaseException as exc:  # reported to the starting thread
+                errors.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(broker.shutdown())
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="amqtt-broker", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        if errors:
+            raise BrokerStartError(f"amqtt broker failed: {errors[0]}")
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(5)
+            self._proc = None
+        if self._thread is not None:
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._thread = None
+            self._loop = None
+        deadline = time.monotonic() + 5
+        while _port_open(self.port) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def _log_tail(self) -> str:
+        log = Path(self._tmp.name) / "mosquitto.log"
+        with contextlib.suppress(OSError):
+            return " | ".join(log.read_text(encoding="utf-8").splitlines()[-3:])
+        return "(no log)"
+
+    def close(self) -> None:
+        self.stop()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> LocalBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

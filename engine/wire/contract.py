@@ -1,0 +1,532 @@
+"""The wire contract: every MQTT topic and payload of Cauldron Table, defined once.
+
+Topics live under a base topic ``cauldron/<table>/`` (see `Topics`):
+
+==========================  =======================  =====================================
+topic (after the base)      model                    notes
+==========================  =======================  =====================================
+``hub/event``               `HubEvent`               QoS 1, from the hub; dedup by
+                                                     ``(epoch, seq)`` (see `HubEvent`)
+``hub/state``               `ServiceState`           retained, last will ``offline``
+``hub/snapshot``            `HubSnapshot`            retained: what every reader sees now
+``hub/cmd/<verb>``          `CommandRequest`         verbs in `HUB_VERBS` (LED, buzzer, ...)
+``hub/cmd/<verb>/response`` `CommandResponse`
+``engine/state``            `ServiceState`           retained, last will ``offline``
+``game/public``             `GamePublic`             retained; never a covered card
+``game/seat/<n>``           `GameSeat`               one seat's private view
+``game/alert``              `GameAlert`              rule id ``G…``, message, instruction
+``cmd/<verb>``              `CommandRequest`         verbs in `GAME_VERBS`
+``cmd/<verb>/response``     `CommandResponse`        ``{transaction, status, data, error}``
+==========================  =======================  =====================================
+
+Every payload is a JSON object with ``schema_version`` (`SCHEMA_VERSION`). `parse_payload`
+turns ``(topic, bytes)`` into the right model or raises a `WireError` subclass whose message
+names the problem; it never raises anything else. `encode` turns a model into bytes.
+`write_schemas` (``cauldron schema``) exports every model as JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+SCHEMA_VERSION: Final[int] = 1
+DEFAULT_BASE: Final[str] = "cauldron"
+MAX_PAYLOAD_BYTES: Final[int] = 512 * 1024
+N_SEATS: Final[int] = 4
+GRID_SIZE: Final[int] = 6
+N_PERIMETER: Final[int] = 20
+
+TABLE_ID_PATTERN: Final[str] = r"^[A-Za-z0-9_-]{1,64}$"
+_TABLE_ID_RE: Final = re.compile(TABLE_ID_PATTERN)
+UID_PATTERN: Final[str] = r"^(?:[0-9A-F]{8}|[0-9A-F]{14}|[0-9A-F]{20})$"
+CELL_PATTERN: Final[str] = r"^[0-5],[0-5]$"
+RULE_PATTERN: Final[str] = r"^G[0-9]{1,2}$"
+TRANSACTION_PATTERN: Final[str] = r"^[A-Za-z0-9_.:-]{1,64}$"
+
+GameVerb = Literal["new_game", "undo", "keep", "discard", "confirm", "end"]
+GAME_VERBS: Final[tuple[str, ...]] = ("new_game", "undo", "keep", "discard", "confirm", "end")
+# Hub-side verbs (engine or dashboard -> hub):
+#   turn      args {"seat": int | None}  light that seat's turn LED (None: all off)
+#   buzz      args {"ms": int}           sound the buzzer (an illegal move)
+#   snapshot  args {}                    republish hub/snapshot now
+#   replay    args {"epoch": str, "from_seq": int, "to_seq": int | None}
+#             republish kept events of that epoch (fill a gap seen in seq numbers)
+HubVerb = Literal["turn", "buzz", "snapshot", "replay"]
+HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay")
+
+EventKind = Literal["cell", "pad", "pawn", "button", "unknown_tag", "reader_health"]
+EventAction = Literal["placed", "removed", "pressed"]
+ReaderHealth = Literal["ok", "silent", "flicker", "absent"]
+Severity = Literal["info", "warning", "error"]
+
+
+# ---------------------------------------------------------------- errors
+
+
+class WireError(Exception):
+    """Anything wrong with a topic, a payload or the MQTT link. ``str()`` names the problem."""
+
+
+class TopicError(WireError):
+    """A topic that is not part of the contract."""
+
+
+class PayloadError(WireError):
+    """A payload that is not valid JSON or does not match its topic's model."""
+
+
+class SchemaVersionError(PayloadError):
+    """A payload written for another version of the contract."""
+
+
+# ---------------------------------------------------------------- models
+
+
+class WireModel(BaseModel):
+    """Base of every payload: strict keys, immutable, versioned."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+
+
+def cell_key(row: int, col: int) -> str:
+    """The wire form of grid cell (row, col): ``"r,c"``."""
+    if not (0 <= row < GRID_SIZE and 0 <= col < GRID_SIZE):
+        raise ValueError(f"cell ({row}, {col}) is outside the 6x6 grid")
+    return f"{row},{col}"
+
+
+def parse_cell(key: str) -> tuple[int, int]:
+    """``"r,c"`` -> (row, col)."""
+    if not re.match(CELL_PATTERN, key):
+        raise ValueError(f"cell {key!r} is not 'r,c' with r and c in 0..5")
+    row, col = key.split(",")
+    return int(row), int(col)
+
+
+class HubEvent(WireModel):
+    """One sensor event from the hub (topic ``hub/event``, QoS 1).
+
+    Where it happened is exactly one of: ``cell`` (grid cell ``"r,c"``), ``seat`` (that seat's
+    scan pad, or that seat's button), ``position`` (perimeter 0..19, a pawn sensor); the host
+    button has ``button="undo"`` and no seat.
+
+    - ``cell``/``pad``/``pawn`` + ``placed``/``removed``: a known tag (``card_id`` set; for a
+      pawn ``pawn_seat`` is the pawn's owner).
+    - ``unknown_tag`` + ``placed``/``removed``: a tag not in the tag map (``card_id`` None),
+      at a cell, pad or perimeter position; the engine may ask for enrolment.
+    - ``button`` + ``pressed``: ``button="confirm"`` with ``seat``, or ``button="undo"``.
+    - ``reader_health``: ``reader`` went ``health`` (ok/silent/flicker/absent); no action.
+
+    Dedup: ``seq`` strictly increases within one ``epoch`` (a hub outbox's lifetime, kept
+    across restarts); ``(epoch, seq)`` identifies an event. Republished copies are equal.
+    """
+
+    hub_id: str = Field(min_length=1, max_length=64)
+    epoch: str = Field(min_length=1, max_length=64)
+    seq: int = Field(ge=1)
+    ts: float = Field(ge=0, description="Unix time (seconds) when the hub saw the change")
+    kind: EventKind
+    action: EventAction | None = None
+    cell: str | None = Field(default=None, pattern=CELL_PATTERN)
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
+    position: int | None = Field(default=None, ge=0, lt=N_PERIMETER)
+    reader: int | None = Field(default=None, ge=0, le=63)
+    uid: str | None = Field(default=None, pattern=UID_PATTERN)
+    card_id: str | None = Field(default=None, min_length=1, max_length=40)
+    pawn_seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
+    button: Literal["confirm", "undo"] | None = None
+    health: ReaderHealth | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> HubEvent:
+        places = [p for p in ("cell", "seat", "position") if getattr(self, p) is not None]
+        kind = self.kind
+        if kind in ("cell", "pad", "pawn", "unknown_tag"):
+            if self.action not in ("placed", "removed"):
+                raise ValueError(f"a {kind} event needs action 'placed' or 'removed'")
+            if self.uid is None:
+                raise ValueError(f"a {kind} event needs the tag uid")
+            want = {"cell": ["cell"], "pad": ["seat"], "pawn": ["position"]}.get(kind)
+            if want is not None and places != want:
+                raise ValueError(f"a {kind} event gives its place as {want[0]!r} only")
+            if kind == "unknown_tag":
+                if len(places) != 1:
+                    raise ValueError("an unknown_tag event gives exactly one of cell/seat/position")
+                if self.card_id is not None:
+                    raise ValueError("an unknown_tag event has no card_id")
+            elif kind != "pawn" and self.card_id is None:
+                raise ValueError(f"a {kind} event needs the card_id of the tag")
+        elif kind == "button":
+            if self.action != "pressed" or self.button is None:
+                raise ValueError("a button event needs action 'pressed' and button confirm|undo")
+            if self.button == "confirm" and places != ["seat"]:
+                raise ValueError("a confirm button event gives the seat")
+            if self.button == "undo" and places:
+                raise ValueError("the undo (host) button has no seat")
+        elif kind == "reader_health":
+            if self.reader is None or self.health is None:
+                raise ValueError("a reader_health event needs reader and health")
+            if self.action is not None:
+                raise ValueError("a reader_health event has no action")
+        if kind != "reader_health" and self.health is not None:
+            raise ValueError("only reader_health events carry health")
+        return self
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The dedup key ``(epoch, seq)``."""
+        return (self.epoch, self.seq)
+
+
+class ServiceState(WireModel):
+    """``hub/state`` / ``engine/state`` (retained; the last will says ``offline``)."""
+
+    state: Literal["online", "offline"]
+    client_id: str | None = Field(default=None, max_length=128)
+    ts: float | None = Field(default=None, ge=0)
+    version: str | None = Field(default=None, max_length=32)
+
+
+class ReaderSeen(WireModel):
+    """What one reader sees in a `HubSnapshot`."""
+
+    reader: int = Field(ge=0, le=63)
+    cell: str | None = Field(default=None, pattern=CELL_PATTERN)
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
+    position: int | None = Field(default=None, ge=0, lt=N_PERIMETER)
+    uid: str | None = Field(default=None, pattern=UID_PATTERN)
+    card_id: str | None = Field(default=None, max_length=40)
+    health: ReaderHealth = "ok"
+
+
+class HubSnapshot(WireModel):
+    """``hub/snapshot`` (retained): every reader's confirmed content and health now.
+
+    ``last_seq`` is the seq of the last event of ``epoch`` already reflected here; a consumer
+    that has seen fewer events asks ``hub/cmd/replay`` for the gap.
+    """
+
+    hub_id: str = Field(min_length=1, max_length=64)
+    epoch: str = Field(min_length=1, max_length=64)
+    last_seq: int = Field(ge=0)
+    ts: float = Field(ge=0)
+    backend: str = Field(max_length=32)
+    readers: list[ReaderSeen] = Field(max_length=64)
+    enrolment: dict[str, Any] | None = Field(
+        default=None, description="enrolment progress {done, total, next} while enrolling"
+    )
+
+
+class GamePublic(WireModel):
+    """``game/public`` (retained): the public view. ``view`` is the rules engine's
+    ``view_public()`` output (JSON object, validated loosely); ``turn`` is the seat to play
+    (None before a game or when it is over), typed here so the hub can light the LED."""
+
+    table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
+    game_id: str | None = Field(default=None, max_length=64)
+    turn: int | None = Field(default=None, ge=0, lt=N_SEATS)
+    ts: float | None = Field(default=None, ge=0)
+    view: dict[str, Any]
+
+
+class GameSeat(WireModel):
+    """``game/seat/<n>``: one seat's private view (its own stack with the memory aid, a
+    Perluceo reveal). ``seat`` must equal the ``<n>`` of the topic."""
+
+    seat: int = Field(ge=0, lt=N_SEATS)
+    game_id: str | None = Field(default=None, max_length=64)
+    ts: float | None = Field(default=None, ge=0)
+    view: dict[str, Any]
+
+
+class GameAlert(WireModel):
+    """``game/alert``: an illegal or unexpected physical action (``active``) or its end
+    (``active=False``, same ``alert_id``), with the rule broken and how to put it right."""
+
+    alert_id: str = Field(min_length=1, max_length=64)
+    rule: str = Field(pattern=RULE_PATTERN, description="rule id, e.g. 'G4'")
+    message: str = Field(min_length=1, max_length=500)
+    instruction: str = Field(max_length=500, description="what to do to put it right")
+    severity: Severity = "error"
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
+    active: bool = True
+    game_id: str | None = Field(default=None, max_length=64)
+    ts: float | None = Field(default=None, ge=0)
+    params: dict[str, Any] = Field(default_factory=dict, description="for translations")
+
+
+class CommandRequest(WireModel):
+    """``cmd/<verb>`` and ``hub/cmd/<verb>``: a request; the answer goes to the same topic
+    plus ``/response`` with the same ``transaction``."""
+
+    transaction: str = Field(pattern=TRANSACTION_PATTERN)
+    args: dict[str, Any] = Field(default_factory=dict)
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS, description="seat asking, if any")
+    source: str | None = Field(default=None, max_length=32, description="dashboard, button, …")
+    auth: str | None = Field(default=None, max_length=128, description="host PIN / seat secret")
+
+
+class CommandResponse(WireModel):
+    """``.../response``: ``status`` ok with ``data``, or error with ``error`` (a reason)."""
+
+    transaction: str = Field(pattern=TRANSACTION_PATTERN)
+    status: Literal["ok", "error"]
+    data: Any = None
+    error: str | None = Field(default=None, max_length=1000)
+
+    @model_validator(mode="after")
+    def _error_has_reason(self) -> CommandResponse:
+        if self.status == "error" and not self.error:
+            raise ValueError("an error response needs an error reason")
+        if self.status == "ok" and self.error is not None:
+            raise ValueError("an ok response has no error")
+        return self
+
+
+MODELS: Final[tuple[type[WireModel], ...]] = (
+    HubEvent,
+    ServiceState,
+    HubSnapshot,
+    GamePublic,
+    GameSeat,
+    GameAlert,
+    CommandRequest,
+    CommandResponse,
+)
+
+
+# ---------------------------------------------------------------- topics
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    """A parsed topic: the table, the suffix after the table (``"hub/event"``), and the
+    seat / verb / response flag where the topic carries them."""
+
+    table: str
+    name: str
+    model: type[WireModel]
+    seat: int | None = None
+    verb: str | None = None
+    response: bool = False
+
+
+def check_table_id(table: str) -> str:
+    if not isinstance(table, str) or not _TABLE_ID_RE.match(table):
+        raise TopicError(
+            f"table id {table!r} must be 1-64 characters of letters, digits, '_' or '-'"
+        )
+    return table
+
+
+class Topics:
+    """Topic names of one table (``Topics("t1").hub_event == "cauldron/t1/hub/event"``).
+
+    ``Topics("+")`` gives subscription patterns across every table (engine workers).
+    """
+
+    def __init__(self, table: str, base: str = DEFAULT_BASE) -> None:
+        if table != "+":
+            check_table_id(table)
+        if not base or any(ch in base for ch in "+#") or base.startswith("/") or base.endswith(
+            "/"
+        ):
+            raise TopicError(f"base topic {base!r} must be non-empty, without + # or edge '/'")
+        self.table = table
+        self.base = base
+        self.prefix = f"{base}/{table}/"
+
+    def _t(self, suffix: str) -> str:
+        return self.prefix + suffix
+
+    @property
+    def hub_event(self) -> str:
+        return self._t("hub/event")
+
+    @property
+    def hub_state(self) -> str:
+        return self._t("hub/state")
+
+    @property
+    def hub_snapshot(self) -> str:
+        return self._t("hub/snapshot")
+
+    @property
+    def engine_state(self) -> str:
+        return self._t("engine/state")
+
+    @property
+    def game_public(self) -> str:
+        return self._t("game/public")
+
+    @property
+    def game_alert(self) -> str:
+        return self._t("game/alert")
+
+    def game_seat(self, seat: int | str) -> str:
+        if seat != "+" and not (isinstance(seat, int) and 0 <= seat < N_SEATS):
+            raise TopicError(f"seat {seat!r} is not 0..3")
+        return self._t(f"game/seat/{seat}")
+
+    def cmd(self, verb: str) -> str:
+        if verb != "+" and verb not in GAME_VERBS:
+            raise TopicError(f"unknown command {verb!r}; known: {', '.join(GAME_VERBS)}")
+        return self._t(f"cmd/{verb}")
+
+    def hub_cmd(self, verb: str) -> str:
+        if verb != "+" and verb not in HUB_VERBS:
+            raise TopicError(f"unknown hub command {verb!r}; known: {', '.join(HUB_VERBS)}")
+        return self._t(f"hub/cmd/{verb}")
+
+    @staticmethod
+    def response(request_topic: str) -> str:
+        return request_topic + "/response"
+
+    def all(self) -> str:
+        """Pattern for every topic of this table (``cauldron/<table>/#``)."""
+        return self._t("#")
+
+
+def parse_topic(topic: str, base: str = DEFAULT_BASE) -> TopicInfo:
+    """Identify a concrete topic of the contract, or raise `TopicError`."""
+    if not isinstance(topic, str):
+        raise TopicError(f"topic must be text, got {type(topic).__name__}")
+    parts = topic.split("/")
+    base_parts = base.split("/")
+    n = len(base_parts)
+    if parts[:n] != base_parts or len(parts) < n + 2:
+        raise TopicError(f"topic {topic[:200]!r} is not under '{base}/<table>/'")
+    table = parts[n]
+    check_table_id(table)
+    rest = parts[n + 1 :]
+    name = "/".join(rest)
+    simple: dict[str, type[WireModel]] = {
+        "hub/event": HubEvent,
+        "hub/state": ServiceState,
+        "hub/snapshot": HubSnapshot,
+        "engine/state": ServiceState,
+        "game/public": GamePublic,
+        "game/alert": GameAlert,
+    }
+    if name in simple:
+        return TopicInfo(table, name, simple[name])
+    if len(rest) == 3 and rest[:2] == ["game", "seat"]:
+        if rest[2] not in ("0", "1", "2", "3"):
+            raise TopicError(f"seat {rest[2]!r} in {topic!r} is not 0..3")
+        return TopicInfo(table, name, GameSeat, seat=int(rest[2]))
+    for prefix, verbs in ((["cmd"], GAME_VERBS), (["hub", "cmd"], HUB_VERBS)):
+        k = len(prefix)
+        if rest[:k] == prefix and len(rest) in (k + 1, k + 2):
+            verb = rest[k]
+            if verb not in verbs:
+                known = ", ".join(verbs)
+                raise TopicError(f"unknown command {verb!r} in {topic!r}; known: {known}")
+            if len(rest) == k + 2:
+                if rest[k + 1] != "response":
+                    raise TopicError(f"topic {topic!r}: only '/response' may follow a command")
+                return TopicInfo(table, name, CommandResponse, verb=verb, response=True)
+            return TopicInfo(table, name, CommandRequest, verb=verb)
+    raise TopicError(f"topic {topic[:200]!r} is not part of the wire contract")
+
+
+# ---------------------------------------------------------------- payloads
+
+
+def _summarise(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False)[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "payload"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    more = exc.error_count() - 5
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+def validate_payload(model: type[WireModel], data: Any, what: str = "payload") -> WireModel:
+    """Validate already-decoded JSON ``data`` as ``model``; `PayloadError` on failure."""
+    if not isinstance(data, dict):
+        raise PayloadError(f"{what} must be a JSON object, got {type(data).__name__}")
+    version = data.get("schema_version")
+    if version is None:
+        raise SchemaVersionError(f"{what} has no schema_version (expected {SCHEMA_VERSION})")
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        raise SchemaVersionError(
+            f"{what} has schema_version {version!r}; this program speaks version "
+            f"{SCHEMA_VERSION}: update the older side"
+        )
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise PayloadError(f"{what} is not a valid {model.__name__}: {_summarise(exc)}") from None
+    except (ValueError, TypeError, RecursionError) as exc:  # defensive: never a crash
+        raise PayloadError(f"{what} is not a valid {model.__name__}: {exc}") from None
+
+
+def parse_payload(
+    topic: str, payload: bytes | bytearray | str, base: str = DEFAULT_BASE
+) -> WireModel:
+    """Decode the payload of ``topic`` into its model.
+
+    Raises `TopicError` (topic not in the contract), `SchemaVersionError` or `PayloadError`
+    (bad JSON, wrong shape, seat mismatch), each naming the problem; never anything else.
+    """
+    info = parse_topic(topic, base)
+    if not isinstance(payload, bytes | bytearray | str):
+        raise PayloadError(f"payload on {topic} must be bytes, got {type(payload).__name__}")
+    if len(payload) > MAX_PAYLOAD_BYTES:
+        raise PayloadError(f"payload on {topic} is {len(payload)} bytes; limit {MAX_PAYLOAD_BYTES}")
+    try:
+        text = payload.decode("utf-8") if isinstance(payload, bytes | bytearray) else payload
+        data = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise PayloadError(f"payload on {topic} is not JSON: {reason}") from None
+    model = validate_payload(info.model, data, what=f"payload on {topic}")
+    if info.seat is not None and isinstance(model, GameSeat) and model.seat != info.seat:
+        raise PayloadError(f"payload on {topic} is for seat {model.seat}, topic says {info.seat}")
+    return model
+
+
+def encode(model: WireModel) -> bytes:
+    """A model as compact JSON bytes (what goes on the wire)."""
+    return model.model_dump_json(exclude_none=False).encode("utf-8")
+
+
+# ---------------------------------------------------------------- JSON Schema
+
+
+def schema_file_names() -> dict[str, type[WireModel]]:
+    """File name -> model, e.g. ``hub-event.schema.json``."""
+    names: dict[str, type[WireModel]] = {}
+    for model in MODELS:
+        stem = re.sub(r"(?<!^)(?=[A-Z])", "-", model.__name__).lower()
+        names[f"{stem}.schema.json"] = model
+    return names
+
+
+def json_schemas() -> Iterator[tuple[str, dict[str, Any]]]:
+    for file_name, model in schema_file_names().items():
+        schema = model.model_json_schema()
+        schema["$id"] = f"urn:cauldron-table:wire:v{SCHEMA_VERSION}:{file_name}"
+        yield file_name, schema
+
+
+def write_schemas(out_dir: Path) -> list[Path]:
+    """Write one JSON Schema file per model into ``out_dir`` (created); return the paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file_name, schema in json_schemas():
+        path = out_dir / file_name
+        path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,76 @@
+"""Shared pytest fixtures for every package's tests.
+
+MQTT brokers (real ones: Mosquitto when installed, else the embedded amqtt broker; both on
+127.0.0.1 only, anonymous, no persistence; see `engine.wire.broker.LocalBroker`):
+
+- ``mqtt_broker`` (session scope) -> ``str``: the URL of a broker shared by the whole run,
+  e.g. ``"mqtt://127.0.0.1:41234"``. Never stop it; use a unique table id per test
+  (``table_id``) so tests do not see each other's (retained) messages.
+- ``restartable_broker`` (function scope) -> `LocalBroker`: a private broker for outage
+  tests; ``.url``, ``.port``, ``.kind``, ``.stop()``, ``.start()``, ``.restart()`` (same
+  port, retained messages and sessions are lost as with a real restart without persistence).
+- ``broker_kind`` (session) -> ``"mosquitto"`` or ``"amqtt"``: which one is used. Set
+  ``CAULDRON_TEST_BROKER=amqtt`` to force the embedded broker.
+- ``table_id`` (function) -> ``str``: a fresh table id such as ``"t-3f9a1c"``.
+
+Options and markers:
+
+- ``--soak``: run tests marked ``@pytest.mark.soak`` (skipped otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from typing import cast
+
+import pytest
+
+from engine.wire.broker import BrokerKind, LocalBroker, find_mosquitto
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--soak", action="store_true", default=False, help="run soak tests too")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--soak"):
+        return
+    skip = pytest.mark.skip(reason="soak test: run with --soak")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def broker_kind() -> BrokerKind:
+    forced = os.environ.get("CAULDRON_TEST_BROKER")
+    if forced in ("mosquitto", "amqtt"):
+        return cast(BrokerKind, forced)
+    return "mosquitto" if find_mosquitto() else "amqtt"
+
+
+@pytest.fixture(scope="session")
+def mqtt_broker(broker_kind: BrokerKind) -> Iterator[str]:
+    broker = LocalBroker(kind=broker_kind)
+    broker.start()
+    try:
+        yield broker.url
+    finally:
+        broker.close()
+
+
+@pytest.fixture
+def restartable_broker(broker_kind: BrokerKind) -> Iterator[LocalBroker]:
+    broker = LocalBroker(kind=broker_kind)
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.close()
+
+
+@pytest.fixture
+def table_id() -> str:
+    return f"t-{uuid.uuid4().hex[:8]}"
