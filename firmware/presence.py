@@ -32,8 +32,8 @@ ABSENT = "absent"
 _HISTORY = 8
 _HISTORY_MASK = (1 << _HISTORY) - 1
 # Present/absent transitions within the window that mean "flicker": a single
-# dropped poll gives 2 (1,0,1); alternating reads give 3 or more.
-_FLICKER_TRANSITIONS = 3
+# dropped poll gives 2 (1,0,1), a drop then a real removal 3; alternating reads 4+.
+_FLICKER_TRANSITIONS = 4
 # Consecutive failed polls before a reader is reported silent.
 _SILENT_POLLS = 2
 
