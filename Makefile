@@ -1,0 +1,32 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck system-deps clean
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found %s)" % sys.version.split()[0])'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+system-deps:
+	@bash .ci/system-deps
+
+demo: $(STAMP)
+	$(VENV)/bin/cauldron demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy --strict engine/rules
+
+test: $(STAMP) system-deps lint
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,2 @@
+"""Cauldron Table engine: the pure rules (`engine.rules`), the shared wire contract
+(`engine.wire`) and the service that follows real games (`engine.service`)."""

@@ -1,0 +1,150 @@
+"""`cauldron bench`: benchmark commands shared by every package.
+
+Each target module exposes `run(runs: int, progress: Progress) -> list[Figure]`. Figures are
+reported as medians over several runs, with the machine they ran on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+BENCH_TARGETS: dict[str, str] = {
+    "engine": "engine.rules_bench",
+    "hub": "hub.bench",
+    "engine-service": "engine.service.bench",
+    "dashboard": "dashboard.bench",
+}
+
+
+@dataclass
+class Figure:
+    """One measured quantity: its samples (one per run) and the budget it must meet."""
+
+    name: str
+    unit: str
+    samples: list[float]
+    goal: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "unit": self.unit,
+            "median": self.median,
+            "samples": self.samples,
+            "goal": self.goal,
+            **({"detail": self.detail} if self.detail else {}),
+        }
+
+
+class Progress:
+    """A one-line progress bar on stderr (silent when stderr is not a terminal)."""
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._last = 0.0
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        width = 30
+        filled = int(width * done / max(total, 1))
+        bar = "#" * filled + "-" * (width - filled)
+        end = "\n" if done >= total else ""
+        print(f"\r{label:<28} [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+def machine_info() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
+
+
+def run_targets(names: list[str], runs: int, progress: ProgressFn) -> dict[str, list[Figure]]:
+    results: dict[str, list[Figure]] = {}
+    for name in names:
+        module = importlib.import_module(BENCH_TARGETS[name])
+        results[name] = module.run(runs=runs, progress=progress)
+    return results
+
+
+def _available_targets() -> list[str]:
+    import importlib.util
+
+    found = []
+    for name, module in BENCH_TARGETS.items():
+        try:
+            if importlib.util.find_spec(module) is not None:
+                found.append(name)
+        except ModuleNotFoundError:
+            continue
+    return found
+
+
+def _handle(args: argparse.Namespace) -> int:
+    available = _available_targets()
+    names = available if args.target == "all" else [args.target]
+    for name in names:
+        if name not in available:
+            from engine.cli import CliError
+
+            raise CliError(f"unknown benchmark {name!r}; choose from: all, {', '.join(available)}")
+    results = run_targets(names, runs=args.runs, progress=Progress(None if not args.json else False))
+    machine = machine_info()
+    if args.json:
+        out = {
+            "machine": machine,
+            "runs": args.runs,
+            "results": {k: [f.to_json() for f in v] for k, v in results.items()},
+        }
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"machine: {machine['cpu']} ({machine['cores']} cores), Python {machine['python']}")
+    for target, figures in results.items():
+        print(f"[{target}]")
+        for fig in figures:
+            goal = f"   (goal: {fig.goal})" if fig.goal else ""
+            print(f"  {fig.name:<44} {fig.median:>12,.2f} {fig.unit}  median of {len(fig.samples)}{goal}")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("bench", help="run benchmarks (medians of several runs)")
+    parser.add_argument("target", choices=["all", *BENCH_TARGETS], help="what to measure")
+    parser.add_argument("--runs", type=int, default=5, help="runs per figure (default 5)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_handle)
