@@ -1,0 +1,510 @@
+"""The one module that owns the MQTT client (paho-mqtt 2.x, ``CallbackAPIVersion.VERSION2``).
+
+The hub, the engine service and the dashboard all talk MQTT through `WireClient`::
+
+    from engine.wire.contract import Topics, ServiceState
+    from engine.wire.mqtt import WireClient
+
+    client = WireClient("mqtt://127.0.0.1:1883", client_id="hub-t1",
+                        state_topic=Topics("t1").hub_state)
+    client.subscribe(Topics("t1").game_public, lambda topic, model: ...)
+    client.start(wait=5)                       # connect; raise MqttError if it cannot
+    mid = client.publish(Topics("t1").hub_event, event)          # QoS 1
+    reply = client.request(Topics("t1").cmd("undo"), {"why": "host"}, timeout=5)
+    client.serve(Topics("+").cmd("+"), handler)   # answer requests: handler(info, request)
+    client.stop()                              # publishes state offline, disconnects
+
+What it does for you:
+
+- Broker URL: ``mqtt://[user[:password]@]host[:port]`` (port 1883) or ``mqtts://…`` (TLS,
+  port 8883, system CAs or ``tls_ca``). Credentials are percent-decoded.
+- Presence: with ``state_topic``, a retained last will ``{"state": "offline"}`` and a retained
+  ``online`` on every (re)connect, ``offline`` on a clean `stop`.
+- Reconnect: automatic, exponential backoff ``reconnect_min``..``reconnect_max`` seconds;
+  every subscription is renewed on reconnect; ``on_connect`` hooks run after each connect.
+- QoS 1 publish of typed models (`publish`) or raw bytes (`publish_raw`); ``on_published``
+  is called with the message id when the broker's PUBACK arrives (the hub's outbox uses it).
+  While disconnected paho keeps QoS 1 messages in memory and sends them, in order, on
+  reconnect.
+- Typed subscribe: payloads are parsed with `engine.wire.contract.parse_payload`; a
+  malformed one is logged, counted in ``stats`` and passed to ``on_reject`` — never raised.
+- Handlers run one at a time, in arrival order, on a dispatcher thread (not paho's network
+  thread), so a handler may call `publish` or `request`. Keep them short.
+- Request/response: `request` publishes a `CommandRequest` with a fresh ``transaction`` id
+  and waits for the `CommandResponse` with the same id on ``<topic>/response``; `serve`
+  answers requests: the handler returns data (status ok) or raises `CommandRefused`
+  (status error with its reason).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import ssl
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+
+from engine.wire.contract import (
+    CommandRequest,
+    CommandResponse,
+    ServiceState,
+    TopicInfo,
+    Topics,
+    WireError,
+    WireModel,
+    encode,
+    parse_payload,
+    parse_topic,
+)
+
+log = logging.getLogger("cauldron.wire")
+
+Handler = Callable[[str, WireModel], None]
+RejectHandler = Callable[[str, bytes, WireError], None]
+ServeHandler = Callable[[TopicInfo, CommandRequest], Any]
+
+
+class MqttError(WireError):
+    """The MQTT link failed: bad URL, broker unreachable, request timed out."""
+
+
+class BrokerUrlError(MqttError):
+    """A broker URL that cannot be used."""
+
+
+class RequestTimeout(MqttError):
+    """No response arrived in time for a request."""
+
+
+class CommandRefused(Exception):
+    """Raised by a `serve` handler to answer ``status: error`` with this reason."""
+
+
+@dataclass(frozen=True)
+class BrokerUrl:
+    host: str
+    port: int
+    tls: bool = False
+    username: str | None = None
+    password: str | None = None
+
+    @classmethod
+    def parse(cls, url: str) -> BrokerUrl:
+        if "://" not in url:
+            url = "mqtt://" + url
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise BrokerUrlError(f"broker URL {url!r}: {exc}") from None
+        scheme = parts.scheme.lower()
+        if scheme not in ("mqtt", "mqtts", "tcp", "ssl"):
+            raise BrokerUrlError(
+                f"broker URL scheme {parts.scheme!r} is not mqtt:// or mqtts:// (e.g. "
+                "mqtt://127.0.0.1:1883)"
+            )
+        if not parts.hostname:
+            raise BrokerUrlError(f"broker URL {url!r} has no host (e.g. mqtt://127.0.0.1:1883)")
+        if parts.path not in ("", "/") or parts.query or parts.fragment:
+            raise BrokerUrlError(f"broker URL {url!r}: no path or query allowed")
+        tls = scheme in ("mqtts", "ssl")
+        return cls(
+            host=parts.hostname,
+            port=port or (8883 if tls else 1883),
+            tls=tls,
+            username=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+        )
+
+    def redacted(self) -> str:
+        user = f"{self.username}:***@" if self.username else ""
+        return f"{'mqtts' if self.tls else 'mqtt'}://{user}{self.host}:{self.port}"
+
+
+@dataclass
+class _Subscription:
+    pattern: str
+    handler: Handler | None
+    raw_handler: Callable[[str, bytes], None] | None
+    qos: int
+
+
+_STOP = object()
+
+
+class WireClient:
+    """One MQTT connection with typed publish/subscribe, presence and request/response."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        client_id: str | None = None,
+        state_topic: str | None = None,
+        clean_session: bool = True,
+        keepalive: int = 15,
+        reconnect_min: float = 0.2,
+        reconnect_max: float = 10.0,
+        tls_ca: str | None = None,
+        base: str = "cauldron",
+        on_reject: RejectHandler | None = None,
+        on_published: Callable[[int], None] | None = None,
+    ) -> None:
+        self.broker = BrokerUrl.parse(url)
+        self.client_id = client_id or f"cauldron-{uuid.uuid4().hex[:12]}"
+        self.state_topic = state_topic
+        self.base = base
+        self.on_reject = on_reject
+        self.on_published = on_published
+        self.stats: Counter[str] = Counter()
+        self.last_error: str | None = None
+        self._subs: dict[str, _Subscription] = {}
+        self._lock = threading.RLock()
+        self._connected = threading.Event()
+        self._suback: dict[int, threading.Event] = {}
+        self._pending: dict[str, tuple[threading.Event, list[CommandResponse]]] = {}
+        self._response_topics: set[str] = set()
+        self._connect_hooks: list[Callable[[], None]] = []
+        self._inbox: queue.Queue[Any] = queue.Queue()
+        self._dispatcher: threading.Thread | None = None
+        self._started = False
+
+        client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=self.client_id,
+            clean_session=clean_session,
+            protocol=paho.MQTTv311,
+        )
+        client.reconnect_delay_set(reconnect_min, reconnect_max)  # type: ignore[arg-type]
+        client.max_inflight_messages_set(100)
+        if self.broker.username:
+            client.username_pw_set(self.broker.username, self.broker.password)
+        if self.broker.tls:
+            client.tls_set(ca_certs=tls_ca, cert_reqs=ssl.CERT_REQUIRED)
+        if state_topic:
+            client.will_set(state_topic, self._state_payload("offline"), qos=1, retain=True)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        client.on_publish = self._on_publish
+        client.on_subscribe = self._on_subscribe
+        self._client = client
+        self.keepalive = keepalive
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _state_payload(self, state: str) -> bytes:
+        return encode(ServiceState(state=state, client_id=self.client_id, ts=time.time()))  # type: ignore[arg-type]
+
+    def start(self, wait: float | None = None) -> WireClient:
+        """Connect in the background (keeps retrying). With ``wait``, block until the first
+        connection and raise `MqttError` naming the broker when it does not come."""
+        if not self._started:
+            self._started = True
+            self._dispatcher = threading.Thread(
+                target=self._dispatch, name=f"wire-{self.client_id}", daemon=True
+            )
+            self._dispatcher.start()
+            self._client.connect_async(self.broker.host, self.broker.port, self.keepalive)
+            self._client.loop_start()
+        if wait is not None and not self.wait_connected(wait):
+            reason = f": {self.last_error}" if self.last_error else ""
+            raise MqttError(
+                f"could not connect to the MQTT broker at {self.broker.redacted()} within "
+                f"{wait:g} s{reason}; is it running (e.g. `mosquitto -p {self.broker.port}`)?"
+            )
+        return self
+
+    def wait_connected(self, timeout: float) -> bool:
+        return self._connected.wait(timeout)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Say ``offline`` (when a state topic is set), disconnect and stop the threads."""
+        if not self._started:
+            return
+        if self.state_topic and self.connected:
+            info = self._client.publish(
+                self.state_topic, self._state_payload("offline"), qos=1, retain=True
+            )
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(timeout)
+        self._client.disconnect()
+        self._client.loop_stop()
+        self._inbox.put(_STOP)
+        if self._dispatcher is not None:
+            self._dispatcher.join(timeout)
+        self._started = False
+
+    def __enter__(self) -> WireClient:
+        return self.start(wait=10)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def add_connect_hook(self, hook: Callable[[], None]) -> None:
+        """Run ``hook()`` on the dispatcher thread after every (re)connect."""
+        self._connect_hooks.append(hook)
+
+    # ------------------------------------------------------------ paho callbacks
+
+    def _on_connect(self, client: paho.Client, userdata: Any, flags: Any, reason: Any,
+                    properties: Any) -> None:
+        if reason.is_failure:
+            self.last_error = f"broker refused the connection: {reason}"
+            log.warning("MQTT %s: %s", self.broker.redacted(), self.last_error)
+            return
+        self.last_error = None
+        self.stats["connects"] += 1
+        if self.state_topic:
+            client.publish(self.state_topic, self._state_payload("online"), qos=1, retain=True)
+        with self._lock:
+            subs = list(self._subs.values())
+        for sub in subs:
+            client.subscribe(sub.pattern, sub.qos)
+        self._connected.set()
+        self._inbox.put(("connected",))
+
+    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any, reason: Any,
+                       properties: Any) -> None:
+        if self._connected.is_set():
+            self.stats["disconnects"] += 1
+            log.info("MQTT %s disconnected (%s); reconnecting", self.broker.redacted(), reason)
+        self._connected.clear()
+
+    def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: Any,
+                    properties: Any) -> None:
+        self.stats["acked"] += 1
+        callback = self.on_published
+        if callback is not None:
+            try:
+                callback(mid)
+            except Exception:  # a bad callback must not kill the network thread
+                log.exception("on_published callback failed")
+
+    def _on_subscribe(self, client: paho.Client, userdata: Any, mid: int, reasons: Any,
+                      properties: Any) -> None:
+        with self._lock:
+            event = self._suback.pop(mid, None)
+        if event is not None:
+            event.set()
+
+    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
+        self.stats["received"] += 1
+        self._inbox.put(("message", message.topic, bytes(message.payload)))
+
+    # ------------------------------------------------------------ dispatch
+
+    def _dispatch(self) -> None:
+        while True:
+            item = self._inbox.get()
+            if item is _STOP:
+                return
+            if item[0] == "connected":
+                for hook in list(self._connect_hooks):
+                    try:
+                        hook()
+                    except Exception:
+                        log.exception("connect hook failed")
+                continue
+            _, topic, payload = item
+            self._deliver(topic, payload)
+
+    def _deliver(self, topic: str, payload: bytes) -> None:
+        with self._lock:
+            subs = [s for s in self._subs.values() if paho.topic_matches_sub(s.pattern, topic)]
+        if topic in self._response_topics:
+            self._take_response(topic, payload)
+        typed = [s for s in subs if s.handler is not None]
+        for sub in subs:
+            if sub.raw_handler is not None:
+                self._call(sub.raw_handler, topic, payload)
+        if not typed:
+            return
+        try:
+            model = parse_payload(topic, payload, base=self.base)
+        except WireError as exc:
+            self.reject(topic, payload, exc)
+            return
+        for sub in typed:
+            assert sub.handler is not None
+            self._call(sub.handler, topic, model)
+
+    def reject(self, topic: str, payload: bytes, error: WireError) -> None:
+        """Count and log a refused payload (also used by callers for their own checks)."""
+        self.stats["rejected"] += 1
+        self.stats[f"rejected:{type(error).__name__}"] += 1
+        log.warning("rejected message on %s: %s", topic[:200], error)
+        if self.on_reject is not None:
+            self._call(self.on_reject, topic, payload, error)
+
+    @staticmethod
+    def _call(fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("handler %r failed", getattr(fn, "__name__", fn))
+
+    # ------------------------------------------------------------ publish / subscribe
+
+    def publish(self, topic: str, model: WireModel, *, retain: bool = False, qos: int = 1) -> int:
+        """Publish a contract model; returns the paho message id (see ``on_published``)."""
+        return self.publish_raw(topic, encode(model), retain=retain, qos=qos)
+
+    def publish_raw(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> int:
+        info = self._client.publish(topic, payload, qos=qos, retain=retain)
+        if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
+            raise MqttError(f"publish on {topic} failed: {paho.error_string(info.rc)}")
+        self.stats["published"] += 1
+        return int(info.mid)
+
+    def subscribe(
+        self,
+        pattern: str,
+        handler: Handler | None = None,
+        *,
+        raw: Callable[[str, bytes], None] | None = None,
+        qos: int = 1,
+        wait: float | None = None,
+    ) -> None:
+        """Call ``handler(topic, model)`` for each valid message matching ``pattern``
+        (``raw(topic, payload)`` gets the bytes unparsed). Kept across reconnects. With
+        ``wait``, block until the broker confirms the subscription."""
+        with self._lock:
+            self._subs[pattern] = _Subscription(pattern, handler, raw, qos)
+        self._send_subscribe(pattern, qos, wait)
+
+    def _send_subscribe(self, pattern: str, qos: int, wait: float | None) -> None:
+        if not self.connected:
+            return  # subscribed in _on_connect
+        event = threading.Event()
+        with self._lock:
+            rc, mid = self._client.subscribe(pattern, qos)
+            if rc == MQTTErrorCode.MQTT_ERR_SUCCESS and mid is not None:
+                self._suback[mid] = event
+        if wait is not None and rc == MQTTErrorCode.MQTT_ERR_SUCCESS:
+            event.wait(wait)
+
+    def unsubscribe(self, pattern: str) -> None:
+        with self._lock:
+            self._subs.pop(pattern, None)
+        self._client.unsubscribe(pattern)
+
+    # ------------------------------------------------------------ request / response
+
+    def request(
+        self,
+        topic: str,
+        args: dict[str, Any] | None = None,
+        *,
+        timeout: float = 5.0,
+        seat: int | None = None,
+        source: str | None = None,
+        auth: str | None = None,
+    ) -> CommandResponse:
+        """Send a `CommandRequest` on ``topic`` and wait for its `CommandResponse`.
+        Raises `RequestTimeout` when none arrives within ``timeout`` seconds."""
+        parse_topic(topic, self.base)  # refuse a topic outside the contract early
+        response_topic = Topics.response(topic)
+        with self._lock:
+            known = response_topic in self._response_topics
+            self._response_topics.add(response_topic)
+        if not known:
+            self.subscribe(response_topic, raw=lambda _t, _p: None, wait=timeout)
+        transaction = uuid.uuid4().hex
+        done = threading.Event()
+        box: list[CommandResponse] = []
+        with self._lock:
+            self._pending[transaction] = (done, box)
+        request = CommandRequest(
+            transaction=transaction, args=args or {}, seat=seat, source=source, auth=auth
+        )
+        try:
+            self.publish(topic, request)
+            if not done.wait(timeout):
+                raise RequestTimeout(
+                    f"no answer on {response_topic} within {timeout:g} s; is the service "
+                    "for this table running?"
+                )
+            return box[0]
+        finally:
+            with self._lock:
+                self._pending.pop(transaction, None)
+
+    def _take_response(self, topic: str, payload: bytes) -> None:
+        try:
+            model = parse_payload(topic, payload, base=self.base)
+        except WireError as exc:
+            self.reject(topic, payload, exc)
+            return
+        if not isinstance(model, CommandResponse):
+            return
+        with self._lock:
+            waiting = self._pending.get(model.transaction)
+        if waiting is not None:
+            waiting[1].append(model)
+            waiting[0].set()
+
+    def serve(self, pattern: str, handler: ServeHandler) -> None:
+        """Answer every `CommandRequest` on topics matching ``pattern``: ``handler(info,
+        request)`` returns the response data, or raises `CommandRefused` / `WireError`
+        (status error with that reason). Other exceptions answer ``internal error``."""
+
+        def on_request(topic: str, model: WireModel) -> None:
+            if not isinstance(model, CommandRequest):
+                return
+            info = parse_topic(topic, self.base)
+            try:
+                data = handler(info, model)
+                response = CommandResponse(transaction=model.transaction, status="ok", data=data)
+            except (CommandRefused, WireError) as exc:
+                response = CommandResponse(
+                    transaction=model.transaction, status="error", error=str(exc) or "refused"
+                )
+            except Exception as exc:
+                log.exception("command handler for %s failed", topic)
+                response = CommandResponse(
+                    transaction=model.transaction,
+                    status="error",
+                    error=f"internal error: {type(exc).__name__}",
+                )
+            self.publish(Topics.response(topic), response)
+
+        def on_reject(topic: str, payload: bytes, error: WireError) -> None:
+            # Answer a malformed request when its transaction id can be read.
+            import json
+
+            try:
+                transaction = json.loads(payload).get("transaction")
+                response = CommandResponse(
+                    transaction=transaction, status="error", error=str(error)[:1000]
+                )
+            except Exception:
+                return
+            self.publish(Topics.response(topic), response)
+
+        def raw_guard(topic: str, payload: bytes) -> None:
+            if topic.endswith("/response"):
+                return
+            try:
+                model = parse_payload(topic, payload, base=self.base)
+            except WireError as exc:
+                self.reject(topic, payload, exc)
+                on_reject(topic, payload, exc)
+                return
+            on_request(topic, model)
+
+        self.subscribe(pattern, raw=raw_guard)
