@@ -123,7 +123,9 @@ def _handle(args: argparse.Namespace) -> int:
             from engine.cli import CliError
 
             raise CliError(f"unknown benchmark {name!r}; choose from: all, {', '.join(available)}")
-    results = run_targets(names, runs=args.runs, progress=Progress(None if not args.json else False))
+    results = run_targets(
+        names, runs=args.runs, progress=Progress(None if not args.json else False)
+    )
     machine = machine_info()
     if args.json:
         out = {
@@ -138,7 +140,8 @@ def _handle(args: argparse.Namespace) -> int:
         print(f"[{target}]")
         for fig in figures:
             goal = f"   (goal: {fig.goal})" if fig.goal else ""
-            print(f"  {fig.name:<44} {fig.median:>12,.2f} {fig.unit}  median of {len(fig.samples)}{goal}")
+            runs = len(fig.samples)
+            print(f"  {fig.name:<44} {fig.median:>12,.2f} {fig.unit}  median of {runs}{goal}")
     return 0
 
 
