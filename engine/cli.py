@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "hub.cli",
     "engine.service.cli",
     "dashboard.cli",
+    "engine.bots.cli",
     "engine.demo.cli",
 )
 
