@@ -58,8 +58,10 @@ GAME_VERBS: Final[tuple[str, ...]] = ("new_game", "undo", "keep", "discard", "co
 #   snapshot  args {}                    republish hub/snapshot now
 #   replay    args {"epoch": str, "from_seq": int, "to_seq": int | None}
 #             republish kept events of that epoch (fill a gap seen in seq numbers)
-HubVerb = Literal["turn", "buzz", "snapshot", "replay"]
-HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay")
+#   sim       args {"action": "place"|"remove"|"clear", "where": "2,3"|"pad:1"|"pos:7",
+#             "card_id": str, "uid": str}   simulated table only (dashboard virtual table)
+HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim"]
+HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim")
 
 EventKind = Literal["cell", "pad", "pawn", "button", "unknown_tag", "reader_health"]
 EventAction = Literal["placed", "removed", "pressed"]

@@ -22,8 +22,9 @@ What it does for you:
   ``online`` on every (re)connect, ``offline`` on a clean `stop`.
 - Reconnect: automatic, exponential backoff ``reconnect_min``..``reconnect_max`` seconds;
   every subscription is renewed on reconnect; ``on_connect`` hooks run after each connect.
-- QoS 1 publish of typed models (`publish`) or raw bytes (`publish_raw`); ``on_published``
-  is called with the message id when the broker's PUBACK arrives (the hub's outbox uses it).
+- QoS 1 publish of typed models (`publish`) or raw bytes (`publish_raw`); ``on_ack()`` is
+  called (on paho's network thread: keep it short) when the broker's PUBACK arrives; the
+  hub's outbox uses it to mark an event delivered.
   While disconnected paho keeps QoS 1 messages in memory and sends them, in order, on
   reconnect.
 - Typed subscribe: payloads are parsed with `engine.wire.contract.parse_payload`; a
@@ -38,7 +39,6 @@ What it does for you:
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import ssl
@@ -158,14 +158,16 @@ class WireClient:
         tls_ca: str | None = None,
         base: str = "cauldron",
         on_reject: RejectHandler | None = None,
-        on_published: Callable[[int], None] | None = None,
     ) -> None:
         self.broker = BrokerUrl.parse(url)
         self.client_id = client_id or f"cauldron-{uuid.uuid4().hex[:12]}"
         self.state_topic = state_topic
         self.base = base
         self.on_reject = on_reject
-        self.on_published = on_published
+        # PUBACK bookkeeping: mid -> on_ack (or None); acks that beat publish() returning.
+        self._ack_lock = threading.Lock()
+        self._ack_waiting: dict[int, Callable[[], None] | None] = {}
+        self._ack_early: set[int] = set()
         self.stats: Counter[str] = Counter()
         self.last_error: str | None = None
         self._subs: dict[str, _Subscription] = {}
@@ -237,11 +239,11 @@ class WireClient:
         if not self._started:
             return
         if self.state_topic and self.connected:
-            info = self._client.publish(
-                self.state_topic, self._state_payload("offline"), qos=1, retain=True
+            done = threading.Event()
+            self.publish_raw(
+                self.state_topic, self._state_payload("offline"), retain=True, on_ack=done.set
             )
-            with contextlib.suppress(RuntimeError, ValueError):
-                info.wait_for_publish(timeout)
+            done.wait(timeout)
         self._client.disconnect()
         self._client.loop_stop()
         self._inbox.put(_STOP)
@@ -270,7 +272,7 @@ class WireClient:
         self.last_error = None
         self.stats["connects"] += 1
         if self.state_topic:
-            client.publish(self.state_topic, self._state_payload("online"), qos=1, retain=True)
+            self.publish_raw(self.state_topic, self._state_payload("online"), retain=True)
         with self._lock:
             subs = list(self._subs.values())
         for sub in subs:
@@ -288,12 +290,23 @@ class WireClient:
     def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: Any,
                     properties: Any) -> None:
         self.stats["acked"] += 1
-        callback = self.on_published
-        if callback is not None:
-            try:
-                callback(mid)
-            except Exception:  # a bad callback must not kill the network thread
-                log.exception("on_published callback failed")
+        # Called with paho's out-message lock held: never call paho from here.
+        with self._ack_lock:
+            if mid in self._ack_waiting:
+                callback = self._ack_waiting.pop(mid)
+            else:
+                self._ack_early.add(mid)
+                return
+        self._fire_ack(callback)
+
+    @staticmethod
+    def _fire_ack(callback: Callable[[], None] | None) -> None:
+        if callback is None:
+            return
+        try:
+            callback()
+        except Exception:  # a bad callback must not kill the network thread
+            log.exception("on_ack callback failed")
 
     def _on_subscribe(self, client: paho.Client, userdata: Any, mid: int, reasons: Any,
                       properties: Any) -> None:
@@ -360,16 +373,43 @@ class WireClient:
 
     # ------------------------------------------------------------ publish / subscribe
 
-    def publish(self, topic: str, model: WireModel, *, retain: bool = False, qos: int = 1) -> int:
-        """Publish a contract model; returns the paho message id (see ``on_published``)."""
-        return self.publish_raw(topic, encode(model), retain=retain, qos=qos)
+    def publish(
+        self,
+        topic: str,
+        model: WireModel,
+        *,
+        retain: bool = False,
+        qos: int = 1,
+        on_ack: Callable[[], None] | None = None,
+    ) -> int:
+        """Publish a contract model; returns the paho message id. ``on_ack()`` runs when
+        the broker acknowledged it (QoS 1). Works while disconnected: sent on reconnect."""
+        return self.publish_raw(topic, encode(model), retain=retain, qos=qos, on_ack=on_ack)
 
-    def publish_raw(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> int:
+    def publish_raw(
+        self,
+        topic: str,
+        payload: bytes,
+        *,
+        retain: bool = False,
+        qos: int = 1,
+        on_ack: Callable[[], None] | None = None,
+    ) -> int:
         info = self._client.publish(topic, payload, qos=qos, retain=retain)
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
             raise MqttError(f"publish on {topic} failed: {paho.error_string(info.rc)}")
         self.stats["published"] += 1
-        return int(info.mid)
+        mid = int(info.mid)
+        if qos > 0:
+            with self._ack_lock:
+                early = mid in self._ack_early
+                if early:
+                    self._ack_early.discard(mid)
+                else:
+                    self._ack_waiting[mid] = on_ack
+            if early:
+                self._fire_ack(on_ack)
+        return mid
 
     def subscribe(
         self,

@@ -1,0 +1,45 @@
+"""Reader back-ends, chosen by name like gpiozero pin factories: ``make_backend(config)``.
+
+``sim`` (`hub.backends.sim.SimulatedTable`), ``serial`` (`hub.backends.serial.SerialBackend`,
+the Pico firmware over USB) and ``spi`` (`hub.backends.spi.SpiBackend`, MFRC522 readers on
+the Pi). Each module is imported only when chosen, so ``spi`` needs the ``pi`` extra only on
+the Pi.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hub.backends.base import Change, PollResult, ReaderBackend, ReaderRead
+from hub.errors import ConfigError
+from hub.layout import Layout
+
+if TYPE_CHECKING:
+    from hub.config import HubConfig
+    from hub.tagmap import TagMap
+
+__all__ = ["Change", "PollResult", "ReaderBackend", "ReaderRead", "make_backend"]
+
+
+def make_backend(config: HubConfig, tagmap: TagMap | None = None) -> ReaderBackend:
+    layout = Layout(pads=config.pads, perimeter=config.perimeter)
+    if config.backend == "sim":
+        from hub.backends.sim import SimulatedTable
+
+        sim = config.sim
+        return SimulatedTable(
+            layout,
+            tagmap=tagmap,
+            seed=int(sim.get("seed", 0)),
+            drop_rate=float(sim.get("drop_rate", 0.0)),
+            misread_rate=float(sim.get("misread_rate", 0.0)),
+        )
+    if config.backend == "serial":
+        from hub.backends.serial import SerialBackend
+
+        return SerialBackend.from_config(layout, config.serial)
+    if config.backend == "spi":
+        from hub.backends.spi import SpiBackend
+
+        return SpiBackend.from_config(layout, config.spi)
+    raise ConfigError(f"unknown back-end {config.backend!r}; choose sim, serial or spi")

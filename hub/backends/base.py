@@ -1,0 +1,124 @@
+"""The reader back-end interface.
+
+A back-end answers `poll()` with the confirmed changes since the last poll:
+
+- *raw* back-ends (`RawBackend`: the simulator and SPI) read every reader once per
+  `sweep()`; `RawBackend.poll` debounces those reads with the firmware's own
+  `firmware.presence.PresenceTracker` (one piece of logic on the Pico and on the Pi);
+- the *serial* back-end receives changes already confirmed by the firmware.
+
+Capabilities (``capabilities``): ``"write_tag"`` when `write_tag` can store a card id in a
+tag's memory.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from firmware.presence import PresenceTracker
+from hub.errors import UnsupportedError
+from hub.layout import Layout
+
+ChangeKind = Literal["placed", "removed"]
+Health = Literal["ok", "silent", "flicker", "absent"]
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: ChangeKind
+    reader: int
+    uid: str
+
+
+@dataclass(frozen=True)
+class ReaderRead:
+    """One poll of one reader: the UID read (upper-case hex) or None when no tag answered;
+    ``fault`` ``"silent"``/``"absent"`` when the reader itself failed (says nothing about
+    the tag)."""
+
+    uid: str | None = None
+    fault: Literal["silent", "absent"] | None = None
+
+
+@dataclass
+class PollResult:
+    changes: list[Change] = field(default_factory=list)
+    health: dict[int, Health] = field(default_factory=dict)  # readers whose health changed
+    resynced: bool = False  # the state was re-read in full (after a reconnect)
+
+
+class ReaderBackend(ABC):
+    """Where the hub gets reader changes from."""
+
+    name: ClassVar[str] = "base"
+    capabilities: frozenset[str] = frozenset()
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+
+    @property
+    def n_readers(self) -> int:
+        return self.layout.n_readers
+
+    def open(self) -> None:  # noqa: B027 - optional hook
+        """Acquire the hardware / link (idempotent)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release it."""
+
+    @abstractmethod
+    def poll(self) -> PollResult:
+        """Changes confirmed since the last call (one sweep for raw back-ends)."""
+
+    @abstractmethod
+    def state(self) -> dict[int, str | None]:
+        """Confirmed content of every reader: reader -> UID or None."""
+
+    @abstractmethod
+    def health(self) -> dict[int, Health]:
+        """Health of every reader."""
+
+    def write_tag(self, reader: int, card_id: str) -> None:
+        raise UnsupportedError(
+            f"the {self.name} back-end cannot write tags; enrol with the tag map only"
+        )
+
+    def __enter__(self) -> ReaderBackend:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RawBackend(ReaderBackend):
+    """A back-end that reads raw polls; presence is confirmed here, as on the firmware."""
+
+    def __init__(self, layout: Layout, confirm_reads: int = 2, miss_sweeps: int = 2) -> None:
+        super().__init__(layout)
+        self.tracker = PresenceTracker(layout.n_readers, confirm_reads, miss_sweeps)
+        self._health: dict[int, Health] = {i: "ok" for i in range(layout.n_readers)}
+
+    @abstractmethod
+    def sweep(self) -> list[ReaderRead]:
+        """Poll every reader once, in reader order."""
+
+    def poll(self) -> PollResult:
+        result = PollResult()
+        tracker = self.tracker
+        for reader, read in enumerate(self.sweep()):
+            for kind, index, uid in tracker.update(reader, read.uid, read.fault):
+                result.changes.append(Change(kind, index, uid))
+            health: Health = tracker.health(reader)
+            if health != self._health[reader]:
+                self._health[reader] = health
+                result.health[reader] = health
+        return result
+
+    def state(self) -> dict[int, str | None]:
+        return dict(self.tracker.state())
+
+    def health(self) -> dict[int, Health]:
+        return dict(self._health)

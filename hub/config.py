@@ -1,0 +1,121 @@
+"""Hub configuration: a TOML (or JSON) file, overridden by command-line options.
+
+Example ``hub.toml``::
+
+    table = "table-1"                 # MQTT base topic cauldron/<table>/
+    mqtt = "mqtt://127.0.0.1:1883"    # mqtts://user:password@host:8883 for TLS
+    backend = "serial"                # sim | serial | spi
+    data_dir = "/var/lib/cauldron"    # outbox.sqlite and tagmap.json live here
+    pads = 4                          # scan pads (seats) fitted
+    perimeter = false                 # pawn sensors on the 20 perimeter positions
+
+    [serial]
+    port = "/dev/ttyACM0"
+    baudrate = 115200
+
+    [spi]
+    bus = 0
+    device = 0
+    select_pins = [5, 6, 13, 19, 26, 21]   # BCM pins driving the chip-select demultiplexer
+    enable_pin = 20                         # demultiplexer enable (active low), optional
+    reset_pin = 25
+
+    [io]                              # gpiozero pins (BCM); omit a key to go without
+    turn_leds = [17, 27, 22, 23]
+    buzzer = 24
+    seat_buttons = [4, 12, 16, 18]
+    host_button = 25
+
+    [sim]
+    seed = 1
+    drop_rate = 0.0
+    misread_rate = 0.0
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from engine.wire.contract import TopicError, check_table_id
+from hub.errors import ConfigError
+
+BACKENDS = ("sim", "serial", "spi")
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "cauldron"
+
+
+@dataclass
+class HubConfig:
+    table: str = "table-1"
+    mqtt: str = "mqtt://127.0.0.1:1883"
+    backend: str = "sim"
+    hub_id: str | None = None
+    data_dir: Path = field(default_factory=default_data_dir)
+    tagmap: Path | None = None
+    pads: int = 4
+    perimeter: bool = False
+    poll_interval: float = 0.005  # pause between sweeps (a real SPI sweep takes its own time)
+    snapshot_interval: float = 0.5
+    serial: dict[str, Any] = field(default_factory=dict)
+    spi: dict[str, Any] = field(default_factory=dict)
+    io: dict[str, Any] = field(default_factory=dict)
+    sim: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hub_name(self) -> str:
+        return self.hub_id or f"hub-{self.table}"
+
+    @property
+    def outbox_path(self) -> Path:
+        return self.data_dir / f"outbox-{self.table}.sqlite"
+
+    @property
+    def tagmap_path(self) -> Path:
+        return self.tagmap or self.data_dir / "tagmap.json"
+
+    def check(self) -> HubConfig:
+        try:
+            check_table_id(self.table)
+        except TopicError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
+        if not 0 <= self.pads <= 4:
+            raise ConfigError(f"pads must be 0..4, got {self.pads}")
+        if self.poll_interval < 0:
+            raise ConfigError("poll_interval must be >= 0 seconds")
+        return self
+
+    @classmethod
+    def load(cls, path: Path | None, **overrides: Any) -> HubConfig:
+        data: dict[str, Any] = {}
+        if path is not None:
+            try:
+                text = path.read_text(encoding="utf-8")
+                data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+            except OSError as exc:
+                raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+            except (ValueError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"config {path} is not valid TOML/JSON: {exc}") from None
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            names = ", ".join(sorted(known))
+            raise ConfigError(f"config {path}: unknown key(s) {', '.join(unknown)}; known: {names}")
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        for key in ("data_dir", "tagmap"):
+            if data.get(key) is not None:
+                data[key] = Path(data[key]).expanduser()
+        try:
+            config = cls(**data)
+        except TypeError as exc:
+            raise ConfigError(f"config {path}: {exc}") from None
+        return config.check()

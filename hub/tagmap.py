@@ -1,0 +1,124 @@
+"""The tag map: which physical tag (UID) is which card (card id).
+
+Stored as a JSON file ``{"schema_version": 1, "tags": {"04A1B2C3": "blue-a-4", ...}}``,
+written atomically (temp file + rename) so a crash never leaves half a file. Values are card
+ids of the catalogue (`engine.rules.cards`) or ``pawn-<seat>`` for pawn tags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from engine.rules.cards import is_card_id
+from engine.wire.contract import UID_PATTERN
+from hub.errors import TagMapError
+
+_UID_RE = re.compile(UID_PATTERN)
+_PAWN_RE = re.compile(r"^pawn-[0-3]$")
+
+
+def normalise_uid(uid: str) -> str:
+    text = uid.strip().upper().replace(":", "").replace(" ", "")
+    if not _UID_RE.match(text):
+        raise TagMapError(f"UID {uid!r} is not 8, 14 or 20 hex digits (a 4, 7 or 10 byte UID)")
+    return text
+
+
+def check_tag_value(value: str) -> str:
+    if not (is_card_id(value) or _PAWN_RE.match(value)):
+        raise TagMapError(f"{value!r} is not a card id of the catalogue (nor pawn-0..3)")
+    if value.startswith("corner-"):
+        raise TagMapError(f"{value} is a corner card: corner cards carry no tag")
+    return value
+
+
+class TagMap:
+    """UID -> card id, one UID per card and one card per UID."""
+
+    def __init__(self, path: Path | None = None, tags: dict[str, str] | None = None) -> None:
+        self.path = path
+        self._by_uid: dict[str, str] = {}
+        self._by_card: dict[str, str] = {}
+        for uid, card in (tags or {}).items():
+            self.add(uid, card)
+
+    @classmethod
+    def load(cls, path: Path, missing_ok: bool = True) -> TagMap:
+        """Read a tag map file (an empty map when it does not exist and ``missing_ok``)."""
+        if not path.exists():
+            if missing_ok:
+                return cls(path)
+            raise TagMapError(f"tag map {path} does not exist; run `cauldron enroll` first")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise TagMapError(f"tag map {path} cannot be read: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("tags"), dict):
+            raise TagMapError(f"tag map {path} has no 'tags' object; is it a tag map file?")
+        tagmap = cls(path)
+        for uid, card in data["tags"].items():
+            if not isinstance(card, str):
+                raise TagMapError(f"tag map {path}: value of {uid} is not a card id")
+            try:
+                tagmap.add(uid, card)
+            except TagMapError as exc:
+                raise TagMapError(f"tag map {path}: {exc}") from None
+        return tagmap
+
+    def save(self, path: Path | None = None) -> Path:
+        target = path or self.path
+        if target is None:
+            raise TagMapError("no file to save the tag map to")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"schema_version": 1, "tags": dict(self._by_uid)}
+        fd, tmp = tempfile.mkstemp(prefix=".tagmap-", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=1)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+        return target
+
+    def add(self, uid: str, card_id: str) -> str:
+        """Enrol ``uid`` as ``card_id``; refuses a UID or a card already enrolled."""
+        uid = normalise_uid(uid)
+        check_tag_value(card_id)
+        if uid in self._by_uid:
+            raise TagMapError(
+                f"tag {uid} is already enrolled as {self._by_uid[uid]}; use another card, "
+                "or undo that enrolment first"
+            )
+        if card_id in self._by_card:
+            raise TagMapError(f"{card_id} is already enrolled with tag {self._by_card[card_id]}")
+        self._by_uid[uid] = card_id
+        self._by_card[card_id] = uid
+        return uid
+
+    def remove_card(self, card_id: str) -> str | None:
+        uid = self._by_card.pop(card_id, None)
+        if uid is not None:
+            del self._by_uid[uid]
+        return uid
+
+    def card_for(self, uid: str) -> str | None:
+        return self._by_uid.get(uid.upper())
+
+    def uid_for(self, card_id: str) -> str | None:
+        return self._by_card.get(card_id)
+
+    def __contains__(self, uid: object) -> bool:
+        return isinstance(uid, str) and uid.upper() in self._by_uid
+
+    def __len__(self) -> int:
+        return len(self._by_uid)
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._by_uid.items())
+
+    def cards(self) -> set[str]:
+        return set(self._by_card)
