@@ -21,13 +21,21 @@ Options and markers:
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import cast
 
 import pytest
 
-from engine.wire.broker import BrokerKind, LocalBroker, find_mosquitto
+# Test folders mirror the packages (tests/engine/...) and have no __init__.py, so pytest's
+# rootdir insertion could make `engine` resolve to tests/engine; the checkout comes first.
+_ROOT = str(Path(__file__).resolve().parents[1])
+if sys.path[0] != _ROOT:
+    sys.path.insert(0, _ROOT)
+
+from engine.wire.broker import BrokerKind, LocalBroker, find_mosquitto  # noqa: E402
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

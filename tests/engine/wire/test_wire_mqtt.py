@@ -1,0 +1,172 @@
+"""WireClient against a real broker: presence, typed pub/sub, rejects, request/response,
+reconnect with resubscription."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import paho.mqtt.client as paho
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from engine.wire.broker import LocalBroker
+from engine.wire.contract import (
+    CommandRequest,
+    GamePublic,
+    ServiceState,
+    TopicInfo,
+    Topics,
+    WireError,
+    WireModel,
+)
+from engine.wire.mqtt import (
+    BrokerUrl,
+    BrokerUrlError,
+    CommandRefused,
+    MqttError,
+    RequestTimeout,
+    WireClient,
+)
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.01)
+
+
+def test_broker_url_parsing() -> None:
+    assert BrokerUrl.parse("mqtt://127.0.0.1") == BrokerUrl("127.0.0.1", 1883)
+    assert BrokerUrl.parse("localhost:1884") == BrokerUrl("localhost", 1884)
+    tls = BrokerUrl.parse("mqtts://hub%40t1:p%3Ass@localhost")
+    assert (tls.port, tls.tls, tls.username, tls.password) == (8883, True, "hub@t1", "p:ss")
+    assert tls.redacted() == "mqtts://hub@t1:***@localhost:8883"
+    for bad, reason in [("http://x", "scheme"), ("mqtt://", "no host"),
+                        ("mqtt://h:99999", "Port out of range"), ("mqtt://h/topic", "no path")]:
+        with pytest.raises(BrokerUrlError, match=reason):
+            BrokerUrl.parse(bad)
+
+
+def test_unreachable_broker_gives_a_clear_error() -> None:
+    from engine.wire.broker import free_port
+
+    client = WireClient(f"mqtt://127.0.0.1:{free_port()}")
+    try:
+        with pytest.raises(MqttError, match="could not connect to the MQTT broker"):
+            client.start(wait=0.5)
+    finally:
+        client.stop()
+
+
+def raw_subscriber(url: str, pattern: str) -> tuple[paho.Client, list[paho.MQTTMessage]]:
+    got: list[paho.MQTTMessage] = []
+    broker = BrokerUrl.parse(url)
+    client = paho.Client(CallbackAPIVersion.VERSION2)
+    client.on_message = lambda c, u, m: got.append(m)
+    client.connect(broker.host, broker.port)
+    client.subscribe(pattern, 1)
+    client.loop_start()
+    return client, got
+
+
+def test_presence_online_then_offline_and_last_will(mqtt_broker: str, table_id: str) -> None:
+    topics = Topics(table_id)
+    watcher, got = raw_subscriber(mqtt_broker, topics.hub_state)
+    hub = WireClient(mqtt_broker, state_topic=topics.hub_state, client_id=f"hub-{table_id}")
+    hub.start(wait=5)
+    wait_for(lambda: any(b'"online"' in m.payload for m in got))
+    hub.stop()
+    wait_for(lambda: b'"offline"' in got[-1].payload)
+    # An unclean end (process killed): the broker publishes the retained last will.
+    dying = WireClient(mqtt_broker, state_topic=topics.engine_state)
+    dying.start(wait=5)
+    dying._client._sock_close()  # simulate a dead connection (no DISCONNECT sent)
+    dying._client.loop_stop()
+    watcher2, got2 = raw_subscriber(mqtt_broker, topics.engine_state)
+    wait_for(lambda: any(b'"offline"' in m.payload and m.retain for m in got2), timeout=30)
+    watcher.loop_stop()
+    watcher2.loop_stop()
+
+
+def test_typed_subscribe_delivers_models_and_rejects_garbage(mqtt_broker: str,
+                                                             table_id: str) -> None:
+    topics = Topics(table_id)
+    rejects: list[WireError] = []
+    got: list[WireModel] = []
+    with WireClient(mqtt_broker, on_reject=lambda t, p, e: rejects.append(e)) as sub, \
+            WireClient(mqtt_broker) as pub:
+        sub.subscribe(topics.game_public, lambda topic, model: got.append(model), wait=5)
+        pub.publish_raw(topics.game_public, b"{not json")
+        pub.publish_raw(topics.game_public, b'{"schema_version": 1}')
+        pub.publish(topics.game_public, GamePublic(view={"turn": 1}, turn=1), retain=True)
+        wait_for(lambda: len(got) == 1 and len(rejects) == 2)
+        assert got[0] == GamePublic(view={"turn": 1}, turn=1)
+        assert "not JSON" in str(rejects[0]) and "view" in str(rejects[1])
+        assert sub.stats["rejected"] == 2
+
+
+def test_request_response_and_refusal(mqtt_broker: str, table_id: str) -> None:
+    topics = Topics(table_id)
+
+    def handle(info: TopicInfo, request: CommandRequest) -> object:
+        if info.verb == "undo":
+            raise CommandRefused("G4: nothing to undo yet")
+        if info.verb == "end":
+            raise RuntimeError("boom")
+        return {"verb": info.verb, "args": request.args, "table": info.table}
+
+    with WireClient(mqtt_broker) as engine, WireClient(mqtt_broker) as dash:
+        engine.serve(Topics("+").cmd("+"), handle)
+        time.sleep(0.2)
+        ok = dash.request(topics.cmd("keep"), {"seat": 1}, timeout=5)
+        assert ok.status == "ok" and ok.data == {"verb": "keep", "args": {"seat": 1},
+                                                 "table": table_id}
+        refused = dash.request(topics.cmd("undo"), timeout=5)
+        assert (refused.status, refused.error) == ("error", "G4: nothing to undo yet")
+        crashed = dash.request(topics.cmd("end"), timeout=5)
+        assert crashed.status == "error" and "internal error" in (crashed.error or "")
+        # A malformed request with a readable transaction id gets an error answer.
+        answers: list[WireModel] = []
+        dash.subscribe(topics.cmd("confirm") + "/response", lambda t, m: answers.append(m),
+                       wait=5)
+        dash.publish_raw(topics.cmd("confirm"), b'{"schema_version":1,"transaction":"tx9",'
+                         b'"args":"not-an-object"}')
+        wait_for(lambda: len(answers) == 1)
+        assert answers[0].status == "error" and "args" in (answers[0].error or "")  # type: ignore[attr-defined]
+        with pytest.raises(RequestTimeout, match="no answer"):
+            dash.request(topics.hub_cmd("snapshot"), timeout=0.3)
+
+
+def test_reconnects_resubscribes_and_sends_queued_messages(restartable_broker: LocalBroker,
+                                                           table_id: str) -> None:
+    topics = Topics(table_id)
+    got: list[WireModel] = []
+    acks = threading.Semaphore(0)
+    sub = WireClient(restartable_broker.url, reconnect_min=0.05, reconnect_max=0.2).start(wait=5)
+    pub = WireClient(restartable_broker.url, reconnect_min=0.05, reconnect_max=0.2,
+                     state_topic=topics.hub_state).start(wait=5)
+    try:
+        sub.subscribe(topics.game_alert, lambda t, m: got.append(m), wait=5)
+        restartable_broker.stop()
+        wait_for(lambda: not sub.connected and not pub.connected)
+        restartable_broker.start()
+        wait_for(lambda: sub.connected and pub.connected, timeout=10)
+        wait_for(lambda: sub.stats["connects"] == 2)
+        time.sleep(0.3)  # resubscription on its way
+        from engine.wire.contract import GameAlert
+
+        alert = GameAlert(alert_id="a", rule="G4", message="m", instruction="i")
+        pub.publish(topics.game_alert, alert, on_ack=acks.release)
+        assert acks.acquire(timeout=5)
+        wait_for(lambda: got == [alert])
+        states: list[WireModel] = []
+        sub.subscribe(topics.hub_state, lambda t, m: states.append(m), wait=5)
+        wait_for(lambda: bool(states))
+        assert isinstance(states[-1], ServiceState) and states[-1].state == "online"
+    finally:
+        sub.stop()
+        pub.stop()
