@@ -153,6 +153,10 @@ class PresenceTracker:
             state.misses = 0
         return events
 
+    def pending(self, reader: int) -> bool:
+        """True while a UID has been seen on ``reader`` but not yet confirmed."""
+        return self._reader(reader).candidate is not None
+
     def uid(self, reader: int) -> str | None:
         return self._reader(reader).confirmed
 

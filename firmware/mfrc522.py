@@ -1,0 +1,468 @@
+# ruff: noqa: UP031 -- MicroPython: %-formatting works on every port
+"""Minimal register-level MFRC522 driver (MicroPython style, also CPython).
+
+Takes an ``spi`` object with MicroPython's ``machine.SPI`` methods
+(``write``, ``readinto``, ``write_readinto``), a chip-select callable
+``cs(active)`` (True = NSS low: the demultiplexer output of this reader is
+enabled) and a ``clock`` with ``ticks_us()`` and ``sleep_us(us)`` (``time``
+on the Pico, a virtual clock in the simulator).
+
+Only what the table needs: ISO 14443A activation of NTAG21x tags (WUPA,
+anticollision and SELECT at cascade levels 1 and 2, HLTA), NTAG READ/WRITE
+for the card id, and the chip's CRC coprocessor. Register addresses and
+commands are those of the NXP MFRC522 datasheet (rev. 3.9).
+
+SPI framing (datasheet 8.1.2): address byte = ``(reg << 1) & 0x7E``, bit 7 set
+for a read. A write transaction sends the address then any number of data
+bytes, all into the same register (used to fill the FIFO in one go). A read
+transaction sends a list of addresses and a final 0x00; the chip returns each
+register's value one byte later (used to read several registers, or the
+FIFO, in one transaction).
+"""
+
+# Registers
+CommandReg = 0x01
+ComIEnReg = 0x02
+DivIEnReg = 0x03
+ComIrqReg = 0x04
+DivIrqReg = 0x05
+ErrorReg = 0x06
+Status1Reg = 0x07
+Status2Reg = 0x08
+FIFODataReg = 0x09
+FIFOLevelReg = 0x0A
+ControlReg = 0x0C
+BitFramingReg = 0x0D
+CollReg = 0x0E
+ModeReg = 0x11
+TxModeReg = 0x12
+RxModeReg = 0x13
+TxControlReg = 0x14
+TxASKReg = 0x15
+CRCResultRegH = 0x21
+CRCResultRegL = 0x22
+TModeReg = 0x2A
+TPrescalerReg = 0x2B
+TReloadRegH = 0x2C
+TReloadRegL = 0x2D
+VersionReg = 0x37
+
+# Commands (CommandReg bits 3..0)
+CMD_IDLE = 0x00
+CMD_CALC_CRC = 0x03
+CMD_TRANSMIT = 0x04
+CMD_TRANSCEIVE = 0x0C
+CMD_SOFT_RESET = 0x0F
+POWER_DOWN = 0x10  # CommandReg bit 4: set while the chip is (still) powered down
+
+# ComIrqReg bits
+IRQ_TX = 0x40
+IRQ_RX = 0x20
+IRQ_IDLE = 0x10
+IRQ_ERR = 0x02
+IRQ_TIMER = 0x01
+IRQ_ALL = 0x7F
+# DivIrqReg bits
+IRQ_CRC = 0x04
+# ErrorReg bits
+ERR_BUFFER_OVFL = 0x10
+ERR_COLL = 0x08
+ERR_CRC = 0x04
+ERR_PARITY = 0x02
+ERR_PROTOCOL = 0x01
+
+# TxControlReg: Tx2RFEn | Tx1RFEn drive the antenna; bit 7 (InvTx2RFOn) is the
+# reset value kept as is. Written directly (no read-modify-write: one SPI
+# transaction instead of two on every poll).
+ANTENNA_ON = 0x83
+ANTENNA_OFF = 0x80
+
+# ISO 14443A / NTAG21x commands
+PICC_REQA = 0x26
+PICC_WUPA = 0x52
+PICC_SEL_CL1 = 0x93
+PICC_SEL_CL2 = 0x95
+PICC_CASCADE_TAG = 0x88
+PICC_HLTA = 0x50
+NTAG_READ = 0x30
+NTAG_WRITE = 0xA2
+NTAG_ACK = 0x0A
+SAK_CASCADE = 0x04
+
+# Versions seen in the wild: 0x91/0x92 NXP v1/v2, 0x88 FM17522 clone, 0x12 and
+# 0xB2 counterfeits that still work. 0x00/0xFF = nothing on the bus.
+KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0x12, 0xB2)
+
+# Timer: TPrescaler = 169 -> f_timer = 13.56 MHz / (2*169+1) = 40 kHz (25 us).
+TIMER_PRESCALER = 169
+TIMER_TICK_US = (2 * TIMER_PRESCALER + 1) / 13.56
+# WUPA answer window: FDT (91 us) + the first ATQA bits, with margin.
+PROBE_TIMEOUT_US = 150
+# Data exchanges (anticollision, select, read): ISO max FDT for these is small,
+# the brief asks for a ~1-2 ms ceiling.
+DATA_TIMEOUT_US = 1500
+# NTAG WRITE: EEPROM programming, datasheet TTimeOut 10 ms.
+WRITE_TIMEOUT_US = 10000
+
+# Interrupt polling gives up (chip stuck) after the timer should have fired
+# plus this margin.
+_IRQ_MARGIN_US = 3000
+_RESET_WAIT_US = 50000
+
+
+class ReaderError(Exception):
+    """Communication with the reader chip failed (``kind``: "silent" when the
+    chip does not behave, "absent" when nothing answers on the bus)."""
+
+    def __init__(self, message: str, kind: str = "silent") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class TagError(Exception):
+    """The tag answered badly (collision, CRC/parity error, NAK)."""
+
+
+def ticks_diff(end: int, start: int) -> int:
+    """time.ticks_diff without wrap handling (the virtual clock never wraps;
+    main.py passes MicroPython's own ticks_diff)."""
+    return end - start
+
+
+def timer_reload_for_us(timeout_us: float) -> int:
+    ticks = int(timeout_us / TIMER_TICK_US + 0.999)
+    return max(1, min(0xFFFF, ticks))
+
+
+class MFRC522:
+    def __init__(self, spi: object, cs: object, clock: object, diff: object = None) -> None:
+        self.spi = spi
+        self.cs = cs
+        self.clock = clock
+        self._diff = diff or ticks_diff
+        self._reload = -1  # cached TReload value, -1 = unknown
+        self._one = bytearray(1)
+        self.version = 0
+
+    # ---------------------------------------------------------------- raw SPI
+
+    def write_reg(self, reg: int, value: int) -> None:
+        self.cs(True)
+        try:
+            self.spi.write(bytes(((reg << 1) & 0x7E, value & 0xFF)))
+        finally:
+            self.cs(False)
+
+    def write_fifo(self, data: bytes) -> None:
+        self.cs(True)
+        try:
+            self.spi.write(bytes(((FIFODataReg << 1) & 0x7E,)) + bytes(data))
+        finally:
+            self.cs(False)
+
+    def read_regs(self, regs: list) -> bytearray:
+        """Read several registers in one transaction."""
+        tx = bytearray(len(regs) + 1)
+        for i, reg in enumerate(regs):
+            tx[i] = ((reg << 1) & 0x7E) | 0x80
+        rx = bytearray(len(tx))
+        self.cs(True)
+        try:
+            self.spi.write_readinto(tx, rx)
+        finally:
+            self.cs(False)
+        return rx[1:]
+
+    def read_reg(self, reg: int) -> int:
+        return self.read_regs([reg])[0]
+
+    # ---------------------------------------------------------------- set-up
+
+    def read_version(self) -> int:
+        self.version = self.read_reg(VersionReg)
+        return self.version
+
+    def init(self) -> int:
+        """Soft reset and configure. Returns VersionReg; raises ReaderError
+        ("absent") when nothing answers, ("silent") when the reset hangs."""
+        version = self.read_version()
+        if version in (0x00, 0xFF):
+            raise ReaderError(
+                "VersionReg reads 0x%02X: no reader on this select line" % version, "absent"
+            )
+        self.write_reg(CommandReg, CMD_SOFT_RESET)
+        start = self.clock.ticks_us()
+        while True:
+            command = self.read_reg(CommandReg)
+            if not command & POWER_DOWN and command & 0x0F != CMD_SOFT_RESET:
+                break
+            if self._diff(self.clock.ticks_us(), start) > _RESET_WAIT_US:
+                raise ReaderError("soft reset did not finish within 50 ms")
+            self.clock.sleep_us(200)
+        self._reload = -1
+        # TAuto: the timer starts at the end of each transmission and stops at
+        # the first received bit, so "no tag" ends after the timeout alone.
+        self.write_reg(TModeReg, 0x80 | (TIMER_PRESCALER >> 8))
+        self.write_reg(TPrescalerReg, TIMER_PRESCALER & 0xFF)
+        self.set_timeout_us(PROBE_TIMEOUT_US)
+        self.write_reg(TxASKReg, 0x40)  # force 100 % ASK (ISO 14443A)
+        self.write_reg(ModeReg, 0x3D)  # CRC preset 0x6363 (CRC_A)
+        self.write_reg(CollReg, 0x80)  # clear received bits after a collision
+        self.antenna_off()
+        if version not in KNOWN_VERSIONS:
+            raise ReaderError("unexpected VersionReg 0x%02X" % version)
+        return version
+
+    def set_timeout_us(self, timeout_us: float) -> None:
+        reload = timer_reload_for_us(timeout_us)
+        if reload != self._reload:
+            self.write_reg(TReloadRegH, reload >> 8)
+            self.write_reg(TReloadRegL, reload & 0xFF)
+            self._reload = reload
+
+    def antenna_on(self) -> None:
+        self.write_reg(TxControlReg, ANTENNA_ON)
+
+    def antenna_off(self) -> None:
+        self.write_reg(TxControlReg, ANTENNA_OFF)
+
+    # ---------------------------------------------------------------- exchange
+
+    def prepare(
+        self, data: bytes, tx_last_bits: int = 0, timeout_us: float = DATA_TIMEOUT_US
+    ) -> None:
+        """Load a frame and arm Transceive without sending it yet (split from
+        ``send`` so the scan loop can do this while the antenna settles)."""
+        self.set_timeout_us(timeout_us)
+        self.write_reg(ComIrqReg, IRQ_ALL)  # clear all interrupt flags
+        self.write_reg(FIFOLevelReg, 0x80)  # flush the FIFO
+        self.write_fifo(data)
+        self.write_reg(BitFramingReg, tx_last_bits & 0x07)
+        self.write_reg(CommandReg, CMD_TRANSCEIVE)
+        # Health check in the same breath: a stuck or vanished chip cannot show
+        # exactly our bytes in its FIFO with no interrupt pending.
+        irq, level = self.read_regs([ComIrqReg, FIFOLevelReg])
+        if level & 0x7F != len(data) or irq & (IRQ_RX | IRQ_TIMER | IRQ_ERR):
+            version = self.read_version()
+            if version in (0x00, 0xFF):
+                raise ReaderError("VersionReg reads 0x%02X: reader vanished" % version, "absent")
+            raise ReaderError(
+                "reader stuck: FIFO level %d (want %d), ComIrq 0x%02X" % (level, len(data), irq)
+            )
+        self._tx_last_bits = tx_last_bits & 0x07
+        self._timeout_us = timeout_us
+
+    def send(self) -> tuple:
+        """Start the armed frame; wait for the answer. Returns ``(data,
+        valid_bits_in_last_byte)``, or ``None`` when no tag answered in time."""
+        self.write_reg(BitFramingReg, 0x80 | self._tx_last_bits)  # StartSend
+        start = self.clock.ticks_us()
+        limit = self._timeout_us + _IRQ_MARGIN_US
+        while True:
+            irq, error, level, control = self.read_regs(
+                [ComIrqReg, ErrorReg, FIFOLevelReg, ControlReg]
+            )
+            if irq & (IRQ_RX | IRQ_IDLE):
+                break
+            if irq & IRQ_TIMER:
+                return None
+            if self._diff(self.clock.ticks_us(), start) > limit:
+                raise ReaderError("no interrupt from the reader: stuck")
+        if error & ERR_COLL:
+            raise TagError("collision: more than one tag on the reader")
+        if error & (ERR_BUFFER_OVFL | ERR_PARITY | ERR_PROTOCOL):
+            raise TagError("receive error 0x%02X" % error)
+        level &= 0x7F
+        data = self.read_regs([FIFODataReg] * level) if level else bytearray()
+        return data, control & 0x07
+
+    def transceive(
+        self, data: bytes, tx_last_bits: int = 0, timeout_us: float = DATA_TIMEOUT_US
+    ) -> tuple:
+        self.prepare(data, tx_last_bits, timeout_us)
+        return self.send()
+
+    def calc_crc(self, data: bytes) -> bytes:
+        """CRC_A of ``data`` by the chip's coprocessor (2 bytes, LSB first)."""
+        self.write_reg(CommandReg, CMD_IDLE)
+        self.write_reg(DivIrqReg, IRQ_CRC)  # clear CRCIRq
+        self.write_reg(FIFOLevelReg, 0x80)
+        self.write_fifo(data)
+        self.write_reg(CommandReg, CMD_CALC_CRC)
+        start = self.clock.ticks_us()
+        while not self.read_reg(DivIrqReg) & IRQ_CRC:
+            if self._diff(self.clock.ticks_us(), start) > _IRQ_MARGIN_US:
+                raise ReaderError("CRC coprocessor did not finish: stuck")
+        low, high = self.read_regs([CRCResultRegL, CRCResultRegH])
+        self.write_reg(CommandReg, CMD_IDLE)
+        return bytes((low, high))
+
+    def with_crc(self, data: bytes) -> bytes:
+        return bytes(data) + self.calc_crc(data)
+
+    def _check_crc(self, data: bytes) -> bytes:
+        if len(data) < 3 or self.calc_crc(data[:-2]) != bytes(data[-2:]):
+            raise TagError("CRC_A error in the tag's answer")
+        return data[:-2]
+
+    # ---------------------------------------------------------------- ISO 14443A
+
+    def wupa(self) -> bytes | None:
+        """WUPA (wakes IDLE and HALT tags): ATQA, or None when no tag."""
+        return self._request(PICC_WUPA)
+
+    def reqa(self) -> bytes | None:
+        """REQA (wakes IDLE tags only)."""
+        return self._request(PICC_REQA)
+
+    def _request(self, command: int) -> bytes | None:
+        answer = self.transceive(bytes((command,)), 7, PROBE_TIMEOUT_US)
+        if answer is None:
+            return None
+        data, _bits = answer
+        if len(data) != 2:
+            raise TagError("ATQA of %d bytes" % len(data))
+        return bytes(data)
+
+    def anticollision(self, level_cmd: int) -> bytes:
+        """ANTICOLLISION at one cascade level: 4 UID bytes (or CT + 3), BCC checked."""
+        answer = self.transceive(bytes((level_cmd, 0x20)))
+        if answer is None:
+            raise TagError("no answer to anticollision")
+        data, _bits = answer
+        if len(data) != 5:
+            raise TagError("anticollision answer of %d bytes" % len(data))
+        if data[0] ^ data[1] ^ data[2] ^ data[3] != data[4]:
+            raise TagError("BCC error in the UID")
+        return bytes(data[:4])
+
+    def select_level(self, level_cmd: int, part: bytes) -> int | None:
+        """SELECT one cascade level with 4 UID bytes: SAK, or None if no tag
+        with these bytes answered."""
+        bcc = part[0] ^ part[1] ^ part[2] ^ part[3]
+        frame = self.with_crc(bytes((level_cmd, 0x70)) + bytes(part) + bytes((bcc,)))
+        answer = self.transceive(frame)
+        if answer is None:
+            return None
+        data, _bits = answer
+        if len(data) != 3:
+            raise TagError("SAK of %d bytes" % len(data))
+        return self._check_crc(data)[0]
+
+    def read_uid(self) -> bytes:
+        """After WUPA: anticollision + select through the cascade levels;
+        returns the 4- or 7-byte UID (tag ends ACTIVE)."""
+        uid = b""
+        for level_cmd in (PICC_SEL_CL1, PICC_SEL_CL2):
+            part = self.anticollision(level_cmd)
+            sak = self.select_level(level_cmd, part)
+            if sak is None:
+                raise TagError("tag left during select")
+            if sak & SAK_CASCADE:
+                if part[0] != PICC_CASCADE_TAG:
+                    raise TagError("cascade bit without cascade tag")
+                uid += part[1:]
+                continue
+            return uid + part
+        raise TagError("10-byte UIDs are not supported")
+
+    def select_known(self, uid: bytes) -> bool:
+        """After WUPA: SELECT a tag whose UID we already know, skipping the
+        anticollision loop. True when exactly that tag answered every level."""
+        if len(uid) == 4:
+            levels = ((PICC_SEL_CL1, uid),)
+        elif len(uid) == 7:
+            levels = (
+                (PICC_SEL_CL1, bytes((PICC_CASCADE_TAG,)) + uid[:3]),
+                (PICC_SEL_CL2, uid[3:]),
+            )
+        else:
+            raise ValueError("UID must be 4 or 7 bytes")
+        return all(self.select_level(level_cmd, part) is not None for level_cmd, part in levels)
+
+    def halt(self) -> None:
+        """HLTA: the tag goes to HALT (only WUPA wakes it). No answer expected;
+        an answer means the tag did not understand."""
+        answer = self.transceive(self.with_crc(bytes((PICC_HLTA, 0x00))), 0, PROBE_TIMEOUT_US)
+        if answer is not None:
+            raise TagError("tag answered HLTA")
+
+    # ---------------------------------------------------------------- NTAG pages
+
+    def ntag_read(self, page: int) -> bytes:
+        """READ: 16 bytes (pages page..page+3) of the selected tag."""
+        answer = self.transceive(self.with_crc(bytes((NTAG_READ, page))))
+        if answer is None:
+            raise TagError("no answer to READ of page %d" % page)
+        data, bits = answer
+        if len(data) == 1 and bits == 4:
+            raise TagError("NAK 0x%X to READ of page %d" % (data[0], page))
+        if len(data) != 18:
+            raise TagError("READ answer of %d bytes" % len(data))
+        return bytes(self._check_crc(data))
+
+    def ntag_write(self, page: int, four: bytes) -> None:
+        if len(four) != 4:
+            raise ValueError("an NTAG page is 4 bytes")
+        answer = self.transceive(
+            self.with_crc(bytes((NTAG_WRITE, page)) + bytes(four)), 0, WRITE_TIMEOUT_US
+        )
+        if answer is None:
+            raise TagError("no answer to WRITE of page %d" % page)
+        data, bits = answer
+        if not (len(data) == 1 and bits == 4 and data[0] & 0x0F == NTAG_ACK):
+            raise TagError("WRITE of page %d refused (NAK)" % page)
+
+
+# -------------------------------------------------------------------- card id on the tag
+# The card id is stored from page 4 as an NFC Forum Type 2 NDEF message with
+# one Text record ("en", ASCII id), so a phone can read it too:
+# 03 <len> D1 01 <plen> 54 02 65 6E <id...> FE, zero-padded to whole pages.
+
+USER_PAGE = 4
+NTAG213_LAST_USER_PAGE = 39
+
+
+def card_id_pages(card_id: str) -> list:
+    text = card_id.encode()
+    record = bytes((0xD1, 0x01, 3 + len(text), 0x54, 0x02, 0x65, 0x6E)) + text
+    tlv = bytes((0x03, len(record))) + record + bytes((0xFE,))
+    tlv += bytes((-len(tlv)) % 4)
+    pages = [tlv[i : i + 4] for i in range(0, len(tlv), 4)]
+    if USER_PAGE + len(pages) - 1 > NTAG213_LAST_USER_PAGE:
+        raise ValueError("card id too long for an NTAG213")
+    return pages
+
+
+def parse_card_id(memory: bytes) -> str | None:
+    """Card id from user memory read from page 4, or None when not ours."""
+    if len(memory) < 9 or memory[0] != 0x03:
+        return None
+    length = memory[1]
+    record = memory[2 : 2 + length]
+    if len(record) != length or len(record) < 7 or record[:2] != b"\xd1\x01" or record[3] != 0x54:
+        return None
+    text = bytes(record[7 : 4 + record[2]])
+    try:
+        card_id = text.decode()
+    except UnicodeError:
+        return None
+    return card_id or None
+
+
+def write_card_id(reader: MFRC522, card_id: str) -> None:
+    """Selected tag: write ``card_id`` from page 4 and read it back."""
+    pages = card_id_pages(card_id)
+    for offset, page in enumerate(pages):
+        reader.ntag_write(USER_PAGE + offset, page)
+    if read_card_id(reader, len(pages)) != card_id:
+        raise TagError("card id read back differs")
+
+
+def read_card_id(reader: MFRC522, pages: int = 12) -> str | None:
+    memory = b""
+    page = USER_PAGE
+    while page < USER_PAGE + pages:
+        memory += reader.ntag_read(page)
+        page += 4
+    return parse_card_id(memory)

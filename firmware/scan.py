@@ -1,0 +1,307 @@
+# ruff: noqa: UP031 -- MicroPython: %-formatting works on every port
+"""The scan loop: poll every reader in turn, debounce, emit protocol lines.
+
+Plain Python for MicroPython (the Pico) and CPython (tests and the sweep model
+against ``firmware.mfrc522_sim``).
+
+One poll of reader ``i`` (only this reader's antenna is ever on):
+1. select it on the demultiplexer (address + bank pins);
+2. antenna on; load WUPA into the FIFO while the tag powers up;
+3. after ``settle_us`` from antenna-on, send WUPA (7-bit short frame) with a
+   150 us timer: no answer -> empty;
+4. an answer on a reader whose UID is already confirmed is taken as "that tag
+   is still there" (probe); ``verify_per_sweep`` occupied readers per sweep,
+   round robin, are verified instead with SELECT of the known UID (no
+   anticollision needed); a reader with an unknown or unconfirmed tag gets the
+   full anticollision + SELECT at both cascade levels (acquire), then HLTA;
+5. antenna off (this also resets the tag, so every poll starts from IDLE and
+   WUPA wakes it whether or not the last poll halted it).
+
+Why the probe is safe: replacing a card takes a person far longer than the
+gap between two polls of a reader (one sweep, <= 40 ms), so a swap shows up
+as at least one empty poll and the new card is acquired in full; a swap that
+somehow slips through is caught by the round-robin verification within
+``n_readers / verify_per_sweep`` sweeps (~1.4 s for 36 readers).
+"""
+
+import binascii
+
+from firmware import mfrc522
+from firmware.presence import PresenceTracker
+from firmware.protocol import FROM_HUB, ProtocolError, Sender, decode_frame
+
+FW_VERSION = "1.0.0"
+# Field-on to WUPA. The NTAG21x must have powered up; ISO 14443-3 allows a
+# PICC up to 5 ms, NTAG21x on a reader 1-2 cm away is ready far sooner
+# (see hardware/timing.md for the assumption and how to measure it).
+SETTLE_US = 400
+VERIFY_PER_SWEEP = 1
+HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s)
+REINIT_EVERY = 25  # sweeps between re-init attempts of a failed reader
+
+MODE_FAST = "fast"  # probe confirmed readers, verify round robin
+MODE_FULL = "full"  # anticollision + select on every occupied poll (reference)
+
+WUPA_FRAME = bytes((mfrc522.PICC_WUPA,))
+
+
+def uid_hex(uid: bytes) -> str:
+    return binascii.hexlify(uid).decode().upper()
+
+
+class Demux:
+    """Chip selects through banks of 74HC154 (4-to-16, active-low outputs).
+
+    ``address_pins``: A0..A3, shared by all banks. ``bank_pins``: each bank's
+    /E1 (low = bank enabled). ``strobe_pin``: all banks' /E2 tied together;
+    pulling it low asserts the selected reader's NSS (and enables its MISO
+    tri-state buffer, which shares that line). Pins are ``machine.Pin``-like
+    (``value(level)``); unchanged pins are not rewritten."""
+
+    def __init__(self, address_pins: list, bank_pins: list, strobe_pin: object) -> None:
+        self.address_pins = address_pins
+        self.bank_pins = bank_pins
+        self.strobe_pin = strobe_pin
+        self.strobe_pin.value(1)
+        for pin in bank_pins:
+            pin.value(1)
+        for pin in address_pins:
+            pin.value(0)
+        self._address = 0
+        self._bank = -1
+        self.selected = -1
+
+    def select(self, reader: int) -> None:
+        bank, address = reader >> 4, reader & 0x0F
+        if bank >= len(self.bank_pins):
+            raise ValueError("reader %d has no demultiplexer output" % reader)
+        changed = self._address ^ address
+        bit = 0
+        while changed:
+            if changed & 1:
+                self.address_pins[bit].value((address >> bit) & 1)
+            changed >>= 1
+            bit += 1
+        self._address = address
+        if bank != self._bank:
+            if self._bank >= 0:
+                self.bank_pins[self._bank].value(1)
+            self.bank_pins[bank].value(0)
+            self._bank = bank
+        self.selected = reader
+
+    def cs(self, active: bool) -> None:
+        self.strobe_pin.value(0 if active else 1)
+
+
+class Scanner:
+    def __init__(
+        self,
+        readers: list,
+        demux: object,
+        clock: object,
+        write_line: object,
+        settle_us: int = SETTLE_US,
+        verify_per_sweep: int = VERIFY_PER_SWEEP,
+        mode: str = MODE_FAST,
+        health_every: int = HEALTH_EVERY,
+        diff: object = None,
+    ) -> None:
+        self.readers = readers
+        self.n_readers = len(readers)
+        self.demux = demux
+        self.clock = clock
+        self.write_line = write_line
+        self.settle_us = settle_us
+        self.verify_per_sweep = verify_per_sweep
+        self.mode = mode
+        self.health_every = health_every
+        self._diff = diff or mfrc522.ticks_diff
+        self.tracker = PresenceTracker(self.n_readers)
+        self.sender = Sender()
+        self.needs_init = [True] * self.n_readers
+        self.last_kind = [""] * self.n_readers
+        self.last_error = [""] * self.n_readers
+        self.fault_kind = ["silent"] * self.n_readers
+        self.sweeps = 0
+        self._verify_next = 0
+        self._reported_health = {}
+
+    # ---------------------------------------------------------------- output
+
+    def emit(self, kind: str, fields: list | tuple = ()) -> None:
+        self.write_line(self.sender.frame(kind, fields))
+
+    def _emit_err(self, text: str) -> None:
+        words = [w for w in text[:200].split(" ") if w]
+        self.emit("ERR", words or ["error"])
+
+    def send_full(self) -> None:
+        for line in self.sender.full(self.tracker.state(), self.n_readers):
+            self.write_line(line)
+
+    def send_health(self, everything: bool = False) -> None:
+        states = self.tracker.health_all()
+        report = {}
+        for reader, state in states.items():
+            if everything or self._reported_health.get(reader) != state:
+                report[reader] = state
+        self._reported_health = states
+        for line in self.sender.health(report):
+            self.write_line(line)
+
+    # ---------------------------------------------------------------- polling
+
+    def _init_reader(self, reader: int) -> str | None:
+        """Returns the fault kind, or None when the reader is ready."""
+        try:
+            self.readers[reader].init()
+        except mfrc522.ReaderError as error:
+            self.last_error[reader] = str(error)
+            self.fault_kind[reader] = error.kind
+            return error.kind
+        self.needs_init[reader] = False
+        return None
+
+    def _activate(self, reader: int) -> object:
+        """Select, antenna on, WUPA after the settle time. Returns (driver, ATQA or None)."""
+        self.demux.select(reader)
+        driver = self.readers[reader]
+        driver.antenna_on()
+        on_at = self.clock.ticks_us()
+        driver.prepare(WUPA_FRAME, 7, mfrc522.PROBE_TIMEOUT_US)
+        wait = self.settle_us - self._diff(self.clock.ticks_us(), on_at)
+        if wait > 0:
+            self.clock.sleep_us(wait)
+        return driver, driver.send()
+
+    def poll(self, reader: int, verify: bool = False) -> tuple:
+        """Poll one reader: ``(uid_hex or None, fault or None, kind)``; kind is
+        empty/probe/verify/acquire/tag-error/fault (for statistics)."""
+        if self.needs_init[reader]:
+            if self.sweeps and (self.sweeps + reader) % REINIT_EVERY:
+                return None, self.fault_kind[reader], "fault"
+            self.demux.select(reader)
+            fault = self._init_reader(reader)
+            if fault:
+                return None, fault, "fault"
+        driver = self.readers[reader]
+        confirmed = self.tracker.uid(reader)
+        try:
+            try:
+                driver, answer = self._activate(reader)
+                if answer is None:
+                    return None, None, "empty"
+                if len(answer[0]) != 2:
+                    raise mfrc522.TagError("ATQA of %d bytes" % len(answer[0]))
+                pending = self.tracker.pending(reader)
+                if confirmed and not pending:
+                    if self.mode == MODE_FAST and not verify:
+                        return confirmed, None, "probe"
+                    if driver.select_known(binascii.unhexlify(confirmed)):
+                        driver.halt()
+                        return confirmed, None, "verify"
+                    # Not the tag we knew: it went back to IDLE; wake it again.
+                    if driver.wupa() is None:
+                        return None, None, "empty"
+                uid = uid_hex(driver.read_uid())
+                driver.halt()
+                return uid, None, "acquire"
+            finally:
+                driver.antenna_off()
+        except mfrc522.TagError as error:
+            self.last_error[reader] = str(error)
+            return None, None, "tag-error"
+        except mfrc522.ReaderError as error:
+            self.last_error[reader] = str(error)
+            self.needs_init[reader] = True
+            self.fault_kind[reader] = error.kind
+            return None, error.kind, "fault"
+
+    def _verify_due(self) -> list:
+        if self.mode != MODE_FAST or self.verify_per_sweep <= 0:
+            return []
+        due = []
+        for step in range(self.n_readers):
+            reader = (self._verify_next + step) % self.n_readers
+            if self.tracker.uid(reader) is not None:
+                due.append(reader)
+                if len(due) >= self.verify_per_sweep:
+                    break
+        if due:
+            self._verify_next = (due[-1] + 1) % self.n_readers
+        return due
+
+    def sweep(self, emit: bool = True) -> list:
+        """Poll every reader once; emit P/R lines (and HEALTH on changes)."""
+        due = self._verify_due()
+        events = []
+        for reader in range(self.n_readers):
+            uid, fault, kind = self.poll(reader, reader in due)
+            self.last_kind[reader] = kind
+            if kind == "tag-error":
+                continue  # a tag answered badly: no information either way
+            events += self.tracker.update(reader, uid, fault)
+        self.sweeps += 1
+        if emit:
+            for kind, reader, uid in events:
+                self.emit("P" if kind == "placed" else "R", [str(reader), uid])
+            self.send_health(everything=self.sweeps % self.health_every == 0)
+        return events
+
+    # ---------------------------------------------------------------- life cycle
+
+    def boot(self) -> None:
+        """Init every reader, announce, settle the state silently, send FULL."""
+        for reader in range(self.n_readers):
+            self.demux.select(reader)
+            self._init_reader(reader)
+        self.emit("HELLO", [FW_VERSION, str(self.n_readers)])
+        for _ in range(self.tracker.confirm_reads):
+            self.sweep(emit=False)
+        self.send_full()
+        self.send_health(everything=True)
+
+    def handle_line(self, line: object) -> None:
+        """One line from the hub."""
+        try:
+            frame = decode_frame(line, FROM_HUB)
+        except ProtocolError as error:
+            self._emit_err("bad line from hub: " + error.reason)
+            return
+        if frame.kind == "PING":
+            self.emit("PONG")
+        elif frame.kind == "SYNC":
+            self.send_full()
+            self.send_health(everything=True)
+        elif frame.kind == "WRITE":
+            reason = self.write_card_id(int(frame.fields[0]), frame.fields[1])
+            if reason is None:
+                self.emit("ACK", [str(frame.seq)])
+            else:
+                self.emit("NAK", [str(frame.seq)] + [w for w in reason.split(" ") if w])
+
+    def write_card_id(self, reader: int, card_id: str) -> str | None:
+        """Write ``card_id`` into the confirmed tag on ``reader``; None or why not."""
+        if reader >= self.n_readers:
+            return "no reader %d" % reader
+        uid = self.tracker.uid(reader)
+        if uid is None:
+            return "no tag on reader %d" % reader
+        if self.needs_init[reader]:
+            return "reader %d is not working" % reader
+        driver = self.readers[reader]
+        try:
+            try:
+                driver, answer = self._activate(reader)
+                if answer is None:
+                    return "tag left reader %d" % reader
+                if not driver.select_known(binascii.unhexlify(uid)):
+                    return "another tag is on reader %d" % reader
+                mfrc522.write_card_id(driver, card_id)
+                driver.halt()
+            finally:
+                driver.antenna_off()
+        except (mfrc522.TagError, mfrc522.ReaderError, ValueError) as error:
+            return "write failed: %s" % error
+        return None
