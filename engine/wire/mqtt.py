@@ -317,7 +317,11 @@ class WireClient:
 
     def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
         self.stats["received"] += 1
-        self._inbox.put(("message", message.topic, bytes(message.payload)))
+        topic, payload = message.topic, bytes(message.payload)
+        if topic in self._response_topics:
+            # Answered here, not on the dispatcher, so a handler may wait in request().
+            self._take_response(topic, payload)
+        self._inbox.put(("message", topic, payload))
 
     # ------------------------------------------------------------ dispatch
 
@@ -339,8 +343,6 @@ class WireClient:
     def _deliver(self, topic: str, payload: bytes) -> None:
         with self._lock:
             subs = [s for s in self._subs.values() if paho.topic_matches_sub(s.pattern, topic)]
-        if topic in self._response_topics:
-            self._take_response(topic, payload)
         typed = [s for s in subs if s.handler is not None]
         for sub in subs:
             if sub.raw_handler is not None:

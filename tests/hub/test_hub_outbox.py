@@ -1,0 +1,46 @@
+"""The on-disk outbox: written before publish, delivered marks, order and epoch kept
+across restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hub.outbox import Outbox
+
+
+def test_append_mark_and_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "outbox.sqlite"
+    box = Outbox(path)
+    epoch = box.epoch
+    for i in range(5):
+        seq, payload = box.append("t/hub/event", lambda s, i=i: f"{s}:{i}".encode())
+        assert seq == i + 1 and payload == f"{seq}:{i}".encode()
+    box.mark_delivered(2)
+    box.mark_delivered(4)
+    box.close()
+
+    again = Outbox(path)
+    assert again.epoch == epoch and again.last_seq == 5
+    assert [r.seq for r in again.undelivered()] == [1, 3, 5]
+    assert again.pending_count() == 3
+    assert [(r.seq, r.delivered) for r in again.rows(2, 4)] == [(2, True), (3, False), (4, True)]
+    seq, _ = again.append("t/hub/event", lambda s: b"x")
+    assert seq == 6
+    again.close()
+
+
+def test_a_new_file_is_a_new_epoch(tmp_path: Path) -> None:
+    first = Outbox(tmp_path / "a.sqlite")
+    second = Outbox(tmp_path / "b.sqlite")
+    assert first.epoch != second.epoch
+
+
+def test_prune_keeps_the_last_delivered_and_every_undelivered(tmp_path: Path) -> None:
+    box = Outbox(tmp_path / "o.sqlite", keep=10)
+    for _ in range(1000):
+        seq, _ = box.append("t", lambda s: b"p")
+        if seq != 500:
+            box.mark_delivered(seq)
+    rows = box.rows(1)
+    assert [r.seq for r in rows] == [500, *range(991, 1001)]
+    assert [r.seq for r in box.undelivered()] == [500]

@@ -1,0 +1,126 @@
+"""The simulated table through the firmware's presence tracker: exactly the true placements
+and removals under dropped polls, misreads, flicker, stuck and vanished readers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine.rules.cards import enrolment_order
+from hub.backends.base import Change
+from hub.backends.sim import SimulatedTable, made_up_uid
+from hub.errors import BackendError
+from hub.layout import CELLS, Layout
+
+
+def sweeps(sim: SimulatedTable, n: int) -> list[Change]:
+    out: list[Change] = []
+    for _ in range(n):
+        out += sim.poll().changes
+    return out
+
+
+def test_layout_maps_every_reader_once() -> None:
+    layout = Layout()
+    assert layout.n_readers == 36 and len(CELLS) == 32
+    assert layout.place(0).cell == (0, 1) and layout.place(31).cell == (5, 4)
+    assert [layout.pad_reader(s) for s in range(4)] == [32, 33, 34, 35]
+    for reader in range(36):
+        place = layout.place(reader)
+        key = f"pad:{place.seat}" if place.kind == "pad" else place.cell_key
+        assert layout.reader_for(str(key)) == reader
+    with pytest.raises(ValueError, match="corner"):
+        layout.cell_reader(0, 0)
+    assert Layout(pads=2, perimeter=True).n_readers == 54
+
+
+def test_place_and_remove_confirmed_after_two_reads_and_two_misses() -> None:
+    sim = SimulatedTable()
+    uid = sim.place("2,3", card_id="blue-a-4")
+    assert uid == made_up_uid("blue-a-4")
+    assert sweeps(sim, 1) == []
+    assert sweeps(sim, 1) == [Change("placed", sim.layout.cell_reader(2, 3), uid)]
+    sim.remove("2,3")
+    assert sweeps(sim, 1) == []
+    assert sweeps(sim, 1) == [Change("removed", sim.layout.cell_reader(2, 3), uid)]
+    with pytest.raises(BackendError, match="corner"):
+        sim.place("0,0", card_id="red-a-1")
+
+
+def test_stacking_on_one_reader_is_refused() -> None:
+    sim = SimulatedTable()
+    sim.place("pad:0", card_id="blue-a-4")
+    with pytest.raises(BackendError, match="stacked tags"):
+        sim.place("pad:0", card_id="blue-a-3")
+
+
+def random_play(seed: int, drop: float, misread: float) -> tuple[list[Change], list[Change]]:
+    """Random placements/removals, each held for 16 sweeps; returns (truth, seen)."""
+    rng = random.Random(seed)
+    sim = SimulatedTable(seed=seed, drop_rate=drop, misread_rate=misread)
+    cards = enrolment_order()
+    truth: list[Change] = []
+    seen: list[Change] = []
+    on_table: dict[int, str] = {}
+    for _ in range(120):
+        reader = rng.randrange(sim.n_readers)
+        if reader in on_table:
+            uid = on_table.pop(reader)
+            sim.remove(reader)
+            truth.append(Change("removed", reader, uid))
+        else:
+            free = [c for c in cards if sim.uid_of(c) not in on_table.values()]
+            if not free:
+                continue
+            uid = sim.place(reader, card_id=rng.choice(free))
+            on_table[reader] = uid
+            truth.append(Change("placed", reader, uid))
+        seen += sweeps(sim, 16)
+    return truth, seen
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_dropped_polls_and_misreads_give_exactly_the_true_changes(seed: int) -> None:
+    truth, seen = random_play(seed, drop=0.15, misread=0.1)
+    assert len(truth) > 100
+    assert seen == truth
+
+
+def test_flicker_on_an_occupied_reader_gives_no_event_and_reports_flicker() -> None:
+    sim = SimulatedTable()
+    uid = sim.place("1,1", card_id="grey-b-2")
+    reader = sim.layout.cell_reader(1, 1)
+    assert sweeps(sim, 3) == [Change("placed", reader, uid)]
+    sim.flicker("1,1")
+    assert sweeps(sim, 20) == []
+    assert sim.health()[reader] == "flicker"
+    sim.repair("1,1")
+    assert sweeps(sim, 10) == []
+    assert sim.health()[reader] == "ok"
+
+
+def test_crosstalk_flicker_on_an_empty_reader_gives_no_phantom_card() -> None:
+    sim = SimulatedTable()
+    sim.place("1,2", card_id="grey-b-2")  # neighbour of 1,1 (reader + 1)
+    sim.flicker("1,1")
+    changes = sweeps(sim, 20)
+    assert [c.reader for c in changes] == [sim.layout.cell_reader(1, 2)]
+
+
+def test_stuck_and_vanished_readers_invent_no_removal() -> None:
+    sim = SimulatedTable()
+    uid = sim.place("3,3", card_id="red-a-1")
+    pad = sim.place("pad:2", card_id="red-a-2")
+    assert len(sweeps(sim, 2)) == 2
+    sim.stuck("3,3")
+    sim.vanish("pad:2")
+    sim.remove("3,3")
+    assert sweeps(sim, 10) == []
+    health = sim.health()
+    assert health[sim.layout.cell_reader(3, 3)] == "silent"
+    assert health[sim.layout.pad_reader(2)] == "absent"
+    sim.repair("3,3")
+    sim.repair("pad:2")
+    assert sweeps(sim, 3) == [Change("removed", sim.layout.cell_reader(3, 3), uid)]
+    assert sim.state()[sim.layout.pad_reader(2)] == pad

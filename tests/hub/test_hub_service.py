@@ -1,0 +1,210 @@
+"""The hub against a real broker: simulated-table events arrive in order; with the broker
+stopped mid-game (and the hub restarted) every event still arrives exactly once after
+deduplication; hub commands; unknown tags."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.wire.broker import LocalBroker
+from engine.wire.contract import HubEvent, HubSnapshot, Topics, WireModel
+from engine.wire.mqtt import WireClient
+from engine.wire.sequence import EventSequencer
+from hub.backends.sim import SimulatedTable, virtual_box_tagmap
+from hub.outbox import Outbox
+from hub.service import Hub
+from hub.tagmap import TagMap
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.01)
+
+
+def fast_client(url: str, **kw: object) -> WireClient:
+    return WireClient(url, reconnect_min=0.05, reconnect_max=0.2, **kw)  # type: ignore[arg-type]
+
+
+def make_hub(url: str, table: str, outbox: Path, sim: SimulatedTable, tagmap: TagMap) -> Hub:
+    client = fast_client(url, state_topic=Topics(table).hub_state, client_id=f"hub-{table}")
+    hub = Hub(table=table, backend=sim, client=client, outbox=Outbox(outbox), tagmap=tagmap,
+              poll_interval=0.002)
+    return hub.start()
+
+
+class Consumer:
+    """What an engine does: dedup + reorder by (epoch, seq), replay requests for gaps."""
+
+    def __init__(self, url: str, table: str) -> None:
+        self.topics = Topics(table)
+        self.sequencer = EventSequencer()
+        self.delivered: list[HubEvent] = []
+        self.received = 0
+        self.lock = threading.Lock()
+        self.client = fast_client(url).start(wait=5)
+        self.client.subscribe(self.topics.hub_event, self._event, wait=5)
+        self.client.subscribe(self.topics.hub_snapshot, self._snapshot, wait=5)
+
+    def _event(self, topic: str, model: WireModel) -> None:
+        assert isinstance(model, HubEvent)
+        with self.lock:
+            self.received += 1
+            self.delivered += self.sequencer.feed(model)
+
+    def _snapshot(self, topic: str, model: WireModel) -> None:
+        assert isinstance(model, HubSnapshot)
+        with self.lock:
+            self.sequencer.expect(model.hub_id, model.epoch, model.last_seq)
+
+    def fill_gaps(self) -> None:
+        with self.lock:
+            gaps = self.sequencer.missing()
+        for epoch, first, last in gaps.values():
+            self.client.request(self.topics.hub_cmd("replay"),
+                                {"epoch": epoch, "from_seq": first, "to_seq": last}, timeout=5)
+
+    def stop(self) -> None:
+        self.client.stop()
+
+
+def play(sim: SimulatedTable, moves: list[tuple[str, str, str | None]]) -> None:
+    for action, where, card in moves:
+        if action == "place":
+            sim.place(where, card_id=card)
+        else:
+            sim.remove(where)
+        time.sleep(0.02)  # a few sweeps: each change is confirmed before the next
+
+
+GAME = [
+    ("place", "1,1", "blue-a-4"), ("place", "1,2", "red-b-2"), ("place", "2,2", "immuto-1"),
+    ("remove", "1,1", None), ("place", "pad:0", "blue-a-4"), ("remove", "pad:0", None),
+    ("remove", "1,2", None), ("place", "pad:1", "red-b-2"), ("place", "1,1", "accio-2"),
+]
+
+
+def test_events_arrive_in_order_with_card_ids(mqtt_broker: str, table_id: str,
+                                              tmp_path: Path) -> None:
+    consumer = Consumer(mqtt_broker, table_id)
+    tagmap = virtual_box_tagmap()
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
+    try:
+        play(sim, GAME)
+        wait_for(lambda: len(consumer.delivered) == len(GAME))
+        got = [(e.kind, e.action, e.cell if e.kind == "cell" else e.seat, e.card_id)
+               for e in consumer.delivered]
+        assert got == [
+            ("cell", "placed", "1,1", "blue-a-4"), ("cell", "placed", "1,2", "red-b-2"),
+            ("cell", "placed", "2,2", "immuto-1"), ("cell", "removed", "1,1", "blue-a-4"),
+            ("pad", "placed", 0, "blue-a-4"), ("pad", "removed", 0, "blue-a-4"),
+            ("cell", "removed", "1,2", "red-b-2"), ("pad", "placed", 1, "red-b-2"),
+            ("cell", "placed", "1,1", "accio-2"),
+        ]
+        assert [e.seq for e in consumer.delivered] == list(range(1, len(GAME) + 1))
+        assert consumer.received == len(GAME)  # no duplicates on a healthy link
+        wait_for(lambda: hub.outbox.pending_count() == 0)
+    finally:
+        hub.stop()
+        consumer.stop()
+
+
+def test_unknown_tag_is_an_event_not_a_crash(mqtt_broker: str, table_id: str,
+                                              tmp_path: Path) -> None:
+    consumer = Consumer(mqtt_broker, table_id)
+    sim = SimulatedTable()
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, TagMap())
+    try:
+        sim.place("pad:3", uid="04aabbccddeeff")
+        wait_for(lambda: len(consumer.delivered) == 1)
+        event = consumer.delivered[0]
+        assert (event.kind, event.action, event.seat, event.uid, event.card_id) == (
+            "unknown_tag", "placed", 3, "04AABBCCDDEEFF", None)
+        assert hub.counts["unknown_tags"] == 1
+    finally:
+        hub.stop()
+        consumer.stop()
+
+
+def test_broker_outage_and_hub_restart_lose_nothing(restartable_broker: LocalBroker,
+                                                    table_id: str, tmp_path: Path) -> None:
+    url = restartable_broker.url
+    outbox = tmp_path / "outbox.sqlite"
+    tagmap = virtual_box_tagmap()
+    consumer = Consumer(url, table_id)
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(url, table_id, outbox, sim, tagmap)
+    emitted: list[HubEvent] = []
+    hub.listeners.append(emitted.append)
+    try:
+        play(sim, GAME[:3])
+        wait_for(lambda: len(consumer.delivered) == 3)
+
+        restartable_broker.stop()  # mid-game: the broker goes away
+        play(sim, GAME[3:6])
+        wait_for(lambda: len(emitted) == 6)
+        restartable_broker.start()  # comes back empty (no persistence): paho resends
+        play(sim, GAME[6:8])
+        wait_for(lambda: len(emitted) == 8)
+
+        restartable_broker.stop()  # and again, then the hub itself is restarted
+        play(sim, GAME[8:])
+        wait_for(lambda: len(emitted) == 9)
+        hub.stop()
+        restartable_broker.start()
+        hub = make_hub(url, table_id, outbox, sim, tagmap)  # replays from its outbox
+
+        def complete() -> bool:
+            consumer.fill_gaps()
+            return len(consumer.delivered) == len(GAME)
+
+        wait_for(complete, timeout=15)
+        assert [e.seq for e in consumer.delivered] == list(range(1, 10))
+        assert [e.model_dump(exclude={"ts"}) for e in consumer.delivered] == [
+            e.model_dump(exclude={"ts"}) for e in emitted
+        ]
+        wait_for(lambda: hub.outbox.pending_count() == 0)
+    finally:
+        hub.stop()
+        consumer.stop()
+
+
+def test_hub_commands_sim_snapshot_and_refusals(mqtt_broker: str, table_id: str,
+                                                tmp_path: Path) -> None:
+    topics = Topics(table_id)
+    tagmap = virtual_box_tagmap()
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
+    snapshots: list[HubSnapshot] = []
+    try:
+        with fast_client(mqtt_broker) as dash:
+            dash.subscribe(topics.hub_snapshot,
+                           lambda t, m: snapshots.append(m),  # type: ignore[arg-type]
+                           wait=5)
+            placed = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "3,2",
+                                                          "card_id": "vanesco-3"})
+            assert placed.status == "ok"
+            wait_for(lambda: hub.outbox.last_seq == 1)
+            assert dash.request(topics.hub_cmd("snapshot")).status == "ok"
+            wait_for(lambda: any(s.last_seq == 1 for s in snapshots))
+            seen = next(s for s in snapshots if s.last_seq == 1)
+            cell = next(r for r in seen.readers if r.cell == "3,2")
+            assert cell.card_id == "vanesco-3"
+            twice = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "3,2",
+                                                         "card_id": "accio-1"})
+            assert twice.status == "error" and "already holds" in (twice.error or "")
+            corner = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "0,0",
+                                                          "card_id": "accio-1"})
+            assert corner.status == "error" and "corner" in (corner.error or "")
+            no_io = dash.request(topics.hub_cmd("buzz"), {"ms": 100})
+            assert no_io.status == "error" and "[io]" in (no_io.error or "")
+            replay = dash.request(topics.hub_cmd("replay"), {"epoch": "nope", "from_seq": 1})
+            assert replay.status == "error" and "epoch" in (replay.error or "")
+    finally:
+        hub.stop()
