@@ -1,0 +1,293 @@
+"""The Pico firmware over USB serial (pyserial), speaking `firmware.protocol`.
+
+The firmware confirms presence itself and sends ``P``/``R`` (placed/removed), ``FULL`` (every
+reader, on boot and on ``SYNC``), ``HEALTH`` and ``HELLO``. This back-end:
+
+- rejects malformed lines (bad checksum, garbage, unknown kind) and counts them by reason
+  in ``rejects`` — a noisy cable never becomes a card event;
+- resynchronises with ``SYNC`` -> ``FULL`` when the link (re)opens, when the firmware
+  reboots (``HELLO``), and when a gap in the firmware's sequence numbers shows lost lines;
+  the full report is compared with what the hub believed and the differences become changes;
+- survives the cable being pulled: the port is closed, reopened every ``reconnect_delay``
+  seconds, and resynchronised; nothing is invented meanwhile;
+- writes a card id into a tag (``WRITE`` -> ``ACK``/``NAK``) for enrolment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from firmware.protocol import (
+    FROM_FIRMWARE,
+    Frame,
+    ProtocolError,
+    Sender,
+    decode_frame,
+    full_part,
+    parse_pairs,
+    seq_gap,
+)
+from hub.backends.base import Change, Health, PollResult, ReaderBackend
+from hub.errors import BackendError, ConfigError
+from hub.layout import Layout
+
+log = logging.getLogger("cauldron.hub.serial")
+
+PortOpener = Callable[[], Any]  # returns a pyserial-like object (read/write/close/in_waiting)
+_HEALTH: dict[str, Health] = {"ok": "ok", "silent": "silent", "flicker": "flicker",
+                              "absent": "absent"}
+
+
+class SerialBackend(ReaderBackend):
+    name: ClassVar[str] = "serial"
+    capabilities = frozenset({"write_tag"})
+
+    def __init__(
+        self,
+        layout: Layout,
+        opener: PortOpener,
+        *,
+        port_name: str = "serial port",
+        reconnect_delay: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(layout)
+        self._opener = opener
+        self.port_name = port_name
+        self.reconnect_delay = reconnect_delay
+        self.clock = clock
+        self._port: Any = None
+        self._buffer = bytearray()
+        self._sender = Sender()
+        self._last_seq: int | None = None
+        self._state: dict[int, str | None] = {i: None for i in range(layout.n_readers)}
+        self._health: dict[int, Health] = {i: "ok" for i in range(layout.n_readers)}
+        self._full_parts: dict[int, dict[int, str | None]] = {}
+        self._full_expected = 0
+        self._replies: dict[int, Frame] = {}
+        self._next_attempt = 0.0
+        self.rejects: Counter[str] = Counter()
+        self.firmware: str | None = None
+        self.reconnects = 0
+        self.resyncs = 0
+        self._synced = False
+        self._carry = PollResult()  # changes read while waiting for a WRITE answer
+
+    @classmethod
+    def from_config(cls, layout: Layout, config: dict[str, Any]) -> SerialBackend:
+        port = config.get("port")
+        if not port:
+            raise ConfigError(
+                "the serial back-end needs [serial] port = \"/dev/ttyACM0\" (the Pico's USB "
+                "port; `ls /dev/ttyACM*` lists candidates)"
+            )
+        baudrate = int(config.get("baudrate", 115200))
+
+        def opener() -> Any:
+            import serial  # pyserial
+
+            return serial.serial_for_url(str(port), baudrate=baudrate, timeout=0)
+
+        return cls(layout, opener, port_name=str(port),
+                   reconnect_delay=float(config.get("reconnect_delay", 1.0)))
+
+    # ------------------------------------------------------------ link
+
+    @property
+    def connected(self) -> bool:
+        return self._port is not None
+
+    def open(self) -> None:
+        if self._port is None:
+            self._try_open()
+
+    def _try_open(self) -> bool:
+        try:
+            self._port = self._opener()
+        except Exception as exc:  # pyserial raises SerialException / OSError
+            self._port = None
+            self._next_attempt = self.clock() + self.reconnect_delay
+            log.warning("cannot open %s (%s); retrying every %.1f s", self.port_name, exc,
+                        self.reconnect_delay)
+            return False
+        self._buffer.clear()
+        self._last_seq = None
+        self._synced = False
+        self.send("SYNC")
+        return True
+
+    def close(self) -> None:
+        if self._port is not None:
+            with contextlib.suppress(Exception):
+                self._port.close()
+            self._port = None
+
+    def _lost(self, why: object) -> None:
+        log.warning("lost %s (%s); reconnecting", self.port_name, why)
+        self.close()
+        self.reconnects += 1
+        self._next_attempt = self.clock() + self.reconnect_delay
+
+    def send(self, kind: str, fields: list[str] | None = None) -> int:
+        """Send one frame to the firmware; returns its seq."""
+        seq = self._sender.seq
+        line = self._sender.frame(kind, fields or [])
+        if self._port is None:
+            raise BackendError(f"{self.port_name} is not connected")
+        try:
+            self._port.write(line.encode("ascii"))
+        except Exception as exc:
+            self._lost(exc)
+            raise BackendError(f"writing to {self.port_name} failed: {exc}") from None
+        return seq
+
+    def _read_lines(self) -> list[bytes]:
+        if self._port is None:
+            return []
+        try:
+            waiting = self._port.in_waiting
+            chunk = self._port.read(waiting or 1)
+        except Exception as exc:
+            self._lost(exc)
+            return []
+        if chunk:
+            self._buffer += chunk
+        lines = []
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                break
+            lines.append(bytes(self._buffer[: end + 1]))
+            del self._buffer[: end + 1]
+        if len(self._buffer) > 4096:  # no newline in sight: garbage on the line
+            self.rejects["oversize"] += 1
+            self._buffer.clear()
+        return lines
+
+    # ------------------------------------------------------------ polling
+
+    def poll(self) -> PollResult:
+        result, self._carry = self._carry, PollResult()
+        if self._port is None:
+            if self.clock() < self._next_attempt or not self._try_open():
+                return result
+            self.resyncs += 1
+        for line in self._read_lines():
+            self._handle_line(line, result)
+        return result
+
+    def _handle_line(self, line: bytes, result: PollResult) -> None:
+        try:
+            frame = decode_frame(line, FROM_FIRMWARE)
+        except ProtocolError as exc:
+            self.rejects[exc.code] += 1
+            log.info("rejected line from %s: %s", self.port_name, exc.reason)
+            return
+        if frame.kind == "HELLO":
+            self.firmware = frame.fields[0]
+            if int(frame.fields[1]) < self.n_readers:
+                log.warning("firmware scans %s readers, the layout needs %d",
+                            frame.fields[1], self.n_readers)
+            self._last_seq = frame.seq
+            self._synced = False  # a reboot: wait for its FULL
+            return
+        if self._last_seq is not None and seq_gap(self._last_seq, frame.seq):
+            self.rejects["gap"] += 1
+            log.info("lost %d line(s) from the firmware; resynchronising",
+                     seq_gap(self._last_seq, frame.seq))
+            self._synced = False
+            self._full_parts.clear()
+            try:
+                self.send("SYNC")
+            except BackendError:
+                return
+        self._last_seq = frame.seq
+        kind = frame.kind
+        if kind in ("P", "R"):
+            if self._synced:
+                self._apply_change(kind, int(frame.fields[0]), frame.fields[1], result)
+        elif kind == "FULL":
+            self._take_full(frame, result)
+        elif kind == "HEALTH":
+            for reader, state in parse_pairs(frame).items():
+                if reader < self.n_readers and state in _HEALTH:
+                    health = _HEALTH[str(state)]
+                    if self._health[reader] != health:
+                        self._health[reader] = health
+                        result.health[reader] = health
+        elif kind in ("ACK", "NAK"):
+            self._replies[int(frame.fields[0])] = frame
+        elif kind == "ERR":
+            log.warning("firmware: %s", frame.text())
+
+    def _apply_change(self, kind: str, reader: int, uid: str, result: PollResult) -> None:
+        if reader >= self.n_readers:
+            self.rejects["bad-reader"] += 1
+            return
+        current = self._state[reader]
+        if kind == "P":
+            if current == uid:
+                return
+            if current is not None:
+                result.changes.append(Change("removed", reader, current))
+            self._state[reader] = uid
+            result.changes.append(Change("placed", reader, uid))
+        elif current == uid:
+            self._state[reader] = None
+            result.changes.append(Change("removed", reader, uid))
+
+    def _take_full(self, frame: Frame, result: PollResult) -> None:
+        part, parts = full_part(frame)
+        if part == 1:
+            self._full_parts = {}
+            self._full_expected = parts
+        elif parts != self._full_expected or part - 1 not in self._full_parts:
+            self._full_parts = {}  # a part went missing: wait for the next full report
+            return
+        self._full_parts[part] = {r: (str(u) if u else None) for r, u in parse_pairs(frame).items()}
+        if len(self._full_parts) < parts:
+            return
+        full: dict[int, str | None] = {}
+        for piece in self._full_parts.values():
+            full.update(piece)
+        self._full_parts = {}
+        for reader in range(self.n_readers):
+            uid = full.get(reader)
+            current = self._state[reader]
+            if uid == current:
+                continue
+            if current is not None:
+                result.changes.append(Change("removed", reader, current))
+            if uid is not None:
+                result.changes.append(Change("placed", reader, uid))
+            self._state[reader] = uid
+        self._synced = True
+        result.resynced = True
+
+    def state(self) -> dict[int, str | None]:
+        return dict(self._state)
+
+    def health(self) -> dict[int, Health]:
+        return dict(self._health)
+
+    # ------------------------------------------------------------ tag memory
+
+    def write_tag(self, reader: int, card_id: str, timeout: float = 2.0) -> None:
+        """Ask the firmware to store ``card_id`` in the tag on ``reader``."""
+        seq = self.send("WRITE", [str(reader), card_id])
+        deadline = self.clock() + timeout
+        while self.clock() < deadline:
+            for line in self._read_lines():
+                self._handle_line(line, self._carry)
+            reply = self._replies.pop(seq, None)
+            if reply is not None:
+                if reply.kind == "NAK":
+                    raise BackendError(f"the firmware could not write the tag: {reply.text()}")
+                return
+            time.sleep(0.005)
+        raise BackendError(f"no answer from the firmware to WRITE within {timeout:g} s")
