@@ -1,0 +1,221 @@
+"""`cauldron score FILE|- [--json]`: score a finished game (G10, G11) from a JSON file.
+
+Input (issue 2): `{"players": [{"seat": 0, "colour": "blue", "cauldron": ["blue-a-4", ...],
+"spells": ["accio-1"], "recipes": ["A-orange"]}], "last_card_seat": 2,
+"options": {"second_player_bonus": false, "first_seat": 0}}`; `cauldron` is bottom first;
+`spells`, `recipes`, `last_card_seat` and `options` are optional. Output: a table per seat
+(or, with --json, `{"seats": [...], "winners": [...]}`). Every input problem is a CliError:
+one line naming the problem, exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.cli import CliError
+
+if TYPE_CHECKING:
+    from engine.rules.scoring import FamilyScore, GameScore, SeatCards, SeatScore
+
+_MAX_ERRORS_SHOWN = 3
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "score",
+        help="score a finished game from a JSON file (G10, G11)",
+        description=(
+            "Score a finished game: per-family points, own colour x2, +5 for four cards, "
+            "Immuto placed where it scores best, recipes (variant) and winners. "
+            'Input: {"players": [{"seat": 0, "colour": "blue", "cauldron": [...bottom '
+            'first...], "spells": [...], "recipes": [...]}], "last_card_seat": 2, '
+            '"options": {"second_player_bonus": false, "first_seat": 0}}.'
+        ),
+    )
+    parser.add_argument("file", metavar="FILE", help="the game as JSON, or - to read stdin")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    source = "standard input" if args.file == "-" else str(args.file)
+    text = _read(args.file, source)
+    seats, options = _parse(text, source)
+
+    from engine.rules.scoring import ScoringError, score_game
+
+    try:
+        score = score_game(seats, **options)
+    except ScoringError as exc:
+        raise CliError(f"{source}: {exc.message} (rule {exc.rule})") from None
+    if args.json:
+        print(json.dumps(score.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(render(score, seats))
+    return 0
+
+
+def _read(path: str, source: str) -> str:
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(
+            f"{source}: no such file; give the path of a JSON file, or - for stdin"
+        ) from None
+    except IsADirectoryError:
+        raise CliError(f"{source} is a directory; give the path of a JSON file") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{source} is not UTF-8 text; give a JSON file") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the top level"
+
+
+def _describe(error: Any) -> str:
+    """One pydantic error as `where: what (got value)`."""
+    loc = tuple(error["loc"])
+    if not loc:
+        return 'the top level must be a JSON object like {"players": [...]}'
+    text = f"{_location(loc)}: {error['msg']}"
+    if error["type"] not in ("missing", "extra_forbidden"):
+        got = json.dumps(error.get("input"), ensure_ascii=False)
+        text += f" (got {got if len(got) <= 40 else got[:37] + '...'})"
+    return text
+
+
+def _parse(text: str, source: str) -> tuple[list[SeatCards], dict[str, Any]]:
+    """Check the JSON structure (types, required and unknown keys) and build the seats."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise CliError(f"{source} is not valid JSON: nested too deeply") from None
+
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    from engine.rules.scoring import SeatCards
+
+    class _Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+
+    class Player(_Strict):
+        seat: int
+        colour: str
+        cauldron: list[str]
+        spells: list[str] = Field(default_factory=list)
+        recipes: list[str] = Field(default_factory=list)
+
+    class Options(_Strict):
+        second_player_bonus: bool = False
+        first_seat: int = 0
+
+    class ScoreInput(_Strict):
+        players: list[Player] = Field(min_length=1)
+        last_card_seat: int | None = None
+        options: Options = Field(default_factory=Options)
+
+    try:
+        parsed = ScoreInput.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        shown = "; ".join(_describe(e) for e in errors[:_MAX_ERRORS_SHOWN])
+        more = len(errors) - _MAX_ERRORS_SHOWN
+        extra = f" (and {more} more)" if more > 0 else ""
+        raise CliError(f"{source}: {shown}{extra}") from None
+    seats = [
+        SeatCards(
+            seat=p.seat,
+            colour=p.colour,
+            cauldron=tuple(p.cauldron),
+            spells=tuple(p.spells),
+            recipes=tuple(p.recipes),
+        )
+        for p in parsed.players
+    ]
+    options = {
+        "last_card_seat": parsed.last_card_seat,
+        "first_seat": parsed.options.first_seat,
+        "second_player_bonus": parsed.options.second_player_bonus,
+    }
+    return seats, options
+
+
+# --- the readable table --------------------------------------------------------------------
+
+
+def _card_points(family: FamilyScore) -> list[str]:
+    """Each card with what it contributes: -value alone, 0 in a pair, +value from 3 up."""
+    factor = 2 if family.doubled else 1
+    sign = -1 if family.counted == 1 else (0 if family.counted == 2 else 1)
+    from engine.rules.cards import CARDS
+
+    parts = [f"{card} {sign * CARDS[card].value * factor:+d}" for card in family.cards]
+    parts += [f"{immuto} +0" for immuto in family.immutos]
+    return parts
+
+
+def _family_line(family: FamilyScore) -> tuple[str, str, str]:
+    from engine.rules.cards import family_name
+
+    label = f"{family_name(family.family)} ({family.family})"
+    if family.doubled:
+        label += " x2"
+    cards = ", ".join(_card_points(family))
+    if family.bonus:
+        cards += f", four cards +{family.bonus}"
+    return label, cards, f"{family.points:+d}"
+
+
+def _seat_block(score: SeatScore, entry: SeatCards | None) -> list[str]:
+    from engine.rules.cards import family_name
+
+    rows: list[tuple[str, str, str]] = [_family_line(f) for f in score.families]
+    if not rows:
+        rows.append(("(empty cauldron)", "", "+0"))
+    for immuto, family in score.immuto_assignment:
+        rows.append((f"{immuto} joins", f"{family_name(family)} ({family})", ""))
+    rows.append(("Ingredients", "", f"{score.ingredient_points:+d}"))
+    for recipe in score.recipes:
+        rows.append((f"Recipe {recipe.recipe}", recipe.reason, f"{recipe.points:+d}"))
+    if score.second_player_bonus:
+        rows.append(("Second player", "option: +2 for the second seat", "+2"))
+    if entry is not None and entry.spells:
+        rows.append(("Spells", f"{len(entry.spells)} (score nothing themselves)", ""))
+    rows.append(("Total", "", str(score.total)))
+    width = max(len(r[0]) for r in rows)
+    middle = max(len(r[1]) for r in rows)
+    lines = [f"Seat {score.seat} ({score.colour}): {score.total} points"]
+    for label, detail, points in rows:
+        lines.append(f"  {label.ljust(width)}  {detail.ljust(middle)}  {points.rjust(4)}".rstrip())
+    return lines
+
+
+def render(score: GameScore, seats: list[SeatCards] | None = None) -> str:
+    """The readable result: one block per seat, then the winner(s)."""
+    by_seat = {s.seat: s for s in seats or []}
+    lines: list[str] = []
+    for seat_score in score.seats:
+        lines.extend(_seat_block(seat_score, by_seat.get(seat_score.seat)))
+        lines.append("")
+    names = ", ".join(f"seat {s} ({score.seat(s).colour})" for s in score.winners)
+    top = score.seat(score.winners[0]).total
+    if len(score.winners) == 1:
+        lines.append(f"Winner: {names} with {top} points")
+    else:
+        lines.append(f"Winners (shared): {names} with {top} points each")
+    return "\n".join(lines)
