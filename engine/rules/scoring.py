@@ -3,9 +3,9 @@
 `score_cauldron` scores one cauldron; `score_game` scores every seat, the recipes and the
 optional second-player bonus, and names the winners. Every result carries its breakdown
 (per family, where each Immuto went, each recipe with a reason) so a person can check it.
-`score_totals` computes the same totals and winners without building the breakdown, for
-hot loops (self-play, benchmarks). Bad input raises `ScoringError` naming the rule (G1 card
-ids, G2 seats and colours, G10/G10a options, G11 recipes).
+`score_totals` and `cauldron_points` compute the same numbers without building the
+breakdown, for hot loops (self-play, benchmarks, bots). Bad input raises `ScoringError`
+naming the rule (G1 card ids, G2 seats and colours, G10/G10a options, G11 recipes).
 
 Decisions taken here (RULES.md leaves them open):
 - **Immuto assignment (G10).** The engine tries every way of placing the Immutos (each joins
@@ -436,6 +436,15 @@ def score_cauldron(
     _check_cauldron(cauldron, "cauldron")
     worked = _work_out(colour, cauldron, prefer_colours)
     return worked.points, worked.families(), worked.assignment
+
+
+def cauldron_points(
+    colour: str, cauldron: Sequence[str], *, prefer_colours: Collection[str] = ()
+) -> int:
+    """`score_cauldron(...)[0]` without building the breakdown, for hot loops (bots)."""
+    _check_colour(colour, "cauldron")
+    _check_cauldron(cauldron, "cauldron")
+    return _work_out(colour, cauldron, prefer_colours).points
 
 
 # --- a whole game (G10, G11) --------------------------------------------------------------

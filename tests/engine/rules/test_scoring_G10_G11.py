@@ -28,6 +28,7 @@ from engine.rules.scoring import (
     ScoringError,
     SeatCards,
     SeatScore,
+    cauldron_points,
     score_cauldron,
     score_game,
     score_totals,
@@ -611,6 +612,7 @@ def test_G10_property_chosen_immuto_assignment_is_never_worse_than_any_other(
     assert chosen == best_families  # the documented tie-breaks, exactly
     assert [i for i, _ in assignment] == sorted(IMMUTOS[:immuto_count])
     assert total == sum(f.points for f in families)
+    assert cauldron_points(colour, cauldron, prefer_colours=prefer) == total
     for family in families:
         factor = 2 if family.doubled else 1
         assert family.points == family.base * factor + family.bonus
