@@ -13,12 +13,13 @@ Example ``hub.toml``::
     port = "/dev/ttyACM0"
     baudrate = 115200
 
-    [spi]
+    [spi]                             # readers on the Pi's own SPI bus
     bus = 0
     device = 0
-    select_pins = [5, 6, 13, 19, 26, 21]   # BCM pins driving the chip-select demultiplexer
-    enable_pin = 20                         # demultiplexer enable (active low), optional
-    reset_pin = 25
+    speed_hz = 4000000
+    address_pins = [5, 6, 13, 19]     # BCM pins to the 74HC154s' A0..A3
+    bank_pins = [26, 21, 20]          # one /E1 per 16 readers
+    strobe_pin = 16                   # all /E2 tied together: the chip-select pulse
 
     [io]                              # gpiozero pins (BCM); omit a key to go without
     turn_leds = [17, 27, 22, 23]
