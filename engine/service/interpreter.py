@@ -1,0 +1,865 @@
+"""The table interpreter: sensor events in, rules actions and alerts out (pure: no I/O, no clock).
+
+It holds what the readers see (`cells`, `pads`) and what the game expects, and turns each
+`SensorInput` into an `Outcome`:
+
+- a card lifted from the line the pawn faces is a normal take, from elsewhere an Accio take
+  (when legal), at a corner a take from the line reached by moving again is Declinatio; the
+  card is then *held* until it is laid on the active seat's pad, which applies the take
+  (ingredient/Immuto onto the stack, Accio/Declinatio kept, Vanesco/Perluceo resolved);
+- a card laid into the hole is the refill (`Refill(card)`; its identity is learned there);
+- after a Vanesco, each seat that lost its top taps that card on its pad (or the host
+  confirms) before the next turn may take;
+- the game's last card: laid on the pad = keep; the seat's button or a keep/discard command;
+- anything else leaves the table different from what the game expects; every difference is
+  an `Alert` (rule id, message, exact instruction, stable id) that clears itself when the
+  table matches again. A lifted card put back where it was is no error.
+
+Host commands (`command`): new_game (then the DEALING state reads the deal from the cells),
+confirm, undo, keep, discard, end. A command that does not fit raises `Refused` and changes
+nothing. The same inputs in the same order always give the same state (crash recovery
+replays them), so nothing here reads a clock or a random source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final, Literal
+
+from engine.rules import (
+    Action,
+    Game,
+    GameConfig,
+    GameLog,
+    IllegalAction,
+    InvalidSetup,
+    Phase,
+    Refill,
+    Take,
+    UseDeclinatio,
+    replay,
+)
+from engine.rules.actions import DISCARD, KEEP, PASS, TAKES, USE_DECLINATIO, Discard, Keep
+from engine.rules.board import (
+    CELL_LINES,
+    FACED_LINE,
+    LINES,
+    PERIMETER,
+    TAKEABLE_CELLS,
+    cell_name,
+    line_name,
+    parse_cell,
+)
+from engine.rules.cards import CARDS, RECIPES, card_label, deck_for
+from engine.rules.errors import RulesError
+from engine.rules.events import Event, VanescoResolved
+from engine.service.errors import Refused
+
+SensorKind = Literal["placed", "removed", "button"]
+UNKNOWN_PREFIX: Final = "uid:"
+# Vanesco and Perluceo: never taken with Declinatio (G7).
+_RESOLVED_SPELLS: Final = frozenset(
+    c for c, v in CARDS.items() if v.spell in ("vanesco", "perluceo")
+)
+
+
+class Status(StrEnum):
+    IDLE = "idle"  # no game yet
+    DEALING = "dealing"  # new_game given: reading the dealt grid from the cells
+    PLAYING = "playing"
+    OVER = "over"  # the game ended by the rules
+    ENDED = "ended"  # the host ended (abandoned) the game
+
+
+@dataclass(frozen=True, slots=True)
+class SensorInput:
+    """One change seen by the table (converted from a hub event).
+
+    Exactly one of ``cell`` (a grid cell index, ``r * 6 + c``) or ``pad`` (a seat's scan pad)
+    for ``placed``/``removed``; ``card`` is the card id, None for a tag not in the tag map
+    (``uid`` then says which). ``button`` events: ``confirm`` with ``seat``, or ``undo``.
+    """
+
+    kind: SensorKind
+    cell: int | None = None
+    pad: int | None = None
+    card: str | None = None
+    uid: str | None = None
+    button: Literal["confirm", "undo"] | None = None
+    seat: int | None = None
+    ts: float = 0.0
+
+    @property
+    def seen(self) -> str:
+        """What the reader holds: the card id, or ``uid:<UID>`` for an unknown tag."""
+        return self.card if self.card is not None else f"{UNKNOWN_PREFIX}{self.uid or '?'}"
+
+
+def lift(cell: int | str, card: str, ts: float = 0.0) -> SensorInput:
+    return SensorInput("removed", cell=_cell(cell), card=card, ts=ts)
+
+
+def lay(cell: int | str, card: str | None, ts: float = 0.0, uid: str | None = None) -> SensorInput:
+    return SensorInput("placed", cell=_cell(cell), card=card, uid=uid, ts=ts)
+
+
+def pad_lay(seat: int, card: str | None, ts: float = 0.0, uid: str | None = None) -> SensorInput:
+    return SensorInput("placed", pad=seat, card=card, uid=uid, ts=ts)
+
+
+def pad_lift(seat: int, card: str | None, ts: float = 0.0, uid: str | None = None) -> SensorInput:
+    return SensorInput("removed", pad=seat, card=card, uid=uid, ts=ts)
+
+
+def press(
+    button: Literal["confirm", "undo"], seat: int | None = None, ts: float = 0.0
+) -> SensorInput:
+    return SensorInput("button", button=button, seat=seat, ts=ts)
+
+
+def _cell(cell: int | str) -> int:
+    return parse_cell(cell) if isinstance(cell, str) else cell
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """Something on the table differs from what the game expects, and how to put it right."""
+
+    alert_id: str
+    rule: str
+    code: str
+    message: str
+    instruction: str
+    severity: Literal["info", "warning", "error"] = "error"
+    seat: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    ts: float = 0.0
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "alert_id": self.alert_id,
+            "rule": self.rule,
+            "message": self.message,
+            "instruction": self.instruction,
+            "severity": self.severity,
+            "seat": self.seat,
+            "params": {"code": self.code, **self.params},
+            "ts": self.ts,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Reason:
+    rule: str
+    code: str
+    message: str
+    instruction: str
+    severity: Literal["info", "warning", "error"] = "error"
+    seat: int | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(slots=True)
+class Held:
+    """A card lifted for a legal take, not yet laid on the active seat's pad."""
+
+    cell: int
+    card: str
+    plan: tuple[Action, ...]  # (Take,) or (UseDeclinatio, Take)
+    ends_game: bool  # the last card of a line with the pile empty (G10a): keep or discard
+
+    def to_wire(self) -> dict[str, Any]:
+        via = "declinatio" if len(self.plan) == 2 else "take"
+        return {"cell": cell_name(self.cell), "card": self.card, "via": via,
+                "last_card": self.ends_game}
+
+
+@dataclass
+class Outcome:
+    """What one input or command did."""
+
+    actions: list[Action] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    raised: list[Alert] = field(default_factory=list)
+    cleared: list[Alert] = field(default_factory=list)
+    changed: bool = False  # the public/seat views differ
+    instructions: list[str] = field(default_factory=list)  # undo: how to put cards back
+    started: bool = False
+    ended: bool = False
+    note: str | None = None  # why an input did nothing (a button that fits no moment)
+
+    @property
+    def private_events(self) -> list[Event]:
+        return [e for e in self.events if e.private]
+
+
+def where(cell: int) -> str:
+    return f"cell {cell_name(cell)}"
+
+
+def label(card: str) -> str:
+    if card.startswith(UNKNOWN_PREFIX):
+        return f"an unknown tag ({card[len(UNKNOWN_PREFIX):]})"
+    return card_label(card) if card in CARDS else card
+
+
+class TableInterpreter:
+    """Follows one physical table. Feed `handle()` sensor inputs and `command()` host
+    commands in order; read `status`, `game`, `alerts`, `public_view()`, `seat_view()`."""
+
+    def __init__(self, table: str = "table") -> None:
+        self.table = table
+        self.cells: dict[int, str] = {}  # observed: cell -> card id or "uid:…"
+        self.pads: dict[int, str] = {}
+        self.status = Status.IDLE
+        self.game: Game | None = None
+        self.game_id: str | None = None
+        self.config: GameConfig | None = None
+        self.recipe_cards: tuple[tuple[str, ...], ...] = ()
+        self.held: Held | None = None
+        self.vanesco_wait: list[tuple[int, str]] = []
+        self._lift_reasons: dict[int, _Reason] = {}  # refused lifts, by cell
+        self._place_reasons: dict[int, _Reason] = {}  # refused placements (refill), by cell
+        self._pad_reasons: dict[int, _Reason] = {}
+        self._undo_note: _Reason | None = None
+        self.alerts: dict[tuple[Any, ...], Alert] = {}
+        self._alert_counter = 0
+        self.inputs = 0
+        self.last_ts = 0.0
+
+    # ------------------------------------------------------------------ persistence helpers
+
+    def observed(self) -> dict[str, Any]:
+        """What the readers see now (stored with each new game, to rebuild from there)."""
+        return {
+            "cells": {cell_name(c): v for c, v in sorted(self.cells.items())},
+            "pads": {str(p): v for p, v in sorted(self.pads.items())},
+        }
+
+    @classmethod
+    def from_observed(cls, table: str, observed: dict[str, Any]) -> TableInterpreter:
+        interp = cls(table)
+        interp.cells = {parse_cell(k): str(v) for k, v in observed.get("cells", {}).items()}
+        interp.pads = {int(k): str(v) for k, v in observed.get("pads", {}).items()}
+        return interp
+
+    # ------------------------------------------------------------------ sensor inputs
+
+    def handle(self, inp: SensorInput) -> Outcome:
+        """Take one sensor input; never raises for anything a table can do."""
+        out = Outcome()
+        self.inputs += 1
+        self.last_ts = inp.ts
+        if inp.kind == "button":
+            self._button(inp, out)
+        elif inp.cell is not None:
+            if inp.kind == "placed":
+                self._cell_placed(inp.cell, inp.seen, out)
+            else:
+                self._cell_removed(inp.cell, out)
+        elif inp.pad is not None:
+            if inp.kind == "placed":
+                self._pad_placed(inp.pad, inp.seen, out)
+            else:
+                self.pads.pop(inp.pad, None)
+                self._pad_reasons.pop(inp.pad, None)
+        out.changed = True
+        self._refresh_alerts(out, inp.ts)
+        return out
+
+    def _playing(self) -> Game | None:
+        return self.game if self.status is Status.PLAYING else None
+
+    def _cell_removed(self, cell: int, out: Outcome) -> None:
+        seen = self.cells.pop(cell, None)
+        self._place_reasons.pop(cell, None)
+        game = self._playing()
+        if game is None or seen is None or seen != game.grid[cell]:
+            return  # not a game card leaving its cell: the alerts tell what is left to do
+        reason = self._lift(game, cell, seen)
+        if reason is not None:
+            self._lift_reasons[cell] = reason
+
+    def _lift(self, game: Game, cell: int, card: str) -> _Reason | None:
+        """A game card lifted from its cell: hold it for a legal take, or say why not."""
+        back = f"Put {label(card)} back on {where(cell)}."
+        params = (("card", card), ("cell", cell_name(cell)))
+        seat = game.seat
+        if self.held is not None:
+            held = self.held
+            return _Reason("G4", "one_card_per_turn",
+                           f"Only one card per turn: seat {seat} already took "
+                           f"{label(held.card)} from {where(held.cell)}.", back, seat=seat,
+                           params=params)
+        if self.vanesco_wait:
+            victim, top = self.vanesco_wait[0]
+            return _Reason("G8", "vanesco_pending",
+                           f"The Vanesco is not finished: seat {victim} must first tap "
+                           f"{label(top)} on their pad and put it under the draw pile.",
+                           back, seat=victim, params=params)
+        if game.phase is Phase.REFILL:
+            hole = game.refill_cell
+            assert hole is not None
+            return _Reason("G4", "refill_first",
+                           f"First refill {where(hole)} with the top card of the draw pile.",
+                           f"{back} Then lay the top card of the draw pile on {where(hole)}.",
+                           params=params)
+        plan = self._plan_take(game, cell)
+        if plan is not None:
+            self.held = Held(cell, card, plan, self._ends_game(game, cell))
+            return None
+        if game.phase is Phase.TAKE and FACED_LINE[game.pawns[seat]] is None:
+            line = self._declinatio_line(game)
+            return _Reason("G7", "corner_declinatio_line",
+                           f"Seat {seat}'s pawn stands at a corner: with Declinatio a card can "
+                           f"only come from {line_name(line) if line is not None else '-'}; "
+                           f"{where(cell)} is not in it.", back, seat=seat, params=params)
+        error = game.why_illegal(TAKES[cell]) or IllegalAction("G4", "this card cannot be taken")
+        return _Reason(error.rule, "illegal_take", f"{label(card)} cannot be taken: "
+                       f"{error.message}.", back, seat=seat, params=params)
+
+    @staticmethod
+    def _declinatio_line(game: Game) -> int | None:
+        return FACED_LINE[(game.pawns[game.seat] + game.move_value) % PERIMETER]
+
+    def _plan_take(self, game: Game, cell: int) -> tuple[Action, ...] | None:
+        legal = game.legal_actions()
+        take = TAKES[cell]
+        if take in legal:
+            return (take,)
+        if game.phase is Phase.TAKE and USE_DECLINATIO in legal:
+            line = self._declinatio_line(game)
+            card = game.grid[cell]
+            if line is not None and cell in LINES[line] and card not in _RESOLVED_SPELLS:
+                return (USE_DECLINATIO, take)
+        return None
+
+    @staticmethod
+    def _ends_game(game: Game, cell: int) -> bool:
+        if game.pile.size:
+            return False
+        grid = game.grid
+        return any(
+            all(grid[c] is None or c == cell for c in LINES[line]) for line in CELL_LINES[cell]
+        )
+
+    def _cell_placed(self, cell: int, seen: str, out: Outcome) -> None:
+        self.cells[cell] = seen
+        self._place_reasons.pop(cell, None)
+        game = self._playing()
+        if game is None or seen.startswith(UNKNOWN_PREFIX):
+            return
+        held = self.held
+        if held is not None and held.card == seen:
+            if held.cell == cell:
+                self.held = None  # put back where it was: nothing happened
+            return
+        if cell in self._lift_reasons and game.grid[cell] == seen:
+            del self._lift_reasons[cell]  # a refused lift put right
+            return
+        if game.phase is Phase.REFILL and cell == game.refill_cell:
+            why = game.pile.why_not_next(seen)
+            if why is None:
+                self._apply(game, (Refill(seen),), out)
+                return
+            self._place_reasons[cell] = _Reason(
+                "G4", "bad_refill", f"{label(seen)} cannot be the refill: {why}.",
+                f"Lift {label(seen)} from {where(cell)} and lay the top card of the draw pile "
+                "there instead.", params=(("card", seen), ("cell", cell_name(cell))))
+
+    def _pad_placed(self, seat: int, seen: str, out: Outcome) -> None:
+        self.pads[seat] = seen
+        game = self._playing()
+        if game is None:
+            return
+        off = f"Lift {label(seen)} from seat {seat}'s pad."
+        params = (("card", seen), ("pad", seat))
+        if seen.startswith(UNKNOWN_PREFIX):
+            self._pad_reasons[seat] = _Reason(
+                "G1", "unknown_tag", f"{label(seen)} lies on seat {seat}'s pad: it is not in "
+                "the tag map.", f"{off} If it is a game card, enrol its tag "
+                "(cauldron hub enrol).", params=params)
+            return
+        if (seat, seen) in self.vanesco_wait:
+            self.vanesco_wait.remove((seat, seen))
+            return
+        held = self.held
+        if held is not None and held.card == seen:
+            if seat == game.seat:
+                plan = held.plan + ((KEEP,) if held.ends_game else ())
+                self.held = None
+                self._apply(game, plan, out)
+                return
+            self._pad_reasons[seat] = _Reason(
+                "G4", "wrong_pad", f"It is seat {game.seat}'s turn: {label(seen)} is taken for "
+                f"seat {game.seat}, not seat {seat}.",
+                f"{off} Lay it on seat {game.seat}'s pad, or put it back on {where(held.cell)}.",
+                seat=seat, params=params)
+            return
+        for cell, reason in self._lift_reasons.items():
+            if game.grid[cell] == seen:
+                self._pad_reasons[seat] = _Reason(
+                    reason.rule, "not_taken", f"{label(seen)} was not taken: {reason.message}",
+                    f"{off} Put it back on {where(cell)}.", seat=seat, params=params)
+                return
+        self._pad_reasons[seat] = _Reason(
+            "G4", "unexpected_pad", f"Nothing is to be laid on seat {seat}'s pad now "
+            f"({label(seen)}).", off, severity="warning", seat=seat, params=params)
+
+    def _button(self, inp: SensorInput, out: Outcome) -> None:
+        if inp.button == "undo":
+            try:
+                self._undo(out)
+            except Refused as exc:
+                out.note = exc.message
+            return
+        seat = inp.seat
+        if self.status is Status.DEALING:
+            try:
+                self._start(out)
+            except Refused as exc:
+                out.note = exc.message
+            return
+        game = self._playing()
+        if game is None:
+            out.note = "no game in progress"
+            return
+        held = self.held
+        if held is not None and held.ends_game and seat == game.seat:
+            self.held = None
+            self._apply(game, (*held.plan, DISCARD), out)
+        elif held is None and PASS in game.legal_actions() and seat == game.seat:
+            self._apply(game, (PASS,), out)
+        else:
+            out.note = f"seat {seat}'s button has nothing to confirm now"
+
+    # ------------------------------------------------------------------ applying actions
+
+    def _apply(self, game: Game, plan: tuple[Action, ...], out: Outcome) -> None:
+        for action in plan:
+            events = game.apply(action)  # planned from legal_actions(): cannot be refused
+            out.actions.append(action)
+            out.events.extend(events)
+            for event in events:
+                if isinstance(event, VanescoResolved):
+                    self.vanesco_wait = list(event.removed)
+        self._undo_note = None
+        if game.is_over():
+            self.status = Status.OVER
+            self.vanesco_wait = []
+            self.held = None
+            out.ended = True
+            return
+        hole = game.refill_cell
+        if game.phase is Phase.REFILL and hole is not None and hole in self.cells:
+            # The refill was laid before the taken card reached the pad: take it now.
+            self._cell_placed(hole, self.cells[hole], out)
+
+    # ------------------------------------------------------------------ commands
+
+    def command(self, verb: str, args: dict[str, Any] | None = None, *, seat: int | None = None,
+                ts: float = 0.0) -> Outcome:
+        """A host/dashboard command. Raises `Refused` (and changes nothing) when it does not
+        fit the moment or its arguments are wrong."""
+        args = dict(args or {})
+        out = Outcome()
+        if verb == "new_game":
+            self._new_game(args, out)
+        elif verb == "confirm":
+            self._confirm(out)
+        elif verb == "undo":
+            self._undo(out)
+        elif verb in ("keep", "discard"):
+            self._keep_or_discard(verb == "keep", seat, out)
+        elif verb == "end":
+            if self.status not in (Status.DEALING, Status.PLAYING):
+                raise Refused("no game is in progress: nothing to end", code="no_game")
+            self.status = Status.ENDED
+            self.held = None
+            self.vanesco_wait = []
+            out.ended = True
+        else:
+            raise Refused(f"unknown command {verb!r}", code="unknown_command")
+        self.inputs += 1
+        self.last_ts = ts
+        out.changed = True
+        self._refresh_alerts(out, ts)
+        return out
+
+    def _new_game(self, args: dict[str, Any], out: Outcome) -> None:
+        if self.status in (Status.DEALING, Status.PLAYING):
+            raise Refused(f"game {self.game_id} is in progress: end it first (command end)",
+                          code="game_in_progress")
+        game_id = args.pop("game_id", None)
+        if not isinstance(game_id, str) or not game_id:
+            raise Refused("new_game needs a game_id", code="bad_args")
+        recipe_cards = args.pop("recipe_cards", [])
+        try:
+            config = GameConfig.from_wire(args)
+        except InvalidSetup as exc:
+            raise Refused(exc.message, code="bad_config", rule=exc.rule) from None
+        if not isinstance(recipe_cards, list) or not all(
+            isinstance(pair, list) and all(r in RECIPES for r in pair) for pair in recipe_cards
+        ):
+            raise Refused("recipe_cards must list each seat's [A, B] recipe ids", rule="G11",
+                          code="bad_config")
+        if config.recipes and len(recipe_cards) != config.players:
+            raise Refused("the recipe variant needs recipe_cards: one [A, B] per seat",
+                          rule="G11", code="bad_config")
+        self.status = Status.DEALING
+        self.game = None
+        self.game_id = game_id
+        self.config = config
+        self.recipe_cards = tuple(tuple(pair) for pair in recipe_cards)
+        self.held = None
+        self.vanesco_wait = []
+        self._lift_reasons.clear()
+        self._place_reasons.clear()
+        self._pad_reasons.clear()
+        self._undo_note = None
+        self.alerts.clear()
+        self._alert_counter = 0
+        if self._deal_state()[0] == len(TAKEABLE_CELLS) and not self._deal_problems():
+            self._start(out)
+
+    def _deal_state(self) -> tuple[int, list[str]]:
+        missing = [cell_name(c) for c in TAKEABLE_CELLS if c not in self.cells]
+        return len(TAKEABLE_CELLS) - len(missing), missing
+
+    def _deal_problems(self) -> dict[int, _Reason]:
+        assert self.config is not None
+        deck = frozenset(deck_for(self.config.removed))
+        problems: dict[int, _Reason] = {}
+        first_seen: dict[str, int] = {}
+        for cell in TAKEABLE_CELLS:
+            seen = self.cells.get(cell)
+            if seen is None:
+                continue
+            off = f"Lift {label(seen)} from {where(cell)}"
+            params = (("card", seen), ("cell", cell_name(cell)))
+            if seen.startswith(UNKNOWN_PREFIX):
+                problems[cell] = _Reason("G1", "unknown_tag", f"{label(seen)} lies on "
+                                         f"{where(cell)}: it is not in the tag map.",
+                                         f"{off}; enrol it (cauldron hub enrol) if it is a "
+                                         "game card.", params=params)
+            elif seen not in deck:
+                if seen in CARDS and CARDS[seen].colour == self.config.removed:
+                    why = f"the {self.config.removed} ingredients are removed with 2 players"
+                else:
+                    why = "it is not one of the cards dealt into the square"
+                problems[cell] = _Reason("G2", "not_in_deck", f"{label(seen)} cannot be dealt: "
+                                         f"{why}.", f"{off} and put it back in the box; deal "
+                                         "another card there.", params=params)
+            elif seen in first_seen:
+                other = first_seen[seen]
+                problems[cell] = _Reason("G1", "card_twice", f"{label(seen)} lies on "
+                                         f"{where(other)} and on {where(cell)}: one card, two "
+                                         "tags.", f"{off}; its tag copies another card's.",
+                                         params=params)
+            else:
+                first_seen[seen] = cell
+        return problems
+
+    def _start(self, out: Outcome) -> None:
+        if self.status is not Status.DEALING or self.config is None:
+            raise Refused("no deal to confirm: start one with new_game", code="not_dealing")
+        filled, missing = self._deal_state()
+        problems = self._deal_problems()
+        if problems:
+            first = next(iter(problems.values()))
+            raise Refused(f"the deal is not right: {first.message} {first.instruction}",
+                          rule=first.rule, code="bad_deal")
+        if missing:
+            raise Refused(f"the square holds {filled} of 32 cards; empty: {', '.join(missing)}",
+                          rule="G2", code="deal_incomplete")
+        grid = [self.cells[c] for c in TAKEABLE_CELLS]
+        try:
+            game = Game.from_deal(self.config, grid, None, self.recipe_cards)
+        except RulesError as exc:
+            raise Refused(exc.message, rule=exc.rule, code="bad_deal") from None
+        self.game = game
+        self.status = Status.PLAYING
+        out.events.extend(game.opening_events)
+        out.started = True
+
+    def _confirm(self, out: Outcome) -> None:
+        if self.status is Status.DEALING:
+            self._start(out)
+            return
+        game = self._playing()
+        if game is not None and self.vanesco_wait:
+            self.vanesco_wait = []  # the host vouches that the tops went under the pile
+            return
+        if game is not None and self.held is None and PASS in game.legal_actions():
+            self._apply(game, (PASS,), out)
+            return
+        raise Refused("nothing to confirm now", code="nothing_to_confirm")
+
+    def _keep_or_discard(self, keep: bool, seat: int | None, out: Outcome) -> None:
+        game = self._playing()
+        held = self.held
+        verb = "keep" if keep else "discard"
+        if game is None or (game.phase is not Phase.LAST_CARD
+                            and not (held is not None and held.ends_game)):
+            raise Refused(f"{verb}: no game is ending; keep/discard only apply to the game's "
+                          "last card", rule="G10a", code="not_last_card")
+        if seat is not None and seat != game.seat:
+            raise Refused(f"{verb}: the last card is seat {game.seat}'s, not seat {seat}'s",
+                          rule="G10a", code="wrong_seat")
+        decision = KEEP if keep else DISCARD
+        if game.phase is Phase.LAST_CARD:
+            self._apply(game, (decision,), out)
+        else:
+            assert held is not None
+            self.held = None
+            self._apply(game, (*held.plan, decision), out)
+
+    def _undo(self, out: Outcome) -> None:
+        game = self.game
+        if game is None or self.status not in (Status.PLAYING, Status.OVER):
+            raise Refused("undo: no game to undo in", code="nothing_to_undo")
+        actions = game.actions
+        if not actions:
+            raise Refused("undo: nothing to undo yet (no move was made)", code="nothing_to_undo")
+        count = 1
+        if isinstance(actions[-1], Refill | Keep | Discard):
+            count = 2
+        if (len(actions) > count and isinstance(actions[-count], Take)
+                and isinstance(actions[-count - 1], UseDeclinatio)):
+            count += 1
+        previous = replay(GameLog.of(game).without_last(count))
+        out.instructions = undo_instructions(game, previous)
+        self.game = previous
+        self.status = Status.PLAYING
+        self.held = None
+        self.vanesco_wait = []
+        self._lift_reasons.clear()
+        self._place_reasons.clear()
+        undone = ", ".join(str(a) for a in actions[-count:])
+        self._undo_note = _Reason("G4", "undone", f"Undone: {undone}.",
+                                  " ".join(out.instructions) or "Nothing to put back.",
+                                  severity="info")
+
+    # ------------------------------------------------------------------ alerts
+
+    def _desired(self) -> dict[tuple[Any, ...], _Reason]:
+        wanted: dict[tuple[Any, ...], _Reason] = {}
+        if self.status is Status.DEALING:
+            for cell, reason in self._deal_problems().items():
+                wanted[("deal", cell, reason.code, self.cells.get(cell))] = reason
+            return wanted
+        game = self._playing()
+        if game is None:
+            return wanted
+        held = self.held
+        for cell in TAKEABLE_CELLS:
+            expected = game.grid[cell]
+            if held is not None and held.cell == cell:
+                expected = None
+            seen = self.cells.get(cell)
+            if seen == expected:
+                continue
+            reason = self._cell_reason(game, cell, expected, seen)
+            wanted[("cell", cell, reason.code, expected, seen)] = reason
+        for seat, reason in self._pad_reasons.items():
+            wanted[("pad", seat, reason.code, self.pads.get(seat))] = reason
+        if self._undo_note is not None:
+            wanted[("undo", game.turns, len(game.actions))] = self._undo_note
+        return wanted
+
+    def _cell_reason(self, game: Game, cell: int, expected: str | None,
+                     seen: str | None) -> _Reason:
+        here = where(cell)
+        params: tuple[tuple[str, Any], ...] = (("cell", cell_name(cell)),
+                                               ("expected", expected), ("seen", seen))
+        if seen is None:
+            assert expected is not None
+            reason = self._lift_reasons.get(cell)
+            if reason is not None:
+                return reason
+            return _Reason("G4", "card_missing", f"{label(expected)} is missing from {here}.",
+                           f"Put {label(expected)} back on {here}.", params=params)
+        if seen.startswith(UNKNOWN_PREFIX):
+            return _Reason("G1", "unknown_tag", f"{label(seen)} lies on {here}: it is not in "
+                           "the tag map.", f"Lift it from {here}"
+                           + (f" and put {label(expected)} back there." if expected else ".")
+                           + " Enrol the tag (cauldron hub enrol) if it is a game card.",
+                           params=params)
+        if cell in self._place_reasons:
+            return self._place_reasons[cell]
+        held = self.held
+        if held is not None and held.cell == cell and seen != held.card:
+            return _Reason("G4", "pad_first", f"{label(seen)} lies in the hole on {here} before "
+                           f"{label(held.card)} reached seat {game.seat}'s pad.",
+                           f"Lay {label(held.card)} on seat {game.seat}'s pad.",
+                           severity="warning", seat=game.seat, params=params)
+        if held is not None and seen == held.card:
+            return _Reason("G4", "moved_card", f"{label(seen)} was taken from "
+                           f"{where(held.cell)}; it does not go on {here}.",
+                           f"Lift it from {here} and lay it on seat {game.seat}'s pad, or put "
+                           f"it back on {where(held.cell)}.", seat=game.seat, params=params)
+        home = self._home(game, seen)
+        if expected is None:
+            if game.phase is not Phase.REFILL and not game.pile.size:
+                return _Reason("G10a", "pile_empty", f"The draw pile is empty: holes stay "
+                               f"empty; {label(seen)} does not go on {here}.",
+                               f"Lift {label(seen)} from {here}{home}.", params=params)
+            return _Reason("G4", "cell_should_be_empty", f"{label(seen)} lies on {here}, "
+                           "which should be empty.", f"Lift {label(seen)} from {here}{home}.",
+                           params=params)
+        return _Reason("G4", "wrong_card", f"{here.capitalize()} holds {label(seen)}; it should "
+                       f"hold {label(expected)}.", f"Lift {label(seen)} from {here}{home}, "
+                       f"and put {label(expected)} back on {here}.", params=params)
+
+    @staticmethod
+    def _home(game: Game, card: str) -> str:
+        """Where a card seen out of place belongs, as the end of an instruction. Never names
+        a covered cauldron card's place (hidden information)."""
+        if card not in CARDS:
+            return " (it is not a card of this game)"
+        for cell in TAKEABLE_CELLS:
+            if game.grid[cell] == card:
+                return f" (it belongs on {where(cell)}: a card cannot lie twice)"
+        for seat, cauldron in enumerate(game.cauldrons):
+            if cauldron and cauldron[-1] == card:
+                return f" and put it back on top of seat {seat}'s cauldron"
+        for seat, spells in enumerate(game.spells):
+            if any(slot[0] == card for slot in spells):
+                return f" and put it back beside seat {seat}'s cauldron"
+        if card in game.pile:
+            return " and put it back in the draw pile"
+        return " and keep it out of the game"
+
+    def _refresh_alerts(self, out: Outcome, ts: float) -> None:
+        wanted = self._desired()
+        for key in [k for k in self.alerts if k not in wanted]:
+            out.cleared.append(self.alerts.pop(key))
+        for key, reason in wanted.items():
+            current = self.alerts.get(key)
+            if current is not None and (current.message, current.instruction) == (
+                reason.message, reason.instruction):
+                continue
+            if current is None:
+                self._alert_counter += 1
+                alert_id = f"{self.game_id or self.table}-a{self._alert_counter}"
+            else:
+                alert_id = current.alert_id
+            alert = Alert(alert_id, reason.rule, reason.code, reason.message, reason.instruction,
+                          reason.severity, reason.seat, dict(reason.params), ts)
+            self.alerts[key] = alert
+            out.raised.append(alert)
+
+    @property
+    def active_alerts(self) -> list[Alert]:
+        return list(self.alerts.values())
+
+    # ------------------------------------------------------------------ views
+
+    def prompt(self) -> dict[str, Any]:
+        """What the table waits for now, for the dashboard (code + English text)."""
+        if self.status is Status.IDLE:
+            return {"code": "idle", "seat": None, "text": "No game: start one (new game)."}
+        if self.status is Status.DEALING:
+            filled, _ = self._deal_state()
+            return {"code": "dealing", "seat": None,
+                    "text": f"Deal 32 cards face up into the square ({filled}/32 read)."}
+        game = self.game
+        if self.status is not Status.PLAYING or game is None:
+            return {"code": self.status.value, "seat": None, "text": "The game is over."}
+        seat = game.seat
+        if self.vanesco_wait:
+            victim, top = self.vanesco_wait[0]
+            return {"code": "vanesco_tap", "seat": victim,
+                    "text": f"Seat {victim}: tap {label(top)} on your pad and put it under the "
+                            "draw pile."}
+        held = self.held
+        if held is not None:
+            if held.ends_game:
+                return {"code": "last_card", "seat": seat,
+                        "text": f"Seat {seat}: lay {label(held.card)} on your pad to keep it, "
+                                "or press your button to discard it."}
+            return {"code": "lay_on_pad", "seat": seat,
+                    "text": f"Seat {seat}: lay {label(held.card)} on your pad."}
+        if game.phase is Phase.REFILL:
+            assert game.refill_cell is not None
+            return {"code": "refill", "seat": seat,
+                    "text": f"Lay the top card of the draw pile on {where(game.refill_cell)}."}
+        line = FACED_LINE[game.pawns[seat]]
+        if line is None:
+            return {"code": "corner", "seat": seat,
+                    "text": f"Seat {seat}: at a corner. Take from "
+                            f"{line_name(self._declinatio_line(game) or 0)} with Declinatio, "
+                            "or press your button to pass."}
+        return {"code": "take", "seat": seat,
+                "text": f"Seat {seat}: move your pawn to {game.pawns[seat]} and take a card "
+                        f"from {line_name(line)}."}
+
+    def table_view(self) -> dict[str, Any]:
+        filled, missing = self._deal_state()
+        return {
+            "status": self.status.value,
+            "game_id": self.game_id,
+            "prompt": self.prompt(),
+            "held": self.held.to_wire() if self.held else None,
+            "vanesco_wait": [{"seat": s, "card": c} for s, c in self.vanesco_wait],
+            "alerts": [a.to_wire() for a in self.alerts.values()],
+            "dealing": {"filled": filled, "missing": missing}
+            if self.status is Status.DEALING else None,
+            "inputs": self.inputs,
+        }
+
+    def public_view(self) -> dict[str, Any]:
+        """The game's public view plus the table's state (`table`). Never a covered card."""
+        if self.game is not None and self.status is not Status.DEALING:
+            view = self.game.view_public()
+        else:
+            view = {"schema_version": 1, "grid": self._observed_grid(), "seats": [],
+                    "config": self.config.to_wire() if self.config else None, "over": False}
+        view["table"] = self.table_view()
+        return view
+
+    def seat_view(self, seat: int) -> dict[str, Any] | None:
+        if self.game is None or self.status is Status.DEALING:
+            return None
+        if not 0 <= seat < self.game.players:
+            return None
+        view = self.game.view(seat)
+        view["table"] = self.table_view()
+        return view
+
+    def _observed_grid(self) -> list[list[str | None]]:
+        rows: list[list[str | None]] = []
+        for r in range(6):
+            row: list[str | None] = []
+            for c in range(6):
+                seen = self.cells.get(r * 6 + c)
+                row.append(None if seen is None or seen.startswith(UNKNOWN_PREFIX) else seen)
+            rows.append(row)
+        return rows
+
+    @property
+    def turn(self) -> int | None:
+        game = self._playing()
+        return game.seat if game is not None else None
+
+
+def undo_instructions(before: Game, after: Game) -> list[str]:
+    """How to put the cards back after an undo: what differs between the two games."""
+    steps: list[str] = []
+    for cell in TAKEABLE_CELLS:
+        now, then = before.grid[cell], after.grid[cell]
+        if now == then:
+            continue
+        if now is not None:
+            steps.append(f"Lift {label(now)} from {where(cell)} and put it back on top of the "
+                         "draw pile.")
+        if then is not None:
+            steps.append(f"Put {label(then)} back on {where(cell)}.")
+    for seat in range(after.players):
+        gone = after.cauldrons[seat][len(before.cauldrons[seat]):]
+        if len(after.cauldrons[seat]) > len(before.cauldrons[seat]) and gone:
+            for card in gone:
+                steps.append(f"Take {label(card)} from under the draw pile and put it back on "
+                             f"top of seat {seat}'s cauldron.")
+    return steps
