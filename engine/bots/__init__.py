@@ -1,0 +1,37 @@
+"""Bots for Glastonbury: random, greedy and information-set Monte Carlo search, hints,
+and tournaments. A bot sees only an `Observation` (what one seat may know; see
+`engine.bots.base`), never the game's hidden state."""
+
+from engine.bots.base import (
+    Bot,
+    BotError,
+    Memory,
+    Observation,
+    ObservationTracker,
+    observe_game,
+    visible_to,
+)
+from engine.bots.determinize import sample_world
+from engine.bots.greedy import GreedyBot
+from engine.bots.hints import Hint, hint
+from engine.bots.random_bot import RandomBot
+from engine.bots.registry import BOT_NAMES, make_bot
+from engine.bots.search import SearchBot
+
+__all__ = [
+    "BOT_NAMES",
+    "Bot",
+    "BotError",
+    "GreedyBot",
+    "Hint",
+    "Memory",
+    "Observation",
+    "ObservationTracker",
+    "RandomBot",
+    "SearchBot",
+    "hint",
+    "make_bot",
+    "observe_game",
+    "sample_world",
+    "visible_to",
+]

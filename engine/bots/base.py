@@ -1,0 +1,237 @@
+"""What a bot may know, and the `Bot` protocol.
+
+A bot never looks at a `Game` that holds hidden information. It sees an `Observation`,
+built for one seat by an `ObservationTracker` that is fed only what that seat sees at the
+table: the public events of every turn (plus the seat's own private events: the Perluceo
+reveal), the public actions, the opening layout and the seat's own recipes.
+
+What a seat knows (documented for hosts and tested in tests/engine/bots):
+
+- **Public**: the square, every pawn, every cauldron's size and top card, every spell held
+  and its uses, the pile size, discarded and out-of-game cards: the public view.
+- **Own recipes** (recipe variant); other seats' recipes are unknown.
+- **Own cauldron, all of it**: the seat saw each card face up as it laid it, so by default
+  its memory of its own stack is perfect (Perluceo then adds nothing; its reveals are
+  still recorded in `perluceo_reveals`).
+- **Other cauldrons**: every card in a cauldron was face up in the square and face up when
+  it was laid, and Vanesco removals are public, so an observer with perfect memory knows
+  every covered card. `memory="perfect"` (default) models that. `memory="own"` models a
+  person who forgets other seats' covered cards: those slots are `None` and count as
+  unseen cards (a search bot samples them).
+- **The draw pile**: which cards are in it follows from the above (all cards minus those
+  seen elsewhere), and the cards Vanesco sent under it lie at the bottom in a known order.
+  The order of the rest is the hidden information: nobody at the table knows it.
+
+The tracker keeps a "shadow" `Game` built with `pile=None` (the engine's real-table mode:
+the pile is an unordered set plus the known bottom) and replays the public actions on it,
+refilling holes with the cards the public events show. Bots that search copy this shadow
+and fill in the hidden parts by sampling (`engine.bots.determinize`); they never see the
+real game.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, cast
+
+from engine.rules.actions import REFILLS, Action
+from engine.rules.board import SIZE, TAKEABLE_CELLS
+from engine.rules.cards import RECIPE_A, RECIPE_B, Lang
+from engine.rules.events import Event, PerluceoReveal, Refilled
+from engine.rules.game import Game, GameConfig, Phase
+
+Memory = Literal["perfect", "own"]
+MEMORIES: tuple[Memory, ...] = ("perfect", "own")
+
+
+class BotError(Exception):
+    """A bot was used wrongly (unknown bot, seat, memory model, or out-of-step events)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything one seat may know at the moment it has to act (see the module docs)."""
+
+    seat: int
+    config: GameConfig
+    memory: Memory
+    public: dict[str, Any]  # Game.view_public() of the shadow: equal to the real one
+    legal: tuple[Action, ...]  # the seat's legal actions (they follow from public info)
+    recipes: tuple[str, ...]  # own recipes ((A, B) in the recipe variant, else ())
+    stacks: tuple[tuple[str | None, ...], ...]  # per seat, bottom first; None = forgotten
+    unseen: frozenset[str]  # cards this seat cannot place: pile (not the bottom) + forgotten
+    pile_bottom: tuple[str, ...]  # cards Vanesco sent under the pile, top first
+    pile_size: int
+    perluceo_reveals: tuple[tuple[str, ...], ...]  # own cauldron as each Perluceo showed it
+    shadow: Game = field(repr=False, compare=False)  # public-information model; pile unordered
+
+    @property
+    def colour(self) -> str:
+        return self.config.colours[self.seat]
+
+    @property
+    def players(self) -> int:
+        return self.config.players
+
+    @property
+    def to_move(self) -> int:
+        return self.shadow.seat
+
+    @property
+    def phase(self) -> Phase:
+        return self.shadow.phase
+
+    @property
+    def own_stack(self) -> tuple[str, ...]:
+        """The seat's own cauldron, bottom first (always fully remembered)."""
+        return tuple(c for c in self.stacks[self.seat] if c is not None)
+
+    def known_stack(self, seat: int) -> tuple[str, ...]:
+        """The cards of `seat`'s cauldron this seat remembers (forgotten ones left out)."""
+        return tuple(c for c in self.stacks[seat] if c is not None)
+
+    def grid_card(self, cell: int) -> str | None:
+        return self.shadow.grid[cell]
+
+
+class Bot(Protocol):
+    """A player. `choose` must return one of `observation.legal`."""
+
+    name: str
+
+    def choose(self, observation: Observation, rng: random.Random) -> Action: ...
+
+    def explain(self, observation: Observation, action: Action, lang: Lang = "en") -> str:
+        """Why `action` is (or is not) a good move here, in plain words for a person."""
+        ...
+
+
+def visible_to(seat: int, events: Iterable[Event]) -> list[Event]:
+    """The events `seat` sees: every public event and its own private ones."""
+    return [e for e in events if not e.private or getattr(e, "seat", None) == seat]
+
+
+def _placeholder_recipes(
+    config: GameConfig, seat: int, own: Sequence[str]
+) -> tuple[tuple[str, ...], ...]:
+    """Recipes for the shadow game: the seat's own, others filled with stand-ins (the
+    shadow's recipes of other seats mean nothing; a determinization samples them)."""
+    if not config.recipes:
+        return ()
+    free_a = [r for r in RECIPE_A if r not in own]
+    free_b = [r for r in RECIPE_B if r not in own]
+    out: list[tuple[str, ...]] = []
+    for s in range(config.players):
+        if s == seat:
+            out.append(tuple(own))
+        else:
+            out.append((free_a.pop(0), free_b.pop(0)))
+    return tuple(out)
+
+
+class ObservationTracker:
+    """Builds `Observation`s for one seat from what that seat sees, turn after turn.
+
+    Start it from the opening public view (the 32 cards face up) and the seat's recipes;
+    then call `observe(action, events)` after every action applied to the real game, with
+    the events that action produced (they are filtered to what this seat sees here).
+    """
+
+    def __init__(
+        self,
+        config: GameConfig,
+        seat: int,
+        opening_grid: Sequence[Sequence[str | None]],
+        recipes: Sequence[str] = (),
+        memory: Memory = "perfect",
+    ) -> None:
+        if memory not in MEMORIES:
+            raise BotError(f"unknown memory model {memory!r}; use 'perfect' or 'own'")
+        if not 0 <= seat < config.players:
+            raise BotError(f"seat {seat} is not at this {config.players}-player table")
+        self.config = config
+        self.seat = seat
+        self.memory: Memory = memory
+        self.recipes = tuple(recipes)
+        grid: list[str] = []
+        for cell in TAKEABLE_CELLS:
+            card = opening_grid[cell // SIZE][cell % SIZE]
+            if card is None:
+                raise BotError("the opening grid must show all 32 dealt cards")
+            grid.append(card)
+        self.shadow = Game.from_deal(
+            config, grid, None, _placeholder_recipes(config, seat, self.recipes)
+        )
+        self.perluceo_reveals: list[tuple[str, ...]] = []
+
+    @classmethod
+    def for_new_game(cls, game: Game, seat: int, memory: Memory = "perfect") -> ObservationTracker:
+        """A tracker for `seat` of a game that has not started yet (no action applied),
+        built from what the seat sees: the public view and its own recipes."""
+        if game.actions:
+            raise BotError("the game has started; use observe_game() to catch up")
+        view = game.view(seat)
+        return cls(game.config, seat, view["grid"], view["you"]["recipes"], memory)
+
+    def observe(self, action: Action, events: Iterable[Event]) -> None:
+        """Follow one action of the real game and the events it produced."""
+        seen = visible_to(self.seat, events)
+        shadow = self.shadow
+        shadow.apply(action)
+        for event in seen:
+            if type(event) is Refilled and shadow.phase is Phase.REFILL:
+                shadow.apply(REFILLS[event.card])
+            elif type(event) is PerluceoReveal and event.seat == self.seat:
+                self.perluceo_reveals.append(tuple(event.cauldron))
+        # At a real table (pile None) the refill is the next action and is applied then.
+
+    def observation(self) -> Observation:
+        shadow = self.shadow
+        seat = self.seat
+        unknown, bottom = pile_parts(shadow)
+        unseen: set[str] = set(unknown)
+        stacks: list[tuple[str | None, ...]] = []
+        for s, cauldron in enumerate(shadow.cauldrons):
+            if s == seat or self.memory == "perfect" or not cauldron:
+                stacks.append(tuple(cauldron))
+            else:
+                unseen.update(cauldron[:-1])
+                stacks.append((*([None] * (len(cauldron) - 1)), cauldron[-1]))
+        legal = shadow.legal_actions() if shadow.seat == seat else ()
+        return Observation(
+            seat=seat,
+            config=self.config,
+            memory=self.memory,
+            public=shadow.view_public(),
+            legal=legal,
+            recipes=self.recipes,
+            stacks=tuple(stacks),
+            unseen=frozenset(unseen),
+            pile_bottom=bottom,
+            pile_size=len(shadow.pile),
+            perluceo_reveals=tuple(self.perluceo_reveals),
+            shadow=shadow.copy(),
+        )
+
+
+def pile_parts(shadow: Game) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The shadow pile's unordered cards and its known bottom (top first)."""
+    known, _, unknown, bottom = shadow.pile.state()
+    if known:
+        raise BotError("a shadow game must not know the pile order")
+    return cast(frozenset[str], unknown), cast(tuple[str, ...], bottom)
+
+
+def observe_game(game: Game, seat: int, memory: Memory = "perfect") -> Observation:
+    """The observation of `seat` in a game in progress (for hints and services).
+
+    The game is replayed from its log by a referee copy; the tracker receives only the
+    events `seat` saw, so nothing hidden reaches the observation."""
+    referee = Game(game.config, game.deal)
+    view = referee.view(seat)
+    tracker = ObservationTracker(game.config, seat, view["grid"], view["you"]["recipes"], memory)
+    for action in game.actions:
+        tracker.observe(action, referee.apply(action))
+    return tracker.observation()

@@ -1,0 +1,26 @@
+"""The random bot: any legal action, uniformly."""
+
+from __future__ import annotations
+
+import random
+
+from engine.bots.base import BotError, Observation
+from engine.rules.actions import Action
+from engine.rules.cards import Lang
+
+
+class RandomBot:
+    name = "random"
+
+    def choose(self, observation: Observation, rng: random.Random) -> Action:
+        if not observation.legal:
+            raise BotError(f"seat {observation.seat} has nothing to do now")
+        return observation.legal[rng.randrange(len(observation.legal))]
+
+    def explain(self, observation: Observation, action: Action, lang: Lang = "en") -> str:
+        from engine.bots.greedy import rate_actions, reason_text
+
+        for rating in rate_actions(observation):
+            if rating.action == action:
+                return reason_text(rating, lang)
+        return str(action)
