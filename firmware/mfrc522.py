@@ -108,6 +108,7 @@ WRITE_TIMEOUT_US = 10000
 # plus this margin.
 _IRQ_MARGIN_US = 3000
 _RESET_WAIT_US = 50000
+_CRC_CACHE_SIZE = 12
 
 
 class ReaderError(Exception):
@@ -141,7 +142,7 @@ class MFRC522:
         self.clock = clock
         self._diff = diff or ticks_diff
         self._reload = -1  # cached TReload value, -1 = unknown
-        self._one = bytearray(1)
+        self._crc_cache = {}
         self.version = 0
 
     # ---------------------------------------------------------------- raw SPI
@@ -297,11 +298,24 @@ class MFRC522:
         self.write_reg(CommandReg, CMD_IDLE)
         return bytes((low, high))
 
+    def crc(self, data: bytes) -> bytes:
+        """CRC_A through a small cache: the frames a poll repeats (SELECT of a
+        known UID, HLTA, the SAK answers) cost the coprocessor round trip
+        (6 SPI transactions) only once per reader."""
+        key = bytes(data)
+        value = self._crc_cache.get(key)
+        if value is None:
+            value = self.calc_crc(key)
+            if len(self._crc_cache) >= _CRC_CACHE_SIZE:
+                self._crc_cache.clear()
+            self._crc_cache[key] = value
+        return value
+
     def with_crc(self, data: bytes) -> bytes:
-        return bytes(data) + self.calc_crc(data)
+        return bytes(data) + self.crc(data)
 
     def _check_crc(self, data: bytes) -> bytes:
-        if len(data) < 3 or self.calc_crc(data[:-2]) != bytes(data[-2:]):
+        if len(data) < 3 or self.crc(data[:-2]) != bytes(data[-2:]):
             raise TagError("CRC_A error in the tag's answer")
         return data[:-2]
 
@@ -399,7 +413,9 @@ class MFRC522:
             raise TagError("NAK 0x%X to READ of page %d" % (data[0], page))
         if len(data) != 18:
             raise TagError("READ answer of %d bytes" % len(data))
-        return bytes(self._check_crc(data))
+        if self.calc_crc(data[:-2]) != bytes(data[-2:]):
+            raise TagError("CRC_A error in READ of page %d" % page)
+        return bytes(data[:-2])
 
     def ntag_write(self, page: int, four: bytes) -> None:
         if len(four) != 4:

@@ -124,12 +124,14 @@ def test_property_exact_true_events_under_isolated_single_faults(
     reads: list[tuple[str | None, str | None]] = []
     previous: str | None = None
     for uid, length in segments:
-        fault_at = rng.randrange(length + 2)  # >= length: this segment has no fault
+        # Never on a segment's first or last sweep, so two faults are never
+        # adjacent (>= length - 1: this segment has no fault).
+        fault_at = rng.randrange(1, length + 2)
         fault = rng.choice(FAULTS)
         for i in range(length):
             timeline.append(uid)
             read: tuple[str | None, str | None] = (uid, None)
-            if i == fault_at:
+            if i == fault_at and i < length - 1:
                 if fault == "drop":
                     read = (None, None)
                 elif fault == "misread":

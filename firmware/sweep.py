@@ -1,0 +1,213 @@
+"""Modelled sweep time: the real scan loop against the register-level simulator.
+
+``model_sweep()`` wires ``firmware.scan.Scanner`` and ``firmware.mfrc522.MFRC522``
+to ``firmware.mfrc522_sim.SimTable``, places tags, lets the state settle and
+measures whole sweeps on the simulator's virtual clock. It is deterministic
+(a model, not a wall-clock measurement). The hub's ``cauldron bench hub``
+reports it; ``python -m firmware.sweep`` prints the table in
+hardware/timing.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Iterable
+from dataclasses import asdict, replace
+from typing import Any
+
+from firmware.mfrc522 import MFRC522
+from firmware.mfrc522_sim import SimTable, Timings
+from firmware.scan import MODE_FAST, MODE_FULL, SETTLE_US, VERIFY_PER_SWEEP, Demux, Scanner
+
+GOAL_MS = 40.0
+# MicroPython bookkeeping per reader that the simulator cannot see (the scan
+# loop's own Python: poll() call, tracker update, list appends). Added to the
+# simulated bus/RF time; a deliberate, generous estimate for the RP2040 at
+# 125 MHz.
+HOST_READER_US = 40.0
+CELL_READERS = 32
+
+
+def _uid(reader: int) -> str:
+    return f"04A1B2C3D4{reader:04X}"
+
+
+def build(
+    n_readers: int,
+    timings: Timings,
+    mode: str,
+    settle_us: int,
+    verify_per_sweep: int,
+    seed: int = 0,
+) -> tuple[SimTable, Scanner, list[str]]:
+    """A simulated rig with the real firmware on it (also used by the tests)."""
+    table = SimTable(n_readers, timings, seed=seed)
+    demux = Demux(table.demux.address, table.demux.bank_enable, table.demux.strobe)
+    readers = [MFRC522(table.spi, demux.cs, table.clock) for _ in range(n_readers)]
+    lines: list[str] = []
+    scanner = Scanner(
+        readers,
+        demux,
+        table.clock,
+        lines.append,
+        settle_us=settle_us,
+        verify_per_sweep=verify_per_sweep,
+        mode=mode,
+    )
+    return table, scanner, lines
+
+
+def model_sweep(
+    n_readers: int = 36,
+    occupied: Iterable[int] | None = None,
+    spi_hz: int = 4_000_000,
+    *,
+    mode: str = MODE_FAST,
+    settle_us: int = SETTLE_US,
+    verify_per_sweep: int = VERIFY_PER_SWEEP,
+    timings: Timings | None = None,
+    host_reader_us: float = HOST_READER_US,
+    sweeps: int | None = None,
+) -> dict[str, Any]:
+    """Modelled sweep of ``n_readers`` with tags on ``occupied`` (default: the
+    32 cell readers, pads empty: a game in progress).
+
+    Returns a dict: ``sweep_ms`` (mean steady-state sweep), ``max_sweep_ms``,
+    ``acquire_sweep_ms`` (the sweep right after every tag appeared at once, the
+    worst case), ``new_tag_sweep_ms`` (a sweep that acquires one new card on
+    an empty reader, None if none is empty), ``per_reader_us`` (mean time of
+    one poll by kind: empty, probe, verify, acquire), ``host_reader_us``,
+    ``goal_ms``, ``meets_goal``, the SPI traffic per sweep and the parameters
+    used."""
+    if mode not in (MODE_FAST, MODE_FULL):
+        raise ValueError(f"mode must be {MODE_FAST!r} or {MODE_FULL!r}")
+    base = timings or Timings()
+    timings = replace(base, spi_hz=spi_hz)
+    occupied_set = sorted(
+        set(range(min(CELL_READERS, n_readers)) if occupied is None else occupied)
+    )
+    if any(not 0 <= r < n_readers for r in occupied_set):
+        raise ValueError(f"occupied readers must be within 0..{n_readers - 1}")
+    table, scanner, _lines = build(n_readers, timings, mode, settle_us, verify_per_sweep)
+    scanner.boot()  # all empty: inits every chip, HELLO, FULL
+
+    poll_times: dict[str, list[float]] = {}
+    real_poll = scanner.poll
+
+    def timed_poll(reader: int, verify: bool = False) -> tuple[Any, ...]:
+        start = table.clock.now_us
+        result = real_poll(reader, verify)
+        table.clock.advance(host_reader_us)
+        poll_times.setdefault(result[2], []).append(table.clock.now_us - start)
+        return result
+
+    scanner.poll = timed_poll  # type: ignore[method-assign]
+
+    for reader in occupied_set:
+        table.place(reader, _uid(reader))
+    acquire_sweeps = []
+    for _ in range(scanner.tracker.confirm_reads):
+        start = table.clock.now_us
+        scanner.sweep()
+        acquire_sweeps.append(table.clock.now_us - start)
+    if any(scanner.tracker.uid(r) != _uid(r) for r in occupied_set):
+        raise RuntimeError("the simulated tags were not all confirmed; the model is broken")
+
+    poll_times.clear()
+    count = sweeps or max(n_readers, 1)
+    durations = []
+    transactions = table.spi.transactions
+    traffic = table.spi.bytes
+    for _ in range(count):
+        start = table.clock.now_us
+        scanner.sweep()
+        durations.append(table.clock.now_us - start)
+    sweep_ms = statistics.fmean(durations) / 1000
+    # A card laid on an empty reader during play: two acquiring sweeps.
+    new_tag_ms = None
+    empty = [r for r in range(n_readers) if r not in occupied_set]
+    if empty:
+        table.place(empty[-1], _uid(empty[-1]))
+        new_tag = []
+        for _ in range(scanner.tracker.confirm_reads):
+            start = table.clock.now_us
+            scanner.sweep()
+            new_tag.append(table.clock.now_us - start)
+        new_tag_ms = round(max(new_tag) / 1000, 3)
+    return {
+        "n_readers": n_readers,
+        "occupied": occupied_set,
+        "mode": mode,
+        "spi_hz": spi_hz,
+        "settle_us": settle_us,
+        "verify_per_sweep": verify_per_sweep,
+        "sweep_ms": round(sweep_ms, 3),
+        "max_sweep_ms": round(max(durations) / 1000, 3),
+        "acquire_sweep_ms": round(max(acquire_sweeps) / 1000, 3),
+        "new_tag_sweep_ms": new_tag_ms,
+        "per_reader_us": {k: round(statistics.fmean(v), 1) for k, v in sorted(poll_times.items())},
+        "host_reader_us": host_reader_us,
+        "spi_transactions_per_sweep": (table.spi.transactions - transactions) // count,
+        "spi_bytes_per_sweep": (table.spi.bytes - traffic) // count,
+        "max_antennas_on": table.max_fields_on,
+        "miso_contentions": table.spi.contentions,
+        "goal_ms": GOAL_MS,
+        "meets_goal": sweep_ms <= GOAL_MS,
+        "timings": asdict(timings),
+    }
+
+
+def _rows() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("default: 32 cells occupied, pads empty", model_sweep()),
+        ("all 36 occupied", model_sweep(occupied=range(36))),
+        ("all 36 empty", model_sweep(occupied=())),
+        ("all occupied, verify 2/sweep", model_sweep(occupied=range(36), verify_per_sweep=2)),
+        ("SPI 1 MHz", model_sweep(spi_hz=1_000_000)),
+        ("SPI 8 MHz", model_sweep(spi_hz=8_000_000)),
+        (
+            "settle 250 us (tag 200 us)",
+            model_sweep(settle_us=250, timings=Timings(tag_power_up_us=200)),
+        ),
+        (
+            "settle 1 ms (tag 800 us)",
+            model_sweep(settle_us=1000, timings=Timings(tag_power_up_us=800)),
+        ),
+        (
+            "settle 5 ms (ISO 14443-3 worst case)",
+            model_sweep(settle_us=5000, timings=Timings(tag_power_up_us=5000)),
+        ),
+        (
+            "host 2x slower (16 us/SPI call, 80 us/reader)",
+            model_sweep(timings=Timings(host_call_us=16, gpio_write_us=6), host_reader_us=80),
+        ),
+        ("reference: full anticollision every poll", model_sweep(mode=MODE_FULL)),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Modelled sweep time of the reader firmware.")
+    parser.add_argument("--readers", type=int, default=36)
+    parser.add_argument("--spi-hz", type=int, default=4_000_000)
+    parser.add_argument("--table", action="store_true", help="print the timing.md table")
+    args = parser.parse_args(argv)
+    if args.table:
+        print("| case | sweep ms | +1 new card ms | all new ms | empty us | probe us | verify us |")
+        print("|---|---|---|---|---|---|---|")
+        for name, r in _rows():
+            per = r["per_reader_us"]
+            print(
+                f"| {name} | {r['sweep_ms']:.2f} | {r['new_tag_sweep_ms'] or '-'} | "
+                f"{r['acquire_sweep_ms']:.2f} | {per.get('empty', '-')} | "
+                f"{per.get('probe', '-')} | {per.get('verify', per.get('acquire', '-'))} |"
+            )
+        return 0
+    result = model_sweep(args.readers, spi_hz=args.spi_hz)
+    for key, value in result.items():
+        print(f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
