@@ -73,7 +73,7 @@ from engine.rules.events import (
     VanescoResolved,
 )
 from engine.rules.pile import Pile
-from engine.rules.scoring import GameScore, SeatCards, score_game
+from engine.rules.scoring import GameScore, SeatCards, score_game, score_totals
 
 SCHEMA_VERSION: Final = 1
 _LINE_SETS: Final = tuple(frozenset(cells) for cells in LINES)
@@ -355,7 +355,7 @@ class Game:
         if stray:
             why = (
                 f"the {config.removed} ingredients are removed with 2 players"
-                if config.removed
+                if config.removed and CARDS[stray[0]].colour == config.removed
                 else "it is not a playing card"
             )
             raise InvalidSetup("G2", f"{stray[0]} cannot be dealt: {why}")
@@ -481,7 +481,10 @@ class Game:
                 )
                 return IllegalAction("G7" if isinstance(action, UseDeclinatio) else "G4", what)
             return IllegalAction("G7", "no Declinatio with uses left")
-        assert isinstance(action, Take)
+        if not isinstance(action, Take):
+            return IllegalAction("G4", f"{action!r} is not an action of this game")
+        if type(action.cell) is not int or not 0 <= action.cell < board.CELLS:
+            return IllegalAction("G3", f"cell {action.cell!r} is outside the 6×6 square")
         if phase not in (Phase.TAKE, Phase.DECLINATIO):
             return IllegalAction("G4", f"no take now: {expected}")
         cell = action.cell
@@ -515,6 +518,16 @@ class Game:
     def apply(self, action: Action) -> list[Event]:
         """Apply the active seat's `action`; returns the events. Raises `IllegalAction`
         (naming the rule) and leaves the game unchanged if the action is not legal."""
+        events: list[Event] = []
+        self._do(action, events)
+        return events
+
+    def play(self, action: Action) -> None:
+        """`apply()` without building events: the same rules, for search and benchmarks
+        (like python-chess's `push`). Raises `IllegalAction` the same way."""
+        self._do(action, None)
+
+    def _do(self, action: Action, events: list[Event] | None) -> None:
         legal = self._legal if self._legal is not None else self._compute_legal()
         for candidate in legal:  # identity first: legal_actions() hands out interned actions
             if candidate is action:
@@ -524,21 +537,21 @@ class Game:
                 self._legal = legal
                 raise self._explain(action)
         self._legal = None
-        events: list[Event] = []
-        if type(action) is Take:
-            self._take(action.cell, events)
-        elif type(action) is Refill:
+        kind = type(action)
+        if kind is Take:
+            self._take(action.cell, events)  # type: ignore[union-attr]
+        elif kind is Refill:
             assert self.refill_cell is not None
-            self._refill(self.refill_cell, action.card, events)
-        elif type(action) is UseDeclinatio:
+            self._refill(self.refill_cell, action.card, events)  # type: ignore[union-attr]
+        elif kind is UseDeclinatio:
             self._declinatio(events)
-        elif type(action) is Pass:
-            events.append(TurnPassed(self.seat, "corner"))
+        elif kind is Pass:
+            if events is not None:
+                events.append(TurnPassed(self.seat, "corner"))
             self._next_turn(events)
         else:
-            self._resolve_last_card(keep=type(action) is Keep, events=events)
+            self._resolve_last_card(keep=kind is Keep, events=events)
         self.actions.append(action)
-        return events
 
     def _spend(self, seat: int, spell: str) -> tuple[str, int]:
         """Spend one use of the card of `spell` with the fewest uses left (decision)."""
@@ -551,7 +564,7 @@ class Game:
         self._uses[seat][spell] -= 1
         return best[0], best[1]
 
-    def _take(self, cell: int, events: list[Event]) -> None:
+    def _take(self, cell: int, events: list[Event] | None) -> None:
         seat = self.seat
         grid = self.grid
         card = grid[cell]
@@ -568,7 +581,8 @@ class Game:
         else:
             via = "accio"
             spell_card, uses_left = self._spend(seat, "accio")
-        events.append(CardTaken(seat, cell, card, via, spell_card, uses_left))
+        if events is not None:
+            events.append(CardTaken(seat, cell, card, via, spell_card, uses_left))
 
         ended_line: int | None = None
         if not self.pile.size:
@@ -581,14 +595,17 @@ class Game:
         if spell == "vanesco":
             self._vanesco(seat, card, events)
         elif spell == "perluceo":
-            events.append(PerluceoUsed(seat, card))
-            events.append(PerluceoReveal(seat, card, tuple(self.cauldrons[seat])))
+            if events is not None:
+                events.append(PerluceoUsed(seat, card))
+            if events is not None:
+                events.append(PerluceoReveal(seat, card, tuple(self.cauldrons[seat])))
 
         if ended_line is not None:
             self.phase = Phase.LAST_CARD
             self.last_card = (cell, card, ended_line)
             self.last_card_seat = seat
-            events.append(LastCardTaken(seat, card, ended_line))
+            if events is not None:
+                events.append(LastCardTaken(seat, card, ended_line))
             return
         self._place(seat, card, events)
         pile = self.pile
@@ -602,18 +619,20 @@ class Game:
             self.phase = Phase.REFILL
             self.refill_cell = cell
 
-    def _refill(self, cell: int, card: str, events: list[Event]) -> None:
+    def _refill(self, cell: int, card: str, events: list[Event] | None) -> None:
         self.pile.draw(card)
         self.grid[cell] = card
         self.refill_cell = None
-        events.append(Refilled(cell, card, self.pile.size))
+        if events is not None:
+            events.append(Refilled(cell, card, self.pile.size))
         self._next_turn(events)
 
-    def _place(self, seat: int, card: str, events: list[Event]) -> None:
+    def _place(self, seat: int, card: str, events: list[Event] | None) -> None:
         if card in _GOES_IN_CAULDRON:
             cauldron = self.cauldrons[seat]
             cauldron.append(card)
-            events.append(CardToCauldron(seat, card, len(cauldron)))
+            if events is not None:
+                events.append(CardToCauldron(seat, card, len(cauldron)))
         else:
             spell = _SPELL[card] or ""
             uses = SPELL_USES[spell]
@@ -621,9 +640,10 @@ class Game:
             if uses:
                 held = self._uses[seat]
                 held[spell] = held.get(spell, 0) + uses
-            events.append(SpellKept(seat, card, uses))
+            if events is not None:
+                events.append(SpellKept(seat, card, uses))
 
-    def _vanesco(self, seat: int, card: str, events: list[Event]) -> None:
+    def _vanesco(self, seat: int, card: str, events: list[Event] | None) -> None:
         to_pile = bool(self.pile)  # decided at the moment Vanesco is activated (G8)
         removed: list[tuple[int, str]] = []
         for k in range(1, self._n):
@@ -636,9 +656,10 @@ class Game:
                     self.pile.put_under(top)
                 else:
                     self.out_of_game.append(top)
-        events.append(VanescoResolved(seat, card, tuple(removed), to_pile))
+        if events is not None:
+            events.append(VanescoResolved(seat, card, tuple(removed), to_pile))
 
-    def _declinatio(self, events: list[Event]) -> None:
+    def _declinatio(self, events: list[Event] | None) -> None:
         seat = self.seat
         spell_card, uses_left = self._spend(seat, "declinatio")
         start = self.pawns[seat]
@@ -646,29 +667,39 @@ class Game:
         self.pawns[seat] = position
         line = FACED_LINE[position]
         assert line is not None  # a move of 1-4 from a corner never ends at a corner (G7)
-        events.append(DeclinatioUsed(seat, spell_card, uses_left, start, position, line))
+        if events is not None:
+            events.append(DeclinatioUsed(seat, spell_card, uses_left, start, position, line))
         self.phase = Phase.DECLINATIO
         grid = self.grid
         if not any(grid[c] is not None and grid[c] not in _NOT_WITH_SPELL for c in LINES[line]):
             # Only Vanesco/Perluceo in the line: nothing can be taken, the game ends (G7).
             self._end("declinatio_blocked", None, events)
 
-    def _resolve_last_card(self, keep: bool, events: list[Event]) -> None:
+    def _resolve_last_card(self, keep: bool, events: list[Event] | None) -> None:
         assert self.last_card is not None
         _, card, _ = self.last_card
         seat = self.seat
-        events.append(LastCardResolved(seat, card, keep))
+        if events is not None:
+            events.append(LastCardResolved(seat, card, keep))
         if keep:
             self._place(seat, card, events)
         else:
             self.discarded.append(card)
         self._end("line_emptied", seat, events)
 
-    def _end(self, reason: str, last_card_seat: int | None, events: list[Event]) -> None:
+    def _end(self, reason: str, last_card_seat: int | None, events: list[Event] | None) -> None:
         self.phase = Phase.OVER
         self.end_reason = reason
         self.last_card_seat = last_card_seat
-        events.append(GameEnded(reason, last_card_seat, self.scores().winners))
+        # Only the winners here: the full breakdown (`scores()`) is built when asked for.
+        _, winners = score_totals(
+            self.seat_cards(),
+            last_card_seat=last_card_seat,
+            first_seat=self.config.first_seat,
+            second_player_bonus=self.config.second_player_bonus,
+        )
+        if events is not None:
+            events.append(GameEnded(reason, last_card_seat, winners))
 
     def _move_value_for(self, seat: int) -> int:
         cauldron = self.cauldrons[seat]
@@ -683,7 +714,7 @@ class Game:
             return EMPTY_CAULDRON_MOVE
         return value
 
-    def _start_turn(self, events: list[Event]) -> None:
+    def _start_turn(self, events: list[Event] | None) -> None:
         while True:
             seat = self.seat
             value = self._move_value_for(seat)
@@ -693,15 +724,17 @@ class Game:
             self.move_value = value
             self.turns += 1
             line = FACED_LINE[position]
-            events.append(TurnStarted(seat, value, start, position, line))
+            if events is not None:
+                events.append(TurnStarted(seat, value, start, position, line))
             self.phase = Phase.TAKE
             if line is not None or self.spell_uses(seat, "declinatio"):
                 return
             # At a corner with no Declinatio: nothing to take, the turn ends (G4).
-            events.append(TurnPassed(seat, "corner"))
+            if events is not None:
+                events.append(TurnPassed(seat, "corner"))
             self.seat = (seat + 1) % self._n
 
-    def _next_turn(self, events: list[Event]) -> None:
+    def _next_turn(self, events: list[Event] | None) -> None:
         self.seat = (self.seat + 1) % self._n
         self._start_turn(events)
 
@@ -823,8 +856,12 @@ class Game:
 
     def state_key(self) -> tuple[object, ...]:
         """Every piece of state, for checking that a replay rebuilt the same game."""
+        config = self.config
         return (
-            self.config,
+            # The configuration as it plays (defaults resolved), so that a log read back
+            # from its wire form, which spells the defaults out, compares equal.
+            (config.colours, config.first_seat, config.positions, config.removed),
+            (config.recipes, config.second_player_bonus, config.memory_aid),
             tuple(self.grid),
             self.pile.state(),
             tuple(self.pawns),
