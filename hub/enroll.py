@@ -1,0 +1,139 @@
+"""Enrolment: tap every card of the box, in catalogue order, on one scan pad.
+
+`Enrolment` is the state (which card is next, what was done, undo, skip); the tag map file
+is saved after every step, so an interrupted enrolment resumes where it stopped (cards
+already in the map are not asked again). `run_enrolment` drives it from a reader back-end
+and a non-blocking command source (the terminal in ``cauldron enroll``, a script in tests).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engine.rules.cards import card_label, enrolment_order
+from hub.backends.base import ReaderBackend
+from hub.errors import BackendError, TagMapError
+from hub.tagmap import TagMap
+
+COMMANDS_HELP = "u = undo last, s = skip this card, q = quit (progress is saved)"
+
+
+@dataclass
+class Enrolment:
+    tagmap: TagMap
+    order: list[str] = field(default_factory=enrolment_order)
+    backend: ReaderBackend | None = None
+    reader: int | None = None
+    write_tags: bool = False
+    skipped: list[str] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)  # card ids enrolled this session
+
+    def __post_init__(self) -> None:
+        if self.write_tags and (self.backend is None
+                                or "write_tag" not in self.backend.capabilities):
+            name = self.backend.name if self.backend else "no"
+            raise BackendError(f"the {name} back-end cannot write tags; run without --write")
+
+    def remaining(self) -> list[str]:
+        done = self.tagmap.cards()
+        return [c for c in self.order if c not in done and c not in self.skipped]
+
+    @property
+    def current(self) -> str | None:
+        left = self.remaining()
+        return left[0] if left else None
+
+    @property
+    def done(self) -> int:
+        return sum(1 for c in self.order if c in self.tagmap.cards())
+
+    @property
+    def total(self) -> int:
+        return len(self.order)
+
+    def progress(self, width: int = 30) -> str:
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "-" * (width - filled)
+        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
+        return f"[{bar}] {self.done}/{self.total}{skipped}"
+
+    def prompt(self) -> str:
+        card = self.current
+        if card is None:
+            return f"{self.progress()} every card is enrolled."
+        return f"{self.progress()}  next: {card} - {card_label(card, 'en')}: tap it on the pad"
+
+    def tag_seen(self, uid: str) -> str:
+        """A tag was laid on the pad: enrol it as the current card. Returns what to say."""
+        card = self.current
+        if card is None:
+            return "Nothing left to enrol."
+        try:
+            self.tagmap.add(uid, card)
+        except TagMapError as exc:
+            return f"Refused: {exc}"
+        if self.write_tags:
+            assert self.backend is not None and self.reader is not None
+            try:
+                self.backend.write_tag(self.reader, card)
+            except BackendError as exc:
+                self.tagmap.remove_card(card)
+                return f"Could not write {card} into tag {uid}: {exc}. Tap it again."
+        self.tagmap.save()
+        self.history.append(card)
+        written = " (written into the tag)" if self.write_tags else ""
+        return f"Enrolled {card} = tag {uid}{written}. Lift it."
+
+    def undo(self) -> str:
+        if not self.history:
+            return "Nothing to undo in this session."
+        card = self.history.pop()
+        uid = self.tagmap.remove_card(card)
+        self.tagmap.save()
+        return f"Undone: {card} (tag {uid}) is no longer enrolled; tap it again."
+
+    def skip(self) -> str:
+        card = self.current
+        if card is None:
+            return "Nothing to skip."
+        self.skipped.append(card)
+        return f"Skipped {card} (not enrolled; run `cauldron enroll` again to do it later)."
+
+
+def run_enrolment(
+    enrolment: Enrolment,
+    backend: ReaderBackend,
+    pad_reader: int,
+    read_command: Callable[[], str | None],
+    say: Callable[[str], None],
+    *,
+    poll_interval: float = 0.01,
+    idle_timeout: float | None = None,
+) -> bool:
+    """Enrol until every card is done, ``q`` is given, or nothing happens for
+    ``idle_timeout`` seconds. Returns True when every card is enrolled."""
+    say(enrolment.prompt())
+    last_activity = time.monotonic()
+    while enrolment.current is not None:
+        command = read_command()
+        if command is not None:
+            last_activity = time.monotonic()
+            word = command.strip().lower()[:1]
+            if word == "q":
+                say(f"Stopped. {enrolment.progress()} - saved; run again to resume.")
+                return False
+            message = {"u": enrolment.undo, "s": enrolment.skip}.get(word)
+            say(message() if message else f"Unknown command {command.strip()!r}: {COMMANDS_HELP}")
+            say(enrolment.prompt())
+        for change in backend.poll().changes:
+            if change.reader == pad_reader and change.kind == "placed":
+                last_activity = time.monotonic()
+                say(enrolment.tag_seen(change.uid))
+                say(enrolment.prompt())
+        if idle_timeout is not None and time.monotonic() - last_activity > idle_timeout:
+            say(f"No tag for {idle_timeout:g} s; stopping. Progress is saved.")
+            return False
+        time.sleep(poll_interval)
+    return not enrolment.skipped
