@@ -1,0 +1,156 @@
+"""The shipped Mosquitto ACL (hardware/deploy/mosquitto/acl) against a real Mosquitto.
+
+A hub may publish only its own table's hub/*; only the engine publishes game/*; the
+dashboard cannot read raw hub/event (it reveals cards laid on pads).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from engine.wire.broker import find_mosquitto, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+ACL = ROOT / "hardware" / "deploy" / "mosquitto" / "acl"
+ACCOUNTS = {
+    "engine": "engine-pw",
+    "dashboard": "dash-pw",
+    "table-1": "hub1-pw",
+    "table-2": "hub2-pw",
+}
+
+pytestmark = pytest.mark.skipif(
+    find_mosquitto() is None or shutil.which("mosquitto_passwd") is None,
+    reason="needs mosquitto and mosquitto_passwd (apt-get install mosquitto)",
+)
+
+
+@pytest.fixture(scope="module")
+def secured_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    tmp = tmp_path_factory.mktemp("acl-broker")
+    passwd = tmp / "passwd"
+    passwd.write_text("")
+    for user, password in ACCOUNTS.items():
+        subprocess.run(
+            ["mosquitto_passwd", "-b", str(passwd), user, password], check=True, capture_output=True
+        )
+    port = free_port()
+    conf = tmp / "mosquitto.conf"
+    conf.write_text(
+        f"listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {passwd}\n"
+        f"acl_file {ACL}\npersistence false\n"
+        # As root Mosquitto drops to its own user, which cannot read pytest's temp dir.
+        "user root\n"
+    )
+    mosquitto = find_mosquitto()
+    assert mosquitto is not None
+    proc = subprocess.Popen([mosquitto, "-c", str(conf)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while True:
+        probe = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        try:
+            probe.connect("127.0.0.1", port)
+            probe.disconnect()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail(f"mosquitto with the shipped ACL did not start: {proc.stderr.read()!r}")
+            time.sleep(0.05)
+    yield port
+    proc.terminate()
+    proc.wait(timeout=5)
+
+
+class Session:
+    """A connected client that records what it receives."""
+
+    def __init__(self, port: int, user: str) -> None:
+        self.received: list[tuple[str, bytes]] = []
+        self.granted: list[int] = []
+        self._subscribed = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"acl-test-{user}")
+        self.client.username_pw_set(user, ACCOUNTS[user])
+        self.client.on_message = lambda _c, _u, msg: self.received.append((msg.topic, msg.payload))
+        self.client.on_subscribe = self._on_subscribe
+        result = self.client.connect("127.0.0.1", port)
+        assert result == mqtt.MQTT_ERR_SUCCESS
+        self.client.loop_start()
+
+    def _on_subscribe(self, _c: object, _u: object, _mid: int, codes: list, _p: object) -> None:
+        self.granted = [int(getattr(code, "value", code)) for code in codes]
+        self._subscribed.set()
+
+    def subscribe(self, topic: str) -> list[int]:
+        self._subscribed.clear()
+        self.client.subscribe(topic, qos=1)
+        assert self._subscribed.wait(5), f"no SUBACK for {topic}"
+        return self.granted
+
+    def publish(self, topic: str, payload: bytes = b"{}") -> None:
+        self.client.publish(topic, payload, qos=1).wait_for_publish(5)
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+@pytest.fixture
+def sessions(secured_broker: int) -> Iterator[dict[str, Session]]:
+    opened = {user: Session(secured_broker, user) for user in ACCOUNTS}
+    yield opened
+    for session in opened.values():
+        session.close()
+
+
+def settle() -> None:
+    time.sleep(0.3)
+
+
+def test_hub_cannot_publish_game_public_but_engine_can(sessions: dict[str, Session]) -> None:
+    watcher = sessions["dashboard"]
+    watcher.subscribe("cauldron/table-1/game/public")
+    sessions["table-1"].publish("cauldron/table-1/game/public", b'{"forged": true}')
+    settle()
+    assert watcher.received == []
+    sessions["engine"].publish("cauldron/table-1/game/public", b'{"view": 1}')
+    settle()
+    assert watcher.received == [("cauldron/table-1/game/public", b'{"view": 1}')]
+
+
+def test_hub_publishes_only_its_own_tables_events(sessions: dict[str, Session]) -> None:
+    engine = sessions["engine"]
+    engine.subscribe("cauldron/+/hub/event")
+    sessions["table-1"].publish("cauldron/table-1/hub/event", b"own")
+    sessions["table-1"].publish("cauldron/table-2/hub/event", b"forged")
+    settle()
+    assert engine.received == [("cauldron/table-1/hub/event", b"own")]
+
+
+def test_dashboard_cannot_subscribe_to_raw_hub_events(sessions: dict[str, Session]) -> None:
+    dashboard = sessions["dashboard"]
+    # Mosquitto 2.0 may grant the SUBACK; what matters is that nothing is delivered.
+    dashboard.subscribe("cauldron/table-1/hub/event")
+    sessions["table-1"].publish("cauldron/table-1/hub/event", b"pad card")
+    settle()
+    assert dashboard.received == []
+    sessions["engine"].subscribe("cauldron/table-1/hub/event")
+    sessions["table-1"].publish("cauldron/table-1/hub/event", b"seen by the engine")
+    settle()
+    assert sessions["engine"].received == [("cauldron/table-1/hub/event", b"seen by the engine")]
+
+
+def test_dashboard_cannot_publish_game_topics(sessions: dict[str, Session]) -> None:
+    engine = sessions["engine"]
+    engine.subscribe("cauldron/table-1/game/#")
+    sessions["dashboard"].publish("cauldron/table-1/game/seat/0", b"forged")
+    settle()
+    assert engine.received == []
