@@ -1,0 +1,393 @@
+"""`cauldron engine`: many tables' games from their hubs' events, over MQTT, nothing lost.
+
+Per table (``cauldron/<table>/…``) it subscribes to ``hub/event`` (QoS 1), drops duplicates
+by ``(epoch, seq)`` and puts reordered events back in order (a gap is asked again from the
+hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the table's
+`TableInterpreter`, writes the input and its actions to the table's log (`TableStore`)
+*before* publishing anything, then publishes:
+
+- ``game/public`` (retained): `GamePublic`, the public view plus the table state;
+- ``game/seat/<n>`` (retained): `GameSeat`, that seat's view (own stack with the memory aid);
+  a Perluceo reveal goes once, not retained, with ``private_events``;
+- ``game/alert``: `GameAlert` raised (``active``) and cleared (same ``alert_id``);
+- ``hub/cmd/turn`` ``{"seat"}`` when the turn changes, ``hub/cmd/buzz`` ``{"ms"}`` on an error
+  alert (the hub's LEDs and buzzer);
+- ``engine/state`` (retained) ``online``; the MQTT last will says ``offline`` (on the one
+  table's topic, or on ``cauldron/<name>/engine/state`` when serving several tables).
+
+Commands ``cmd/<verb>`` (`GAME_VERBS`): ``new_game`` (args: colours, first_seat,
+start_positions, removed_colour, recipes, recipe_cards, second_player_bonus, memory_aid),
+``confirm``, ``undo``, ``keep``, ``discard``, ``end``. The answer is ``{transaction, status,
+data, error}``; a command that does not fit the moment is refused with a reason and changes
+nothing. Every table is handled on the MQTT client's single dispatcher thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.rules.events import Event
+from engine.service.errors import Refused, StoreError
+from engine.service.interpreter import Outcome, Status
+from engine.service.store import TableStore, default_data_dir, sensor_input, stored_tables
+from engine.wire.contract import (
+    CommandRequest,
+    GameAlert,
+    GamePublic,
+    GameSeat,
+    HubEvent,
+    HubSnapshot,
+    ServiceState,
+    TopicInfo,
+    Topics,
+    WireModel,
+    encode,
+    parse_topic,
+)
+from engine.wire.mqtt import CommandRefused, WireClient
+
+log = logging.getLogger("cauldron.engine")
+VERSION = "1"
+
+
+@dataclass
+class ServiceConfig:
+    mqtt: str = "mqtt://127.0.0.1:1883"
+    data_dir: Path = field(default_factory=default_data_dir)
+    tables: frozenset[str] | None = None  # None: every table (subject to the shard)
+    shard: tuple[int, int] | None = None  # (i, n): tables whose crc32 % n == i
+    name: str = "engine"
+    base: str = "cauldron"
+    buzz_ms: int = 300
+    gap_timeout: float = 3.0
+
+    def serves(self, table: str) -> bool:
+        if self.tables is not None and table not in self.tables:
+            return False
+        if self.shard is not None:
+            index, count = self.shard
+            return zlib.crc32(table.encode()) % count == index
+        return True
+
+
+@dataclass
+class HubCursor:
+    """Where one hub's event stream stands for one table: dedup and reordering."""
+
+    epoch: str
+    last: int
+    pending: dict[int, HubEvent] = field(default_factory=dict)
+    gap_since: float | None = None
+    asked: int = 0  # highest seq already asked again
+
+
+class TableRuntime:
+    def __init__(self, name: str, store: TableStore) -> None:
+        self.name = name
+        self.topics: Topics = Topics(name)
+        self.store = store
+        self.interp = store.rebuild()
+        self.cursors: dict[str, HubCursor] = {
+            hub: HubCursor(epoch, seq) for hub, (epoch, seq) in store.hub_positions().items()
+        }
+        self.turn: int | None = None
+        self.sent_seats: dict[int, bytes] = {}
+
+
+class EngineService:
+    """The engine service for every table this process serves."""
+
+    def __init__(self, config: ServiceConfig, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.clock = clock
+        self.tables: dict[str, TableRuntime] = {}
+        self.stats: dict[str, int] = {
+            "events": 0, "duplicates": 0, "reordered": 0, "gaps_skipped": 0, "commands": 0,
+            "refused": 0, "ignored_tables": 0, "errors": 0,
+        }
+        single = sorted(config.tables)[0] if config.tables and len(config.tables) == 1 else None
+        state_table = single or config.name
+        self.state_topic = Topics(state_table, config.base).engine_state
+        self.client = WireClient(
+            config.mqtt,
+            client_id=f"cauldron-{config.name}",
+            state_topic=self.state_topic,
+            clean_session=False,  # the broker keeps QoS 1 events for us while we restart
+            base=config.base,
+        )
+        self._stopped = threading.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def load(self) -> None:
+        """Rebuild every open game of the tables this process serves, from their logs."""
+        for table in stored_tables(self.config.data_dir):
+            if self.config.serves(table):
+                self.table(table)
+
+    def start(self, wait: float | None = 10.0) -> EngineService:
+        self.load()
+        any_table = Topics("+", self.config.base)
+        self.client.subscribe(any_table.hub_event, self._on_hub_event)
+        self.client.subscribe(any_table.hub_snapshot, self._on_snapshot)
+        self.client.serve(any_table.cmd("+"), self._on_command)
+        self.client.add_connect_hook(self._republish_all)
+        self.client.start(wait=wait)
+        return self
+
+    def stop(self) -> None:
+        if self.client.connected:
+            for runtime in self.tables.values():
+                self._publish(runtime.topics.engine_state, self._state("offline"), retain=True)
+        self.client.stop()
+        for runtime in self.tables.values():
+            runtime.store.close()
+        self._stopped.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._stopped.wait(timeout)
+
+    def table(self, name: str) -> TableRuntime:
+        runtime = self.tables.get(name)
+        if runtime is None:
+            runtime = TableRuntime(name, TableStore.open(self.config.data_dir, name))
+            runtime.topics = Topics(name, self.config.base)
+            runtime.turn = runtime.interp.turn
+            self.tables[name] = runtime
+        return runtime
+
+    def _state(self, state: str) -> ServiceState:
+        return ServiceState(state=state, client_id=self.client.client_id,  # type: ignore[arg-type]
+                            ts=self.clock(), version=VERSION)
+
+    def _republish_all(self) -> None:
+        for runtime in self.tables.values():
+            self._publish(runtime.topics.engine_state, self._state("online"), retain=True)
+            runtime.sent_seats.clear()
+            self.publish_views(runtime, Outcome(changed=True))
+
+    # ------------------------------------------------------------------ hub events
+
+    def _on_hub_event(self, topic: str, model: WireModel) -> None:
+        if not isinstance(model, HubEvent):
+            return
+        table = parse_topic(topic, self.config.base).table
+        if not self.config.serves(table):
+            self.stats["ignored_tables"] += 1
+            return
+        self.receive(table, model)
+
+    def receive(self, table: str, event: HubEvent) -> list[Outcome]:
+        """One received hub event: dedup, reorder, handle what is now in order."""
+        runtime = self.table(table)
+        cursor = runtime.cursors.get(event.hub_id)
+        if cursor is None or cursor.epoch != event.epoch:
+            # First sight of this hub, or its outbox started a new epoch: begin here.
+            cursor = HubCursor(event.epoch, event.seq - 1)
+            runtime.cursors[event.hub_id] = cursor
+        if event.seq <= cursor.last or event.seq in cursor.pending:
+            self.stats["duplicates"] += 1
+            log.info("table %s: dropped duplicate event %s/%s", table, event.epoch, event.seq)
+            return []
+        if event.seq != cursor.last + 1:
+            self.stats["reordered"] += 1
+        cursor.pending[event.seq] = event
+        return self._drain(runtime, event.hub_id, cursor)
+
+    def _drain(self, runtime: TableRuntime, hub_id: str, cursor: HubCursor) -> list[Outcome]:
+        outcomes = []
+        while True:
+            while cursor.last + 1 in cursor.pending:
+                cursor.last += 1
+                outcome = self._process(runtime, cursor.pending.pop(cursor.last))
+                if outcome is not None:
+                    outcomes.append(outcome)
+            if not cursor.pending:
+                cursor.gap_since = None
+                return outcomes
+            now = time.monotonic()
+            if cursor.gap_since is None:
+                cursor.gap_since = now
+            first_pending = min(cursor.pending)
+            if cursor.asked < first_pending - 1:
+                cursor.asked = first_pending - 1
+                self._ask_replay(runtime, cursor, cursor.last + 1, first_pending - 1)
+            if now - cursor.gap_since < self.config.gap_timeout:
+                return outcomes
+            log.warning("table %s: events %s..%s of hub %s never came; skipping them",
+                        runtime.name, cursor.last + 1, first_pending - 1, hub_id)
+            self.stats["gaps_skipped"] += 1
+            cursor.last = first_pending - 1
+            cursor.gap_since = None
+
+    def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int, last: int) -> None:
+        request = CommandRequest(
+            transaction=f"engine-replay-{first}-{last}",
+            args={"epoch": cursor.epoch, "from_seq": first, "to_seq": last},
+            source="engine",
+        )
+        self._publish(runtime.topics.hub_cmd("replay"), request)
+
+    def _on_snapshot(self, topic: str, model: WireModel) -> None:
+        if not isinstance(model, HubSnapshot):
+            return
+        table = parse_topic(topic, self.config.base).table
+        if not self.config.serves(table) or table not in self.tables:
+            return
+        runtime = self.tables[table]
+        cursor = runtime.cursors.get(model.hub_id)
+        if cursor is None or cursor.epoch != model.epoch:
+            return
+        if model.last_seq > max(cursor.last, cursor.asked, max(cursor.pending, default=0)):
+            cursor.asked = model.last_seq
+            self._ask_replay(runtime, cursor, cursor.last + 1, model.last_seq)
+
+    def _process(self, runtime: TableRuntime, event: HubEvent) -> Outcome | None:
+        inp = sensor_input(event)
+        interp = runtime.interp
+        try:
+            outcome = interp.handle(inp) if inp is not None else Outcome()
+            written = runtime.store.append(ts=event.ts, interp=interp,
+                                           actions=outcome.actions, hub_event=event)
+        except StoreError:
+            raise
+        except Exception:
+            self.stats["errors"] += 1
+            log.exception("table %s: event %s/%s failed; state rebuilt from the log",
+                          runtime.name, event.epoch, event.seq)
+            runtime.interp = runtime.store.rebuild()
+            return None
+        if not written:  # stored before (a copy that outlived a restart)
+            self.stats["duplicates"] += 1
+            runtime.interp = runtime.store.rebuild()
+            return None
+        self.stats["events"] += 1
+        if inp is not None:
+            self.publish_views(runtime, outcome)
+        return outcome
+
+    # ------------------------------------------------------------------ commands
+
+    def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
+        if not self.config.serves(info.table):
+            self.stats["ignored_tables"] += 1
+            raise CommandRefused(f"this engine does not serve table {info.table}")
+        assert info.verb is not None
+        try:
+            return self.command(info.table, info.verb, dict(request.args), seat=request.seat)
+        except Refused as exc:
+            self.stats["refused"] += 1
+            raise CommandRefused(str(exc)) from None
+
+    def command(self, table: str, verb: str, args: dict[str, Any],
+                seat: int | None = None) -> dict[str, Any]:
+        """Run one command for `table`; raises `Refused` (nothing changed) when it does not fit."""
+        runtime = self.table(table)
+        interp = runtime.interp
+        ts = self.clock()
+        observed = None
+        if verb == "new_game":
+            if "game_id" in args:
+                raise Refused("new_game: the engine names the game; do not send game_id",
+                              code="bad_args")
+            args["game_id"] = time.strftime("%Y%m%d-%H%M%S", time.gmtime(ts)) + (
+                f"-{len(runtime.store.games()) + 1}")
+            observed = interp.observed()
+        before = len(interp.game.actions) if interp.game is not None else 0
+        outcome = interp.command(verb, args, seat=seat, ts=ts)
+        undone = before - len(interp.game.actions) if verb == "undo" and interp.game else 0
+        runtime.store.append(ts=ts, interp=interp, actions=outcome.actions, verb=verb, args=args,
+                             seat=seat, observed=observed, undone=undone)
+        self.stats["commands"] += 1
+        self.publish_views(runtime, outcome)
+        return {
+            "table": table,
+            "game_id": interp.game_id,
+            "status": interp.status.value,
+            "actions": [a.to_wire() for a in outcome.actions],
+            "instructions": outcome.instructions,
+            "prompt": interp.prompt(),
+        }
+
+    # ------------------------------------------------------------------ publishing
+
+    def _publish(self, topic: str, model: WireModel, retain: bool = False) -> None:
+        self.client.publish(topic, model, retain=retain)
+
+    def publish_views(self, runtime: TableRuntime, outcome: Outcome) -> None:
+        interp = runtime.interp
+        topics = runtime.topics
+        now = self.clock()
+        game_id = interp.game_id
+        for alert in outcome.cleared:
+            self._publish(topics.game_alert, self._alert(alert.to_wire(), False, game_id, now))
+        for alert in outcome.raised:
+            self._publish(topics.game_alert, self._alert(alert.to_wire(), True, game_id, now))
+        if outcome.changed:
+            turn = interp.turn
+            public = GamePublic(table=runtime.name, game_id=game_id, turn=turn, ts=now,
+                                view=interp.public_view())
+            self._publish(topics.game_public, public, retain=True)
+            if turn != runtime.turn:
+                runtime.turn = turn
+                self._hub_command(runtime, "turn", {"seat": turn})
+            self._publish_seats(runtime, outcome.private_events, game_id, now)
+        if any(a.severity == "error" for a in outcome.raised):
+            self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
+
+    def _publish_seats(self, runtime: TableRuntime, private: list[Event], game_id: str | None,
+                       now: float) -> None:
+        interp = runtime.interp
+        players = interp.game.players if interp.game is not None else 0
+        for seat in range(players):
+            view = interp.seat_view(seat)
+            if view is None:
+                continue
+            model = GameSeat(seat=seat, game_id=game_id, ts=now, view=view)
+            payload = encode(model.model_copy(update={"ts": None}))
+            if runtime.sent_seats.get(seat) != payload:
+                runtime.sent_seats[seat] = payload
+                self._publish(runtime.topics.game_seat(seat), model, retain=True)
+            mine = [e.to_wire() for e in private if getattr(e, "seat", None) == seat]
+            if mine:  # once, not retained: a one-time look (G9)
+                once = GameSeat(seat=seat, game_id=game_id, ts=now,
+                                view={**view, "private_events": mine})
+                self._publish(runtime.topics.game_seat(seat), once)
+
+    @staticmethod
+    def _alert(wire: dict[str, Any], active: bool, game_id: str | None, now: float) -> GameAlert:
+        return GameAlert(
+            alert_id=wire["alert_id"], rule=wire["rule"], message=wire["message"][:500],
+            instruction=wire["instruction"][:500], severity=wire["severity"], seat=wire["seat"],
+            active=active, game_id=game_id, ts=now, params=wire["params"],
+        )
+
+    def _hub_command(self, runtime: TableRuntime, verb: str, args: dict[str, Any]) -> None:
+        self.stats[f"hub_{verb}"] = self.stats.get(f"hub_{verb}", 0) + 1
+        request = CommandRequest(transaction=f"engine-{verb}-{self.stats[f'hub_{verb}']}",
+                                 args=args, source="engine")
+        self._publish(runtime.topics.hub_cmd(verb), request)
+
+    # ------------------------------------------------------------------ queries
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "tables": {
+                name: {"status": rt.interp.status.value, "game_id": rt.interp.game_id,
+                       "inputs": rt.interp.inputs}
+                for name, rt in self.tables.items()
+            },
+            "stats": dict(self.stats),
+        }
+
+
+def open_games(service: EngineService) -> list[str]:
+    return [name for name, rt in service.tables.items()
+            if rt.interp.status in (Status.DEALING, Status.PLAYING)]
