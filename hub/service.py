@@ -189,7 +189,10 @@ class Hub:
         self.counts["events"] += 1
         event = built[0]
         for listener in list(self.listeners):
-            listener(event)
+            try:
+                listener(event)
+            except Exception:  # a display problem must never cost an event
+                log.exception("event listener failed")
         return event
 
     def _acker(self, seq: int) -> Callable[[], None]:

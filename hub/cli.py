@@ -1,0 +1,377 @@
+"""``cauldron hub``, ``cauldron enroll``, ``cauldron readers`` and ``cauldron schema``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.cli import CliError
+
+if TYPE_CHECKING:
+    from hub.backends.base import ReaderBackend
+    from hub.config import HubConfig
+    from hub.tagmap import TagMap
+
+
+def _config_options(parser: argparse.ArgumentParser, mqtt: bool = True) -> None:
+    parser.add_argument("--config", type=Path, help="hub config file (TOML or JSON)")
+    parser.add_argument("--backend", choices=["sim", "serial", "spi"],
+                        help="reader back-end (default from config, else sim)")
+    parser.add_argument("--table", help="table id: topics go under cauldron/<table>/")
+    parser.add_argument("--data-dir", type=Path, help="where the outbox and tag map live")
+    parser.add_argument("--tagmap", type=Path, help="tag map file (default <data-dir>/tagmap.json)")
+    parser.add_argument("--port", dest="serial_port", help="serial port of the Pico firmware")
+    if mqtt:
+        parser.add_argument("--mqtt", help="broker URL, e.g. mqtt://127.0.0.1:1883")
+
+
+def _load_config(args: argparse.Namespace) -> HubConfig:
+    from hub.config import HubConfig
+    from hub.errors import ConfigError
+
+    try:
+        config = HubConfig.load(
+            args.config,
+            backend=args.backend,
+            table=args.table,
+            data_dir=args.data_dir,
+            tagmap=args.tagmap,
+            mqtt=getattr(args, "mqtt", None),
+        )
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    if args.serial_port:
+        config.serial["port"] = args.serial_port
+    return config
+
+
+def _tagmap_for(config: HubConfig, quiet: bool = False) -> TagMap:
+    from hub.errors import TagMapError
+    from hub.tagmap import TagMap
+
+    try:
+        if config.backend == "sim" and not config.tagmap_path.exists():
+            from hub.backends.sim import virtual_box_tagmap
+
+            if not quiet:
+                print("simulated table: using a virtual box (every card enrolled)",
+                      file=sys.stderr)
+            return virtual_box_tagmap()
+        tagmap = TagMap.load(config.tagmap_path)
+    except TagMapError as exc:
+        raise CliError(str(exc)) from None
+    if not len(tagmap) and not quiet:
+        print(f"note: tag map {config.tagmap_path} is empty; every card will be an unknown "
+              "tag until you run `cauldron enroll`", file=sys.stderr)
+    return tagmap
+
+
+def _backend_for(config: HubConfig, tagmap: TagMap) -> ReaderBackend:
+    from hub.backends import make_backend
+    from hub.errors import HubError
+
+    try:
+        backend = make_backend(config, tagmap)
+        backend.open()
+    except HubError as exc:
+        raise CliError(str(exc)) from None
+    return backend
+
+
+def _sim_steps(args: argparse.Namespace, backend: ReaderBackend) -> list[Any] | None:
+    from hub.errors import ConfigError
+
+    script, demo = getattr(args, "sim_script", None), getattr(args, "sim_demo", False)
+    if script is None and not demo:
+        return None
+    if backend.name != "sim":
+        raise CliError("--sim-script and --sim-demo need --backend sim")
+    from hub.simscript import demo_script, load_script
+
+    try:
+        return load_script(script) if script is not None else demo_script(seed=args.seed)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _start_sim(backend: ReaderBackend, steps: list[Any], speed: float,
+               stop: threading.Event) -> threading.Thread:
+    from hub.backends.sim import SimulatedTable
+    from hub.simscript import run_steps
+
+    assert isinstance(backend, SimulatedTable)
+
+    def play() -> None:
+        run_steps(backend, steps, stop, speed,
+                  on_error=lambda m: print(f"sim script: {m}", file=sys.stderr))
+
+    thread = threading.Thread(target=play, name="sim-script", daemon=True)
+    thread.start()
+    return thread
+
+
+# ---------------------------------------------------------------- cauldron hub
+
+
+def _run_hub(args: argparse.Namespace) -> int:
+    from engine.wire.contract import HubEvent, Topics
+    from engine.wire.mqtt import MqttError, WireClient
+    from hub.errors import HubError
+    from hub.io import TableIO
+    from hub.outbox import Outbox
+    from hub.service import Hub
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = _load_config(args)
+    tagmap = _tagmap_for(config)
+    backend = _backend_for(config, tagmap)
+    steps = _sim_steps(args, backend)
+    try:
+        io = TableIO.from_config(config.io)
+        client = WireClient(config.mqtt, client_id=config.hub_name,
+                            state_topic=Topics(config.table).hub_state)
+        outbox = Outbox(config.outbox_path)
+    except (HubError, MqttError, OSError) as exc:
+        backend.close()
+        raise CliError(str(exc)) from None
+    hub = Hub(table=config.table, backend=backend, client=client, outbox=outbox, tagmap=tagmap,
+              hub_id=config.hub_name, io=io, poll_interval=config.poll_interval,
+              snapshot_interval=config.snapshot_interval)
+
+    def show(event: HubEvent) -> None:
+        where = event.cell or (f"pad {event.seat}" if event.seat is not None else "")
+        what = event.card_id or event.uid or event.health or event.button or ""
+        try:
+            print(f"#{event.seq:<5} {event.kind:<13} {event.action or '':<8} {where:<7} {what}",
+                  flush=True)
+        except (BrokenPipeError, ValueError):  # stdout closed (| head): keep running quietly
+            hub.listeners.remove(show)
+
+    if not args.quiet:
+        hub.listeners.append(show)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    hub.start()
+    pending = outbox.pending_count()
+    print(f"hub {config.hub_name}: {backend.name} back-end, {backend.n_readers} readers, "
+          f"publishing to {client.broker.redacted()} under {hub.topics.prefix}"
+          + (f" ({pending} undelivered event(s) from before)" if pending else ""),
+          file=sys.stderr, flush=True)
+    if not client.wait_connected(3):
+        print(f"waiting for the MQTT broker at {client.broker.redacted()} (events are kept "
+              "on disk until it answers)...", file=sys.stderr, flush=True)
+    player = _start_sim(backend, steps, args.sim_speed, stop) if steps else None
+    deadline = time.monotonic() + args.duration if args.duration else None
+    try:
+        while not stop.wait(0.1):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            if args.exit_when_done and player is not None and not player.is_alive():
+                time.sleep(0.1)  # last changes confirmed and published
+                if outbox.pending_count() == 0:
+                    break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        hub.stop()
+    return 0
+
+
+# ---------------------------------------------------------------- cauldron enroll
+
+
+def _run_enroll(args: argparse.Namespace) -> int:
+    import select
+
+    from engine.rules.cards import enrolment_order
+    from hub.enroll import COMMANDS_HELP, Enrolment, run_enrolment
+    from hub.errors import BackendError, TagMapError
+    from hub.tagmap import TagMap
+
+    config = _load_config(args)
+    try:
+        tagmap = TagMap.load(config.tagmap_path)
+    except TagMapError as exc:
+        raise CliError(str(exc)) from None
+    backend = _backend_for(config, TagMap())
+    try:
+        pad = backend.layout.pad_reader(args.pad)
+    except ValueError as exc:
+        backend.close()
+        raise CliError(f"{exc}; choose --pad 0..{config.pads - 1}") from None
+    try:
+        enrolment = Enrolment(tagmap, order=enrolment_order(), backend=backend, reader=pad,
+                              write_tags=args.write)
+    except BackendError as exc:
+        backend.close()
+        raise CliError(str(exc)) from None
+    steps = _sim_steps(args, backend)
+    stop = threading.Event()
+    if steps:
+        _start_sim(backend, steps, args.sim_speed, stop)
+
+    def read_command() -> str | None:
+        if not sys.stdin.isatty() and steps:
+            return None
+        ready, _, _ = select.select([sys.stdin], [], [], 0)
+        if not ready:
+            return None
+        line = sys.stdin.readline()
+        return line if line else "q"
+
+    print(f"Enrolling into {config.tagmap_path}: tap each card on pad {args.pad}. "
+          f"{COMMANDS_HELP} (then Enter).", flush=True)
+    try:
+        complete = run_enrolment(enrolment, backend, pad, read_command,
+                                 lambda text: print(text, flush=True),
+                                 idle_timeout=args.idle_timeout)
+    except KeyboardInterrupt:
+        print(f"\nStopped. {enrolment.progress()} - saved; run again to resume.")
+        complete = False
+    finally:
+        stop.set()
+        backend.close()
+    return 0 if complete else 1
+
+
+# ---------------------------------------------------------------- cauldron readers
+
+
+def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
+    """The 6x6 grid and the pads as text: card id (or UID) and health per reader."""
+    from hub.layout import CORNERS
+
+    state, health = backend.state(), backend.health()
+    marks = {"ok": " ", "flicker": "~", "silent": "!", "absent": "x"}
+
+    def cell(reader: int) -> str:
+        uid = state.get(reader)
+        text = (tagmap.card_for(uid) or f"?{uid[-6:]}") if uid else "."
+        return f"{marks[health.get(reader, 'ok')]}{text}"[:width].ljust(width)
+
+    layout = backend.layout
+    lines = ["      " + "".join(f"col {c}".ljust(width) for c in range(6))]
+    for row in range(6):
+        parts = []
+        for col in range(6):
+            parts.append("[corner]".ljust(width) if (row, col) in CORNERS
+                         else cell(layout.cell_reader(row, col)))
+        lines.append(f"row {row} " + "".join(parts))
+    lines.append("")
+    lines.append("pads  " + "".join(f"{seat}:{cell(layout.pad_reader(seat))}"
+                                     for seat in range(layout.pads)))
+    problems = {r: h for r, h in health.items() if h != "ok"}
+    lines.append("")
+    lines.append("health: all readers ok" if not problems else "health: " + ", ".join(
+        f"{layout.place(r).label()} {h}" for r, h in sorted(problems.items())))
+    lines.append("legend: . empty, ?XXXXXX unknown tag, ~ flicker, ! silent, x absent")
+    return "\n".join(lines)
+
+
+def _run_readers(args: argparse.Namespace) -> int:
+    config = _load_config(args)
+    tagmap = _tagmap_for(config, quiet=True)
+    backend = _backend_for(config, tagmap)
+    steps = _sim_steps(args, backend)
+    stop = threading.Event()
+    if steps:
+        _start_sim(backend, steps, args.sim_speed, stop)
+    live = sys.stdout.isatty() and not args.once
+    last_draw = 0.0
+    try:
+        sweeps = 0
+        while True:
+            backend.poll()
+            sweeps += 1
+            now = time.monotonic()
+            if args.once and sweeps >= args.sweeps:
+                print(render_grid(backend, tagmap))
+                return 0
+            if live and now - last_draw >= args.interval:
+                last_draw = now
+                sys.stdout.write("\x1b[H\x1b[J" + render_grid(backend, tagmap)
+                                 + f"\n\n{sweeps} sweeps; Ctrl-C to stop\n")
+                sys.stdout.flush()
+            elif not live and not args.once and now - last_draw >= args.interval:
+                last_draw = now
+                print(render_grid(backend, tagmap) + "\n", flush=True)
+            time.sleep(config.poll_interval)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        stop.set()
+        backend.close()
+
+
+# ---------------------------------------------------------------- cauldron schema
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    from engine.wire.contract import write_schemas
+
+    try:
+        paths = write_schemas(args.out)
+    except OSError as exc:
+        raise CliError(f"cannot write schemas into {args.out}: {exc.strerror}") from None
+    for path in paths:
+        print(path)
+    return 0
+
+
+def _sim_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sim-script", type=Path, help="steps for the simulated table")
+    parser.add_argument("--sim-demo", action="store_true",
+                        help="play a made-up game on the simulated table")
+    parser.add_argument("--sim-speed", type=float, default=1.0,
+                        help="speed-up of sim waits (a card must lie >= ~15 ms to be seen)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of --sim-demo")
+
+
+def register(subparsers: Any) -> None:
+    hub = subparsers.add_parser(
+        "hub", help="run the table hub: readers -> MQTT events",
+        description="Read the table's RFID readers and publish hub events on MQTT. With "
+                    "--backend sim and --sim-demo it plays a made-up game (no hardware).")
+    _config_options(hub)
+    _sim_options(hub)
+    hub.add_argument("--duration", type=float, help="stop after this many seconds")
+    hub.add_argument("--exit-when-done", action="store_true",
+                     help="stop once the sim script is played and every event delivered")
+    hub.add_argument("-q", "--quiet", action="store_true", help="do not print each event")
+    hub.add_argument("-v", "--verbose", action="store_true", help="log connection details")
+    hub.set_defaults(handler=_run_hub)
+
+    enroll = subparsers.add_parser(
+        "enroll", help="enrol the box's tags: tap each card on a pad",
+        description="Walk through every card of the box in catalogue order; tap each on the "
+                    "pad. Resumes where it stopped.")
+    _config_options(enroll, mqtt=False)
+    _sim_options(enroll)
+    enroll.add_argument("--pad", type=int, default=0, help="seat whose pad to use (default 0)")
+    enroll.add_argument("--write", action="store_true",
+                        help="also write the card id into each tag (serial/spi back-ends)")
+    enroll.add_argument("--idle-timeout", type=float, default=None,
+                        help="stop after this many seconds without a tag")
+    enroll.set_defaults(handler=_run_enroll)
+
+    readers = subparsers.add_parser(
+        "readers", help="live grid of what each reader sees (table set-up)")
+    _config_options(readers, mqtt=False)
+    _sim_options(readers)
+    readers.add_argument("--once", action="store_true", help="print one grid and exit")
+    readers.add_argument("--sweeps", type=int, default=5, help="sweeps before --once prints")
+    readers.add_argument("--interval", type=float, default=0.2, help="seconds between redraws")
+    readers.set_defaults(handler=_run_readers)
+
+    schema = subparsers.add_parser("schema", help="write the wire contract's JSON Schemas")
+    schema.add_argument("--out", type=Path, default=Path("schemas"),
+                        help="directory to write into (default ./schemas)")
+    schema.set_defaults(handler=_run_schema)
