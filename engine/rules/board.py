@@ -63,7 +63,8 @@ def parse_cell(text: object) -> int:
     if not isinstance(text, str):
         raise InvalidWire("G3", f"a cell must be a string 'r,c', got {text!r}")
     parts = text.split(",")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+    # ASCII digits only: str.isdigit() also accepts '²' or '٢', which int() rejects or reads.
+    if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
         raise InvalidWire("G3", f"a cell must look like 'r,c' with 0 ≤ r, c ≤ 5, got {text!r}")
     r, c = (int(p) for p in parts)
     if not (0 <= r < SIZE and 0 <= c < SIZE):
