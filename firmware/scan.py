@@ -38,6 +38,12 @@ SETTLE_US = 400
 VERIFY_PER_SWEEP = 1
 HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s)
 REINIT_EVERY = 25  # sweeps between re-init attempts of a failed reader
+# Minimum field-off time before a reader's field comes back on (NFC Forum
+# field reset, 5.1 ms): the tag then starts from IDLE whatever the last poll
+# left it in (a WUPA to a tag still in READY would be ignored). With 36
+# readers a reader's field is off ~35 ms between polls, so this never waits;
+# it matters for small rigs and for WRITE right after a poll.
+FIELD_RESET_US = 5100
 
 MODE_FAST = "fast"  # probe confirmed readers, verify round robin
 MODE_FULL = "full"  # anticollision + select on every occupied poll (reference)
@@ -123,6 +129,7 @@ class Scanner:
         self.last_kind = [""] * self.n_readers
         self.last_error = [""] * self.n_readers
         self.fault_kind = ["silent"] * self.n_readers
+        self._off_at = [None] * self.n_readers  # ticks when the field last went off
         self.sweeps = 0
         self._verify_next = 0
         self._reported_health = {}
@@ -165,6 +172,11 @@ class Scanner:
 
     def _activate(self, reader: int) -> object:
         """Select, antenna on, WUPA after the settle time. Returns (driver, ATQA or None)."""
+        off_at = self._off_at[reader]
+        if off_at is not None:
+            wait = FIELD_RESET_US - self._diff(self.clock.ticks_us(), off_at)
+            if wait > 0:
+                self.clock.sleep_us(wait)
         self.demux.select(reader)
         driver = self.readers[reader]
         driver.antenna_on()
@@ -174,6 +186,10 @@ class Scanner:
         if wait > 0:
             self.clock.sleep_us(wait)
         return driver, driver.send()
+
+    def _field_off(self, reader: int) -> None:
+        self.readers[reader].antenna_off()
+        self._off_at[reader] = self.clock.ticks_us()
 
     def poll(self, reader: int, verify: bool = False) -> tuple:
         """Poll one reader: ``(uid_hex or None, fault or None, kind)``; kind is
@@ -208,7 +224,7 @@ class Scanner:
                 driver.halt()
                 return uid, None, "acquire"
             finally:
-                driver.antenna_off()
+                self._field_off(reader)
         except mfrc522.TagError as error:
             self.last_error[reader] = str(error)
             return None, None, "tag-error"
@@ -301,7 +317,7 @@ class Scanner:
                 mfrc522.write_card_id(driver, card_id)
                 driver.halt()
             finally:
-                driver.antenna_off()
+                self._field_off(reader)
         except (mfrc522.TagError, mfrc522.ReaderError, ValueError) as error:
             return "write failed: %s" % error
         return None

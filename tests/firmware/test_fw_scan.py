@@ -177,3 +177,17 @@ def test_sweeps_stay_deterministic() -> None:
         run(scanner, 4)
     assert first[0].clock.now_us == second[0].clock.now_us
     assert first[2] == second[2]
+
+
+def test_single_reader_rig_does_not_alternate() -> None:
+    """With one reader the field is back on within a millisecond; the field
+    reset guard makes every poll start from IDLE, so a card left on the
+    reader never reads present/absent on alternate polls."""
+    table, scanner, lines = rig(n=1)
+    table.place(0, uid(0))
+    scanner.boot()
+    lines.clear()
+    run(scanner, 20)
+    assert changes(lines) == []
+    assert scanner.tracker.uid(0) == uid(0)
+    assert set(scanner.last_kind) <= {"probe", "verify"}
