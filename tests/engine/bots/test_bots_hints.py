@@ -1,0 +1,56 @@
+"""Hints: a legal action, the card and cell, and a reason in plain words (fr/en/de)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine.bots import BotError, GreedyBot, hint, observe_game
+from engine.rules import Game, GameConfig, Take
+from engine.rules.board import parse_cell
+
+
+def _game_in_progress(moves: int, players: int = 2) -> Game:
+    game = Game.new(GameConfig(colours=("blue", "yellow", "red")[:players]), random.Random(31))
+    bot = GreedyBot()
+    for _ in range(moves):
+        game.apply(bot.choose(observe_game(game, game.seat), random.Random(1)))
+    return game
+
+
+@pytest.mark.parametrize("level", ["greedy", "search"])
+def test_hint_is_legal_and_explained(level: str) -> None:
+    game = _game_in_progress(12)
+    result = hint(game, game.seat, level, "en", simulations=24)  # type: ignore[arg-type]
+    assert result.action in game.legal_actions()
+    assert result.reason.strip()
+    assert set(result.reasons) == {"fr", "en", "de"}
+    assert all(text.strip() for text in result.reasons.values())
+    assert result.reasons["fr"] != result.reasons["en"]
+    if isinstance(result.action, Take):
+        assert result.cell is not None
+        assert result.card == game.grid[parse_cell(result.cell)]
+    assert result.to_json()["action"] == result.action.to_wire()
+
+
+def test_hint_in_french_for_a_three_player_game() -> None:
+    game = _game_in_progress(7, players=3)
+    result = hint(game, game.seat, "greedy", "fr")
+    assert result.reason == result.reasons["fr"]
+    assert result.action in game.legal_actions()
+
+
+def test_hint_refuses_when_it_is_not_the_seats_turn() -> None:
+    game = _game_in_progress(3)
+    with pytest.raises(BotError, match="turn"):
+        hint(game, 1 - game.seat, "greedy")
+    with pytest.raises(BotError, match="level"):
+        hint(game, game.seat, "clever")  # type: ignore[arg-type]
+
+
+def test_hint_does_not_change_the_game() -> None:
+    game = _game_in_progress(5)
+    before = game.state_key()
+    hint(game, game.seat, "search", simulations=12)
+    assert game.state_key() == before
