@@ -1,0 +1,128 @@
+"""``cauldron bench hub``: the table's sensing budget.
+
+- the modelled sweep of 36 readers (`firmware.sweep.model_sweep`: the real scan loop on the
+  register-level MFRC522 simulator with datasheet timings; deterministic);
+- the hub's added latency from a confirmed reader change to the MQTT publish: the change
+  goes through the hub exactly as in service (tag map, event, SQLite outbox, QoS 1 publish)
+  to a real broker on localhost (Mosquitto, else the embedded broker), and is timed twice:
+  until paho has written it to the socket, and until a subscriber has received it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+
+from engine.benchkit import Figure, ProgressFn
+from engine.wire.broker import LocalBroker
+from engine.wire.contract import Topics
+from engine.wire.mqtt import WireClient
+from hub.backends.sim import SimulatedTable, virtual_box_tagmap
+from hub.layout import CELLS
+from hub.outbox import Outbox
+from hub.service import Hub
+
+CHANGES_PER_RUN = 300
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
+        else values[0]
+
+
+def _latency_run(broker: LocalBroker, workdir: Path, run: int) -> tuple[list[float], list[float]]:
+    table = f"bench{run}"
+    topics = Topics(table)
+    received: dict[int, float] = {}
+    arrived = threading.Condition()
+
+    def on_message(client: paho.Client, userdata: object, message: paho.MQTTMessage) -> None:
+        # The seq sits at a fixed place in the compact JSON; no parse on the timed path.
+        now = time.perf_counter()
+        text = message.payload.decode()
+        start = text.index('"seq":') + 6
+        seq = int(text[start:text.index(",", start)])
+        with arrived:
+            received[seq] = now
+            arrived.notify_all()
+
+    sub = paho.Client(CallbackAPIVersion.VERSION2)
+    sub.on_message = on_message
+    sub.connect("127.0.0.1", broker.port)
+    sub.subscribe(topics.hub_event, 1)
+    sub.loop_start()
+    tagmap = virtual_box_tagmap()
+    sim = SimulatedTable(tagmap=tagmap)
+    client = WireClient(broker.url, client_id=f"bench-hub-{run}", state_topic=topics.hub_state)
+    hub = Hub(table=table, backend=sim, client=client, outbox=Outbox(workdir / f"o{run}.sqlite"),
+              tagmap=tagmap, snapshot_interval=3600)
+    hub.start(poll=False)
+    client.wait_connected(10)
+    time.sleep(0.2)  # subscription settled
+    to_socket: list[float] = []
+    to_subscriber: list[float] = []
+    cards = list(tagmap.cards())
+    try:
+        for i in range(CHANGES_PER_RUN):
+            # Alternate cells so that no reader looks like it flickers.
+            where = "{},{}".format(*CELLS[(i // 2) % len(CELLS)])
+            if i % 2 == 0:
+                sim.place(where, card_id=cards[(i // 2) % len(cards)])
+            else:
+                sim.remove(where)
+            while True:
+                result = sim.poll()
+                if result.changes:
+                    break
+            start = time.perf_counter()
+            events = hub.handle(result)
+            to_socket.append((time.perf_counter() - start) * 1000)
+            last = events[-1].seq
+            with arrived:
+                if not arrived.wait_for(lambda seq=last: seq in received, timeout=5):
+                    raise RuntimeError("the broker did not deliver an event within 5 s")
+            to_subscriber.append((received[events[0].seq] - start) * 1000)
+    finally:
+        hub.stop()
+        sub.loop_stop()
+        sub.disconnect()
+    return to_socket, to_subscriber
+
+
+def run(runs: int, progress: ProgressFn) -> list[Figure]:
+    from firmware.sweep import model_sweep
+
+    sweep = model_sweep(n_readers=36)
+    sweep_figure = Figure(
+        "modelled sweep, 36 readers (32 occupied)", "ms", [float(sweep["sweep_ms"])] * runs,
+        goal="<= 40 ms",
+        detail={k: sweep[k] for k in ("max_sweep_ms", "acquire_sweep_ms", "new_tag_sweep_ms",
+                                      "spi_hz", "per_reader_us")},
+    )
+    p50_socket, p95_socket, p50_sub, p95_sub = [], [], [], []
+    with tempfile.TemporaryDirectory(prefix="cauldron-bench-hub-") as tmp, LocalBroker() as broker:
+        for run_index in range(runs):
+            progress("hub change -> publish", run_index, runs)
+            socket_ms, sub_ms = _latency_run(broker, Path(tmp), run_index)
+            p50_socket.append(statistics.median(socket_ms))
+            p95_socket.append(_percentile(socket_ms, 95))
+            p50_sub.append(statistics.median(sub_ms))
+            p95_sub.append(_percentile(sub_ms, 95))
+        progress("hub change -> publish", runs, runs)
+        kind = broker.kind
+    detail = {"broker": kind, "changes_per_run": CHANGES_PER_RUN}
+    return [
+        sweep_figure,
+        Figure("hub change -> MQTT publish sent, p50", "ms", p50_socket, detail=detail),
+        Figure("hub change -> MQTT publish sent, p95", "ms", p95_socket, goal="<= 5 ms",
+               detail=detail),
+        Figure("hub change -> subscriber via broker, p50", "ms", p50_sub, detail=detail),
+        Figure("hub change -> subscriber via broker, p95", "ms", p95_sub, goal="<= 5 ms",
+               detail=detail),
+    ]
