@@ -183,11 +183,11 @@ def test_single_reader_rig_does_not_alternate() -> None:
     """With one reader the field is back on within a millisecond; the field
     reset guard makes every poll start from IDLE, so a card left on the
     reader never reads present/absent on alternate polls."""
-    table, scanner, lines = rig(n=1)
+    table, scanner, lines = build(1, SimTable(1).timings, MODE_FAST, SETTLE_US, 0)  # probes only
     table.place(0, uid(0))
     scanner.boot()
     lines.clear()
     run(scanner, 20)
     assert changes(lines) == []
     assert scanner.tracker.uid(0) == uid(0)
-    assert set(scanner.last_kind) <= {"probe", "verify"}
+    assert scanner.last_kind == ["probe"]
