@@ -347,6 +347,9 @@ class TableInterpreter:
     def _cell_placed(self, cell: int, seen: str, out: Outcome) -> None:
         self.cells[cell] = seen
         self._place_reasons.pop(cell, None)
+        if self.status is Status.DEALING:
+            self._start_when_dealt(out)
+            return
         game = self._playing()
         if game is None or seen.startswith(UNKNOWN_PREFIX):
             return
@@ -520,6 +523,10 @@ class TableInterpreter:
         self._undo_note = None
         self.alerts.clear()
         self._alert_counter = 0
+        self._start_when_dealt(out)
+
+    def _start_when_dealt(self, out: Outcome) -> None:
+        """The game starts by itself once the 32 cells hold a deal that fits the box."""
         if self._deal_state()[0] == len(TAKEABLE_CELLS) and not self._deal_problems():
             self._start(out)
 
