@@ -39,6 +39,7 @@ from typing import Any, Literal, Protocol, cast
 from engine.rules.actions import REFILLS, Action
 from engine.rules.board import SIZE, TAKEABLE_CELLS
 from engine.rules.cards import RECIPE_A, RECIPE_B, Lang
+from engine.rules.errors import IllegalAction
 from engine.rules.events import Event, PerluceoReveal, Refilled
 from engine.rules.game import Game, GameConfig, Phase
 
@@ -179,7 +180,13 @@ class ObservationTracker:
         """Follow one action of the real game and the events it produced."""
         seen = visible_to(self.seat, events)
         shadow = self.shadow
-        shadow.apply(action)
+        try:
+            shadow.apply(action)
+        except IllegalAction as exc:
+            raise BotError(
+                f"seat {self.seat}'s tracker is out of step with the game ({action}: {exc}); "
+                "feed it every action in order, or rebuild it with observe_game()"
+            ) from None
         for event in seen:
             if type(event) is Refilled and shadow.phase is Phase.REFILL:
                 shadow.apply(REFILLS[event.card])

@@ -147,6 +147,7 @@ class SearchBot:
     depth: int | None = DEFAULT_DEPTH
     name: str = "search"
     last_stats: list[Stats] = field(default_factory=list, repr=False)
+    last_observation: Observation | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.simulations < 1:
@@ -197,10 +198,14 @@ class SearchBot:
         if len(observation.legal) == 1:
             return observation.legal[0]
         self.last_stats = self.analyse(observation, rng)
+        self.last_observation = observation
         return self.last_stats[0].action
 
     def explain(self, observation: Observation, action: Action, lang: Lang = "en") -> str:
-        stats = self.last_stats or self.analyse(observation, random.Random(0))
+        if self.last_observation is observation and self.last_stats:
+            stats = self.last_stats  # explain the decision just taken
+        else:
+            stats = self.analyse(observation, random.Random(0))
         for i, entry in enumerate(stats):
             if entry.action != action:
                 continue

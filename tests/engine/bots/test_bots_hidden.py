@@ -141,3 +141,15 @@ def test_search_decision_is_independent_of_the_true_pile_order() -> None:
             assert [(s.action, s.mean, s.runs) for s in bot_a.last_stats] == [
                 (s.action, s.mean, s.runs) for s in bot_b.last_stats
             ]
+
+
+def test_tracker_out_of_step_is_a_clear_error() -> None:
+    import pytest
+
+    from engine.bots import BotError
+    from engine.rules import Take
+
+    game = Game.new(CONFIG, random.Random(2))
+    tracker = ObservationTracker.for_new_game(game, 0)
+    with pytest.raises(BotError, match="out of step"):
+        tracker.observe(Take(0), [])  # a corner cell: never a legal take

@@ -71,3 +71,31 @@ def test_recipe_variant_with_all_bots() -> None:
     game = play_game(bots, config, seed=3)
     assert game.is_over()
     assert len(game.scores().seats) == 4
+
+
+def test_bots_at_a_real_table_with_an_unknown_pile() -> None:
+    """A real table (pile order unknown to everyone): refills arrive as actions."""
+    from engine.bots import hint
+
+    shuffled = Game.new(GameConfig(colours=("red", "blue", "yellow")), random.Random(12))
+    game = Game.from_deal(shuffled.config, list(shuffled.deal.grid), None)
+    trackers = [ObservationTracker.for_new_game(game, s) for s in range(3)]
+    bots: list[Bot] = [SearchBot(simulations=6, depth=6), GreedyBot(), RandomBot()]
+    table = random.Random(5)  # plays the part of the cards that turn up from the pile
+    rng = random.Random(6)
+    hinted = False
+    while not game.is_over():
+        legal = game.legal_actions()
+        if game.phase.value == "refill":
+            action = legal[table.randrange(len(legal))]
+        else:
+            if not hinted and game.turns > 20:
+                assert hint(game, game.seat, "greedy").action in legal
+                hinted = True
+            action = bots[game.seat].choose(trackers[game.seat].observation(), rng)
+        assert action in legal
+        events = game.apply(action)
+        for tracker in trackers:
+            tracker.observe(action, events)
+    assert hinted
+    assert trackers[0].shadow.view_public() == game.view_public()
