@@ -523,6 +523,7 @@ class TableInterpreter:
         self._undo_note = None
         self.alerts.clear()
         self._alert_counter = 0
+        self.inputs = 0  # counts from the new game: the same live and after a rebuild
         self._start_when_dealt(out)
 
     def _start_when_dealt(self, out: Outcome) -> None:

@@ -60,3 +60,21 @@ def until_last_card(seed: int, players: int = 2) -> tuple[TableInterpreter, int]
         for inp in inputs_for(interp, decision, refill_of(ref, decision)):
             interp.handle(inp)
     return None
+
+
+def hub_event(inp: Any, seq: int, epoch: str = "e1", hub_id: str = "hub-test") -> Any:
+    """The `HubEvent` a hub would publish for an interpreter input."""
+    from engine.rules.board import cell_name
+    from engine.wire.contract import HubEvent
+    from hub.backends.sim import made_up_uid
+
+    common: dict[str, Any] = {"hub_id": hub_id, "epoch": epoch, "seq": seq, "ts": 1000.0 + seq}
+    if inp.kind == "button":
+        place = {"seat": inp.seat} if inp.button == "confirm" else {}
+        return HubEvent(kind="button", action="pressed", button=inp.button, **place, **common)
+    place = {"cell": cell_name(inp.cell)} if inp.cell is not None else {"seat": inp.pad}
+    if inp.card is None:
+        return HubEvent(kind="unknown_tag", action=inp.kind, uid=inp.uid, **place, **common)
+    kind = "cell" if inp.cell is not None else "pad"
+    return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
+                    **place, **common)
