@@ -51,7 +51,8 @@ def _load_config(args: argparse.Namespace) -> HubConfig:
     return config
 
 
-def _tagmap_for(config: HubConfig, quiet: bool = False) -> TagMap:
+def _tagmap_for(config: HubConfig) -> tuple[TagMap, str | None]:
+    """The tag map to use, and a note for the person (shown once the set-up is sound)."""
     from hub.errors import TagMapError
     from hub.tagmap import TagMap
 
@@ -59,17 +60,14 @@ def _tagmap_for(config: HubConfig, quiet: bool = False) -> TagMap:
         if config.backend == "sim" and not config.tagmap_path.exists():
             from hub.backends.sim import virtual_box_tagmap
 
-            if not quiet:
-                print("simulated table: using a virtual box (every card enrolled)",
-                      file=sys.stderr)
-            return virtual_box_tagmap()
+            return virtual_box_tagmap(), "simulated table: a virtual box (every card enrolled)"
         tagmap = TagMap.load(config.tagmap_path)
     except TagMapError as exc:
         raise CliError(str(exc)) from None
-    if not len(tagmap) and not quiet:
-        print(f"note: tag map {config.tagmap_path} is empty; every card will be an unknown "
-              "tag until you run `cauldron enroll`", file=sys.stderr)
-    return tagmap
+    if not len(tagmap):
+        return tagmap, (f"note: tag map {config.tagmap_path} is empty; every card is an "
+                        "unknown tag until you run `cauldron enroll`")
+    return tagmap, None
 
 
 def _backend_for(config: HubConfig, tagmap: TagMap) -> ReaderBackend:
@@ -130,17 +128,22 @@ def _run_hub(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = _load_config(args)
-    tagmap = _tagmap_for(config)
-    backend = _backend_for(config, tagmap)
-    steps = _sim_steps(args, backend)
     try:
-        io = TableIO.from_config(config.io)
         client = WireClient(config.mqtt, client_id=config.hub_name,
                             state_topic=Topics(config.table).hub_state)
+    except MqttError as exc:
+        raise CliError(str(exc)) from None
+    tagmap, note = _tagmap_for(config)
+    backend = _backend_for(config, tagmap)
+    try:
+        steps = _sim_steps(args, backend)
+        io = TableIO.from_config(config.io)
         outbox = Outbox(config.outbox_path)
-    except (HubError, MqttError, OSError) as exc:
+    except (HubError, OSError, CliError) as exc:
         backend.close()
         raise CliError(str(exc)) from None
+    if note:
+        print(note, file=sys.stderr)
     hub = Hub(table=config.table, backend=backend, client=client, outbox=outbox, tagmap=tagmap,
               hub_id=config.hub_name, io=io, poll_interval=config.poll_interval,
               snapshot_interval=config.snapshot_interval)
@@ -278,7 +281,7 @@ def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
 
 def _run_readers(args: argparse.Namespace) -> int:
     config = _load_config(args)
-    tagmap = _tagmap_for(config, quiet=True)
+    tagmap, _note = _tagmap_for(config)
     backend = _backend_for(config, tagmap)
     steps = _sim_steps(args, backend)
     stop = threading.Event()

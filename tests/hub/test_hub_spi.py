@@ -21,7 +21,7 @@ UID = "04A1B2C3D4E5F6"
 
 
 def test_importing_the_spi_backend_loads_no_hardware_library() -> None:
-    code = ("import sys, hub.backends.spi, hub.backends; "
+    code = ("import sys, hub.backends.spi, hub.backends, hub.cli, hub.service; "
             "bad = [m for m in ('spidev', 'mfrc522', 'RPi') if m in sys.modules]; "
             "sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -1,0 +1,125 @@
+"""The hub's commands, run as a person would: real processes, a real broker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.wire.contract import HubEvent, ServiceState, Topics, WireModel
+from engine.wire.mqtt import WireClient
+
+SCRIPT = """
+# deal two cards, take one onto pad 0, an unknown tag on pad 1
+place 1,1 blue-a-4
+place 1,2 red-b-2
+wait 0.05
+remove 1,1
+wait 0.05
+place pad:0 blue-a-4
+wait 0.05
+place pad:1 uid=04AABBCCDDEEFF
+wait 0.05
+"""
+
+
+def cauldron(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from engine.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def test_schema_command(tmp_path: Path) -> None:
+    assert main(["schema", "--out", str(tmp_path / "s")]) == 0
+    assert json.loads((tmp_path / "s" / "hub-event.schema.json").read_text())["title"] == "HubEvent"
+
+
+def test_readers_once_shows_the_grid(tmp_path: Path) -> None:
+    script = tmp_path / "s.txt"
+    script.write_text("place 2,3 immuto-2\nplace pad:3 accio-1\n")
+    out = cauldron("readers", "--backend", "sim", "--once", "--sim-script", str(script),
+                   "--sweeps", "40", "--data-dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    row2 = next(line for line in out.stdout.splitlines() if line.startswith("row 2"))
+    assert "immuto-2" in row2
+    assert "3: accio-1" in out.stdout and "all readers ok" in out.stdout
+
+
+def test_hub_sim_publishes_a_script_in_order(mqtt_broker: str, table_id: str,
+                                             tmp_path: Path) -> None:
+    topics = Topics(table_id)
+    got: list[WireModel] = []
+    script = tmp_path / "game.txt"
+    script.write_text(SCRIPT)
+    with WireClient(mqtt_broker) as watcher:
+        watcher.subscribe(topics.hub_event, lambda t, m: got.append(m), wait=5)
+        watcher.subscribe(topics.hub_state, lambda t, m: got.append(m), wait=5)
+        out = cauldron("hub", "--backend", "sim", "--mqtt", mqtt_broker, "--table", table_id,
+                       "--data-dir", str(tmp_path), "--sim-script", str(script),
+                       "--exit-when-done")
+        assert out.returncode == 0, out.stderr
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not (
+                got and isinstance(got[-1], ServiceState) and got[-1].state == "offline"):
+            time.sleep(0.02)
+    events = [m for m in got if isinstance(m, HubEvent)]
+    assert [(e.seq, e.kind, e.action, e.cell or e.seat, e.card_id) for e in events] == [
+        (1, "cell", "placed", "1,1", "blue-a-4"),
+        (2, "cell", "placed", "1,2", "red-b-2"),
+        (3, "cell", "removed", "1,1", "blue-a-4"),
+        (4, "pad", "placed", 0, "blue-a-4"),
+        (5, "unknown_tag", "placed", 1, None),
+    ]
+    states = [m.state for m in got if isinstance(m, ServiceState)]
+    assert states[0] == "online" and states[-1] == "offline"
+    assert "#4     pad           placed   pad 0   blue-a-4" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["hub", "--backend", "spi"], "address_pins"),
+        (["hub", "--backend", "serial"], "[serial] port"),
+        (["hub", "--table", "no/slash"], "table id"),
+        (["hub", "--config", "/nonexistent.toml"], "cannot read config"),
+        (["hub", "--backend", "sim", "--mqtt", "http://x"], "scheme"),
+        (["readers", "--backend", "sim", "--sim-script", "/nonexistent"], "sim script"),
+    ],
+)
+def test_user_errors_are_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    out = cauldron(*args, "--data-dir", str(tmp_path))
+    assert out.returncode == 2
+    assert message in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_bad_config_keys_and_script_lines(tmp_path: Path) -> None:
+    config = tmp_path / "hub.toml"
+    config.write_text('table = "t1"\nbackends = "sim"\n')
+    out = cauldron("hub", "--config", str(config))
+    assert out.returncode == 2 and "unknown key(s) backends" in out.stderr
+    script = tmp_path / "bad.txt"
+    script.write_text("place 1,1 blue-a-9\n")
+    out = cauldron("readers", "--backend", "sim", "--once", "--sim-script", str(script),
+                   "--data-dir", str(tmp_path))
+    assert out.returncode == 2 and "line 1" in out.stderr and "not a card id" in out.stderr
+
+
+def test_enroll_from_a_scripted_pad(tmp_path: Path) -> None:
+    script = tmp_path / "taps.txt"
+    lines = []
+    for n in range(3):
+        lines += [f"place pad:0 uid=04{n:012X}", "wait 0.05", "remove pad:0", "wait 0.05"]
+    script.write_text("\n".join(lines))
+    out = cauldron("enroll", "--backend", "sim", "--data-dir", str(tmp_path), "--sim-script",
+                   str(script), "--idle-timeout", "0.5")
+    assert out.returncode == 1  # stopped before the whole box was done
+    tags = json.loads((tmp_path / "tagmap.json").read_text())["tags"]
+    assert tags == {"04000000000000": "yellow-a-1", "04000000000001": "yellow-a-2",
+                    "04000000000002": "yellow-a-3"}
+    assert "3/84" in out.stdout and "saved" in out.stdout
