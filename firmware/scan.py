@@ -46,7 +46,8 @@ REINIT_EVERY = 25  # sweeps between re-init attempts of a failed reader
 FIELD_RESET_US = 5100
 
 MODE_FAST = "fast"  # probe confirmed readers, verify round robin
-MODE_FULL = "full"  # anticollision + select on every occupied poll (reference)
+MODE_FULL = "full"  # SELECT of the known UID on every occupied poll (reference)
+MODE_NAIVE = "naive"  # anticollision + SELECT on every occupied poll (reference)
 
 WUPA_FRAME = bytes((mfrc522.PICC_WUPA,))
 
@@ -211,7 +212,7 @@ class Scanner:
                 if len(answer[0]) != 2:
                     raise mfrc522.TagError("ATQA of %d bytes" % len(answer[0]))
                 pending = self.tracker.pending(reader)
-                if confirmed and not pending:
+                if confirmed and not pending and self.mode != MODE_NAIVE:
                     if self.mode == MODE_FAST and not verify:
                         return confirmed, None, "probe"
                     if driver.select_known(binascii.unhexlify(confirmed)):

@@ -18,7 +18,15 @@ from typing import Any
 
 from firmware.mfrc522 import MFRC522
 from firmware.mfrc522_sim import SimTable, Timings
-from firmware.scan import MODE_FAST, MODE_FULL, SETTLE_US, VERIFY_PER_SWEEP, Demux, Scanner
+from firmware.scan import (
+    MODE_FAST,
+    MODE_FULL,
+    MODE_NAIVE,
+    SETTLE_US,
+    VERIFY_PER_SWEEP,
+    Demux,
+    Scanner,
+)
 
 GOAL_MS = 40.0
 # MicroPython bookkeeping per reader that the simulator cannot see (the scan
@@ -80,8 +88,8 @@ def model_sweep(
     one poll by kind: empty, probe, verify, acquire), ``host_reader_us``,
     ``goal_ms``, ``meets_goal``, the SPI traffic per sweep and the parameters
     used."""
-    if mode not in (MODE_FAST, MODE_FULL):
-        raise ValueError(f"mode must be {MODE_FAST!r} or {MODE_FULL!r}")
+    if mode not in (MODE_FAST, MODE_FULL, MODE_NAIVE):
+        raise ValueError(f"mode must be {MODE_FAST!r}, {MODE_FULL!r} or {MODE_NAIVE!r}")
     base = timings or Timings()
     timings = replace(base, spi_hz=spi_hz)
     occupied_set = sorted(
@@ -182,7 +190,8 @@ def _rows() -> list[tuple[str, dict[str, Any]]]:
             "host 2x slower (16 us/SPI call, 80 us/reader)",
             model_sweep(timings=Timings(host_call_us=16, gpio_write_us=6), host_reader_us=80),
         ),
-        ("reference: full anticollision every poll", model_sweep(mode=MODE_FULL)),
+        ("reference: SELECT known UID on every occupied poll", model_sweep(mode=MODE_FULL)),
+        ("reference: anticollision + SELECT on every poll", model_sweep(mode=MODE_NAIVE)),
     ]
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from firmware.mfrc522_sim import SimTable
 from firmware.protocol import Frame, decode_frame, encode_frame, parse_pairs
-from firmware.scan import MODE_FAST, MODE_FULL, SETTLE_US, Scanner
+from firmware.scan import MODE_FAST, MODE_FULL, MODE_NAIVE, SETTLE_US, Scanner
 from firmware.sweep import build
 
 N = 8
@@ -43,7 +43,7 @@ def test_boot_announces_then_reports_full_state() -> None:
     assert [f.seq for f in frames(lines)] == list(range(len(lines)))
 
 
-@pytest.mark.parametrize("mode", [MODE_FAST, MODE_FULL])
+@pytest.mark.parametrize("mode", [MODE_FAST, MODE_FULL, MODE_NAIVE])
 def test_place_remove_and_swap(mode: str) -> None:
     table, scanner, lines = rig(mode)
     scanner.boot()
