@@ -202,3 +202,48 @@ def test_malformed_lines_are_rejected_and_counted_on_a_loopback() -> None:
     assert backend.rejects["garbage"] == 1
     assert backend.rejects["oversize"] == 1
     backend.close()
+
+
+def test_real_firmware_scan_loop_over_a_pty_to_the_hub() -> None:
+    """The Pico's scan loop on simulated MFRC522 chips, its lines on a real tty."""
+    from firmware.mfrc522_sim import Timings
+    from firmware.scan import SETTLE_US, VERIFY_PER_SWEEP
+    from firmware.sweep import build
+
+    table, scanner, _ = build(36, Timings(), "fast", SETTLE_US, VERIFY_PER_SWEEP)
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    path = os.ttyname(slave)
+    scanner.write_line = lambda line: os.write(master, line.encode())
+    table.place(10, UID_A)
+    scanner.boot()
+    backend = SerialBackend(Layout(), lambda: serial.serial_for_url(path, timeout=0),
+                            port_name="pty")
+    backend.open()
+
+    def firmware_step() -> None:
+        while select.select([master], [], [], 0)[0]:
+            for line in os.read(master, 4096).decode().splitlines():
+                scanner.handle_line(line)
+        scanner.sweep()
+
+    def run_until(count: int) -> list[Change]:
+        changes: list[Change] = []
+        for _ in range(200):
+            firmware_step()
+            time.sleep(0.002)
+            changes += backend.poll().changes
+            if len(changes) >= count:
+                break
+        return changes
+
+    try:
+        assert run_until(1) == [Change("placed", 10, UID_A)]  # from the FULL report
+        table.remove(10)
+        table.place(34, UID_B)
+        assert run_until(2) == [Change("removed", 10, UID_A), Change("placed", 34, UID_B)]
+        assert sum(backend.rejects.values()) == 0
+    finally:
+        backend.close()
+        os.close(master)
+        os.close(slave)
