@@ -32,7 +32,7 @@ def test_toml_and_overrides(tmp_path: Path) -> None:
         ("pads = 6", "pads must be 0..4"),
         ('table = "a b"', "table id"),
         ("table = ", "not valid TOML"),
-        ("colour = 1", "unknown key(s) colour"),
+        ("colour = 1", r"unknown key\(s\) colour"),
     ],
 )
 def test_bad_configs_name_the_problem(tmp_path: Path, text: str, reason: str) -> None:
