@@ -1,0 +1,187 @@
+"""The dependency rule (ARCHITECTURE.md, COMMON.md), checked on the source itself.
+
+1. `engine.rules` is pure: it imports only a small list of standard-library modules
+   (nothing for I/O, no clock, no threads) and itself; it calls no I/O built-ins and makes
+   no module-level use of the global `random` state (a seeded `random.Random` is passed in).
+2. `hub`, `engine.service` and `dashboard` never import each other; across packages they
+   may use only `engine.wire`, `engine.rules`, `engine.benchkit` and `engine.cli`. (The hub
+   may also use `firmware`: it runs the same presence and line-protocol code as the
+   readers.) Imports inside functions count too. Packages that do not exist yet are skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = ROOT / "engine" / "rules"
+
+STDLIB_ALLOWED = {
+    "__future__",
+    "dataclasses",
+    "enum",
+    "typing",
+    "collections",
+    "collections.abc",
+    "itertools",
+    "functools",
+    "random",  # for the `random.Random` type only
+    "json",
+    "importlib.resources",  # the catalogue data file shipped in the package
+    "math",
+    "re",
+}
+IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "__import__", "breakpoint"}
+
+SERVICES = {"hub": ROOT / "hub", "engine.service": ROOT / "engine" / "service",
+            "dashboard": ROOT / "dashboard"}  # fmt: skip
+SHARED = ("engine.wire", "engine.rules", "engine.benchkit", "engine.cli")
+PROJECT_ROOTS = ("engine", "hub", "dashboard", "firmware")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path, source: str | None = None) -> Iterator[tuple[int, str]]:
+    """(line, absolute module) for every import in the file, functions included; for
+    `from X import y` both X and X.y are offered (y may be a submodule)."""
+    text = path.read_text(encoding="utf-8") if source is None else source
+    tree = ast.parse(text, filename=str(path))
+    package = module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield node.lineno, base
+            for alias in node.names:
+                yield node.lineno, f"{base}.{alias.name}"
+
+
+def within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def rules_files() -> list[Path]:
+    files = sorted(RULES.glob("*.py"))
+    assert len(files) >= 8, "engine/rules has moved?"
+    return files
+
+
+@pytest.mark.parametrize("path", rules_files(), ids=lambda p: p.name)
+def test_rules_package_imports_only_pure_stdlib_and_itself(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bad += [(node.lineno, a.name) for a in node.names if not _rules_ok(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                continue  # relative: inside engine.rules
+            module = node.module or ""
+            if within(module, "engine.rules"):
+                continue
+            if module == "importlib" and [a.name for a in node.names] == ["resources"]:
+                continue
+            if module == "random" and any(a.name != "Random" for a in node.names):
+                bad.append((node.lineno, f"from random import {node.names[0].name}"))
+            elif not _rules_ok(module):
+                bad.append((node.lineno, module))
+    assert not bad, f"{path.name} imports outside the allowlist: {bad}"
+
+
+def _rules_ok(module: str) -> bool:
+    return module in STDLIB_ALLOWED or within(module, "engine.rules")
+
+
+@pytest.mark.parametrize("path", rules_files(), ids=lambda p: p.name)
+def test_rules_package_does_no_io_and_uses_no_global_random(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    io = [(c.lineno, c.func.id) for c in calls if isinstance(c.func, ast.Name)
+          and c.func.id in IO_BUILTINS]  # fmt: skip
+    assert not io, f"{path.name} calls I/O built-ins: {io}"
+    # Any `random.<function>(...)` call (random.shuffle, random.seed, …) uses the global,
+    # unseeded state; only `random.Random` (the type) may appear.
+    global_random = [
+        (c.lineno, c.func.attr)
+        for c in calls
+        if isinstance(c.func, ast.Attribute)
+        and isinstance(c.func.value, ast.Name)
+        and c.func.value.id == "random"
+        and c.func.attr != "Random"
+    ]
+    assert not global_random, f"{path.name} uses the global random state: {global_random}"
+
+
+def test_the_checker_sees_forbidden_imports(tmp_path: Path) -> None:
+    """The import walker is not blind: lazy and relative imports are found."""
+    sample = ROOT / "engine" / "rules" / "game.py"
+    found = {m for _, m in imports(sample)}
+    assert "engine.rules.board" in found and "random" in found
+    assert not _rules_ok("os") and not _rules_ok("engine.wire") and not _rules_ok("socket")
+    assert not _rules_ok("time") and not _rules_ok("pathlib") and _rules_ok("json")
+
+
+def service_files() -> list[tuple[str, Path]]:
+    out = []
+    for name, folder in SERVICES.items():
+        if folder.is_dir():
+            out += [(name, p) for p in sorted(folder.rglob("*.py"))]
+    return out
+
+
+def cross_imports(package: str, path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    bad = []
+    for line, module in imports(path, source):
+        if module.split(".")[0] not in PROJECT_ROOTS or within(module, package):
+            continue
+        if module == "engine" or any(within(module, shared) for shared in SHARED):
+            continue
+        if package == "hub" and within(module, "firmware"):
+            continue
+        bad.append((line, module))
+    return bad
+
+
+@pytest.mark.skipif(not service_files(), reason="no hub/engine.service/dashboard yet")
+@pytest.mark.parametrize(
+    ("package", "path"), service_files(), ids=lambda x: x if isinstance(x, str) else x.name
+)
+def test_services_do_not_import_each_others_internals(package: str, path: Path) -> None:
+    bad = cross_imports(package, path)
+    assert not bad, f"{module_name(path)} imports another package's internals: {bad}"
+
+
+def test_the_cross_package_checker_catches_violations() -> None:
+    where = ROOT / "dashboard" / "example.py"
+    source = (
+        "from engine.rules.game import Game\n"
+        "from engine.wire import contract\n"
+        "from . import models\n"
+        "def lazy():\n"
+        "    from hub.tagmap import TagMap\n"
+        "    import engine.service.store\n"
+        "    from engine import bots\n"
+        "    from firmware import protocol\n"
+    )
+    modules = [m for _, m in cross_imports("dashboard", where, source)]
+    assert modules == [
+        "hub.tagmap", "hub.tagmap.TagMap", "engine.service.store", "engine.bots",
+        "firmware", "firmware.protocol",
+    ]  # fmt: skip
