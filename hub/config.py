@@ -83,6 +83,16 @@ class HubConfig:
         return self.tagmap or self.data_dir / "tagmap.json"
 
     def check(self) -> HubConfig:
+        kinds: dict[str, tuple[type, ...]] = {
+            "table": (str,), "mqtt": (str,), "backend": (str,), "pads": (int,),
+            "perimeter": (bool,), "poll_interval": (int, float),
+            "snapshot_interval": (int, float), "serial": (dict,), "spi": (dict,),
+            "io": (dict,), "sim": (dict,),
+        }
+        for name, types in kinds.items():
+            value = getattr(self, name)
+            if not isinstance(value, types) or (types == (int,) and isinstance(value, bool)):
+                raise ConfigError(f"{name} = {value!r} is not a {types[0].__name__}")
         try:
             check_table_id(self.table)
         except TopicError as exc:

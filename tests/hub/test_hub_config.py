@@ -32,6 +32,7 @@ def test_toml_and_overrides(tmp_path: Path) -> None:
         ("pads = 6", "pads must be 0..4"),
         ('table = "a b"', "table id"),
         ("table = ", "not valid TOML"),
+        ('pads = "three"', "pads = 'three' is not a int"),
         ("colour = 1", r"unknown key\(s\) colour"),
     ],
 )
