@@ -206,8 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---|---|---|---|---|---|")
         for name, r in _rows():
             per = r["per_reader_us"]
+            new_tag = r["new_tag_sweep_ms"]
             print(
-                f"| {name} | {r['sweep_ms']:.2f} | {r['new_tag_sweep_ms'] or '-'} | "
+                f"| {name} | {r['sweep_ms']:.2f} | "
+                f"{'-' if new_tag is None else format(new_tag, '.2f')} | "
                 f"{r['acquire_sweep_ms']:.2f} | {per.get('empty', '-')} | "
                 f"{per.get('probe', '-')} | {per.get('verify', per.get('acquire', '-'))} |"
             )
