@@ -232,6 +232,8 @@ class Deal:
             by_cell = {board.parse_cell(k): v for k, v in grid.items()}
         except Exception as exc:
             raise InvalidSetup("G2", f"bad cell in the deal: {exc}") from None
+        if len(by_cell) != len(grid):  # "0,1" and " 0, 1" name the same cell
+            raise InvalidSetup("G2", "a cell is given twice in the deal")
         missing = [cell_name(c) for c in TAKEABLE_CELLS if c not in by_cell]
         if missing or set(by_cell) & CORNER_CELLS:
             raise InvalidSetup(
@@ -332,7 +334,7 @@ class Game:
         """A game from a given layout. `grid` maps 'r,c' to card ids (or lists the 32 cards
         in row order); `pile` None means a real table: the order of the pile is unknown."""
         if isinstance(grid, dict):
-            deal = Deal.from_wire({"grid": grid, "pile": list(pile) if pile else pile})
+            deal = Deal.from_wire({"grid": grid, "pile": list(pile) if pile is not None else None})
             deal = Deal(deal.grid, deal.pile, recipes)
         else:
             deal = Deal(tuple(grid), tuple(pile) if pile is not None else None, recipes)

@@ -235,3 +235,23 @@ def test_G2_deal_from_a_cell_map() -> None:
     game = Game.from_deal(config, grid, d.pile)
     assert game.grid[D.cell("1,2")] == "accio-1"
     assert game.deal == d
+
+
+def test_G2_a_cell_named_twice_in_a_deal_is_refused() -> None:
+    config = D.config(2)
+    d = D.deal(config)
+    grid = {f"{c // 6},{c % 6}": card for c, card in zip(TAKEABLE_CELLS, d.grid, strict=True)}
+    grid[" 0, 1"] = "green-b-1"  # a second spelling of cell 0,1
+    for pile in (d.pile, None):
+        with pytest.raises(InvalidSetup) as err:
+            Game.from_deal(config, grid, pile)
+        assert err.value.rule == "G2" and "given twice" in err.value.message
+
+
+def test_G2_an_empty_pile_tuple_is_a_known_pile_not_a_type_error() -> None:
+    config = D.config(2)
+    d = D.deal(config)
+    grid = {f"{c // 6},{c % 6}": card for c, card in zip(TAKEABLE_CELLS, d.grid, strict=True)}
+    with pytest.raises(InvalidSetup) as err:
+        Game.from_deal(config, grid, ())
+    assert "all 76 cards" in err.value.message
