@@ -88,3 +88,25 @@ def test_tally_is_exact_without_immuto_and_close_with_it() -> None:
         stack = [*rng.sample(plain, rng.randrange(1, 20)), *rng.sample(sorted(IMMUTO), 1)]
         exact = cauldron_points("blue", stack)
         assert exact - 12 <= Tally("blue", stack).points() <= exact
+
+
+def test_greedy_casts_vanesco_when_it_hurts_the_opponent() -> None:
+    cells = {
+        "1,2": "black-a-2",  # turn 1, seat 0 (yellow), column 2
+        "2,0": "red-b-4",  # turn 2, seat 1 (red), row 2: -8 alone (own colour)
+        "0,4": "black-a-3",  # turn 3, seat 0, column 4
+        "1,4": "red-b-3",  # turn 4, seat 1, column 4: red back to 0 points
+        "2,1": "white-b-4",  # turn 5, seat 0 faces row 2: only bad cards, and Vanesco
+        "2,2": "vanesco-1",
+        "2,3": "grey-b-4",
+        "2,4": "violet-b-4",
+        "2,5": "blue-b-4",
+    }
+    game = deal_game(CONFIG, cells, ["black-b-1", "orange-b-4", "black-b-3", "black-b-4"])
+    tracker = _tracker_after(game, ["1,2", "2,0", "0,4", "1,4"], 0)
+    observation = tracker.observation()
+    assert game.seat == 0 and game.faced_line() == 2
+    assert observation.stacks[1] == ("red-b-4", "red-b-3")
+    action = GreedyBot().choose(observation, random.Random(0))
+    assert action == Take(parse_cell("2,2"))
+    assert "8" in GreedyBot().explain(observation, action)  # red would lose 8 points

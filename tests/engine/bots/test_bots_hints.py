@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +56,22 @@ def test_hint_does_not_change_the_game() -> None:
     before = game.state_key()
     hint(game, game.seat, "search", simulations=12)
     assert game.state_key() == before
+
+
+def test_hint_command_reads_a_game_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli import main
+    from engine.rules.log import GameLog
+
+    game = _game_in_progress(6)
+    log = tmp_path / "game.json"
+    log.write_text(json.dumps(GameLog.of(game).to_wire()), encoding="utf-8")
+    assert main(["hint", str(log), "--level", "greedy", "--lang", "de", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["seat"] == game.seat
+    assert data["reason"] == data["reasons"]["de"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["hint", str(bad)]) == 2
+    assert "is not JSON" in capsys.readouterr().err
+    assert main(["hint", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
