@@ -25,11 +25,13 @@ def test_worst_case_all_readers_occupied_also_meets_the_goal() -> None:
 
 
 def test_model_responds_to_its_parameters() -> None:
-    base = model_sweep(36)["sweep_ms"]
-    assert model_sweep(36, spi_hz=1_000_000)["sweep_ms"] > base
-    full = model_sweep(36, mode="full")["sweep_ms"]
-    assert 3 * base < full < model_sweep(36, mode="naive")["sweep_ms"]
-    assert model_sweep(36, occupied=())["sweep_ms"] < base
+    def sweep_ms(**options: object) -> float:
+        return float(model_sweep(12, occupied=range(10), sweeps=2, **options)["sweep_ms"])  # type: ignore[arg-type]
+
+    base = sweep_ms()
+    assert sweep_ms(spi_hz=1_000_000) > base
+    assert 3 * base < sweep_ms(mode="full") < sweep_ms(mode="naive")
+    assert float(model_sweep(12, occupied=(), sweeps=2)["sweep_ms"]) < base
 
 
 def test_model_rejects_bad_arguments() -> None:
