@@ -1,0 +1,420 @@
+"""The MQTT <-> WebSocket bridge.
+
+One `WireClient` follows the table's retained and live topics (``game/public``,
+``game/alert``, ``game/seat/<n>``, ``hub/state``, ``engine/state``, ``hub/snapshot``) and
+keeps the latest of each. Every change is turned into whole-state messages and handed to the
+WebSocket subscribers: the table channel gets a `TableState` (whitelisted public data only,
+never a seat view), each seat channel that seat's `SeatState`. A subscriber keeps only the
+latest message (a slow browser skips stale states instead of queueing them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from dashboard.config import Settings
+from dashboard.models import (
+    AlertPublic,
+    CommandResult,
+    GamePublicOut,
+    JoinInfo,
+    SeatState,
+    ServiceStatus,
+    TableState,
+    VirtualPublic,
+)
+from dashboard.seats import SeatSecrets
+from engine.wire.contract import (
+    N_SEATS,
+    GameAlert,
+    GamePublic,
+    GameSeat,
+    HubSnapshot,
+    ServiceState,
+    Topics,
+    WireError,
+    WireModel,
+)
+from engine.wire.mqtt import MqttError, WireClient
+
+log = logging.getLogger("cauldron.dashboard")
+
+Channel = int | Literal["table"]
+MAX_ALERTS = 20
+EXPIRED = json.dumps({"type": "expired", "reason": "a new game started: scan the new QR code"})
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """One WebSocket: the latest message not yet sent, and an event to wake its sender."""
+
+    channel: Channel
+    loop: asyncio.AbstractEventLoop
+    game_id: str | None = None  # a seat channel serves one game only
+    latest: str | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def offer(self, text: str) -> None:  # on the event loop
+        self.latest = text
+        self.wake.set()
+
+    async def next(self) -> str:
+        await self.wake.wait()
+        self.wake.clear()
+        text, self.latest = self.latest, None
+        return text or ""
+
+
+def public_game(model: GamePublic | None) -> GamePublicOut | None:
+    """The whitelisted public game, or None when the engine's view does not fit."""
+    if model is None:
+        return None
+    try:
+        return GamePublicOut.model_validate(model.model_dump())
+    except ValidationError as exc:
+        log.warning("game/public view does not match the dashboard's model: %s", exc)
+        return None
+
+
+def _reveal_of(view: dict[str, Any]) -> list[str] | None:
+    """A Perluceo reveal in a seat view (``private_events``, sent once): the cauldron."""
+    events = view.get("private_events")
+    if not isinstance(events, list):
+        return None
+    for event in reversed(events):
+        if isinstance(event, dict) and event.get("type") == "perluceo_reveal":
+            cards = event.get("cauldron")
+            if isinstance(cards, list) and all(isinstance(c, str) for c in cards):
+                return list(cards)
+    return None
+
+
+class Bridge:
+    """Latest table state from MQTT, fanned out to WebSocket subscribers."""
+
+    def __init__(self, settings: Settings, client: WireClient | None = None) -> None:
+        self.settings = settings
+        self.topics = Topics(settings.table, settings.base_topic)
+        self.client = client or WireClient(
+            settings.mqtt,
+            client_id=f"dashboard-{settings.table}-{uuid.uuid4().hex[:6]}",
+            base=settings.base_topic,
+        )
+        self.secrets = SeatSecrets(
+            settings.data_dir / f"seat-secrets-{settings.table}.json" if settings.data_dir else None
+        )
+        self._lock = threading.RLock()
+        self.public: GamePublic | None = None
+        self.public_out: GamePublicOut | None = None
+        self.seat_views: dict[int, GameSeat] = {}
+        self.alerts: dict[str, GameAlert] = {}
+        self.hub_state: Literal["online", "offline", "unknown"] = "unknown"
+        self.engine_state: Literal["online", "offline", "unknown"] = "unknown"
+        self.snapshot: HubSnapshot | None = None
+        # Perluceo reveals (seat -> (game id, cards)): sent once by the engine, kept here
+        # until the seat hides it.
+        self.reveals: dict[int, tuple[str | None, list[str]]] = {}
+        self._subscribers: set[Subscriber] = set()
+        self._was_connected = False
+        self.virtual_public: Callable[[], VirtualPublic | None] = lambda: None
+        self.listeners: list[Callable[[str, WireModel], None]] = []
+        self._started = False
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Subscribe and connect in the background (the page shows the broker as offline
+        until the connection comes)."""
+        t = self.topics
+        client = self.client
+        client.subscribe(t.game_public, self._on_public)
+        client.subscribe(t.game_alert, self._on_alert)
+        client.subscribe(t.game_seat("+"), self._on_seat)
+        client.subscribe(t.hub_state, self._on_hub_state)
+        client.subscribe(t.engine_state, self._on_engine_state)
+        client.subscribe(t.hub_snapshot, self._on_snapshot)
+        client.add_connect_hook(self.broadcast)
+        client.start()
+        self._started = True
+
+    def stop(self) -> None:
+        if self._started:
+            self.client.stop()
+            self._started = False
+
+    @property
+    def connected(self) -> bool:
+        return self.client.connected
+
+    def check_connection(self) -> None:
+        """Broadcast when the broker link went down or came back (called periodically)."""
+        now = self.connected
+        if now != self._was_connected:
+            self._was_connected = now
+            self.broadcast()
+
+    # ------------------------------------------------------------ MQTT handlers
+
+    def _notify(self, topic: str, model: WireModel) -> None:
+        for listener in list(self.listeners):
+            listener(topic, model)
+
+    def _on_public(self, topic: str, model: WireModel) -> None:
+        if not isinstance(model, GamePublic):
+            return
+        out = public_game(model)
+        with self._lock:
+            new_game = self.public is None or self.public.game_id != model.game_id
+            self.public = model
+            self.public_out = out
+            if new_game:
+                self.alerts = {
+                    k: a for k, a in self.alerts.items() if a.game_id in (None, model.game_id)
+                }
+                self.seat_views = {
+                    s: v for s, v in self.seat_views.items() if v.game_id == model.game_id
+                }
+                self.reveals = {
+                    s: r for s, r in self.reveals.items() if r[0] == model.game_id
+                }
+        if model.game_id:
+            self.secrets.ensure(model.game_id)
+        self.broadcast()
+        self._notify(topic, model)
+
+    def _on_alert(self, topic: str, model: WireModel) -> None:
+        if not isinstance(model, GameAlert):
+            return
+        with self._lock:
+            if model.active:
+                self.alerts.pop(model.alert_id, None)
+                self.alerts[model.alert_id] = model
+                while len(self.alerts) > MAX_ALERTS:
+                    self.alerts.pop(next(iter(self.alerts)))
+            else:
+                self.alerts.pop(model.alert_id, None)
+        self.broadcast()
+        self._notify(topic, model)
+
+    def _on_seat(self, topic: str, model: WireModel) -> None:
+        if not isinstance(model, GameSeat):
+            return
+        reveal = _reveal_of(model.view)
+        with self._lock:
+            if reveal is not None:
+                self.reveals[model.seat] = (model.game_id, reveal)
+            self.seat_views[model.seat] = model
+        self.broadcast(seats_only=model.seat)
+        self._notify(topic, model)
+
+    def _on_hub_state(self, topic: str, model: WireModel) -> None:
+        if isinstance(model, ServiceState):
+            self.hub_state = model.state
+            self.broadcast()
+
+    def _on_engine_state(self, topic: str, model: WireModel) -> None:
+        if isinstance(model, ServiceState):
+            self.engine_state = model.state
+            self.broadcast()
+
+    def _on_snapshot(self, topic: str, model: WireModel) -> None:
+        if isinstance(model, HubSnapshot):
+            with self._lock:
+                old_backend = self.snapshot.backend if self.snapshot else None
+                self.snapshot = model
+            if old_backend != model.backend:
+                self.broadcast()
+            self._notify(topic, model)
+
+    # ------------------------------------------------------------ state for the pages
+
+    @property
+    def game_id(self) -> str | None:
+        with self._lock:
+            return self.public.game_id if self.public else None
+
+    def status(self) -> ServiceStatus:
+        return ServiceStatus(
+            broker=self.connected,
+            hub=self.hub_state,
+            engine=self.engine_state,
+            hub_backend=self.snapshot.backend if self.snapshot else None,
+        )
+
+    def table_state(self) -> TableState:
+        with self._lock:
+            game = self.public_out
+            alerts = [AlertPublic.model_validate(a.model_dump()) for a in self.alerts.values()]
+            game_id = self.public.game_id if self.public else None
+        return TableState(
+            table=self.settings.table,
+            game=game,
+            alerts=alerts,
+            status=self.status(),
+            joined=self.secrets.joined(game_id),
+            virtual=self.virtual_public(),
+        )
+
+    def seat_state(self, seat: int) -> SeatState:
+        with self._lock:
+            game = self.public_out
+            game_id = self.public.game_id if self.public else None
+            model = self.seat_views.get(seat)
+            kept = self.reveals.get(seat)
+            alerts = [
+                AlertPublic.model_validate(a.model_dump())
+                for a in self.alerts.values()
+                if a.seat in (None, seat)
+            ]
+        view: dict[str, Any] = model.view if model and model.game_id == game_id else {}
+        you = view.get("you") if isinstance(view.get("you"), dict) else {}
+        assert isinstance(you, dict)
+        stack = you.get("stack")
+        reveal = kept[1] if kept is not None and kept[0] == game_id else None
+        colour = None
+        expected_seat = None
+        phase = None
+        last_card = None
+        memory_aid = False
+        if game is not None:
+            seats = game.view.seats
+            colour = seats[seat].colour if seat < len(seats) else None
+            expected_seat = game.view.expected.seat
+            phase = game.view.phase
+            last_card = game.view.expected.last_card
+            memory_aid = game.view.config.memory_aid if game.view.config else False
+        return SeatState(
+            seat=seat,
+            game_id=game_id,
+            colour=colour,
+            memory_aid=memory_aid,
+            stack=list(stack) if isinstance(stack, list) and memory_aid else None,
+            reveal=reveal,
+            recipes=[r for r in you.get("recipes", []) if isinstance(r, str)],
+            can_keep=phase == "last_card" and expected_seat == seat,
+            last_card=last_card if expected_seat == seat else None,
+            game=game,
+            alerts=alerts,
+        )
+
+    def dismiss_reveal(self, seat: int) -> bool:
+        """Hide a seat's Perluceo reveal for good (it is shown once)."""
+        with self._lock:
+            found = self.reveals.pop(seat, None) is not None
+        if found:
+            self.broadcast(seats_only=seat)
+        return found
+
+    def join_info(self, seat: int, base_url: str) -> JoinInfo | None:
+        game_id = self.game_id
+        if game_id is None:
+            return None
+        secret = self.secrets.secret(game_id, seat)
+        url = f"{base_url.rstrip('/')}/seat/{seat}?secret={secret}"
+        return JoinInfo(seat=seat, url=url, joined=self.secrets.joined(game_id)[seat])
+
+    # ------------------------------------------------------------ fan-out
+
+    def add_subscriber(self, channel: Channel) -> Subscriber:
+        sub = Subscriber(channel=channel, loop=asyncio.get_running_loop(), game_id=self.game_id)
+        with self._lock:
+            self._subscribers.add(sub)
+        return sub
+
+    def remove_subscriber(self, sub: Subscriber) -> None:
+        with self._lock:
+            self._subscribers.discard(sub)
+
+    def broadcast(self, seats_only: int | None = None) -> None:
+        """Send the current state to every subscriber (thread-safe)."""
+        with self._lock:
+            subs = list(self._subscribers)
+        if not subs:
+            return
+        table_text: str | None = None
+        seat_texts: dict[int, str] = {}
+        for sub in subs:
+            if sub.channel == "table":
+                if seats_only is not None:
+                    continue
+                if table_text is None:
+                    table_text = self.table_state().model_dump_json(by_alias=True)
+                text = table_text
+            else:
+                seat = int(sub.channel)
+                if seats_only is not None and seat != seats_only:
+                    continue
+                if sub.game_id != self.game_id:
+                    # A new game: this seat's secret no longer opens anything.
+                    text = EXPIRED
+                elif seat not in seat_texts:
+                    seat_texts[seat] = self.seat_state(seat).model_dump_json(by_alias=True)
+                    text = seat_texts[seat]
+                else:
+                    text = seat_texts[seat]
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                sub.loop.call_soon_threadsafe(sub.offer, text)
+
+    # ------------------------------------------------------------ commands
+
+    def command(
+        self, verb: str, args: dict[str, Any] | None = None, *, seat: int | None = None,
+        source: str = "dashboard",
+    ) -> CommandResult:
+        """Ask the engine (``cmd/<verb>``) and wait for its answer."""
+        return self._request(self.topics.cmd(verb), args, seat=seat, source=source)
+
+    def hub_command(self, verb: str, args: dict[str, Any] | None = None) -> CommandResult:
+        """Ask the hub (``hub/cmd/<verb>``) and wait for its answer."""
+        return self._request(self.topics.hub_cmd(verb), args, seat=None, source="dashboard")
+
+    def _request(
+        self, topic: str, args: dict[str, Any] | None, *, seat: int | None, source: str
+    ) -> CommandResult:
+        if not self.connected:
+            return CommandResult(
+                ok=False,
+                unavailable=True,
+                error=f"the dashboard is not connected to the MQTT broker "
+                f"({self.client.broker.redacted()}); check that it is running",
+            )
+        try:
+            reply = self.client.request(
+                topic, args or {}, timeout=self.settings.command_timeout, seat=seat, source=source
+            )
+        except (MqttError, WireError) as exc:
+            return CommandResult(ok=False, unavailable=True, error=str(exc))
+        if reply.status == "ok":
+            return CommandResult(ok=True, data=reply.data)
+        return CommandResult(ok=False, error=reply.error)
+
+    def seats(self) -> int:
+        """How many seats the current game has (4 before any game)."""
+        with self._lock:
+            game = self.public_out
+        if game is None:
+            return N_SEATS
+        if game.view.players:
+            return game.view.players
+        config = game.view.config
+        return len(config.colours) if config and config.colours else N_SEATS
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Poll `predicate` until true or `timeout` (used by tests and the virtual deal)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.01)
+        return predicate()

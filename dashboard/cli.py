@@ -1,0 +1,86 @@
+"""`cauldron dashboard`: serve the table view, seat views, host page and virtual table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "dashboard",
+        help="run the web dashboard (table view, seat phones, host page, virtual table)",
+        description="Serve the dashboard for one table. It follows the table over MQTT and "
+        "never talks to the hub or the engine in any other way.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument(
+        "--mqtt", default="mqtt://127.0.0.1:1883", help="broker URL (mqtt://127.0.0.1:1883)"
+    )
+    parser.add_argument("--table", default="t1", help="table id (default t1)")
+    parser.add_argument(
+        "--pin",
+        default=os.environ.get("CAULDRON_HOST_PIN"),
+        help="host PIN (4-32 letters/digits; default $CAULDRON_HOST_PIN, else a random one "
+        "printed at start)",
+    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="keeps the seat secrets")
+    parser.add_argument("--lang", choices=["fr", "en", "de"], default="fr", help="default language")
+    parser.add_argument(
+        "--no-virtual", action="store_true", help="switch the virtual table off (real cards only)"
+    )
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from engine.cli import CliError
+    from engine.wire.mqtt import BrokerUrl, MqttError
+
+    try:
+        BrokerUrl.parse(args.mqtt)
+    except MqttError as exc:
+        raise CliError(str(exc)) from None
+    from dashboard.config import Settings
+
+    fields: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
+        "mqtt": args.mqtt,
+        "table": args.table,
+        "data_dir": args.data_dir,
+        "default_lang": args.lang,
+        "virtual": not args.no_virtual,
+    }
+    if args.pin:
+        fields["pin"] = args.pin
+    try:
+        settings = Settings(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise CliError(f"--{where.replace('_', '-')}: {first['msg']}") from None
+    return serve(settings, announce_pin=not args.pin)
+
+
+def serve(settings: Any, announce_pin: bool = False) -> int:
+    import uvicorn
+
+    from dashboard.main import create_app
+
+    app = create_app(settings)
+    url = f"http://{settings.host}:{settings.port}/"
+    print(f"dashboard for table {settings.table} on {url} (broker {settings.mqtt})", flush=True)
+    if announce_pin:
+        print(f"host PIN: {settings.pin}  (set one with --pin or $CAULDRON_HOST_PIN)", flush=True)
+    try:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    except OSError as exc:
+        from engine.cli import CliError
+
+        raise CliError(f"cannot listen on {settings.host}:{settings.port}: {exc}") from None
+    return 0

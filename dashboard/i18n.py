@@ -1,0 +1,80 @@
+"""UI strings (dashboard/i18n/<lang>.json) and the language choice for a request:
+``?lang=`` (remembered in a cookie), then the cookie, then Accept-Language, then French."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dashboard.config import LANGS, Lang
+from engine.rules.cards import CATALOGUE
+
+I18N_DIR = Path(__file__).with_name("i18n")
+COOKIE = "lang"
+
+
+@cache
+def strings(lang: Lang) -> dict[str, str]:
+    data: dict[str, str] = json.loads((I18N_DIR / f"{lang}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _as_lang(value: str | None) -> Lang | None:
+    value = (value or "").strip().lower()[:2]
+    for lang in LANGS:
+        if value == lang:
+            return lang
+    return None
+
+
+def negotiate(query: str | None, cookie: str | None, accept: str | None, default: Lang) -> Lang:
+    """The language for a page request."""
+    for candidate in (query, cookie):
+        chosen = _as_lang(candidate)
+        if chosen:
+            return chosen
+    ranked: list[tuple[float, int, str]] = []
+    for i, part in enumerate((accept or "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        q = 1.0
+        if params.strip().startswith("q="):
+            try:
+                q = float(params.strip()[2:])
+            except ValueError:
+                q = 0.0
+        ranked.append((-q, i, tag))
+    for _q, _i, tag in sorted(ranked):
+        chosen = _as_lang(tag)
+        if chosen:
+            return chosen
+    return default
+
+
+@cache
+def catalogue_for(lang: Lang) -> dict[str, Any]:
+    """Names the pages need to draw cards: colours (name, symbol, pattern), families,
+    spells, Immuto, corners, recipes — in one language."""
+    return {
+        "colours": {
+            c["id"]: {"name": c["names"][lang], "symbol": c["symbol"], "pattern": c["pattern"]}
+            for c in CATALOGUE["colours"]
+        },
+        "families": {f["id"]: f["names"][lang] for f in CATALOGUE["families"]},
+        "spells": {
+            s["id"]: {"name": s["names"][lang], "uses": s["uses"], "rule": s["rule"]}
+            for s in CATALOGUE["spells"]
+        },
+        "immuto": CATALOGUE["immuto"]["names"][lang],
+        "corner": CATALOGUE["corners"]["names"][lang],
+        "recipes": {
+            **{r["id"]: r["colour"] for r in CATALOGUE["recipes"]["A"]},
+            **{r["id"]: r["names"][lang] for r in CATALOGUE["recipes"]["B"]},
+        },
+    }
+
+
+def bundle(lang: Lang) -> dict[str, Any]:
+    """Everything a page's script needs for its language."""
+    return {"lang": lang, "t": strings(lang), "catalogue": catalogue_for(lang)}

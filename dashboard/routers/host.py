@@ -1,0 +1,188 @@
+"""Host controls (PIN protected): new game, undo, confirm, end, reader health, enrolment."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request, status
+
+from dashboard.deps import BridgeDep, HostDep
+from dashboard.models import (
+    CommandResult,
+    EnrolmentOut,
+    JoinInfo,
+    NewGameIn,
+    ReaderHealthPublic,
+    ReadersOut,
+)
+from dashboard.routers import answered
+from dashboard.virtual import VirtualError
+from engine.rules.cards import PLAYER_COLOURS, RECIPE_A, RECIPE_B
+from engine.rules.errors import RulesError
+from engine.rules.game import GameConfig
+from engine.wire.contract import N_SEATS
+
+router = APIRouter(
+    prefix="/api/host",
+    tags=["host"],
+    responses={
+        401: {"description": "no host PIN given"},
+        403: {"description": "wrong host PIN"},
+    },
+)
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    409: {"description": "refused by the engine (the reason says why)"},
+    503: {"description": "the broker or the engine does not answer"},
+}
+
+
+@router.post(
+    "/login", summary="Check the host PIN", status_code=status.HTTP_204_NO_CONTENT
+)
+def login(_: HostDep) -> None:
+    return None
+
+
+def game_config(form: NewGameIn) -> dict[str, Any]:
+    """The engine's game configuration for the form, checked by the rules engine (G2)."""
+    try:
+        config = GameConfig.from_wire(
+            {
+                "colours": form.colours,
+                "first_seat": form.first_seat,
+                "removed_colour": form.removed_colour if len(form.colours) == 2 else None,
+                "recipes": form.recipes,
+                "second_player_bonus": form.second_player_bonus,
+                "memory_aid": form.memory_aid,
+            }
+        )
+    except RulesError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    return config.to_wire()
+
+
+@router.post(
+    "/new_game",
+    summary="Start a new game",
+    description="Checks the set-up (G2), lays a shuffled deal on the simulated table when "
+    "the deal is virtual, then asks the engine (`cmd/new_game`).",
+    responses=REFUSALS,
+)
+def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -> CommandResult:
+    config = game_config(form)
+    virtual = request.app.state.virtual
+    deal = form.deal
+    if deal == "auto":
+        sim = virtual is not None and bridge.status().hub_backend == "sim"
+        deal = "virtual" if sim else "table"
+    if deal == "virtual" and virtual is None:
+        raise HTTPException(status.HTTP_409_CONFLICT, "the virtual table is switched off")
+    rng = random.Random(form.seed)
+    if form.recipes:
+        # One recipe A and one B per seat, dealt here; each phone shows its own (G11).
+        a, b = list(RECIPE_A), list(RECIPE_B)
+        rng.shuffle(a)
+        rng.shuffle(b)
+        config["recipe_cards"] = [[a[i], b[i]] for i in range(len(form.colours))]
+    # The engine first: it refuses while a game is in progress, and then reads the deal
+    # from the readers as the cards are laid.
+    result = answered(bridge.command("new_game", config))
+    if deal == "virtual":
+        assert virtual is not None
+        try:
+            virtual.deal(form.colours, config["removed_colour"], rng.randrange(2**32))
+        except VirtualError as exc:
+            raise HTTPException(status.HTTP_409_CONFLICT, f"virtual deal: {exc}") from None
+    return result
+
+
+@router.post("/undo", summary="Undo the last action", responses=REFUSALS)
+def undo(_: HostDep, bridge: BridgeDep) -> CommandResult:
+    return answered(bridge.command("undo"))
+
+
+@router.post(
+    "/confirm", summary="Confirm what the table waits for (e.g. a Vanesco)", responses=REFUSALS
+)
+def confirm(_: HostDep, bridge: BridgeDep) -> CommandResult:
+    return answered(bridge.command("confirm"))
+
+
+@router.post("/end", summary="End the game now", responses=REFUSALS)
+def end(_: HostDep, bridge: BridgeDep) -> CommandResult:
+    return answered(bridge.command("end"))
+
+
+@router.get("/readers", summary="Reader health: each cell and pad ok / silent / flickering")
+def readers(_: HostDep, bridge: BridgeDep) -> ReadersOut:
+    snap = bridge.snapshot
+    if snap is None:
+        return ReadersOut(hub_id=None, backend=None, ts=None, readers=[], counts={})
+    rows = []
+    counts: dict[str, int] = {}
+    for seen in snap.readers:
+        if seen.cell is not None:
+            place = f"cell {seen.cell}"
+        elif seen.seat is not None:
+            place = f"pad {seen.seat}"
+        else:
+            place = f"pos {seen.position}"
+        rows.append(
+            ReaderHealthPublic(
+                reader=seen.reader, place=place, health=seen.health, occupied=seen.uid is not None
+            )
+        )
+        counts[seen.health] = counts.get(seen.health, 0) + 1
+    return ReadersOut(
+        hub_id=snap.hub_id, backend=snap.backend, ts=snap.ts, readers=rows, counts=counts
+    )
+
+
+@router.get("/enrolment", summary="Tag enrolment progress")
+def enrolment(_: HostDep, bridge: BridgeDep) -> EnrolmentOut:
+    snap = bridge.snapshot
+    data = snap.enrolment if snap is not None else None
+    if not data:
+        return EnrolmentOut(active=False)
+
+    def as_int(value: Any) -> int | None:
+        return value if isinstance(value, int) else None
+
+    nxt = data.get("next")
+    return EnrolmentOut(
+        active=True,
+        done=as_int(data.get("done")),
+        total=as_int(data.get("total")),
+        next=str(nxt) if nxt is not None else None,
+        detail=data,
+    )
+
+
+@router.get("/seats", summary="Every seat's join link (also for seats that joined)")
+def seat_links(_: HostDep, bridge: BridgeDep, request: Request) -> list[JoinInfo]:
+    links = []
+    for seat in range(min(bridge.seats(), N_SEATS)):
+        info = bridge.join_info(seat, str(request.base_url))
+        if info is not None:
+            links.append(info)
+    return links
+
+
+@router.post("/seats/{seat}/reissue", summary="A new secret (and QR code) for one seat")
+def reissue(_: HostDep, bridge: BridgeDep, request: Request, seat: int) -> JoinInfo:
+    game_id = bridge.game_id
+    if game_id is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no game yet")
+    if not 0 <= seat < bridge.seats():
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"seat {seat} is not at this table")
+    bridge.secrets.rotate(game_id, seat)
+    bridge.broadcast()
+    info = bridge.join_info(seat, str(request.base_url))
+    assert info is not None
+    return info
+
+
+@router.get("/colours", summary="The player colours a game may use")
+def colours(_: HostDep) -> list[str]:
+    return list(PLAYER_COLOURS)

@@ -1,0 +1,23 @@
+"""The score screen's data."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, status
+
+from dashboard.deps import BridgeDep
+from dashboard.models import ScoresPublic
+
+router = APIRouter(tags=["scores"])
+
+
+@router.get(
+    "/api/scores",
+    summary="The final scores with their breakdown",
+    responses={404: {"description": "no finished game"}},
+)
+def scores(bridge: BridgeDep) -> ScoresPublic:
+    state = bridge.table_state()
+    end = state.game.view.end if state.game else None
+    if end is None or end.scores is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no finished game yet")
+    return end.scores

@@ -1,0 +1,120 @@
+"""Seats: joining by QR code, a seat's private view, its keep/discard buttons."""
+
+from __future__ import annotations
+
+import io
+from typing import Annotated
+
+import qrcode
+import qrcode.image.svg
+from fastapi import APIRouter, Header, HTTPException, Query, Request, Response, WebSocket, status
+
+from dashboard.bridge import Bridge
+from dashboard.deps import PIN_HEADER, BridgeDep, SeatDep, SeatNumberDep, SettingsDep, pin_ok
+from dashboard.models import CommandResult, JoinInfo, SeatState
+from dashboard.routers import answered
+from dashboard.routers.table import pump
+from engine.wire.contract import N_SEATS
+
+router = APIRouter(tags=["seats"])
+
+
+def _join(request: Request, bridge: Bridge, seat: int, host: bool) -> JoinInfo:
+    info = bridge.join_info(seat, str(request.base_url))
+    if info is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no game yet: the host starts one first")
+    if info.joined and not host:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"seat {seat} has joined already; the host can show its code again",
+        )
+    return info
+
+
+@router.get(
+    "/api/seats/{seat}/join",
+    summary="A seat's join link",
+    description="The link (with the seat's secret for this game) behind the seat's QR code. "
+    "Open until the seat has joined; afterwards only with the host PIN.",
+)
+def join_link(
+    request: Request,
+    bridge: BridgeDep,
+    settings: SettingsDep,
+    seat: SeatNumberDep,
+    pin: Annotated[str | None, Header(alias=PIN_HEADER)] = None,
+) -> JoinInfo:
+    return _join(request, bridge, seat, pin_ok(settings, pin))
+
+
+def qr_svg(text: str) -> str:
+    image = qrcode.make(text, image_factory=qrcode.image.svg.SvgPathImage, box_size=10, border=2)
+    out = io.BytesIO()
+    image.save(out)
+    return out.getvalue().decode("utf-8")
+
+
+@router.get(
+    "/api/seats/{seat}/qr.svg",
+    summary="A seat's QR code (SVG)",
+    response_class=Response,
+    responses={200: {"content": {"image/svg+xml": {}}, "description": "the QR code"}},
+)
+def join_qr(
+    request: Request,
+    bridge: BridgeDep,
+    settings: SettingsDep,
+    seat: SeatNumberDep,
+    pin: Annotated[str | None, Query(description="host PIN, to show a joined seat's code")] = None,
+    pin_header: Annotated[str | None, Header(alias=PIN_HEADER)] = None,
+) -> Response:
+    info = _join(request, bridge, seat, pin_ok(settings, pin or pin_header))
+    return Response(
+        qr_svg(info.url), media_type="image/svg+xml", headers={"Cache-Control": "no-store"}
+    )
+
+
+@router.get("/api/seats/{seat}", summary="A seat's private view")
+def seat_view(bridge: BridgeDep, seat: SeatDep) -> SeatState:
+    return bridge.seat_state(seat)
+
+
+@router.post(
+    "/api/seats/{seat}/keep", summary="Keep the last card of the game (G10a)",
+    responses={409: {"description": "refused by the engine"}, 503: {"description": "no engine"}},
+)
+def keep(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
+    return answered(bridge.command("keep", {"seat": seat}, seat=seat))
+
+
+@router.post(
+    "/api/seats/{seat}/discard", summary="Discard the last card of the game (G10a)",
+    responses={409: {"description": "refused by the engine"}, 503: {"description": "no engine"}},
+)
+def discard(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
+    return answered(bridge.command("discard", {"seat": seat}, seat=seat))
+
+
+@router.post(
+    "/api/seats/{seat}/reveal/dismiss",
+    summary="Hide the Perluceo reveal (it is shown once)",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def dismiss_reveal(bridge: BridgeDep, seat: SeatDep) -> Response:
+    if not bridge.dismiss_reveal(seat):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no Perluceo reveal to hide")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.websocket("/ws/seat/{seat}")
+async def seat_socket(websocket: WebSocket, seat: int, secret: str = "") -> None:
+    """Live `SeatState` messages for one seat; closes with 4403 on a wrong secret."""
+    bridge: Bridge = websocket.app.state.bridge
+    game_id = bridge.game_id
+    if not (0 <= seat < N_SEATS) or not bridge.secrets.check(game_id, seat, secret):
+        await websocket.close(code=4403, reason="wrong seat secret")
+        return
+    await websocket.accept()
+    if game_id is not None and bridge.secrets.mark_joined(game_id, seat):
+        bridge.broadcast()
+    await pump(websocket, bridge, seat, bridge.seat_state(seat).model_dump_json(by_alias=True))

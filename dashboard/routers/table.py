@@ -1,0 +1,47 @@
+"""The public table: its state (REST) and its live feed (WebSocket)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+from dashboard.bridge import Bridge
+from dashboard.deps import BridgeDep
+from dashboard.models import TableState
+
+router = APIRouter(tags=["table"])
+
+
+@router.get(
+    "/api/table",
+    summary="The public table state",
+    description="The engine's public view (whitelisted: never a covered card), active alerts, "
+    "hub/engine/broker status, which seats joined, and the virtual table's public part.",
+)
+def get_table(bridge: BridgeDep) -> TableState:
+    return bridge.table_state()
+
+
+async def pump(websocket: WebSocket, bridge: Bridge, channel: int | str, first: str) -> None:
+    """Send `first`, then every new state of `channel` until the browser goes away."""
+    sub = bridge.add_subscriber("table" if channel == "table" else int(channel))
+    try:
+        await websocket.send_text(first)
+        while True:
+            text = await sub.next()
+            await websocket.send_text(text)
+    except (WebSocketDisconnect, RuntimeError):
+        pass
+    finally:
+        bridge.remove_subscriber(sub)
+        with contextlib.suppress(RuntimeError):
+            await websocket.close()
+
+
+@router.websocket("/ws/table")
+async def table_socket(websocket: WebSocket) -> None:
+    """Live `TableState` messages (JSON text), one per change; public data only."""
+    bridge: Bridge = websocket.app.state.bridge
+    await websocket.accept()
+    await pump(websocket, bridge, "table", bridge.table_state().model_dump_json(by_alias=True))

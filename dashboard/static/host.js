@@ -1,0 +1,123 @@
+/* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
+"use strict";
+const PIN_KEY = "cauldron-host-pin";
+const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
+let pin = sessionStorage.getItem(PIN_KEY) || "";
+let timer = null;
+
+function hostApi(method, path, body) { return api(method, path, body, { "X-Host-Pin": pin }); }
+
+function msg(text, isError) {
+  const el = document.getElementById("host-msg");
+  el.textContent = text;
+  el.classList.toggle("error", !!isError);
+}
+
+function colourOptions(selected) {
+  return PLAYER_COLOURS.map((c) => `<option value="${c}"${c === selected ? " selected" : ""}>${esc(colourName(c))}</option>`).join("");
+}
+
+function buildForm() {
+  const n = Number(document.getElementById("players").value);
+  const fields = document.getElementById("colour-fields");
+  const keep = [...fields.querySelectorAll("select")].map((s) => s.value);
+  let html = "";
+  for (let i = 0; i < n; i++) {
+    html += `<label for="colour-${i}">${esc(t("colour_of_seat", { n: i + 1 }))}</label><select id="colour-${i}" class="colour">${colourOptions(keep[i] || PLAYER_COLOURS[i])}</select>`;
+  }
+  fields.innerHTML = html;
+  document.getElementById("first").innerHTML = Array.from({ length: n }, (_, i) => `<option value="${i}">${esc(t("seat_n", { n: i + 1 }))}</option>`).join("");
+  const removedField = document.getElementById("removed-field");
+  removedField.hidden = n !== 2;
+  document.getElementById("removed").innerHTML = `<option value="">${esc(t("deal_auto"))}</option>` + colourOptions(null);
+}
+
+async function refreshPanels() {
+  try {
+    const readers = await hostApi("GET", "/api/host/readers");
+    const el = document.getElementById("readers");
+    el.innerHTML = readers.readers.length ? `<p>${esc(Object.entries(readers.counts).map(([h, n]) => `${t("health_" + h)}: ${n}`).join(" · "))}</p><div class="reader-grid">` +
+      readers.readers.map((r) => `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" title="${esc(r.place)}">${esc(r.place)}<br><strong>${r.health === "ok" ? "✓" : "⚠"} ${esc(t("health_" + r.health))}</strong>${r.occupied ? " ▣" : ""}</span>`).join("") + `</div>`
+      : `<p>${esc(t("offline_hub"))}</p>`;
+    const en = await hostApi("GET", "/api/host/enrolment");
+    document.getElementById("enrolment").textContent = en.active
+      ? t("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: en.next ?? "—" }) : t("enrol_none");
+    const links = await hostApi("GET", "/api/host/seats");
+    const box = document.getElementById("links");
+    const key = links.map((l) => l.url + l.joined).join("|");
+    if (box.dataset.key !== key) {
+      box.dataset.key = key;
+      box.innerHTML = links.map((l) => `<figure class="qr" data-seat="${l.seat}"><div class="qr-img" id="qr-${l.seat}"></div><figcaption>${esc(t("seat_n", { n: l.seat + 1 }))}${l.joined ? " ✓ " + esc(t("joined")) : ""}<br><a href="${esc(l.url)}">${esc(t("seat_n", { n: l.seat + 1 }))}</a> <button type="button" class="btn small" data-reissue="${l.seat}">${esc(t("reissue"))}</button></figcaption></figure>`).join("");
+      for (const l of links) {
+        const res = await fetch(`/api/seats/${l.seat}/qr.svg`, { headers: { "X-Host-Pin": pin } });
+        if (res.ok) document.getElementById(`qr-${l.seat}`).innerHTML = await res.text();
+      }
+    }
+  } catch (e) {
+    if (e.status === 403 || e.status === 401) { logout(); }
+  }
+}
+
+function showHost(on) {
+  document.getElementById("login").hidden = on;
+  document.getElementById("host").hidden = !on;
+  clearInterval(timer);
+  if (on) { refreshPanels(); timer = setInterval(refreshPanels, 2000); }
+}
+
+function logout() { pin = ""; sessionStorage.removeItem(PIN_KEY); showHost(false); }
+
+async function command(path, body) {
+  msg("…");
+  try {
+    await hostApi("POST", path, body);
+    msg(t("done"));
+  } catch (e) { msg(t("error", { message: e.message }), true); }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  buildForm();
+  document.getElementById("players").addEventListener("change", buildForm);
+  document.getElementById("login-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    pin = document.getElementById("pin").value;
+    try {
+      await hostApi("POST", "/api/host/login");
+      sessionStorage.setItem(PIN_KEY, pin);
+      document.getElementById("login-msg").textContent = "";
+      showHost(true);
+    } catch (e) {
+      document.getElementById("login-msg").textContent = t("wrong_pin");
+      pin = "";
+    }
+  });
+  document.getElementById("new-game").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const colours = [...document.querySelectorAll("#colour-fields select")].map((s) => s.value);
+    const removed = document.getElementById("removed").value || null;
+    command("/api/host/new_game", {
+      colours, first_seat: Number(document.getElementById("first").value),
+      removed_colour: colours.length === 2 ? removed : null,
+      recipes: document.getElementById("recipes").checked,
+      second_player_bonus: document.getElementById("bonus").checked,
+      memory_aid: document.getElementById("memory").checked,
+      deal: document.getElementById("deal").value,
+    });
+  });
+  document.getElementById("undo").addEventListener("click", () => command("/api/host/undo"));
+  document.getElementById("confirm").addEventListener("click", () => command("/api/host/confirm"));
+  document.getElementById("end").addEventListener("click", () => { if (confirm(t("end_sure"))) command("/api/host/end"); });
+  document.getElementById("logout").addEventListener("click", logout);
+  document.getElementById("links").addEventListener("click", async (ev) => {
+    const b = ev.target.closest("[data-reissue]");
+    if (b) { await command(`/api/host/seats/${b.dataset.reissue}/reissue`); document.getElementById("links").dataset.key = ""; refreshPanels(); }
+  });
+  liveSocket("/ws/table", (state) => {
+    if (state.type !== "table") return;
+    const g = state.game;
+    const st = document.getElementById("host-status");
+    st.textContent = g ? `${g.game_id || ""} · ${g.view.over ? t("game_over") : t("turn_of", { seat: seatLabel(g.view.turn, g.view.seats[g.view.turn].colour) }) + " · " + t("phase_" + g.view.phase)}` : t("no_game");
+    renderBanners(state.status, true);
+  }, (up) => renderBanners(null, up));
+  if (pin) hostApi("POST", "/api/host/login").then(() => showHost(true)).catch(() => logout());
+});

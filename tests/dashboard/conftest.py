@@ -1,0 +1,100 @@
+"""Fixtures for the dashboard tests (helpers in dashkit.py).
+
+- ``dash``: the dashboard served by uvicorn on a free port (a background thread), following
+  a fresh table on the session broker; ``dash.publish_game(game)`` etc. publish real rules
+  engine views over the real broker, as the engine service does.
+- ``dash_app``: the same, not served (for FastAPI's TestClient).
+- ``table_stack``: a served dashboard plus the real engine service and a real hub on the
+  simulated table (in-process, same broker) for whole games through the virtual table.
+- ``browser`` / ``page``: headless system Chromium through Playwright (skipped when it is
+  missing, except with CI=true where a missing Chromium fails).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dashkit import CHROMIUM, CHROMIUM_ARGS, Dash, Stack, make_dash, wait_until
+
+from engine.wire.contract import Topics
+from engine.wire.mqtt import WireClient
+
+
+@pytest.fixture
+def dash(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Dash]:
+    """A served dashboard (uvicorn thread) on a fresh table."""
+    yield from make_dash(mqtt_broker, table_id, tmp_path, serve=True)
+
+
+@pytest.fixture
+def dash_app(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Dash]:
+    """A dashboard not yet served: for FastAPI's TestClient."""
+    yield from make_dash(mqtt_broker, table_id, tmp_path, serve=False)
+
+
+@pytest.fixture
+def table_stack(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Stack]:
+    """Dashboard + the real engine service + a real hub on the simulated table."""
+    from engine.service.service import EngineService, ServiceConfig
+    from hub.backends.sim import SimulatedTable, virtual_box_tagmap
+    from hub.outbox import Outbox
+    from hub.service import Hub
+
+    engine = EngineService(ServiceConfig(
+        mqtt=mqtt_broker, data_dir=tmp_path / "engine", tables=frozenset({table_id}),
+        name=f"engine-{table_id}",
+    ))
+    engine.start(wait=10)
+    tagmap = virtual_box_tagmap()
+    hub = Hub(
+        table=table_id,
+        backend=SimulatedTable(tagmap=tagmap),
+        client=WireClient(mqtt_broker, client_id=f"hub-{table_id}",
+                          state_topic=Topics(table_id).hub_state),
+        outbox=Outbox(tmp_path / "hub" / "outbox.sqlite"),
+        tagmap=tagmap,
+        hub_id=f"hub-{table_id}",
+    )
+    hub.start()
+    gen = make_dash(mqtt_broker, table_id, tmp_path, serve=True)
+    dash = next(gen)
+    try:
+        wait_until(lambda: dash.bridge.status().hub_backend == "sim", 10, "the hub snapshot")
+        yield Stack(dash=dash, engine=engine, hub=hub)
+    finally:
+        next(gen, None)  # stops the dashboard
+        hub.stop()
+        engine.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        message = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI must run the browser tests")
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1600, "height": 1000}, locale="fr-FR")
+    pg = context.new_page()
+    pg.set_default_timeout(8000)
+    try:
+        yield pg
+    finally:
+        context.close()

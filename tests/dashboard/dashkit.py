@@ -1,0 +1,194 @@
+"""Helpers for the dashboard tests (fixtures are in conftest.py).
+
+- ``dash``: the dashboard app served by uvicorn on a free port (a background thread),
+  following a fresh table on the session broker; ``dash.publish_game(game)`` etc. publish
+  real rules-engine views over the real broker, as the engine service does.
+- ``table_stack``: the same plus the real engine service and a real simulated hub
+  (in-process objects on the same broker) for whole games through the virtual table.
+- ``browser``: headless system Chromium through Playwright (skipped when it is missing,
+  except with CI=true where a missing Chromium fails).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dashboard.bridge import Bridge
+from dashboard.config import Settings
+from dashboard.main import create_app
+from engine.rules import Game, GameConfig
+from engine.wire.broker import free_port
+from engine.wire.contract import (
+    CommandRequest,
+    GameAlert,
+    GamePublic,
+    GameSeat,
+    ServiceState,
+    TopicInfo,
+    Topics,
+)
+from engine.wire.mqtt import CommandRefused, WireClient
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+PIN = "2468"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Server:
+    """uvicorn serving an app in a background thread on 127.0.0.1:<free port>."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Server:
+        self.thread.start()
+        wait_until(lambda: self.server.started, 10, "uvicorn to start")
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@dataclass
+class Dash:
+    """A running dashboard and a publisher playing the engine/hub side of the wire."""
+
+    table: str
+    settings: Settings
+    bridge: Bridge
+    app: Any
+    publisher: WireClient
+    server: Server | None = None
+    requests: list[tuple[str, CommandRequest]] = field(default_factory=list)
+    refuse: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def topics(self) -> Topics:
+        return Topics(self.table)
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return self.server.url
+
+    def publish_game(self, game: Game, game_id: str = "g1", ts: float | None = None) -> None:
+        view = game.view_public()
+        self.publisher.publish(
+            self.topics.game_public,
+            GamePublic(table=self.table, game_id=game_id, turn=view["expected"]["seat"],
+                       ts=time.time() if ts is None else ts, view=view),
+            retain=True,
+        )
+
+    def publish_seat(self, game: Game, seat: int, game_id: str = "g1",
+                     extra: dict[str, Any] | None = None) -> None:
+        view = {**game.view(seat), **(extra or {})}
+        self.publisher.publish(
+            self.topics.game_seat(seat),
+            GameSeat(seat=seat, game_id=game_id, ts=time.time(), view=view),
+        )
+
+    def publish_alert(self, alert_id: str, active: bool = True, rule: str = "G4",
+                      message: str = "Card 2,3 was laid on the wrong cell.",
+                      instruction: str = "Put it back on 1,2.", game_id: str = "g1") -> None:
+        self.publisher.publish(
+            self.topics.game_alert,
+            GameAlert(alert_id=alert_id, rule=rule, message=message, instruction=instruction,
+                      active=active, game_id=game_id, ts=time.time()),
+        )
+
+    def publish_state(self, who: str, state: str) -> None:
+        topic = self.topics.hub_state if who == "hub" else self.topics.engine_state
+        self.publisher.publish(topic, ServiceState(state=state, ts=time.time()),  # type: ignore[arg-type]
+                               retain=True)
+
+    def answer_commands(self) -> None:
+        """Answer cmd/<verb> like an engine would, recording each request (API tests)."""
+
+        def handler(info: TopicInfo, request: CommandRequest) -> Any:
+            assert info.verb is not None
+            self.requests.append((info.verb, request))
+            if info.verb in self.refuse:
+                raise CommandRefused(self.refuse[info.verb])
+            return {"verb": info.verb, "args": request.args}
+
+        self.publisher.serve(self.topics.cmd("+"), handler)
+        time.sleep(0.1)  # let the subscription reach the broker
+
+
+def new_game(players: int = 3, seed: int = 1, memory_aid: bool = False) -> Game:
+    colours = ("yellow", "red", "green", "blue")[:players]
+    return Game.new(GameConfig(colours=colours, memory_aid=memory_aid), random.Random(seed))
+
+
+def play(game: Game, actions: int, rng: random.Random | None = None) -> Game:
+    rng = rng or random.Random(0)
+    for _ in range(actions):
+        if game.is_over():
+            break
+        game.apply(rng.choice(game.legal_actions()))
+    return game
+
+
+def make_dash(mqtt_broker: str, table_id: str, tmp_path: Path, serve: bool,
+               **settings: Any) -> Iterator[Dash]:
+    config = Settings(mqtt=mqtt_broker, table=table_id, pin=PIN, data_dir=tmp_path / "dash",
+                      **settings)
+    bridge = Bridge(config)
+    app = create_app(config, bridge)
+    publisher = WireClient(mqtt_broker, client_id=f"test-pub-{table_id}")
+    publisher.start(wait=10)
+    dash = Dash(table=table_id, settings=config, bridge=bridge, app=app, publisher=publisher)
+    if serve:
+        dash.server = Server(app).start()
+        wait_until(lambda: bridge.connected, 10, "the dashboard to reach the broker")
+    try:
+        yield dash
+    finally:
+        if dash.server is not None:
+            dash.server.stop()
+        publisher.stop()
+
+
+@dataclass
+class Stack:
+    dash: Dash
+    engine: Any
+    hub: Any
+
+
+def screenshot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
