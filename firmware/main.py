@@ -66,7 +66,7 @@ def main() -> None:
         try:
             scanner.sweep()
         except Exception as error:  # never die: report and keep scanning
-            scanner._emit_err("sweep failed: %s" % error)  # noqa: UP031
+            scanner.emit_error("sweep failed: %s" % error)  # noqa: UP031
         led.toggle()
         while poller.poll(0):
             char = sys.stdin.read(1)

@@ -140,7 +140,7 @@ class Scanner:
     def emit(self, kind: str, fields: list | tuple = ()) -> None:
         self.write_line(self.sender.frame(kind, fields))
 
-    def _emit_err(self, text: str) -> None:
+    def emit_error(self, text: str) -> None:
         words = [w for w in text[:200].split(" ") if w]
         self.emit("ERR", words or ["error"])
 
@@ -284,7 +284,7 @@ class Scanner:
         try:
             frame = decode_frame(line, FROM_HUB)
         except ProtocolError as error:
-            self._emit_err("bad line from hub: " + error.reason)
+            self.emit_error("bad line from hub: " + error.reason)
             return
         if frame.kind == "PING":
             self.emit("PONG")
