@@ -101,6 +101,8 @@ def play_checked(game: Game, rng: random.Random, replay_at: set[int]) -> None:
         check_step(game, deck)
         if n in replay_at:
             assert replay(GameLog.of(game)) == game
+            wire = json.loads(json.dumps(GameLog.of(game).to_wire()))
+            assert replay(GameLog.from_wire(wire)) == game
     assert game.is_over(), f"not over after {MAX_ACTIONS} actions"
     log = GameLog.of(game)
     assert replay(log) == game
