@@ -18,8 +18,9 @@ import rules_deals as D
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.rules import Action, Game, GameLog, IllegalAction, Phase, replay
+from engine.rules import Action, Game, GameLog, IllegalAction, Phase, Take, replay
 from engine.rules.actions import DISCARD, KEEP, PASS, REFILLS, TAKES, USE_DECLINATIO
+from engine.rules.board import cell_name
 from engine.rules.cards import CORNER_CARDS, deck_for
 
 ALL_ACTIONS: tuple[Action, ...] = (
@@ -71,9 +72,17 @@ def check_step(game: Game, expected_cards: Counter[str]) -> None:
         else:
             raise AssertionError(f"{action} is not listed but was accepted")
     assert game.state_key() == before
+    view = game.view_public()
+    expected = view["expected"]  # what the table screen shows must match the rules
+    takes = {cell_name(a.cell) for a in legal if isinstance(a, Take)}
+    assert set(expected["take"]) | set(expected["accio"]) == takes
+    assert expected["declinatio"] == (USE_DECLINATIO in legal)
+    assert expected["pass"] == (PASS in legal)
+    assert (expected["refill_cell"] is not None) == (game.phase is Phase.REFILL)
+    assert view["phase"] == game.phase.value and view["over"] == game.is_over()
     if not game.is_over():
         hidden = covered(game)
-        public = json.dumps(game.view_public())
+        public = json.dumps(view)
         assert not [c for c in hidden if f'"{c}"' in public]
         for seat in range(game.players):
             private = game.view(seat)
