@@ -185,6 +185,7 @@ class Outcome:
     cleared: list[Alert] = field(default_factory=list)
     changed: bool = False  # the public/seat views differ
     instructions: list[str] = field(default_factory=list)  # undo: how to put cards back
+    undone: int = 0  # undo: how many rules actions were taken back
     started: bool = False
     ended: bool = False
     note: str | None = None  # why an input did nothing (a button that fits no moment)
@@ -638,6 +639,7 @@ class TableInterpreter:
             count += 1
         previous = replay(GameLog.of(game).without_last(count))
         out.instructions = undo_instructions(game, previous)
+        out.undone = count
         self.game = previous
         self.status = Status.PLAYING
         self.held = None
@@ -828,13 +830,21 @@ class TableInterpreter:
         return view
 
     def seat_view(self, seat: int) -> dict[str, Any] | None:
-        if self.game is None or self.status is Status.DEALING:
+        """What only `seat` may see: its colour, recipes, and its own stack (bottom first)
+        when the table's memory aid is on. Everything public is in `public_view()`."""
+        game = self.game
+        if game is None or self.status is Status.DEALING or not 0 <= seat < game.players:
             return None
-        if not 0 <= seat < self.game.players:
-            return None
-        view = self.game.view(seat)
-        view["table"] = self.table_view()
-        return view
+        return {
+            "schema_version": 1,
+            "game_id": self.game_id,
+            "you": {
+                "seat": seat,
+                "colour": game.config.colours[seat],
+                "recipes": list(game.recipes[seat]) if game.recipes else [],
+                "stack": list(game.cauldrons[seat]) if game.config.memory_aid else None,
+            },
+        }
 
     def _observed_grid(self) -> list[list[str | None]]:
         rows: list[list[str | None]] = []

@@ -7,8 +7,9 @@ hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the tab
 *before* publishing anything, then publishes:
 
 - ``game/public`` (retained): `GamePublic`, the public view plus the table state;
-- ``game/seat/<n>`` (retained): `GameSeat`, that seat's view (own stack with the memory aid);
-  a Perluceo reveal goes once, not retained, with ``private_events``;
+- ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (``you``: colour,
+  recipes, own stack with the memory aid), published when it changes; a Perluceo reveal goes
+  once, not retained, with ``private_events``;
 - ``game/alert``: `GameAlert` raised (``active``) and cleared (same ``alert_id``);
 - ``hub/cmd/turn`` ``{"seat"}`` when the turn changes, ``hub/cmd/buzz`` ``{"ms"}`` on an error
   alert (the hub's LEDs and buzzer);
@@ -25,6 +26,7 @@ nothing. Every table is handled on the MQTT client's single dispatcher thread.
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 import zlib
@@ -138,6 +140,7 @@ class EngineService:
         self.client.subscribe(any_table.hub_event, self._on_hub_event)
         self.client.subscribe(any_table.hub_snapshot, self._on_snapshot)
         self.client.serve(any_table.cmd("+"), self._on_command)
+        self.client.add_connect_hook(lambda: set_no_delay(self.client))
         self.client.add_connect_hook(self._republish_all)
         self.client.start(wait=wait)
         return self
@@ -300,11 +303,9 @@ class EngineService:
             args["game_id"] = time.strftime("%Y%m%d-%H%M%S", time.gmtime(ts)) + (
                 f"-{len(runtime.store.games()) + 1}")
             observed = interp.observed()
-        before = len(interp.game.actions) if interp.game is not None else 0
         outcome = interp.command(verb, args, seat=seat, ts=ts)
-        undone = before - len(interp.game.actions) if verb == "undo" and interp.game else 0
         runtime.store.append(ts=ts, interp=interp, actions=outcome.actions, verb=verb, args=args,
-                             seat=seat, observed=observed, undone=undone)
+                             seat=seat, observed=observed, undone=outcome.undone)
         self.stats["commands"] += 1
         self.publish_views(runtime, outcome)
         return {
@@ -338,7 +339,9 @@ class EngineService:
             if turn != runtime.turn:
                 runtime.turn = turn
                 self._hub_command(runtime, "turn", {"seat": turn})
-            self._publish_seats(runtime, outcome.private_events, game_id, now)
+            if (outcome.actions or outcome.started or outcome.ended or outcome.undone
+                    or not runtime.sent_seats):  # a seat's own view changes with the game
+                self._publish_seats(runtime, outcome.private_events, game_id, now)
         if any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
 
@@ -350,11 +353,11 @@ class EngineService:
             view = interp.seat_view(seat)
             if view is None:
                 continue
-            model = GameSeat(seat=seat, game_id=game_id, ts=now, view=view)
-            payload = encode(model.model_copy(update={"ts": None}))
-            if runtime.sent_seats.get(seat) != payload:
+            model = GameSeat(seat=seat, game_id=game_id, ts=None, view=view)
+            payload = encode(model)
+            if runtime.sent_seats.get(seat) != payload:  # only what changed for that seat
                 runtime.sent_seats[seat] = payload
-                self._publish(runtime.topics.game_seat(seat), model, retain=True)
+                self.client.publish_raw(runtime.topics.game_seat(seat), payload, retain=True)
             mine = [e.to_wire() for e in private if getattr(e, "seat", None) == seat]
             if mine:  # once, not retained: a one-time look (G9)
                 once = GameSeat(seat=seat, game_id=game_id, ts=now,
@@ -386,6 +389,17 @@ class EngineService:
             },
             "stats": dict(self.stats),
         }
+
+
+def set_no_delay(client: WireClient) -> None:
+    """Turn Nagle's algorithm off on the client's socket: small MQTT packets otherwise wait
+    for the peer's delayed ACK (~40 ms per hop). WireClient does not do it (yet)."""
+    try:
+        sock: Any = client._client.socket()
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except (AttributeError, OSError) as exc:  # TLS wrappers, a socket already closed
+        log.debug("TCP_NODELAY not set: %s", exc)
 
 
 def open_games(service: EngineService) -> list[str]:

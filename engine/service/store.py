@@ -120,6 +120,7 @@ class TableStore:
             self._db.executescript(_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the table log {path}: {exc}") from None
+        self._status: dict[str, str] = {}  # last game status written, per game
 
     @classmethod
     def open(cls, data_dir: Path, table: str) -> TableStore:
@@ -172,7 +173,10 @@ class TableStore:
                      json.dumps(observed) if observed is not None else None, game_id),
                 )
             input_id = cur.lastrowid
-            if game_id is not None:
+            status = interp.status.value
+            if game_id is not None and (actions or undone or verb is not None
+                                        or self._status.get(game_id) != status):
+                self._status[game_id] = status
                 rows = [(input_id, game_id, json.dumps(a.to_wire())) for a in actions]
                 if undone:
                     rows.insert(0, (input_id, game_id, json.dumps({"type": "undo",

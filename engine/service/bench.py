@@ -1,0 +1,250 @@
+"""`cauldron bench engine-service`: event-handling latency and tables per engine process.
+
+A real broker on 127.0.0.1 (Mosquitto on a free port, or the embedded amqtt broker) and a
+real `cauldron engine` process (its own data dir in a temporary folder). A load generator
+plays N tables at once: each table gets ``new_game``, its 32-card deal, then the gestures of
+a random game paced at 10 events/s (hub events, QoS 1, as a hub sends them). Latency is
+measured end to end: from publishing a hub event to receiving the ``game/public`` that
+reflects it (the view's ``table.inputs`` count), so it includes two broker hops.
+
+The ladder of table counts stops at the first level whose p99 exceeds 50 ms or that loses
+an event; "tables sustained" is the largest level that met the goal. Bounded: < 2 min.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from engine.benchkit import Figure, ProgressFn
+from engine.wire.contract import CommandRequest, Topics, encode
+
+EVENTS_PER_SECOND = 10.0
+WINDOW_S = 6.0
+LEVELS = (25, 50, 100, 150, 200, 300)
+BUDGET_S = 105.0
+GOAL_P99_MS = 50.0
+_INPUTS = re.compile(rb'"inputs":(\d+)')
+
+
+class _Recorder:
+    """Receives every table's game/public; matches them to the events sent."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sent: dict[tuple[str, int], float] = {}
+        self.latencies: list[float] = []
+        self.seen: dict[str, int] = {}
+
+    def on_public(self, topic: str, payload: bytes) -> None:
+        now = time.perf_counter()
+        matches = _INPUTS.findall(payload)
+        if not matches:
+            return
+        table = topic.split("/")[1]
+        inputs = int(matches[-1])  # the table block comes last
+        with self.lock:
+            self.seen[table] = max(self.seen.get(table, 0), inputs)
+            start = self.sent.pop((table, inputs), None)
+            if start is not None:
+                self.latencies.append(now - start)
+
+
+def _scripts(count: int, seed: int) -> list[tuple[dict[str, object], list[bytes]]]:
+    from engine.service.table_driver import scripted_game
+    from engine.wire.contract import HubEvent
+
+    scripts = []
+    for k in range(count):
+        script = scripted_game(4, seed + k, max_decisions=60)
+        args = {key: v for key, v in script.new_game_args.items() if key != "game_id"}
+        inputs = script.deal + [i for turn in script.turns for i in turn]
+        payloads = []
+        for seq, inp in enumerate(inputs, start=1):
+            fields: dict[str, object] = {"hub_id": f"bench-{k}", "epoch": "bench", "seq": seq,
+                                         "ts": 0.0}
+            if inp.kind == "button":
+                fields.update(kind="button", action="pressed", button=inp.button,
+                              seat=inp.seat)
+            else:
+                where: dict[str, object] = (
+                    {"cell": f"{inp.cell // 6},{inp.cell % 6}"} if inp.cell is not None
+                    else {"seat": inp.pad})
+                kind = "cell" if inp.cell is not None else "pad"
+                fields.update(kind=kind, action=inp.kind, uid="04AABBCCDDEEFF",
+                              card_id=inp.card, **where)
+            payloads.append(encode(HubEvent.model_validate(fields)))
+        scripts.append((args, payloads))
+    return scripts
+
+
+def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
+           scripts: list[tuple[dict[str, object], list[bytes]]]) -> dict[str, float]:
+    from engine.wire.mqtt import WireClient
+
+    assert isinstance(client, WireClient)
+    names = [f"{prefix}-{k}" for k in range(tables)]
+    # Set-up, not measured: new game and the deal for every table.
+    for name, (args, payloads) in zip(names, scripts, strict=False):
+        topics = Topics(name)
+        request = CommandRequest(transaction=uuid.uuid4().hex, args=args)
+        client.publish(topics.cmd("new_game"), request)
+        for payload in payloads[:32]:
+            client.publish_raw(topics.hub_event, payload)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with recorder.lock:
+            ready = sum(1 for n in names if recorder.seen.get(n, 0) >= 33)
+        if ready == tables:
+            break
+        time.sleep(0.05)
+    # Measured: 10 events/s per table, staggered, for WINDOW_S seconds.
+    start = time.perf_counter() + 0.2
+    queue = [(start + k / (EVENTS_PER_SECOND * tables), k, 32) for k in range(tables)]
+    heapq.heapify(queue)
+    end = start + WINDOW_S
+    sent = 0
+    while queue:
+        when, k, index = heapq.heappop(queue)
+        if when >= end:
+            break
+        delay = when - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        name = names[k]
+        payloads = scripts[k][1]
+        if index >= len(payloads):
+            continue
+        with recorder.lock:
+            recorder.sent[(name, index + 2)] = time.perf_counter()  # +1 command, +1 this
+        client.publish_raw(Topics(name).hub_event, payloads[index])
+        sent += 1
+        heapq.heappush(queue, (when + 1.0 / EVENTS_PER_SECOND, k, index + 1))
+    time.sleep(1.0)  # stragglers
+    with recorder.lock:
+        lat = sorted(recorder.latencies)
+        lost = len(recorder.sent)
+        recorder.latencies.clear()
+        recorder.sent.clear()
+    if not lat:
+        return {"tables": tables, "sent": sent, "lost": lost, "p50_ms": float("inf"),
+                "p99_ms": float("inf")}
+    return {
+        "tables": tables,
+        "sent": sent,
+        "lost": lost,
+        "events_per_s": sent / WINDOW_S,
+        "p50_ms": statistics.median(lat) * 1000,
+        "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000,
+    }
+
+
+class _Broker:
+    """Mosquitto on a free port with TCP_NODELAY (as a venue broker should be configured),
+    else the embedded broker."""
+
+    def __init__(self) -> None:
+        from engine.wire.broker import LocalBroker, find_mosquitto, free_port
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="cauldron-bench-broker-")
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._local: LocalBroker | None = None
+        mosquitto = find_mosquitto()
+        if mosquitto is None:
+            self._local = LocalBroker().start()
+            self.url, self.kind = self._local.url, self._local.kind
+            return
+        port = free_port()
+        conf = Path(self._tmp.name) / "mosquitto.conf"
+        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n"
+                        "persistence false\nset_tcp_nodelay true\nmax_queued_messages 100000\n",
+                        encoding="utf-8")
+        self._proc = subprocess.Popen([mosquitto, "-c", str(conf)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.url, self.kind = f"mqtt://127.0.0.1:{port}", "mosquitto"
+        deadline = time.monotonic() + 10
+        import socket
+
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    return
+            time.sleep(0.02)
+        self.close()
+        raise RuntimeError(f"mosquitto did not listen on port {port}")
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            self._proc.wait(5)
+        if self._local is not None:
+            self._local.close()
+        self._tmp.cleanup()
+
+
+def run(runs: int, progress: ProgressFn) -> list[Figure]:
+    from engine.service.service import set_no_delay
+    from engine.wire.mqtt import WireClient
+
+    began = time.monotonic()
+    progress("engine-service: preparing games", 0, 1)
+    scripts = _scripts(max(LEVELS), seed=100)
+    progress("engine-service: preparing games", 1, 1)
+    broker = _Broker()
+    data = tempfile.TemporaryDirectory(prefix="cauldron-bench-engine-")
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "engine", "--mqtt", broker.url, "--data-dir",
+         str(Path(data.name)), "--name", f"bench-{uuid.uuid4().hex[:6]}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    recorder = _Recorder()
+    client = WireClient(broker.url, client_id=f"bench-load-{uuid.uuid4().hex[:6]}")
+    client.subscribe(Topics("+").game_public, raw=recorder.on_public)
+    results: list[dict[str, float]] = []
+    repeats: list[dict[str, float]] = []
+    try:
+        client.start(wait=10)
+        set_no_delay(client)
+        client.subscribe(Topics("+").game_public, raw=recorder.on_public, wait=5)
+        time.sleep(1.5)  # the engine process starts and subscribes
+        for i, tables in enumerate(LEVELS):
+            if time.monotonic() - began > BUDGET_S - 15:
+                break
+            result = _level(client, recorder, tables, f"b{i}", scripts)
+            results.append(result)
+            progress("engine-service: tables ladder", i + 1, len(LEVELS))
+            if result["p99_ms"] > GOAL_P99_MS or result["lost"]:
+                break
+        for r in range(max(0, min(runs, 3) - 1)):  # more samples at 100 tables, time allowing
+            if time.monotonic() - began > BUDGET_S - 12:
+                break
+            repeats.append(_level(client, recorder, 100, f"r{r}", scripts))
+    finally:
+        client.stop()
+        engine.terminate()
+        try:
+            engine.wait(10)
+        except subprocess.TimeoutExpired:
+            engine.kill()
+        broker.close()
+        data.cleanup()
+    at_100 = [r for r in results if r["tables"] == 100] + repeats
+    ok = [r["tables"] for r in results if r["p99_ms"] <= GOAL_P99_MS and not r["lost"]]
+    detail = {"broker": broker.kind, "levels": results, "repeats_at_100": repeats,
+              "window_s": WINDOW_S, "events_per_table_per_s": EVENTS_PER_SECOND}
+    return [
+        Figure("event latency p50 at 100 tables (hub->public)", "ms",
+               [r["p50_ms"] for r in at_100] or [float("nan")], detail=detail),
+        Figure("event latency p99 at 100 tables (hub->public)", "ms",
+               [r["p99_ms"] for r in at_100] or [float("nan")], goal="<= 50 ms"),
+        Figure("tables sustained at 10 events/s, p99 <= 50 ms", "tables",
+               [float(max(ok, default=0))], goal=">= 100 tables"),
+    ]
