@@ -117,9 +117,9 @@ def play_out(
     while not game.is_over() and (depth is None or steps < depth):
         if policy == "random":
             legal = game.legal_actions()
-            game.apply(legal[rng.randrange(len(legal))])
+            game.play(legal[rng.randrange(len(legal))])
         else:
-            game.apply(rollout_policy(game, rng, epsilon))
+            game.play(rollout_policy(game, rng, epsilon))
         steps += 1
     return final_margin(game, seat)
 
@@ -177,7 +177,7 @@ class SearchBot:
                 seed = rng.getrandbits(32)
                 for stats in alive:
                     game = world.copy()
-                    game.apply(stats.action)
+                    game.play(stats.action)
                     stats.total += play_out(
                         game,
                         observation.seat,

@@ -50,7 +50,7 @@ class BotStanding:
     wins: float = 0.0  # ties shared as fractions
     score_sum: int = 0
     margin_sum: int = 0
-    seconds: float = 0.0  # thinking time
+    seconds: float = 0.0  # thinking time (CPU seconds)
 
     @property
     def win_rate(self) -> float:
@@ -69,7 +69,7 @@ class BotStanding:
             "ci95": [round(low, 4), round(high, 4)],
             "mean_score": round(self.score_sum / self.seats, 2) if self.seats else None,
             "mean_margin": round(self.margin_sum / self.seats, 2) if self.seats else None,
-            "seconds_per_game": round(self.seconds / self.seats, 3) if self.seats else None,
+            "cpu_seconds_per_game": round(self.seconds / self.seats, 3) if self.seats else None,
         }
 
 
@@ -81,7 +81,8 @@ class TournamentResult:
     memory: Memory
     standings: list[BotStanding]
     results: list[GameResult] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall clock
+    cpu_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +91,7 @@ class TournamentResult:
             "seed": self.seed,
             "memory": self.memory,
             "seconds": round(self.seconds, 2),
+            "cpu_seconds": round(self.cpu_seconds, 2),
             "standings": [s.to_json() for s in self.standings],
         }
 
@@ -111,10 +113,10 @@ def play_game(
         if game.phase is Phase.REFILL:  # only at a real table; never in a simulation
             raise BotError("tournament games must be simulations with a known pile")
         seat = game.seat
-        started = time.perf_counter()
+        started = time.process_time()  # CPU time: fair on a busy machine
         action = bots[seat].choose(trackers[seat].observation(), rngs[seat])
         if thinking is not None:
-            thinking[seat] += time.perf_counter() - started
+            thinking[seat] += time.process_time() - started
         events = game.apply(action)
         for tracker in trackers:
             tracker.observe(action, events)
@@ -154,6 +156,7 @@ def run_tournament(
     standings = [BotStanding(name) for name in names]
     result = TournamentResult(players, games, seed, memory, standings)
     started = time.perf_counter()
+    cpu_started = time.process_time()
     for g in range(games):
         seats = lineup_for(g, labels, players)
         config = GameConfig(colours=colours_for(g, players))
@@ -184,6 +187,7 @@ def run_tournament(
         if progress is not None:
             progress("tournament", g + 1, games)
     result.seconds = time.perf_counter() - started
+    result.cpu_seconds = time.process_time() - cpu_started
     return result
 
 
@@ -202,9 +206,9 @@ def _unique_names(labels: Sequence[str]) -> list[str]:
 def format_table(result: TournamentResult) -> str:
     lines = [
         f"{result.games} games, {result.players} players, seed {result.seed}, "
-        f"memory {result.memory}, {result.seconds:.1f} s",
+        f"memory {result.memory}, {result.seconds:.1f} s wall, {result.cpu_seconds:.1f} s CPU",
         f"{'bot':<28} {'games':>6} {'wins':>7} {'win rate':>9} {'95% CI':>15} "
-        f"{'mean score':>11} {'mean margin':>12} {'s/game':>7}",
+        f"{'mean score':>11} {'mean margin':>12} {'CPU s/game':>10}",
     ]
     for s in result.standings:
         low, high = s.interval()
@@ -213,6 +217,6 @@ def format_table(result: TournamentResult) -> str:
         per_game = s.seconds / s.seats if s.seats else 0.0
         lines.append(
             f"{s.label:<28} {s.seats:>6} {s.wins:>7.2f} {s.win_rate:>8.1%} "
-            f"  [{low:>5.1%}, {high:>5.1%}] {mean:>11.1f} {margin:>12.1f} {per_game:>7.2f}"
+            f"  [{low:>5.1%}, {high:>5.1%}] {mean:>11.1f} {margin:>12.1f} {per_game:>10.2f}"
         )
     return "\n".join(lines)
