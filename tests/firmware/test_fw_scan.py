@@ -1,8 +1,10 @@
 """The firmware scan loop under CPython against the reader simulator."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from firmware.mfrc522_sim import SimTable
+from firmware.mfrc522_sim import Faults, SimTable
 from firmware.protocol import Frame, decode_frame, encode_frame, parse_pairs
 from firmware.scan import MODE_FAST, MODE_FULL, MODE_NAIVE, SETTLE_US, Scanner
 from firmware.sweep import build
@@ -191,3 +193,76 @@ def test_single_reader_rig_does_not_alternate() -> None:
     assert changes(lines) == []
     assert scanner.tracker.uid(0) == uid(0)
     assert scanner.last_kind == ["probe"]
+
+
+def test_demux_selects_exactly_one_reader_of_forty() -> None:
+    table, scanner, _lines = rig(n=40)
+    demux = scanner.demux
+    for reader in [*range(40), 17, 3, 39, 0]:
+        demux.select(reader)
+        assert table.demux.selected() == []
+        demux.cs(True)
+        assert table.demux.selected() == [reader]
+        demux.cs(False)
+    assert table.demux.selected() == []
+
+
+FAULT_KINDS = ("drop", "misread", "flicker")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from(["place", "remove", "swap"])),
+        min_size=1,
+        max_size=8,
+    ),
+    faults=st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from(FAULT_KINDS), st.integers(0, 3)),
+        max_size=8,
+    ),
+)
+def test_property_scan_loop_reports_exactly_the_true_changes(
+    steps: list[tuple[int, str]], faults: list[tuple[int, str, int]]
+) -> None:
+    """Random placements, removals and swaps on 4 readers, each followed by 5
+    sweeps, with at most one injected single fault (a dropped reply, a misread,
+    a flicker) in one of the first 4 sweeps of each step window, so faults are
+    never on consecutive polls: the firmware emits exactly the true changes."""
+    table, scanner, lines = rig(n=4)
+    scanner.boot()
+    lines.clear()
+    expected: list[tuple[str, int, str]] = []
+    on_reader: dict[int, str] = {}
+    variant = 0
+    for index, (reader, action) in enumerate(steps):
+        old = on_reader.get(reader)
+        if action in ("remove", "swap") and old is not None:
+            table.remove(reader)
+            del on_reader[reader]
+            expected.append(("R", reader, old))
+            if action == "swap":
+                run(scanner, 1)  # a person lifts one card, then lays another
+        if action in ("place", "swap") and reader not in on_reader:
+            variant += 1
+            new = uid(reader, variant)
+            table.place(reader, new)
+            on_reader[reader] = new
+            expected.append(("P", reader, new))
+        fault = faults[index] if index < len(faults) else None
+        for sweep in range(5):
+            if fault is not None and sweep == fault[2]:
+                chip = table.chips[fault[0]]
+                if fault[1] == "drop":
+                    chip.faults.drop_probability = 1.0
+                elif fault[1] == "misread":
+                    chip.faults.misread_probability = 1.0
+                else:
+                    chip.faults.flicker = True
+                scanner.sweep()
+                chip.faults = Faults()
+            else:
+                scanner.sweep()
+    run(scanner, 3)
+    assert changes(lines) == expected
+    assert scanner.tracker.state() == {r: on_reader.get(r) for r in range(4)}
