@@ -228,6 +228,7 @@ class TableInterpreter:
         self._alert_counter = 0
         self.inputs = 0
         self.last_ts = 0.0
+        self._view_cache: tuple[Game, int, dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ persistence helpers
 
@@ -821,8 +822,13 @@ class TableInterpreter:
 
     def public_view(self) -> dict[str, Any]:
         """The game's public view plus the table's state (`table`). Never a covered card."""
-        if self.game is not None and self.status is not Status.DEALING:
-            view = self.game.view_public()
+        game = self.game
+        if game is not None and self.status is not Status.DEALING:
+            # The rules view changes only when an action is applied (or undone: a new Game).
+            cache = self._view_cache
+            if cache is None or cache[0] is not game or cache[1] != len(game.actions):
+                cache = self._view_cache = (game, len(game.actions), game.view_public())
+            view = dict(cache[2])
         else:
             view = {"schema_version": 1, "grid": self._observed_grid(), "seats": [],
                     "config": self.config.to_wire() if self.config else None, "over": False}

@@ -4,13 +4,13 @@ Layout under the data dir (default ``$XDG_DATA_HOME/cauldron/engine`` or
 ``~/.local/share/cauldron/engine``)::
 
     tables/<table>.sqlite     inputs (every accepted hub event and command, in order),
-                              actions (the rules actions each produced), games, hubs
+                              actions (the rules actions each produced), games
 
 Every accepted input is written, with the actions it produced, in one transaction before the
 service publishes anything or answers (WAL, ``synchronous=NORMAL``: a killed process loses
-nothing). ``hubs`` keeps each hub's last ``(epoch, seq)`` so duplicates stay duplicates
-after a restart. A ``new_game`` command row carries what the readers saw at that moment, so
-an open game is rebuilt by replaying from its ``new_game`` row onwards.
+nothing). Each hub's last stored ``(epoch, seq)`` is where it resumes, so duplicates stay
+duplicates after a restart. A ``new_game`` command row carries what the readers saw at that
+moment, so an open game is rebuilt by replaying from its ``new_game`` row onwards.
 """
 
 from __future__ import annotations
@@ -57,8 +57,6 @@ CREATE TABLE IF NOT EXISTS games (
     updated_ts REAL NOT NULL,
     result TEXT
 );
-CREATE TABLE IF NOT EXISTS hubs (hub_id TEXT PRIMARY KEY, epoch TEXT NOT NULL,
-                                 last_seq INTEGER NOT NULL);
 """
 
 
@@ -148,23 +146,22 @@ class TableStore:
         event (already stored; nothing written)."""
         db = self._db
         game_id = interp.game_id
+        status = interp.status.value
+        game_rows = game_id is not None and (
+            bool(actions) or bool(undone) or verb is not None
+            or self._status.get(game_id) != status)
         try:
+            if hub_event is not None and not game_rows:
+                # The common case, a sensor event that changed no rule state: one statement,
+                # committed on its own.
+                cur = self._insert_hub_event(ts, hub_event, game_id)
+                return cur.rowcount > 0
             db.execute("BEGIN IMMEDIATE")
             if hub_event is not None:
-                cur = db.execute(
-                    "INSERT OR IGNORE INTO inputs (ts, source, hub_id, epoch, seq, payload, "
-                    "game_id) VALUES (?, 'hub', ?, ?, ?, ?, ?)",
-                    (ts, hub_event.hub_id, hub_event.epoch, hub_event.seq,
-                     hub_event.model_dump_json(), game_id),
-                )
+                cur = self._insert_hub_event(ts, hub_event, game_id)
                 if cur.rowcount == 0:
                     db.execute("ROLLBACK")
                     return False
-                db.execute(
-                    "INSERT INTO hubs (hub_id, epoch, last_seq) VALUES (?, ?, ?) ON CONFLICT"
-                    "(hub_id) DO UPDATE SET epoch = excluded.epoch, last_seq = excluded.last_seq",
-                    (hub_event.hub_id, hub_event.epoch, hub_event.seq),
-                )
             else:
                 cur = db.execute(
                     "INSERT INTO inputs (ts, source, verb, seat, payload, observed, game_id) "
@@ -173,9 +170,7 @@ class TableStore:
                      json.dumps(observed) if observed is not None else None, game_id),
                 )
             input_id = cur.lastrowid
-            status = interp.status.value
-            if game_id is not None and (actions or undone or verb is not None
-                                        or self._status.get(game_id) != status):
+            if game_id is not None and game_rows:
                 self._status[game_id] = status
                 rows = [(input_id, game_id, json.dumps(a.to_wire())) for a in actions]
                 if undone:
@@ -191,6 +186,14 @@ class TableStore:
                 db.execute("ROLLBACK")
             raise StoreError(f"cannot write the table log {self.path}: {exc}") from None
         return True
+
+    def _insert_hub_event(self, ts: float, event: HubEvent,
+                          game_id: str | None) -> sqlite3.Cursor:
+        return self._db.execute(
+            "INSERT OR IGNORE INTO inputs (ts, source, hub_id, epoch, seq, payload, game_id) "
+            "VALUES (?, 'hub', ?, ?, ?, ?, ?)",
+            (ts, event.hub_id, event.epoch, event.seq, event.model_dump_json(), game_id),
+        )
 
     def _game_row(self, interp: TableInterpreter, input_id: int | None, ts: float,
                   new: bool) -> None:
@@ -214,7 +217,10 @@ class TableStore:
     # ------------------------------------------------------------------ reading
 
     def hub_positions(self) -> dict[str, tuple[str, int]]:
-        rows = self._db.execute("SELECT hub_id, epoch, last_seq FROM hubs").fetchall()
+        rows = self._db.execute(
+            "SELECT hub_id, epoch, seq FROM inputs WHERE id IN "
+            "(SELECT MAX(id) FROM inputs WHERE source = 'hub' GROUP BY hub_id)"
+        ).fetchall()
         return {hub: (epoch, seq) for hub, epoch, seq in rows}
 
     def seen(self, event: HubEvent) -> bool:
