@@ -250,7 +250,9 @@ class Scanner:
         return due
 
     def sweep(self, emit: bool = True) -> list:
-        """Poll every reader once; emit P/R lines (and HEALTH on changes)."""
+        """Poll every reader once; emit P/R lines as soon as a change is
+        confirmed (not at the end of the sweep: up to 35 ms sooner), then
+        HEALTH for readers whose health changed."""
         due = self._verify_due()
         events = []
         for reader in range(self.n_readers):
@@ -258,11 +260,13 @@ class Scanner:
             self.last_kind[reader] = kind
             if kind == "tag-error":
                 continue  # a tag answered badly: no information either way
-            events += self.tracker.update(reader, uid, fault)
+            changes = self.tracker.update(reader, uid, fault)
+            if emit:
+                for change, _reader, change_uid in changes:
+                    self.emit("P" if change == "placed" else "R", [str(reader), change_uid])
+            events += changes
         self.sweeps += 1
         if emit:
-            for kind, reader, uid in events:
-                self.emit("P" if kind == "placed" else "R", [str(reader), uid])
             self.send_health(everything=self.sweeps % self.health_every == 0)
         return events
 
