@@ -111,10 +111,10 @@ async def seat_socket(websocket: WebSocket, seat: int, secret: str = "") -> None
     """Live `SeatState` messages for one seat; closes with 4403 on a wrong secret."""
     bridge: Bridge = websocket.app.state.bridge
     game_id = bridge.game_id
+    await websocket.accept()  # then close with our code: browsers see 4403, not a bare 1006
     if not (0 <= seat < N_SEATS) or not bridge.secrets.check(game_id, seat, secret):
         await websocket.close(code=4403, reason="wrong seat secret")
         return
-    await websocket.accept()
     if game_id is not None and bridge.secrets.mark_joined(game_id, seat):
         bridge.broadcast()
     await pump(websocket, bridge, seat, bridge.seat_state(seat).model_dump_json(by_alias=True))

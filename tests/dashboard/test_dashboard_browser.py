@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import random
 from typing import Any
 
+import httpx
 import pytest
-from dashkit import Dash, new_game, play, screenshot
+from dashkit import Dash, new_game, play, screenshot, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -33,3 +36,137 @@ def test_table_view_updates_live_when_game_public_is_published(dash: Dash, page:
     active = page.get_attribute("#seats .seat.active", "data-seat")
     assert active == str(after["turn"])
     screenshot(page, "table-view")
+
+
+def open_seat(dash: Dash, page: Any, seat: int) -> str:
+    """The seat's join URL, as its QR code on the table view encodes it."""
+    from dashboard.routers.seats import qr_svg
+
+    link = httpx.get(f"{dash.url}/api/seats/{seat}/join").json()["url"]
+    served = httpx.get(f"{dash.url}/api/seats/{seat}/qr.svg").text
+    assert served == qr_svg(link)  # the QR on the table view is exactly this link
+    page.goto(link + "&lang=en")
+    return link
+
+
+@pytest.mark.parametrize("memory_aid", [True, False])
+def test_seat_view_from_its_qr_secret(dash: Dash, page: Any, memory_aid: bool) -> None:
+    game = play(new_game(players=3, seed=11, memory_aid=memory_aid), 25)
+    dash.publish_game(game)
+    for seat in range(3):
+        dash.publish_seat(game, seat)
+    wait_until(lambda: len(dash.bridge.seat_views) == 3, 5, "seat views")
+    page.goto(dash.url + "/")
+    page.wait_for_selector("#join figure.qr[data-seat='1'] img")
+    open_seat(dash, page, 1)
+    page.wait_for_selector("#seat-public")
+    page.wait_for_function("document.querySelector('#stack').textContent.length > 0")
+    stack = page.locator("#stack [data-stack] .card")
+    if memory_aid:
+        shown = [stack.nth(i).get_attribute("data-card") for i in range(stack.count())]
+        assert shown == game.cauldrons[1]
+        screenshot(page, "seat-view")
+    else:
+        assert stack.count() == 0
+        assert page.locator("#stack [data-memory-off]").count() == 1
+    html = page.content()
+    for other in (0, 2):
+        for card in game.cauldrons[other][:-1]:
+            assert card not in html
+    # the table view now says the seat joined, and its QR code is gone
+    page.goto(dash.url + "/")
+    page.wait_for_selector("#join figure.qr.joined[data-seat='1']")
+
+
+def test_wrong_seat_secret_is_refused_in_the_browser(dash: Dash, page: Any) -> None:
+    dash.publish_game(new_game(players=2))
+    wait_until(lambda: dash.bridge.game_id == "g1", 5, "game")
+    other = dash.bridge.secrets.secret("g1", 1)
+    page.goto(f"{dash.url}/seat/0?secret={other}&lang=en")
+    page.wait_for_selector("#seat-msg .error")
+    assert "does not open" in page.inner_text("#seat-msg")
+
+
+def test_table_websocket_never_carries_a_covered_card(dash: Dash, page: Any) -> None:
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(
+        payload if isinstance(payload, str) else payload.decode())))
+    game = new_game(players=4, seed=21)
+    dash.publish_game(game, ts=1.0)
+    page.goto(dash.url + "/virtual")
+    page.wait_for_selector("#board .card")
+    covered_at: dict[float, set[str]] = {1.0: set()}
+    rng = random.Random(4)
+    ts = 1.0
+    while not game.is_over():
+        game.apply(rng.choice(game.legal_actions()))
+        ts += 1.0
+        covered_at[ts] = {c for cauldron in game.cauldrons for c in cauldron[:-1]}
+        if rng.random() < 0.15 or game.is_over():
+            dash.publish_game(game, ts=ts)
+            page.wait_for_function(f"document.body.dataset.gameTs === '{ts:g}' || "
+                                   f"Number(document.body.dataset.gameTs) === {ts}")
+    checked = 0
+    for text in frames:
+        state = json.loads(text)
+        if state.get("type") != "table" or state["game"] is None:
+            continue
+        frame_ts = state["game"]["ts"]
+        if state["game"]["view"]["over"]:
+            continue  # the cauldrons are turned face up for scoring
+        checked += 1
+        for card in covered_at[frame_ts]:
+            assert f'"{card}"' not in text, f"covered card {card} in a table frame"
+    assert checked >= 5
+    assert any(covered_at[t] for t in covered_at)
+
+
+def test_alert_appears_and_clears(dash: Dash, page: Any) -> None:
+    dash.publish_game(new_game())
+    page.goto(dash.url + "/?lang=en")
+    page.wait_for_selector("#board .card")
+    dash.publish_alert("a-7", rule="G6", message="2,3 is not in column 1, the line the pawn "
+                       "faces.", instruction="Put the card back on 2,3.")
+    alert = page.wait_for_selector("#alerts .alert[data-alert='a-7']")
+    assert "Rule G6" in alert.inner_text()
+    assert "Put the card back on 2,3." in alert.inner_text()
+    page.wait_for_function("document.querySelector('#announce-alert').textContent.includes('G6')")
+    screenshot(page, "table-alert")
+    dash.publish_alert("a-7", active=False, rule="G6")
+    page.wait_for_selector("#alerts .alert[data-alert='a-7']", state="detached")
+
+
+def test_offline_banners(dash: Dash, page: Any) -> None:
+    dash.publish_game(new_game())
+    page.goto(dash.url + "/?lang=en")
+    page.wait_for_selector("#board .card")
+    dash.publish_state("engine", "offline")
+    page.wait_for_selector("[data-banner='engine']")
+    dash.publish_state("engine", "online")
+    page.wait_for_selector("[data-banner='engine']", state="detached")
+
+
+@pytest.mark.parametrize(("lang", "nav", "family"), [
+    ("fr", "Table virtuelle", "Parfum de soufre"),
+    ("en", "Virtual table", "Sulphur scent"),
+    ("de", "Virtueller Tisch", "Schwefelduft"),
+])
+def test_table_page_in_each_language(dash: Dash, page: Any, lang: str, nav: str,
+                                     family: str) -> None:
+    game = new_game(players=2, seed=1)
+    grid = {f"{r},{c}": card for r, row in enumerate(game.view_public()["grid"])
+            for c, card in enumerate(row)}
+    cell = next(k for k, v in grid.items() if v and v.startswith("yellow-a-"))
+    dash.publish_game(game)
+    page.goto(f"{dash.url}/?lang={lang}")
+    page.wait_for_selector(f"#board .cell[data-cell='{cell}'] .card")
+    assert page.get_attribute("html", "lang") == lang
+    assert nav in page.inner_text("header nav")
+    assert family in page.inner_text(f"#board .cell[data-cell='{cell}']")
+    # the choice sticks (cookie) and the switch changes it
+    page.goto(dash.url + "/scores")
+    assert page.get_attribute("html", "lang") == lang
+    other = "en" if lang != "en" else "de"
+    page.click(f"a.lang-switch[data-lang='{other}']")
+    page.wait_for_load_state()
+    assert page.get_attribute("html", "lang") == other
