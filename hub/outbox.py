@@ -110,6 +110,16 @@ class Outbox:
             ).fetchall()
         return [OutboxRow(int(s), str(t), bytes(p), False) for s, t, p in rows]
 
+    def undelivered_before(self, created_before: float, limit: int = 500) -> list[OutboxRow]:
+        """Undelivered events older than ``created_before`` (unix time), oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, topic, payload FROM events WHERE delivered IS NULL AND created < ? "
+                "ORDER BY seq LIMIT ?",
+                (created_before, limit),
+            ).fetchall()
+        return [OutboxRow(int(s), str(t), bytes(p), False) for s, t, p in rows]
+
     def pending_count(self) -> int:
         with self._lock:
             row = self._db.execute("SELECT COUNT(*) FROM events WHERE delivered IS NULL").fetchone()

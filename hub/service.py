@@ -55,6 +55,8 @@ class Hub:
         io: Any = None,
         poll_interval: float = 0.005,
         snapshot_interval: float = 0.5,
+        health_hold: float = 1.0,
+        resend_after: float = 10.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.table = table
@@ -68,6 +70,12 @@ class Hub:
         self.poll_interval = poll_interval
         self.snapshot_interval = snapshot_interval
         self.clock = clock
+        self.health_hold = health_hold
+        self.resend_after = resend_after
+        self._last_resend_check = time.monotonic()
+        self._connected_since: float | None = None
+        self._health_reported: dict[int, str] = {}
+        self._health_candidate: dict[int, tuple[str, float]] = {}
         self.counts: dict[str, int] = {"events": 0, "unknown_tags": 0, "polls": 0, "errors": 0}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -82,7 +90,7 @@ class Hub:
         """Open the back-end, wire MQTT, replay undelivered events, start polling."""
         self.backend.open()
         client = self.client
-        client.add_connect_hook(self.publish_snapshot)
+        client.add_connect_hook(self._on_connected)
         client.serve(self.topics.hub_cmd("+"), self._on_command)
         if self.io is not None:
             self.io.on_button = self.button_pressed
@@ -95,6 +103,10 @@ class Hub:
             self._thread = threading.Thread(target=self._run, name="hub-poll", daemon=True)
             self._thread.start()
         return self
+
+    def _on_connected(self) -> None:
+        self._connected_since = time.monotonic()
+        self.publish_snapshot()
 
     def stop(self) -> None:
         self._stop.set()
@@ -135,15 +147,54 @@ class Hub:
         now = time.monotonic()
         if self._snapshot_due and now - self._last_snapshot >= self.snapshot_interval:
             self.publish_snapshot()
+        if now - self._last_resend_check >= self.resend_after / 2:
+            self._last_resend_check = now
+            self.resend_stale()
         return events
+
+    def resend_stale(self) -> int:
+        """Publish again events still unacknowledged ``resend_after`` seconds after they were
+        stored while the link is up: a safety net that does not rely on the MQTT client's
+        own resend (consumers drop the copies by seq)."""
+        if not self.client.connected or self._connected_since is None:
+            return 0
+        if time.monotonic() - self._connected_since < self.resend_after:
+            return 0  # just reconnected: the client is resending its own queue
+        rows = self.outbox.undelivered_before(time.time() - self.resend_after)
+        with self._emit_lock:
+            for row in rows:
+                self.client.publish_raw(row.topic, row.payload, on_ack=self._acker(row.seq))
+        if rows:
+            self.counts["resent"] = self.counts.get("resent", 0) + len(rows)
+            log.warning("resent %d event(s) unacknowledged for %g s", len(rows),
+                        self.resend_after)
+        return len(rows)
 
     def handle(self, result: PollResult) -> list[HubEvent]:
         events = [self._change_event(change) for change in result.changes]
-        for reader, health in sorted(result.health.items()):
-            events.append(self.emit(kind="reader_health", reader=reader, health=health,
-                                    **self._place_fields(reader)))
+        events += self._health_events()
         if events or result.resynced:
             self._snapshot_due = True
+        return events
+
+    def _health_events(self) -> list[HubEvent]:
+        """A reader's health is reported once it has held for ``health_hold`` seconds, so a
+        noisy reader gives one event, not a stream of ok/flicker flips."""
+        now = time.monotonic()
+        events = []
+        for reader, health in self.backend.health().items():
+            if health == self._health_reported.get(reader, "ok"):
+                self._health_candidate.pop(reader, None)
+                continue
+            candidate = self._health_candidate.get(reader)
+            if candidate is None or candidate[0] != health:
+                self._health_candidate[reader] = (health, now)
+                continue
+            if now - candidate[1] >= self.health_hold:
+                del self._health_candidate[reader]
+                self._health_reported[reader] = health
+                events.append(self.emit(kind="reader_health", reader=reader, health=health,
+                                        **self._place_fields(reader)))
         return events
 
     def _place_fields(self, reader: int) -> dict[str, Any]:

@@ -44,3 +44,14 @@ def test_prune_keeps_the_last_delivered_and_every_undelivered(tmp_path: Path) ->
     rows = box.rows(1)
     assert [r.seq for r in rows] == [500, *range(991, 1001)]
     assert [r.seq for r in box.undelivered()] == [500]
+
+
+def test_undelivered_before(tmp_path: Path) -> None:
+    import time
+
+    box = Outbox(tmp_path / "o.sqlite")
+    box.append("t", lambda s: b"a")
+    box.append("t", lambda s: b"b")
+    box.mark_delivered(1)
+    assert [r.seq for r in box.undelivered_before(time.time() + 1)] == [2]
+    assert box.undelivered_before(time.time() - 60) == []

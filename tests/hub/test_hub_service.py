@@ -208,3 +208,50 @@ def test_hub_commands_sim_snapshot_and_refusals(mqtt_broker: str, table_id: str,
             assert replay.status == "error" and "epoch" in (replay.error or "")
     finally:
         hub.stop()
+
+
+def test_reader_health_is_reported_once_it_holds(tmp_path: Path) -> None:
+    # No broker needed: events wait in the outbox / client queue.
+    sim = SimulatedTable()
+    hub = Hub(table="t1", backend=sim, client=WireClient("mqtt://127.0.0.1:9"),
+              outbox=Outbox(tmp_path / "o.sqlite"), tagmap=TagMap(), health_hold=0.05)
+    events: list[HubEvent] = []
+    sim.stuck("4,4")
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and not events:
+        events += hub.step()
+    for _ in range(20):
+        events += hub.step()  # a stuck reader stays stuck: no repeat
+    assert [(e.kind, e.cell, e.health) for e in events] == [("reader_health", "4,4", "silent")]
+    sim.repair("4,4")
+    sim.flicker("4,4")  # flickers briefly, then is fine again: nothing held long enough
+    for _ in range(3):
+        events += hub.step()
+    sim.repair("4,4")
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and len(events) < 2:
+        events += hub.step()
+    assert [(e.kind, e.health) for e in events[1:]] == [("reader_health", "ok")]
+    assert hub.outbox.pending_count() == 2
+    hub.outbox.close()
+
+
+def test_unacknowledged_events_are_resent(mqtt_broker: str, table_id: str,
+                                          tmp_path: Path) -> None:
+    consumer = Consumer(mqtt_broker, table_id)
+    tagmap = virtual_box_tagmap()
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
+    try:
+        wait_for(lambda: hub.client.connected)
+        hub.resend_after = 0.2
+        # An event the broker never acknowledged (as if its PUBACK was lost): stored only.
+        seq, _ = hub.outbox.append(hub.topics.hub_event, lambda s: HubEvent(
+            hub_id=hub.hub_id, epoch=hub.outbox.epoch, seq=s, ts=0, kind="button",
+            action="pressed", button="undo").model_dump_json().encode())
+        wait_for(lambda: hub.outbox.pending_count() == 0, timeout=5)
+        assert hub.counts["resent"] == 1
+        wait_for(lambda: [e.seq for e in consumer.delivered] == [seq])
+    finally:
+        hub.stop()
+        consumer.stop()
