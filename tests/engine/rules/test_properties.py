@@ -32,7 +32,7 @@ ALL_ACTIONS: tuple[Action, ...] = (
     *REFILLS.values(),
 )
 MAX_ACTIONS = 400
-SETTINGS = settings(max_examples=40, deadline=None)
+SETTINGS = settings(max_examples=35, deadline=None)
 
 
 def where_cards_are(game: Game) -> Counter[str]:
@@ -133,7 +133,7 @@ def test_known_pile_games_keep_every_invariant(
     play_checked(game, random.Random(seed + 1), replay_at)
 
 
-@settings(max_examples=25, deadline=None)  # twice the steps of a known-pile game
+@settings(max_examples=20, deadline=None)  # twice the steps of a known-pile game
 @given(
     seed=st.integers(0, 2**32 - 1),
     players=st.integers(2, 4),

@@ -105,7 +105,7 @@ NEAR = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(JSON | NEAR)
 def test_fuzz_any_json_gives_an_action_or_invalid_wire(data: object) -> None:
     try:
