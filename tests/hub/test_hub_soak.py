@@ -69,7 +69,8 @@ def test_long_session_with_faults_and_broker_restarts(restartable_broker: LocalB
                 restartable_broker.stop()
                 time.sleep(rng.uniform(0.05, 0.5))
                 restartable_broker.start()
-        time.sleep(0.5)
+        sim.drop_rate = sim.misread_rate = 0.0  # the table goes quiet: the stream ends
+        time.sleep(hub.health_hold * 2 + 0.5)
         end = time.monotonic() + 20
         while time.monotonic() < end:
             with lock:
