@@ -7,8 +7,10 @@ a random game paced at 10 events/s (hub events, QoS 1, as a hub sends them). Lat
 measured end to end: from publishing a hub event to receiving the ``game/public`` that
 reflects it (the view's ``table.inputs`` count), so it includes two broker hops.
 
-The ladder of table counts stops at the first level whose p99 exceeds 50 ms or that loses
-an event; "tables sustained" is the largest level that met the goal. Bounded: < 2 min.
+The ladder of table counts (25 … 300, new tables each level; earlier tables stay open)
+stops when the engine saturates (over 10 % of the events unanswered after the window);
+"tables sustained" is the largest level with p99 <= 50 ms and no event unanswered.
+Bounded: < 2 min. Other load on the machine shows in the figures: run it on a quiet one.
 """
 
 from __future__ import annotations
@@ -221,8 +223,8 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
             result = _level(client, recorder, tables, f"b{i}", scripts)
             results.append(result)
             progress("engine-service: tables ladder", i + 1, len(LEVELS))
-            if result["p99_ms"] > GOAL_P99_MS or result["lost"]:
-                break
+            if result["lost"] > 0.1 * result["sent"]:
+                break  # saturated: more tables only queue up
         for r in range(max(0, min(runs, 3) - 1)):  # more samples at 100 tables, time allowing
             if time.monotonic() - began > BUDGET_S - 12:
                 break

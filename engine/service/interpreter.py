@@ -246,6 +246,19 @@ class TableInterpreter:
         interp.pads = {int(k): str(v) for k, v in observed.get("pads", {}).items()}
         return interp
 
+    def resync(self, cells: dict[int, str], pads: dict[int, str], ts: float = 0.0) -> Outcome:
+        """What every reader sees, all at once (the hub's snapshot, when this table's events
+        cannot be followed from the start): replaces the observed state, infers nothing."""
+        out = Outcome(changed=True)
+        self.cells = dict(cells)
+        self.pads = dict(pads)
+        self.inputs += 1
+        self.last_ts = ts
+        if self.status is Status.DEALING:
+            self._start_when_dealt(out)
+        self._refresh_alerts(out, ts)
+        return out
+
     # ------------------------------------------------------------------ sensor inputs
 
     def handle(self, inp: SensorInput) -> Outcome:
@@ -472,7 +485,7 @@ class TableInterpreter:
         if verb == "new_game":
             self._new_game(args, out)
         elif verb == "confirm":
-            self._confirm(out)
+            self._confirm(seat, out)
         elif verb == "undo":
             self._undo(out)
         elif verb in ("keep", "discard"):
@@ -593,15 +606,20 @@ class TableInterpreter:
         out.events.extend(game.opening_events)
         out.started = True
 
-    def _confirm(self, out: Outcome) -> None:
+    def _confirm(self, seat: int | None, out: Outcome) -> None:
+        """The host (no seat) or a seat confirms: start the dealt game, end a Vanesco wait
+        (host only), or pass at a corner (the host or the active seat)."""
         if self.status is Status.DEALING:
             self._start(out)
             return
         game = self._playing()
-        if game is not None and self.vanesco_wait:
+        if game is not None and self.vanesco_wait and seat is None:
             self.vanesco_wait = []  # the host vouches that the tops went under the pile
             return
         if game is not None and self.held is None and PASS in game.legal_actions():
+            if seat is not None and seat != game.seat:
+                raise Refused(f"confirm: it is seat {game.seat}'s turn, not seat {seat}'s",
+                              rule="G4", code="wrong_seat")
             self._apply(game, (PASS,), out)
             return
         raise Refused("nothing to confirm now", code="nothing_to_confirm")

@@ -38,7 +38,13 @@ from typing import Any
 from engine.rules.events import Event
 from engine.service.errors import Refused, StoreError
 from engine.service.interpreter import Outcome, Status
-from engine.service.store import TableStore, default_data_dir, sensor_input, stored_tables
+from engine.service.store import (
+    TableStore,
+    default_data_dir,
+    sensor_input,
+    snapshot_state,
+    stored_tables,
+)
 from engine.wire.contract import (
     CommandRequest,
     GameAlert,
@@ -125,6 +131,9 @@ class EngineService:
             base=config.base,
         )
         self._stopped = threading.Event()
+        # Handlers run on the MQTT dispatcher thread; the lock lets `command` be called
+        # directly too (tests, an embedding program).
+        self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -189,6 +198,10 @@ class EngineService:
 
     def receive(self, table: str, event: HubEvent) -> list[Outcome]:
         """One received hub event: dedup, reorder, handle what is now in order."""
+        with self._lock:
+            return self._receive(table, event)
+
+    def _receive(self, table: str, event: HubEvent) -> list[Outcome]:
         runtime = self.table(table)
         cursor = runtime.cursors.get(event.hub_id)
         if cursor is None or cursor.epoch != event.epoch:
@@ -242,11 +255,23 @@ class EngineService:
         if not isinstance(model, HubSnapshot):
             return
         table = parse_topic(topic, self.config.base).table
-        if not self.config.serves(table) or table not in self.tables:
+        if not self.config.serves(table):
             return
-        runtime = self.tables[table]
+        with self._lock:
+            self._snapshot(table, model)
+
+    def _snapshot(self, table: str, model: HubSnapshot) -> None:
+        runtime = self.table(table)
         cursor = runtime.cursors.get(model.hub_id)
         if cursor is None or cursor.epoch != model.epoch:
+            # A hub not followed from its start (a new engine, a reset outbox): take what
+            # its readers see now, then follow its events from there.
+            interp = runtime.interp
+            outcome = interp.resync(*snapshot_state(model), ts=model.ts)
+            runtime.store.append_snapshot(model, interp)
+            runtime.cursors[model.hub_id] = HubCursor(model.epoch, model.last_seq)
+            self.stats["resyncs"] = self.stats.get("resyncs", 0) + 1
+            self.publish_views(runtime, outcome)
             return
         if model.last_seq > max(cursor.last, cursor.asked, max(cursor.pending, default=0)):
             cursor.asked = model.last_seq
@@ -257,10 +282,19 @@ class EngineService:
         interp = runtime.interp
         try:
             outcome = interp.handle(inp) if inp is not None else Outcome()
-            written = runtime.store.append(ts=event.ts, interp=interp,
-                                           actions=outcome.actions, hub_event=event)
+            written = runtime.store.append(ts=event.ts, interp=interp, actions=outcome.actions,
+                                           hub_event=event, undone=outcome.undone)
         except StoreError:
-            raise
+            # Not written: forget it here too (the log is the truth), and let a resend or a
+            # replay from the hub bring it again.
+            self.stats["errors"] += 1
+            log.exception("table %s: event %s/%s not stored", runtime.name, event.epoch,
+                          event.seq)
+            runtime.interp = runtime.store.rebuild()
+            cursor = runtime.cursors.get(event.hub_id)
+            if cursor is not None and cursor.epoch == event.epoch:
+                cursor.last = min(cursor.last, event.seq - 1)
+            return None
         except Exception:
             self.stats["errors"] += 1
             log.exception("table %s: event %s/%s failed; state rebuilt from the log",
@@ -292,6 +326,11 @@ class EngineService:
     def command(self, table: str, verb: str, args: dict[str, Any],
                 seat: int | None = None) -> dict[str, Any]:
         """Run one command for `table`; raises `Refused` (nothing changed) when it does not fit."""
+        with self._lock:
+            return self._command(table, verb, args, seat)
+
+    def _command(self, table: str, verb: str, args: dict[str, Any],
+                 seat: int | None) -> dict[str, Any]:
         runtime = self.table(table)
         interp = runtime.interp
         ts = self.clock()

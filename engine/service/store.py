@@ -25,8 +25,14 @@ from typing import Any
 
 from engine.rules import Action
 from engine.service.errors import StoreError
-from engine.service.interpreter import SensorInput, SensorKind, Status, TableInterpreter
-from engine.wire.contract import HubEvent, check_table_id, parse_cell
+from engine.service.interpreter import (
+    UNKNOWN_PREFIX,
+    SensorInput,
+    SensorKind,
+    Status,
+    TableInterpreter,
+)
+from engine.wire.contract import HubEvent, HubSnapshot, check_table_id, parse_cell
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS inputs (
@@ -63,6 +69,22 @@ CREATE TABLE IF NOT EXISTS games (
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "cauldron" / "engine"
+
+
+def snapshot_state(snapshot: HubSnapshot) -> tuple[dict[int, str], dict[int, str]]:
+    """What a hub snapshot says lies on each cell and pad (unknown tags as ``uid:…``)."""
+    cells: dict[int, str] = {}
+    pads: dict[int, str] = {}
+    for reader in snapshot.readers:
+        if reader.uid is None:
+            continue
+        seen = reader.card_id or f"{UNKNOWN_PREFIX}{reader.uid}"
+        if reader.cell is not None:
+            row, col = parse_cell(reader.cell)
+            cells[row * 6 + col] = seen
+        elif reader.seat is not None:
+            pads[reader.seat] = seen
+    return cells, pads
 
 
 def sensor_input(event: HubEvent) -> SensorInput | None:
@@ -187,6 +209,18 @@ class TableStore:
             raise StoreError(f"cannot write the table log {self.path}: {exc}") from None
         return True
 
+    def append_snapshot(self, snapshot: HubSnapshot, interp: TableInterpreter) -> None:
+        """Store a hub snapshot the interpreter resynchronised from."""
+        try:
+            self._db.execute(
+                "INSERT INTO inputs (ts, source, hub_id, epoch, seq, payload, game_id) "
+                "VALUES (?, 'snapshot', ?, ?, ?, ?, ?)",
+                (snapshot.ts, snapshot.hub_id, snapshot.epoch, snapshot.last_seq,
+                 snapshot.model_dump_json(), interp.game_id),
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write the table log {self.path}: {exc}") from None
+
     def _insert_hub_event(self, ts: float, event: HubEvent,
                           game_id: str | None) -> sqlite3.Cursor:
         return self._db.execute(
@@ -219,7 +253,7 @@ class TableStore:
     def hub_positions(self) -> dict[str, tuple[str, int]]:
         rows = self._db.execute(
             "SELECT hub_id, epoch, seq FROM inputs WHERE id IN "
-            "(SELECT MAX(id) FROM inputs WHERE source = 'hub' GROUP BY hub_id)"
+            "(SELECT MAX(id) FROM inputs WHERE source IN ('hub', 'snapshot') GROUP BY hub_id)"
         ).fetchall()
         return {hub: (epoch, seq) for hub, epoch, seq in rows}
 
@@ -285,6 +319,10 @@ def replay_input(interp: TableInterpreter, stored: StoredInput) -> None:
         inp = sensor_input(event)
         if inp is not None:
             interp.handle(inp)
+        return
+    if stored.source == "snapshot":
+        snapshot = HubSnapshot.model_validate_json(stored.payload)
+        interp.resync(*snapshot_state(snapshot), ts=stored.ts)
         return
     assert stored.verb is not None
     interp.command(stored.verb, json.loads(stored.payload), seat=stored.seat, ts=stored.ts)

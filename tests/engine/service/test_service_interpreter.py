@@ -410,3 +410,23 @@ def test_replaying_the_same_inputs_gives_the_same_state_and_alert_ids() -> None:
     ids = [[a.alert_id for o in play(i, *inputs) for a in o.raised] for i in (first, second)]
     assert ids[0] == ids[1] and len(ids[0]) == 2
     assert snapshot(first) == snapshot(second)
+
+
+def test_host_undo_button_and_a_seat_confirm_out_of_turn() -> None:
+    interp = start({"0,2": "yellow-a-3"})
+    card = next_pile_card(interp)
+    play(interp, lift("0,2", "yellow-a-3"), pad_lay(0, "yellow-a-3"), pad_lift(0, "yellow-a-3"),
+         lay("0,2", card))
+    out = interp.handle(press("undo"))
+    assert out.undone == 2 and interp.game.actions == [] and out.instructions
+    out = interp.handle(press("confirm", seat=1))  # nothing for seat 1 to confirm
+    assert out.actions == [] and out.note and "seat 1" in out.note
+
+
+def test_resync_from_a_snapshot_replaces_what_the_readers_see() -> None:
+    interp = start({"0,2": "yellow-a-3"})
+    cells = dict(interp.cells)
+    cells.pop(C("3,3"))
+    out = interp.resync(cells, {})
+    assert [(a.rule, a.code) for a in out.raised] == [("G4", "card_missing")]
+    assert out.raised[0].instruction.endswith("back on cell 3,3.")
