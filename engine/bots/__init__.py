@@ -5,10 +5,12 @@ and tournaments. A bot sees only an `Observation` (what one seat may know; see
 from engine.bots.base import (
     Bot,
     BotError,
+    BotSeat,
     Memory,
     Observation,
     ObservationTracker,
     observe_game,
+    tracker_for,
     visible_to,
 )
 from engine.bots.determinize import sample_world
@@ -22,6 +24,7 @@ __all__ = [
     "BOT_NAMES",
     "Bot",
     "BotError",
+    "BotSeat",
     "GreedyBot",
     "Hint",
     "Memory",
@@ -33,5 +36,6 @@ __all__ = [
     "make_bot",
     "observe_game",
     "sample_world",
+    "tracker_for",
     "visible_to",
 ]

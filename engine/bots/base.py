@@ -58,7 +58,9 @@ class Observation:
     seat: int
     config: GameConfig
     memory: Memory
-    public: dict[str, Any]  # Game.view_public() of the shadow: equal to the real one
+    # Game.view_public() of the shadow: equal to the real one (except the final scores in
+    # the recipe variant, where the shadow holds stand-in recipes for the other seats).
+    public: dict[str, Any]
     legal: tuple[Action, ...]  # the seat's legal actions (they follow from public info)
     recipes: tuple[str, ...]  # own recipes ((A, B) in the recipe variant, else ())
     stacks: tuple[tuple[str | None, ...], ...]  # per seat, bottom first; None = forgotten
@@ -231,14 +233,53 @@ def pile_parts(shadow: Game) -> tuple[frozenset[str], tuple[str, ...]]:
     return cast(frozenset[str], unknown), cast(tuple[str, ...], bottom)
 
 
-def observe_game(game: Game, seat: int, memory: Memory = "perfect") -> Observation:
-    """The observation of `seat` in a game in progress (for hints and services).
+def tracker_for(game: Game, seat: int, memory: Memory = "perfect") -> ObservationTracker:
+    """A tracker for `seat` caught up with a game in progress (or not yet started).
 
     The game is replayed from its log by a referee copy; the tracker receives only the
-    events `seat` saw, so nothing hidden reaches the observation."""
+    events `seat` saw, so nothing hidden reaches it. Then feed it the next actions."""
     referee = Game(game.config, game.deal)
     view = referee.view(seat)
     tracker = ObservationTracker(game.config, seat, view["grid"], view["you"]["recipes"], memory)
     for action in game.actions:
         tracker.observe(action, referee.apply(action))
-    return tracker.observation()
+    return tracker
+
+
+def observe_game(game: Game, seat: int, memory: Memory = "perfect") -> Observation:
+    """The observation of `seat` in a game in progress (for hints and services)."""
+    return tracker_for(game, seat, memory).observation()
+
+
+class BotSeat:
+    """A bot sitting at one seat of a live game: follows the game, acts on its turns.
+
+    Usage: `bot_seat = BotSeat(make_bot("greedy"), game, 1)`; after every
+    `events = game.apply(action)` call `bot_seat.observe(action, events)`; when
+    `bot_seat.to_act(game)`, apply `bot_seat.act()` (and observe it like any action).
+    """
+
+    def __init__(
+        self, bot: Bot, game: Game, seat: int, memory: Memory = "perfect", seed: int = 0
+    ) -> None:
+        self.bot = bot
+        self.seat = seat
+        self.tracker = tracker_for(game, seat, memory)
+        self.rng = random.Random(seed * 7919 + seat)
+
+    def observe(self, action: Action, events: Iterable[Event]) -> None:
+        self.tracker.observe(action, events)
+
+    def to_act(self, game: Game) -> bool:
+        """True when the game waits for this seat's decision (not a refill, not over)."""
+        return (
+            not game.is_over()
+            and game.seat == self.seat
+            and game.phase in (Phase.TAKE, Phase.DECLINATIO, Phase.LAST_CARD)
+        )
+
+    def act(self) -> Action:
+        observation = self.tracker.observation()
+        if not observation.legal:
+            raise BotError(f"seat {self.seat} has nothing to decide now")
+        return self.bot.choose(observation, self.rng)

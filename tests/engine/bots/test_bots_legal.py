@@ -99,3 +99,27 @@ def test_bots_at_a_real_table_with_an_unknown_pile() -> None:
             tracker.observe(action, events)
     assert hinted
     assert trackers[0].shadow.view_public() == game.view_public()
+
+
+def test_bot_seats_join_a_game_in_progress() -> None:
+    """BotSeat catches up with a started game (e.g. after a service restart) and plays on."""
+    from engine.bots import BotSeat
+
+    game = Game.new(GameConfig(colours=("green", "yellow", "blue")), random.Random(44))
+    for _ in range(9):
+        game.apply(game.legal_actions()[0])
+    players: list[Bot] = [GreedyBot(), RandomBot()]
+    seats = [BotSeat(b, game, s, seed=3) for s, b in enumerate(players)]
+    human = random.Random(8)
+    while not game.is_over():
+        deciding = [s for s in seats if s.to_act(game)]
+        if deciding:
+            action = deciding[0].act()
+        else:  # seat 2: a person, here random
+            legal = game.legal_actions()
+            action = legal[human.randrange(len(legal))]
+        assert action in game.legal_actions()
+        events = game.apply(action)
+        for bot_seat in seats:
+            bot_seat.observe(action, events)
+    assert seats[0].tracker.shadow.view_public() == game.view_public()
