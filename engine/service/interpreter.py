@@ -402,6 +402,13 @@ class TableInterpreter:
         if (seat, seen) in self.vanesco_wait:
             self.vanesco_wait.remove((seat, seen))
             return
+        owed = [card for victim, card in self.vanesco_wait if victim == seat]
+        if owed:
+            self._pad_reasons[seat] = _Reason(
+                "G8", "wrong_tap", f"Seat {seat} lost {label(owed[0])} to the Vanesco, not "
+                f"{label(seen)}.", f"{off} Tap {label(owed[0])} on the pad instead, then put "
+                "it under the draw pile.", seat=seat, params=params)
+            return
         held = self.held
         if held is not None and held.card == seen:
             if seat == game.seat:

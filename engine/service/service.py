@@ -26,6 +26,7 @@ nothing. Every table is handled on the MQTT client's single dispatcher thread.
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import threading
 import time
@@ -62,6 +63,7 @@ from engine.wire.contract import (
 from engine.wire.mqtt import CommandRefused, WireClient
 
 log = logging.getLogger("cauldron.engine")
+_RULE_NUMBER = re.compile(r"G[0-9]{1,2}")
 VERSION = "1"
 
 
@@ -173,6 +175,8 @@ class EngineService:
             runtime.topics = Topics(name, self.config.base)
             runtime.turn = runtime.interp.turn
             self.tables[name] = runtime
+            if self.client.connected:
+                self._publish(runtime.topics.engine_state, self._state("online"), retain=True)
         return runtime
 
     def _state(self, state: str) -> ServiceState:
@@ -405,10 +409,18 @@ class EngineService:
 
     @staticmethod
     def _alert(wire: dict[str, Any], active: bool, game_id: str | None, now: float) -> GameAlert:
+        rule = wire["rule"]
+        params = dict(wire["params"])
+        wire_rule = _RULE_NUMBER.match(rule)
+        if wire_rule is not None and wire_rule.group(0) != rule:
+            # The contract's rule pattern has no letter suffix (G10a): send G10 and the
+            # full id in params.
+            params["rule"] = rule
+            rule = wire_rule.group(0)
         return GameAlert(
-            alert_id=wire["alert_id"], rule=wire["rule"], message=wire["message"][:500],
+            alert_id=wire["alert_id"], rule=rule, message=wire["message"][:500],
             instruction=wire["instruction"][:500], severity=wire["severity"], seat=wire["seat"],
-            active=active, game_id=game_id, ts=now, params=wire["params"],
+            active=active, game_id=game_id, ts=now, params=params,
         )
 
     def _hub_command(self, runtime: TableRuntime, verb: str, args: dict[str, Any]) -> None:

@@ -430,3 +430,29 @@ def test_resync_from_a_snapshot_replaces_what_the_readers_see() -> None:
     out = interp.resync(cells, {})
     assert [(a.rule, a.code) for a in out.raised] == [("G4", "card_missing")]
     assert out.raised[0].instruction.endswith("back on cell 3,3.")
+
+
+def test_a_victim_tapping_the_wrong_card_is_told_which_one() -> None:
+    interp = start({"0,2": "yellow-a-2", "2,3": "vanesco-2"})
+    _take(interp, "0,2", "yellow-a-2", 0)
+    _take(interp, "2,3", "vanesco-2", 1)
+    out = interp.handle(pad_lay(0, "red-b-1"))
+    assert [(a.rule, a.code) for a in out.raised] == [("G8", "wrong_tap")]
+    assert card_label("yellow-a-2") in out.raised[0].instruction
+    interp.handle(pad_lift(0, "red-b-1"))
+    interp.handle(pad_lay(0, "yellow-a-2"))
+    assert interp.vanesco_wait == [] and interp.active_alerts == []
+
+
+def test_pile_empty_alert_keeps_its_rule_id_g10a(ending: tuple[TableInterpreter, int]) -> None:
+    from engine.service.service import EngineService
+
+    interp, _, _ = _clone(ending)
+    hole = next(c for c in TAKEABLE_CELLS if interp.game.grid[c] is None)
+    top = next(c[-1] for c in interp.game.cauldrons if c)
+    out = interp.handle(lay(hole, top))  # with the pile empty, holes stay empty
+    assert [(a.rule, a.code) for a in out.raised] == [("G10a", "pile_empty")]
+    assert "back on top of seat" in out.raised[0].instruction
+    wire = EngineService._alert(out.raised[0].to_wire(), True, "g", 0.0)
+    assert wire.rule == "G10" and wire.params == {**wire.params, "rule": "G10a",
+                                                  "code": "pile_empty"}
