@@ -218,8 +218,6 @@ def _run_enroll(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     steps = _sim_steps(args, backend)
     stop = threading.Event()
-    if steps:
-        _start_sim(backend, steps, args.sim_speed, stop)
 
     def read_command() -> str | None:
         if not sys.stdin.isatty() and steps:
@@ -230,11 +228,19 @@ def _run_enroll(args: argparse.Namespace) -> int:
         line = sys.stdin.readline()
         return line if line else "q"
 
+    publish = _enrolment_publisher(args, config, enrolment, backend)
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+        if publish is not None:
+            publish()
+
     print(f"Enrolling into {config.tagmap_path}: tap each card on pad {args.pad}. "
           f"{COMMANDS_HELP} (then Enter).", flush=True)
+    if steps:
+        _start_sim(backend, steps, args.sim_speed, stop)
     try:
-        complete = run_enrolment(enrolment, backend, pad, read_command,
-                                 lambda text: print(text, flush=True),
+        complete = run_enrolment(enrolment, backend, pad, read_command, say,
                                  idle_timeout=args.idle_timeout)
     except KeyboardInterrupt:
         print(f"\nStopped. {enrolment.progress()} - saved; run again to resume.")
@@ -242,7 +248,46 @@ def _run_enroll(args: argparse.Namespace) -> int:
     finally:
         stop.set()
         backend.close()
+        if publish is not None:
+            publish.client.stop()  # type: ignore[attr-defined]
     return 0 if complete else 1
+
+
+def _enrolment_publisher(args: argparse.Namespace, config: HubConfig, enrolment: Any,
+                         backend: ReaderBackend) -> Any:
+    """With --mqtt: publish progress as the retained hub/snapshot (``enrolment`` field),
+    for the dashboard's host page. Returns a callable, or None."""
+    if not args.mqtt:
+        return None
+    from engine.wire.contract import HubSnapshot, ReaderSeen, Topics
+    from engine.wire.mqtt import MqttError, WireClient
+
+    topics = Topics(config.table)
+    try:
+        client = WireClient(config.mqtt, client_id=f"{config.hub_name}-enrol",
+                            state_topic=topics.hub_state).start()
+    except MqttError as exc:
+        raise CliError(str(exc)) from None
+
+    def publish() -> None:
+        layout = backend.layout
+        readers = []
+        for reader, uid in backend.state().items():
+            place = layout.place(reader)
+            readers.append(ReaderSeen(reader=reader, uid=uid, cell=place.cell_key,
+                                      seat=place.seat, position=place.position,
+                                      card_id=enrolment.tagmap.card_for(uid) if uid else None,
+                                      health=backend.health().get(reader, "ok")))
+        snapshot = HubSnapshot(
+            hub_id=config.hub_name, epoch="enrolment", last_seq=0, ts=time.time(),
+            backend=backend.name, readers=readers,
+            enrolment={"done": enrolment.done, "total": enrolment.total,
+                       "next": enrolment.current, "skipped": list(enrolment.skipped)},
+        )
+        client.publish(topics.hub_snapshot, snapshot, retain=True)
+
+    publish.client = client  # type: ignore[attr-defined]
+    return publish
 
 
 # ---------------------------------------------------------------- cauldron readers
@@ -357,6 +402,8 @@ def register(subparsers: Any) -> None:
         description="Walk through every card of the box in catalogue order; tap each on the "
                     "pad. Resumes where it stopped.")
     _config_options(enroll, mqtt=False)
+    enroll.add_argument("--mqtt", help="also publish progress on hub/snapshot to this broker "
+                                       "(the dashboard shows it)")
     _sim_options(enroll)
     enroll.add_argument("--pad", type=int, default=0, help="seat whose pad to use (default 0)")
     enroll.add_argument("--write", action="store_true",

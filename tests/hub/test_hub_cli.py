@@ -123,3 +123,27 @@ def test_enroll_from_a_scripted_pad(tmp_path: Path) -> None:
     assert tags == {"04000000000000": "yellow-a-1", "04000000000001": "yellow-a-2",
                     "04000000000002": "yellow-a-3"}
     assert "3/84" in out.stdout and "saved" in out.stdout
+
+
+def test_enroll_publishes_progress_for_the_dashboard(mqtt_broker: str, table_id: str,
+                                                     tmp_path: Path) -> None:
+    from engine.wire.contract import HubSnapshot
+
+    script = tmp_path / "taps.txt"
+    script.write_text("place pad:2 uid=04000000000009\nwait 0.05\nremove pad:2\nwait 0.05\n")
+    snapshots: list[HubSnapshot] = []
+    with WireClient(mqtt_broker) as watcher:
+        watcher.subscribe(Topics(table_id).hub_snapshot,
+                          lambda t, m: snapshots.append(m),  # type: ignore[arg-type]
+                          wait=5)
+        out = cauldron("enroll", "--backend", "sim", "--data-dir", str(tmp_path), "--pad", "2",
+                       "--sim-script", str(script), "--idle-timeout", "0.4", "--mqtt",
+                       mqtt_broker, "--table", table_id)
+        assert out.returncode == 1, out.stderr
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any(
+                s.enrolment and s.enrolment["done"] == 1 for s in snapshots):
+            time.sleep(0.02)
+    progress = [s.enrolment for s in snapshots if s.enrolment]
+    assert progress[0] == {"done": 0, "total": 84, "next": "yellow-a-1", "skipped": []}
+    assert progress[-1]["done"] == 1 and progress[-1]["next"] == "yellow-a-2", out.stdout
