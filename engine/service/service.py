@@ -65,6 +65,7 @@ from engine.wire.mqtt import CommandRefused, WireClient
 log = logging.getLogger("cauldron.engine")
 _RULE_NUMBER = re.compile(r"G[0-9]{1,2}")
 VERSION = "1"
+VIEW_QOS = 0
 
 
 @dataclass
@@ -362,8 +363,8 @@ class EngineService:
 
     # ------------------------------------------------------------------ publishing
 
-    def _publish(self, topic: str, model: WireModel, retain: bool = False) -> None:
-        self.client.publish(topic, model, retain=retain)
+    def _publish(self, topic: str, model: WireModel, retain: bool = False, qos: int = 1) -> None:
+        self.client.publish(topic, model, retain=retain, qos=qos)
 
     def publish_views(self, runtime: TableRuntime, outcome: Outcome) -> None:
         interp = runtime.interp
@@ -378,7 +379,9 @@ class EngineService:
             turn = interp.turn
             public = GamePublic(table=runtime.name, game_id=game_id, turn=turn, ts=now,
                                 view=interp.public_view())
-            self._publish(topics.game_public, public, retain=True)
+            # Views are state, each superseding the last: QoS 0 (no PUBACK traffic); after a
+            # reconnect every view is published again (`_republish_all`).
+            self._publish(topics.game_public, public, retain=True, qos=VIEW_QOS)
             if turn != runtime.turn:
                 runtime.turn = turn
                 self._hub_command(runtime, "turn", {"seat": turn})
@@ -400,7 +403,8 @@ class EngineService:
             payload = encode(model)
             if runtime.sent_seats.get(seat) != payload:  # only what changed for that seat
                 runtime.sent_seats[seat] = payload
-                self.client.publish_raw(runtime.topics.game_seat(seat), payload, retain=True)
+                self.client.publish_raw(runtime.topics.game_seat(seat), payload, retain=True,
+                                        qos=VIEW_QOS)
             mine = [e.to_wire() for e in private if getattr(e, "seat", None) == seat]
             if mine:  # once, not retained: a one-time look (G9)
                 once = GameSeat(seat=seat, game_id=game_id, ts=now,
