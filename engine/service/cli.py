@@ -86,6 +86,7 @@ def _engine(args: argparse.Namespace) -> int:
     try:
         service.start(wait=args.connect_timeout)
     except (MqttError, ServiceError) as exc:
+        service.client.stop(timeout=0.5)  # no reconnect loop left behind
         raise CliError(str(exc)) from None
     print(f"cauldron engine: serving {len(service.tables)} stored table(s) and any new one; "
           "Ctrl-C to stop", file=sys.stderr, flush=True)
