@@ -124,9 +124,17 @@ def play_game(
 
 
 def lineup_for(game_index: int, labels: Sequence[str], players: int) -> tuple[int, ...]:
-    """Which bot (index into `labels`) sits at each seat in game `game_index`: the list is
-    rotated one step per game so every bot plays every seat (and so moves first) in turn."""
-    return tuple((game_index + i) % len(labels) for i in range(players))
+    """Which bot (index into `labels`) sits at each seat in game `game_index`.
+
+    The bot list is read as a ring: game g seats `players` consecutive bots starting at
+    bot g mod L (L bots), so every group of neighbours meets; every L games the window
+    also turns one seat further, so each bot of a group plays every seat (and so moves
+    first) in turn, also when there are more bots than seats."""
+    count = len(labels)
+    start = game_index % count
+    turn = (game_index // count) % players
+    window = [(start + i) % count for i in range(players)]
+    return tuple(window[(i + turn) % players] for i in range(players))
 
 
 def colours_for(game_index: int, players: int) -> tuple[str, ...]:

@@ -33,6 +33,11 @@ def test_wilson_interval_known_values() -> None:
 def test_seats_and_colours_rotate() -> None:
     assert [lineup_for(g, ["a", "b"], 2) for g in range(2)] == [(0, 1), (1, 0)]
     assert lineup_for(1, ["a", "b", "c"], 2) == (1, 2)
+    # More bots than seats: every ordered pair meets, each bot moves first in turn.
+    pairs = {lineup_for(g, ["a", "b", "c"], 2) for g in range(6)}
+    assert pairs == {(a, b) for a in range(3) for b in range(3) if a != b}
+    firsts = [lineup_for(g, ["a", "b", "c", "d"], 3)[0] for g in range(12)]
+    assert sorted(firsts) == sorted([0, 1, 2, 3] * 3)
     assert {colours_for(g, 2)[0] for g in range(4)} == {"yellow", "red", "green", "blue"}
 
 
