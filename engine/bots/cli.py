@@ -15,8 +15,9 @@ def register(subparsers: Any) -> None:
         help="play bots against each other and print win rates with 95%% intervals",
         description=(
             "Play N games between bots, rotating seats and colours, and print each bot's "
-            "win rate (ties shared), its 95%% Wilson interval and mean score. Bots: random, "
-            "greedy, search; the search bot takes options, e.g. search:simulations=200."
+            "win rate (ties shared), its 95% Wilson interval and mean score. Bots: random, "
+            "greedy, search; the search bot takes options, e.g. "
+            "search:simulations=200:depth=24 (also candidates, rollout, epsilon)."
         ),
     )
     tournament.add_argument(
