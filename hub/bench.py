@@ -14,6 +14,7 @@ import statistics
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import paho.mqtt.client as paho
@@ -31,7 +32,7 @@ from hub.service import Hub
 CHANGES_PER_RUN = 300
 
 
-def _percentile(values: list[float], q: float) -> float:
+def _percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
         else values[0]
 
@@ -85,7 +86,7 @@ def _latency_run(broker: LocalBroker, workdir: Path, run: int) -> tuple[list[flo
             to_socket.append((time.perf_counter() - start) * 1000)
             last = events[-1].seq
             with arrived:
-                if not arrived.wait_for(lambda seq=last: seq in received, timeout=5):
+                if not arrived.wait_for(partial(received.__contains__, last), timeout=5):
                     raise RuntimeError("the broker did not deliver an event within 5 s")
             to_subscriber.append((received[events[0].seq] - start) * 1000)
     finally:

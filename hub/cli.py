@@ -249,7 +249,7 @@ def _run_enroll(args: argparse.Namespace) -> int:
         stop.set()
         backend.close()
         if publish is not None:
-            publish.client.stop()  # type: ignore[attr-defined]
+            publish.client.stop()
     return 0 if complete else 1
 
 

@@ -96,7 +96,7 @@ class WireModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1  # == SCHEMA_VERSION
 
 
 def cell_key(row: int, col: int) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, cast
 
 from firmware.presence import PresenceTracker
 from hub.errors import UnsupportedError
@@ -111,7 +111,7 @@ class RawBackend(ReaderBackend):
         for reader, read in enumerate(self.sweep()):
             for kind, index, uid in tracker.update(reader, read.uid, read.fault):
                 result.changes.append(Change(kind, index, uid))
-            health: Health = tracker.health(reader)
+            health = cast(Health, tracker.health(reader))
             if health != self._health[reader]:
                 self._health[reader] = health
                 result.health[reader] = health

@@ -20,8 +20,9 @@ from hub.outbox import Outbox
 from hub.service import Hub
 from hub.tagmap import TagMap
 
-PINS = {"turn_leds": [17, 27, 22, 23], "buzzer": 24, "seat_buttons": [4, 12, 16, 18],
-        "host_button": 25, "bounce_time": None}
+LEDS = [17, 27, 22, 23]
+PINS: dict[str, object] = {"turn_leds": LEDS, "buzzer": 24, "seat_buttons": [4, 12, 16, 18],
+                           "host_button": 25, "bounce_time": None}
 
 
 def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -47,9 +48,9 @@ def test_turn_leds_buzzer_and_buttons(mock_pins: MockFactory) -> None:
     io = TableIO(**PINS, on_button=lambda b, s: presses.append((b, s)))  # type: ignore[arg-type]
     try:
         io.set_turn(2)
-        assert [mock_pins.pin(p).state for p in PINS["turn_leds"]] == [0, 0, 1, 0]  # type: ignore[union-attr]
+        assert [mock_pins.pin(p).state for p in LEDS] == [0, 0, 1, 0]
         io.set_turn(None)
-        assert [mock_pins.pin(p).state for p in PINS["turn_leds"]] == [0, 0, 0, 0]  # type: ignore[union-attr]
+        assert [mock_pins.pin(p).state for p in LEDS] == [0, 0, 0, 0]
         buzzer = mock_pins.pin(24)
         io.buzz(0.05)
         wait_for(lambda: buzzer.state == 1)
@@ -90,7 +91,7 @@ def test_hub_drives_io_from_engine_messages_and_publishes_presses(
             wait_for(lambda: mock_pins.pin(24).state == 1)
             reply = engine.request(topics.hub_cmd("turn"), {"seat": 3})
             assert reply.status == "ok"
-            assert [mock_pins.pin(p).state for p in PINS["turn_leds"]] == [0, 0, 0, 1]  # type: ignore[union-attr]
+            assert [mock_pins.pin(p).state for p in LEDS] == [0, 0, 0, 1]
             mock_pins.pin(4).drive_low()
             wait_for(lambda: len(events) == 1)
             event = events[0]

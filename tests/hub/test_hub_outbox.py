@@ -3,9 +3,14 @@ across restarts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hub.outbox import Outbox
+
+
+def make_payload(i: int) -> Callable[[int], bytes]:
+    return lambda seq: f"{seq}:{i}".encode()
 
 
 def test_append_mark_and_reopen(tmp_path: Path) -> None:
@@ -13,7 +18,7 @@ def test_append_mark_and_reopen(tmp_path: Path) -> None:
     box = Outbox(path)
     epoch = box.epoch
     for i in range(5):
-        seq, payload = box.append("t/hub/event", lambda s, i=i: f"{s}:{i}".encode())
+        seq, payload = box.append("t/hub/event", make_payload(i))
         assert seq == i + 1 and payload == f"{seq}:{i}".encode()
     box.mark_delivered(2)
     box.mark_delivered(4)

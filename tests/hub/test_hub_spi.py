@@ -80,9 +80,9 @@ def test_demux_pins_through_gpiozero() -> None:
     try:
         pins = gpio_pins([5, 6])
         pins[0].value(0)
-        assert Device.pin_factory.pin(5).state == 0 and Device.pin_factory.pin(6).state == 1  # type: ignore[union-attr]
+        assert Device.pin_factory.pin(5).state == 0 and Device.pin_factory.pin(6).state == 1
         for pin in pins:
             pin.device.close()
     finally:
-        Device.pin_factory.reset()  # type: ignore[union-attr]
+        Device.pin_factory.reset()
         Device.pin_factory = previous
