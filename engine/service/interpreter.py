@@ -298,9 +298,14 @@ class TableInterpreter:
 
     def _lift(self, game: Game, cell: int, card: str) -> _Reason | None:
         """A game card lifted from its cell: hold it for a legal take, or say why not."""
+        seat = game.seat
+        if self.held is None and not self.vanesco_wait and game.phase is not Phase.REFILL:
+            plan = self._plan_take(game, cell)
+            if plan is not None:  # the common case: a legal take, nothing to explain
+                self.held = Held(cell, card, plan, self._ends_game(game, cell))
+                return None
         back = f"Put {label(card)} back on {where(cell)}."
         params = (("card", card), ("cell", cell_name(cell)))
-        seat = game.seat
         if self.held is not None:
             held = self.held
             return _Reason("G4", "one_card_per_turn",
@@ -320,10 +325,6 @@ class TableInterpreter:
                            f"First refill {where(hole)} with the top card of the draw pile.",
                            f"{back} Then lay the top card of the draw pile on {where(hole)}.",
                            params=params)
-        plan = self._plan_take(game, cell)
-        if plan is not None:
-            self.held = Held(cell, card, plan, self._ends_game(game, cell))
-            return None
         if game.phase is Phase.TAKE and FACED_LINE[game.pawns[seat]] is None:
             line = self._declinatio_line(game)
             return _Reason("G7", "corner_declinatio_line",
@@ -566,30 +567,38 @@ class TableInterpreter:
             seen = self.cells.get(cell)
             if seen is None:
                 continue
-            off = f"Lift {label(seen)} from {where(cell)}"
-            params = (("card", seen), ("cell", cell_name(cell)))
             if seen.startswith(UNKNOWN_PREFIX):
-                problems[cell] = _Reason("G1", "unknown_tag", f"{label(seen)} lies on "
-                                         f"{where(cell)}: it is not in the tag map.",
-                                         f"{off}; enrol it (cauldron hub enrol) if it is a "
-                                         "game card.", params=params)
+                code = "unknown_tag"
             elif seen not in deck:
-                if seen in CARDS and CARDS[seen].colour == self.config.removed:
-                    why = f"the {self.config.removed} ingredients are removed with 2 players"
-                else:
-                    why = "it is not one of the cards dealt into the square"
-                problems[cell] = _Reason("G2", "not_in_deck", f"{label(seen)} cannot be dealt: "
-                                         f"{why}.", f"{off} and put it back in the box; deal "
-                                         "another card there.", params=params)
+                code = "not_in_deck"
             elif seen in first_seen:
-                other = first_seen[seen]
-                problems[cell] = _Reason("G1", "card_twice", f"{label(seen)} lies on "
-                                         f"{where(other)} and on {where(cell)}: one card, two "
-                                         "tags.", f"{off}; its tag copies another card's.",
-                                         params=params)
+                code = "card_twice"
             else:
                 first_seen[seen] = cell
+                continue
+            problems[cell] = self._deal_problem(code, cell, seen, first_seen.get(seen))
         return problems
+
+    def _deal_problem(self, code: str, cell: int, seen: str, other: int | None) -> _Reason:
+        assert self.config is not None
+        off = f"Lift {label(seen)} from {where(cell)}"
+        params = (("card", seen), ("cell", cell_name(cell)))
+        if code == "unknown_tag":
+            return _Reason("G1", code, f"{label(seen)} lies on {where(cell)}: it is not in the "
+                           "tag map.", f"{off}; enrol it (cauldron hub enrol) if it is a game "
+                           "card.", params=params)
+        if code == "not_in_deck":
+            if seen in CARDS and CARDS[seen].colour == self.config.removed:
+                why = f"the {self.config.removed} ingredients are removed with 2 players"
+            else:
+                why = "it is not one of the cards dealt into the square"
+            return _Reason("G2", code, f"{label(seen)} cannot be dealt: {why}.",
+                           f"{off} and put it back in the box; deal another card there.",
+                           params=params)
+        assert other is not None
+        return _Reason("G1", code, f"{label(seen)} lies on {where(other)} and on {where(cell)}: "
+                       "one card, two tags.", f"{off}; its tag copies another card's.",
+                       params=params)
 
     def _start(self, out: Outcome) -> None:
         if self.status is not Status.DEALING or self.config is None:

@@ -58,7 +58,6 @@ from engine.wire.contract import (
     Topics,
     WireModel,
     encode,
-    parse_topic,
 )
 from engine.wire.mqtt import CommandRefused, WireClient
 
@@ -195,7 +194,7 @@ class EngineService:
     def _on_hub_event(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, HubEvent):
             return
-        table = parse_topic(topic, self.config.base).table
+        table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
         if not self.config.serves(table):
             self.stats["ignored_tables"] += 1
             return
@@ -259,7 +258,7 @@ class EngineService:
     def _on_snapshot(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, HubSnapshot):
             return
-        table = parse_topic(topic, self.config.base).table
+        table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
         if not self.config.serves(table):
             return
         with self._lock:
