@@ -133,7 +133,7 @@ def _take_rating(observation: Observation, action: Take, faced: frozenset[int]) 
     return rating
 
 
-def _declinatio_target(observation: Observation) -> tuple[str | None, int]:
+def declinatio_target(observation: Observation) -> tuple[str | None, int]:
     """The best card (and its gain) in the line a Declinatio would reach."""
     shadow = observation.shadow
     position = (shadow.pawns[observation.seat] + shadow.move_value) % PERIMETER
@@ -163,7 +163,7 @@ def rate_actions(observation: Observation) -> list[Rating]:
         if isinstance(action, Take):
             ratings.append(_take_rating(observation, action, faced))
         elif isinstance(action, UseDeclinatio | Pass):
-            card, gain = _declinatio_target(observation)
+            card, gain = declinatio_target(observation)
             if isinstance(action, UseDeclinatio):
                 value = gain - DECLINATIO_USE_COST if card is not None else -100.0
                 reasons: list[tuple[str, dict[str, object]]] = (

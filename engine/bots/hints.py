@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from engine.bots.base import Bot, BotError, Memory, Observation, observe_game
-from engine.bots.greedy import GreedyBot, _declinatio_target
+from engine.bots.greedy import GreedyBot, declinatio_target
 from engine.bots.search import SearchBot
 from engine.rules.actions import Action, Discard, Keep, Take, UseDeclinatio
 from engine.rules.board import cell_name
@@ -51,7 +51,7 @@ def _card_of(observation: Observation, action: Action) -> tuple[str | None, str 
     if isinstance(action, Take):
         return observation.grid_card(action.cell), cell_name(action.cell)
     if isinstance(action, UseDeclinatio):
-        card, _ = _declinatio_target(observation)
+        card, _ = declinatio_target(observation)
         return card, None
     if isinstance(action, Keep | Discard):
         last = observation.shadow.last_card
