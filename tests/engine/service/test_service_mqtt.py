@@ -107,8 +107,8 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
     seat0 = GameSeat.model_validate(watcher.of("game/seat/0")[-1])
     assert seat0.view["you"]["stack"] is not None
     # The turn LED follows the game.
-    turns = [m["args"]["seat"] for m in watcher.of("hub/cmd/turn")]
-    assert turns and turns[-1] == public.turn
+    watcher.wait_for(lambda: bool(watcher.of("hub/cmd/turn"))
+                     and watcher.of("hub/cmd/turn")[-1]["args"]["seat"] == public.turn)
     # A card lifted from a line the pawn does not face: alert, buzz; put back: cleared.
     game = engine.tables[table_id].interp.game
     assert game is not None
@@ -128,6 +128,8 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
     assert raised.params["code"]
     watcher.wait_for(lambda: bool(watcher.of("hub/cmd/buzz")))
     # Commands that do not fit the moment: refused with a reason, nothing changes.
+    interp = engine.tables[table_id].interp
+    watcher.wait_for(lambda: watcher.public()["view"]["table"]["inputs"] == interp.inputs)
     before = watcher.public()["view"]
     for verb in ("keep", "discard", "confirm"):
         reply = watcher.client.request(watcher.topics.cmd(verb), {}, timeout=10)
