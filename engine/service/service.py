@@ -123,11 +123,15 @@ class EngineService:
             "refused": 0, "ignored_tables": 0, "errors": 0,
         }
         single = sorted(config.tables)[0] if config.tables and len(config.tables) == 1 else None
-        state_table = single or config.name
+        state_table = single or (config.name if config.shard is None
+                                 else f"{config.name}-{config.shard[0]}-of-{config.shard[1]}")
         self.state_topic = Topics(state_table, config.base).engine_state
+        name = config.name
+        if config.shard is not None and name == "engine":  # shards need distinct client ids
+            name = f"engine-{config.shard[0]}-of-{config.shard[1]}"
         self.client = WireClient(
             config.mqtt,
-            client_id=f"cauldron-{config.name}",
+            client_id=f"cauldron-{name}",
             state_topic=self.state_topic,
             clean_session=False,  # the broker keeps QoS 1 events for us while we restart
             base=config.base,
@@ -184,10 +188,14 @@ class EngineService:
                             ts=self.clock(), version=VERSION)
 
     def _republish_all(self) -> None:
-        for runtime in self.tables.values():
-            self._publish(runtime.topics.engine_state, self._state("online"), retain=True)
-            runtime.sent_seats.clear()
-            self.publish_views(runtime, Outcome(changed=True))
+        with self._lock:
+            for runtime in list(self.tables.values()):
+                self._republish(runtime)
+
+    def _republish(self, runtime: TableRuntime) -> None:
+        self._publish(runtime.topics.engine_state, self._state("online"), retain=True)
+        runtime.sent_seats.clear()
+        self.publish_views(runtime, Outcome(changed=True))
 
     # ------------------------------------------------------------------ hub events
 
