@@ -44,7 +44,7 @@ def _pad_seat(where: str) -> int | None:
 class VirtualTable:
     """Physical state of the simulated table, changed through the hub's ``sim`` command."""
 
-    def __init__(self, bridge: Bridge, settle: float = 0.04) -> None:
+    def __init__(self, bridge: Bridge, settle: float = 0.015) -> None:
         self.bridge = bridge
         self.settle = settle  # the hub needs two polls to confirm a change
         self._lock = threading.RLock()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from dashboard.bridge import Bridge
+from dashboard.bridge import EXPIRED, Bridge
 from dashboard.deps import BridgeDep
 from dashboard.models import TableState
 
@@ -24,18 +25,35 @@ def get_table(bridge: BridgeDep) -> TableState:
 
 
 async def pump(websocket: WebSocket, bridge: Bridge, channel: int | str, first: str) -> None:
-    """Send `first`, then every new state of `channel` until the browser goes away."""
+    """Send `first`, then every new state of `channel` until the browser goes away (a
+    reader task notices the close at once, so nothing waits on a dead socket)."""
     sub = bridge.add_subscriber("table" if channel == "table" else int(channel))
-    try:
+
+    async def send() -> None:
         await websocket.send_text(first)
         while True:
             text = await sub.next()
             await websocket.send_text(text)
-    except (WebSocketDisconnect, RuntimeError):
-        pass
+            if text == EXPIRED:
+                return
+
+    async def receive() -> None:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+
+    tasks = [asyncio.create_task(send()), asyncio.create_task(receive())]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, RuntimeError):
+                await task
         bridge.remove_subscriber(sub)
-        with contextlib.suppress(RuntimeError):
+        with contextlib.suppress(RuntimeError, WebSocketDisconnect):
             await websocket.close()
 
 

@@ -277,6 +277,8 @@ function render(state) {
     if (perf.latencies.length > 1000) perf.latencies.shift();
   }
   document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
+  document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
+  document.body.dataset.hand = state.virtual && state.virtual.hand ? state.virtual.hand : "";
   document.body.dataset.renders = String(perf.renders);
 }
 

@@ -21,9 +21,6 @@ from typing import Any
 import pytest
 from dashkit import CHROMIUM, CHROMIUM_ARGS, Dash, Stack, make_dash, wait_until
 
-from engine.wire.contract import Topics
-from engine.wire.mqtt import WireClient
-
 
 @pytest.fixture
 def dash(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Dash]:
@@ -39,36 +36,39 @@ def dash_app(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Dash]:
 
 @pytest.fixture
 def table_stack(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Stack]:
-    """Dashboard + the real engine service + a real hub on the simulated table."""
+    """Dashboard + the real engine service (in-process) + `cauldron hub --backend sim` (a
+    subprocess, as deployed: its polling loop does not compete for this process's GIL)."""
+    import signal
+    import subprocess
+    import sys
+
     from engine.service.service import EngineService, ServiceConfig
-    from hub.backends.sim import SimulatedTable, virtual_box_tagmap
-    from hub.outbox import Outbox
-    from hub.service import Hub
 
     engine = EngineService(ServiceConfig(
         mqtt=mqtt_broker, data_dir=tmp_path / "engine", tables=frozenset({table_id}),
         name=f"engine-{table_id}",
     ))
     engine.start(wait=10)
-    tagmap = virtual_box_tagmap()
-    hub = Hub(
-        table=table_id,
-        backend=SimulatedTable(tagmap=tagmap),
-        client=WireClient(mqtt_broker, client_id=f"hub-{table_id}",
-                          state_topic=Topics(table_id).hub_state),
-        outbox=Outbox(tmp_path / "hub" / "outbox.sqlite"),
-        tagmap=tagmap,
-        hub_id=f"hub-{table_id}",
+    hub = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "hub", "--backend", "sim", "--table", table_id,
+         "--data-dir", str(tmp_path / "hub"), "--mqtt", mqtt_broker, "-q"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
     )
-    hub.start()
     gen = make_dash(mqtt_broker, table_id, tmp_path, serve=True)
     dash = next(gen)
     try:
-        wait_until(lambda: dash.bridge.status().hub_backend == "sim", 10, "the hub snapshot")
+        wait_until(lambda: dash.bridge.status().hub_backend == "sim" or hub.poll() is not None,
+                   15, "the hub snapshot")
+        assert hub.poll() is None, hub.stderr.read().decode() if hub.stderr else "hub exited"
         yield Stack(dash=dash, engine=engine, hub=hub)
     finally:
         next(gen, None)  # stops the dashboard
-        hub.stop()
+        hub.send_signal(signal.SIGINT)
+        try:
+            hub.wait(10)
+        except subprocess.TimeoutExpired:
+            hub.kill()
+            hub.wait(5)
         engine.stop()
 
 

@@ -1,0 +1,131 @@
+"""Whole games in the browser: the host page starts a game, people play it by clicking (and
+by keyboard) on the virtual table, the real engine service follows it through the real hub
+on the simulated table, and the score screen ends it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+from dashkit import PIN, Stack, screenshot, wait_until
+from virtual_player import expected_inputs, inputs, next_step
+
+pytestmark = pytest.mark.browser
+
+
+def table_state(stack: Stack) -> dict[str, Any]:
+    """What GET /api/table answers, read in-process (no HTTP polling load on the server)."""
+    state: dict[str, Any] = stack.dash.bridge.table_state().model_dump(mode="json", by_alias=True)
+    return state
+
+
+def playing(stack: Stack) -> bool:
+    game = table_state(stack)["game"]
+    return bool(game) and (game["view"].get("table") or {}).get("status") == "playing"
+
+
+def start_from_host_page(page: Any, stack: Stack, players: int, memory_aid: bool = False) -> None:
+    page.goto(stack.dash.url + "/host?lang=en")
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("#new-game", state="visible")
+    page.select_option("#players", str(players))
+    if memory_aid:
+        page.check("#memory")
+    page.select_option("#deal", "virtual")
+    page.click("#start")
+    page.wait_for_function("document.querySelector('#host-msg').textContent === 'Done.'")
+    wait_until(lambda: playing(stack), 10, "the game to start")
+
+
+def selector_for(kind: str, body: dict[str, Any]) -> str:
+    if kind in ("pass", "keep"):
+        return f"#{kind}-btn"
+    action = body["action"]
+    if action == "draw":
+        return "#draw-btn"
+    if action in ("slide", "tap"):
+        return f"[data-act='{action}'][data-seat='{body['seat']}']"
+    where = body["where"]
+    if where.startswith("pad:"):
+        return f"[data-act='pad'][data-seat='{where[4:]}']"
+    return f"[data-act='cell'][data-where='{where}']"
+
+
+def click(page: Any, state: dict[str, Any], selector: str) -> None:
+    """Click once the page shows `state` (the engine's input count and the hand)."""
+    hand = state["virtual"]["hand"] or ""
+    page.wait_for_function(
+        "([n, hand]) => document.body.dataset.inputs === n && document.body.dataset.hand === hand",
+        arg=[str(inputs(state)), hand],
+    )
+    page.locator(selector).dispatch_event("click")
+
+
+def wait_engine(stack: Stack, state: dict[str, Any], target: int, what: str) -> dict[str, Any]:
+    return wait_until(lambda: (s := table_state(stack)) != state and inputs(s) >= target and s,
+                      10, what)
+
+
+def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
+    url = table_stack.dash.url
+    start_from_host_page(page, table_stack, players=2, memory_aid=True)
+    page.goto(url + "/virtual?lang=en")
+    page.wait_for_selector("#board [data-act='cell'] .card")
+    state = table_state(table_stack)
+    steps = 0
+    deadline = time.monotonic() + 100
+    while not state["game"]["view"]["over"]:
+        assert time.monotonic() < deadline, f"stuck after {steps} steps"
+        assert not state["alerts"], state["alerts"]
+        kind, body = next_step(state)
+        click(page, state, selector_for(kind, body))
+        state = wait_engine(table_stack, state, expected_inputs(state, kind, body),
+                            f"{kind} {body}")
+        steps += 1
+        if steps == 40:
+            screenshot(page, "virtual-table")
+    page.wait_for_selector("#scores-inline:not([hidden]) .score-seat")
+    assert page.locator("#scores-inline .score-seat").count() == 2
+    truth = table_stack.engine.tables[table_stack.dash.table].interp.game.scores()
+    for seat in truth.seats:
+        total = page.inner_text(f"#scores-inline .score-seat[data-seat='{seat.seat}'] .total")
+        assert int(total) == seat.total
+    page.goto(url + "/scores?lang=en")
+    page.wait_for_selector("#scores .score-seat")
+    assert "Winner" in page.inner_text("#scores .winners")
+    screenshot(page, "score-screen")
+
+
+def test_keyboard_only_turn_on_the_virtual_table(table_stack: Stack, page: Any) -> None:
+    url = table_stack.dash.url
+    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN},
+               json={"colours": ["green", "blue", "red"], "deal": "virtual", "seed": 3})
+    wait_until(lambda: playing(table_stack), 10, "the game to start")
+    page.goto(url + "/virtual?lang=en")
+    page.wait_for_selector("#board [data-act='cell'] .card")
+    state = table_state(table_stack)
+    turns = state["game"]["view"]["turns"]
+
+    def press_on(selector: str) -> None:
+        """Tab (forward, wrapping) until `selector` has the focus, then press Enter."""
+        page.wait_for_selector(selector)
+        for _ in range(200):
+            if page.evaluate(f"document.activeElement && document.activeElement.matches("
+                             f"{selector!r})"):
+                page.keyboard.press("Enter")
+                return
+            page.keyboard.press("Tab")
+        raise AssertionError(f"Tab never reached {selector}")
+
+    while state["game"]["view"]["turns"] == turns:
+        kind, body = next_step(state)
+        assert kind != "wait", state
+        press_on(selector_for(kind, body))
+        state = wait_engine(table_stack, state, expected_inputs(state, kind, body),
+                            f"{kind} {body}")
+    assert not state["alerts"]
+    # the live region announced the take
+    page.wait_for_function("document.querySelector('#announce').textContent.length > 0")
