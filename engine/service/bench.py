@@ -100,7 +100,8 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
-           scripts: list[tuple[dict[str, object], list[bytes]]], pid: int) -> dict[str, float]:
+           scripts: list[tuple[dict[str, object], list[bytes]]], pid: int,
+           set_up_by: float) -> dict[str, float]:
     from engine.wire.mqtt import WireClient
 
     assert isinstance(client, WireClient)
@@ -112,8 +113,7 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
         client.publish(topics.cmd("new_game"), request)
         for payload in payloads[:32]:
             client.publish_raw(topics.hub_event, payload)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    while time.monotonic() < set_up_by:
         with recorder.lock:
             ready = sum(1 for n in names if recorder.seen.get(n, 0) >= 33)
         if ready == tables:
@@ -232,17 +232,21 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
         client.subscribe(Topics("+").game_public, raw=recorder.on_public, wait=5)
         time.sleep(1.5)  # the engine process starts and subscribes
         for i, tables in enumerate(LEVELS):
-            if time.monotonic() - began > BUDGET_S - 15:
+            left = BUDGET_S - (time.monotonic() - began)
+            if left < 15:
                 break
-            result = _level(client, recorder, tables, f"b{i}", scripts, engine.pid)
+            result = _level(client, recorder, tables, f"b{i}", scripts, engine.pid,
+                            time.monotonic() + min(20.0, left - 10))
             results.append(result)
             progress("engine-service: tables ladder", i + 1, len(LEVELS))
             if result["lost"] > 0.1 * result["sent"]:
                 break  # saturated: more tables only queue up
         for r in range(max(0, min(runs, 3) - 1)):  # more samples at 100 tables, time allowing
-            if time.monotonic() - began > BUDGET_S - 12:
+            left = BUDGET_S - (time.monotonic() - began)
+            if left < 12:
                 break
-            repeats.append(_level(client, recorder, 100, f"r{r}", scripts, engine.pid))
+            repeats.append(_level(client, recorder, 100, f"r{r}", scripts, engine.pid,
+                                  time.monotonic() + min(20.0, left - 8)))
     finally:
         client.stop()
         engine.terminate()

@@ -75,6 +75,9 @@ def _engine(args: argparse.Namespace) -> int:
         shard=_parse_shard(shard_text) if shard_text else None,
         name=args.name or file.get("name") or "engine",
     )
+    # Two busy threads share the GIL (paho's network loop and the handler): hand it over
+    # more often than every 5 ms, or a message waits for the other thread's whole slice.
+    sys.setswitchinterval(0.001)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
