@@ -173,6 +173,8 @@ class WireClient:
         self._subs: dict[str, _Subscription] = {}
         self._lock = threading.RLock()
         self._connected = threading.Event()
+        self._ready = threading.Event()  # connected and every subscription acknowledged
+        self._first_subacks: set[int] = set()
         self._suback: dict[int, threading.Event] = {}
         self._pending: dict[str, tuple[threading.Event, list[CommandResponse]]] = {}
         self._response_topics: set[str] = set()
@@ -230,6 +232,11 @@ class WireClient:
     def wait_connected(self, timeout: float) -> bool:
         return self._connected.wait(timeout)
 
+    def wait_ready(self, timeout: float) -> bool:
+        """Block until connected with every subscription made before the connection
+        acknowledged by the broker (so requests to this client will be heard)."""
+        return self._ready.wait(timeout)
+
     @property
     def connected(self) -> bool:
         return self._connected.is_set()
@@ -275,8 +282,13 @@ class WireClient:
             self.publish_raw(self.state_topic, self._state_payload("online"), retain=True)
         with self._lock:
             subs = list(self._subs.values())
-        for sub in subs:
-            client.subscribe(sub.pattern, sub.qos)
+            self._first_subacks.clear()
+            for sub in subs:
+                rc, mid = client.subscribe(sub.pattern, sub.qos)
+                if rc == MQTTErrorCode.MQTT_ERR_SUCCESS and mid is not None:
+                    self._first_subacks.add(mid)
+            if not self._first_subacks:
+                self._ready.set()
         self._connected.set()
         self._inbox.put(("connected",))
 
@@ -286,6 +298,7 @@ class WireClient:
             self.stats["disconnects"] += 1
             log.info("MQTT %s disconnected (%s); reconnecting", self.broker.redacted(), reason)
         self._connected.clear()
+        self._ready.clear()
 
     def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: Any,
                     properties: Any) -> None:
@@ -312,6 +325,10 @@ class WireClient:
                       properties: Any) -> None:
         with self._lock:
             event = self._suback.pop(mid, None)
+            if mid in self._first_subacks:
+                self._first_subacks.discard(mid)
+                if not self._first_subacks:
+                    self._ready.set()
         if event is not None:
             event.set()
 
@@ -500,10 +517,11 @@ class WireClient:
             waiting[1].append(model)
             waiting[0].set()
 
-    def serve(self, pattern: str, handler: ServeHandler) -> None:
+    def serve(self, pattern: str, handler: ServeHandler, *, wait: float | None = None) -> None:
         """Answer every `CommandRequest` on topics matching ``pattern``: ``handler(info,
         request)`` returns the response data, or raises `CommandRefused` / `WireError`
-        (status error with that reason). Other exceptions answer ``internal error``."""
+        (status error with that reason). Other exceptions answer ``internal error``.
+        With ``wait``, block until the broker confirms the subscription."""
 
         def on_request(topic: str, model: WireModel) -> None:
             if not isinstance(model, CommandRequest):
@@ -549,4 +567,4 @@ class WireClient:
                 return
             on_request(topic, model)
 
-        self.subscribe(pattern, raw=raw_guard)
+        self.subscribe(pattern, raw=raw_guard, wait=wait)

@@ -18,13 +18,13 @@ SCRIPT = """
 # deal two cards, take one onto pad 0, an unknown tag on pad 1
 place 1,1 blue-a-4
 place 1,2 red-b-2
-wait 0.05
+wait 0.1
 remove 1,1
-wait 0.05
+wait 0.1
 place pad:0 blue-a-4
-wait 0.05
+wait 0.1
 place pad:1 uid=04AABBCCDDEEFF
-wait 0.05
+wait 0.1
 """
 
 
@@ -114,7 +114,7 @@ def test_enroll_from_a_scripted_pad(tmp_path: Path) -> None:
     script = tmp_path / "taps.txt"
     lines = []
     for n in range(3):
-        lines += [f"place pad:0 uid=04{n:012X}", "wait 0.05", "remove pad:0", "wait 0.05"]
+        lines += [f"place pad:0 uid=04{n:012X}", "wait 0.1", "remove pad:0", "wait 0.1"]
     script.write_text("\n".join(lines))
     out = cauldron("enroll", "--backend", "sim", "--data-dir", str(tmp_path), "--sim-script",
                    str(script), "--idle-timeout", "0.5")

@@ -82,8 +82,7 @@ def test_hub_drives_io_from_engine_messages_and_publishes_presses(
     try:
         with WireClient(mqtt_broker) as engine:
             engine.subscribe(topics.hub_event, lambda t, m: events.append(m), wait=5)
-            wait_for(lambda: hub.client.connected)
-            time.sleep(0.2)  # hub subscriptions settle
+            assert hub.client.wait_ready(10)
             engine.publish(topics.game_public, GamePublic(view={}, turn=1), retain=True)
             wait_for(lambda: mock_pins.pin(27).state == 1)
             engine.publish(topics.game_alert, GameAlert(alert_id="a", rule="G4", message="m",

@@ -35,7 +35,9 @@ def make_hub(url: str, table: str, outbox: Path, sim: SimulatedTable, tagmap: Ta
     client = fast_client(url, state_topic=Topics(table).hub_state, client_id=f"hub-{table}")
     hub = Hub(table=table, backend=sim, client=client, outbox=Outbox(outbox), tagmap=tagmap,
               poll_interval=0.002)
-    return hub.start()
+    hub.start()
+    assert client.wait_ready(10)
+    return hub
 
 
 class Consumer:
@@ -73,13 +75,15 @@ class Consumer:
         self.client.stop()
 
 
-def play(sim: SimulatedTable, moves: list[tuple[str, str, str | None]]) -> None:
+def play(sim: SimulatedTable, moves: list[tuple[str, str, str | None]], hub: Hub) -> None:
     for action, where, card in moves:
+        before = hub.counts["events"]
         if action == "place":
             sim.place(where, card_id=card)
         else:
             sim.remove(where)
-        time.sleep(0.02)  # a few sweeps: each change is confirmed before the next
+        # A person is slower than two sweeps: wait until the hub has confirmed the change.
+        wait_for(lambda before=before: hub.counts["events"] > before)
 
 
 GAME = [
@@ -96,7 +100,7 @@ def test_events_arrive_in_order_with_card_ids(mqtt_broker: str, table_id: str,
     sim = SimulatedTable(tagmap=tagmap)
     hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
     try:
-        play(sim, GAME)
+        play(sim, GAME, hub)
         wait_for(lambda: len(consumer.delivered) == len(GAME))
         got = [(e.kind, e.action, e.cell if e.kind == "cell" else e.seat, e.card_id)
                for e in consumer.delivered]
@@ -143,18 +147,18 @@ def test_broker_outage_and_hub_restart_lose_nothing(restartable_broker: LocalBro
     emitted: list[HubEvent] = []
     hub.listeners.append(emitted.append)
     try:
-        play(sim, GAME[:3])
+        play(sim, GAME[:3], hub)
         wait_for(lambda: len(consumer.delivered) == 3)
 
         restartable_broker.stop()  # mid-game: the broker goes away
-        play(sim, GAME[3:6])
+        play(sim, GAME[3:6], hub)
         wait_for(lambda: len(emitted) == 6)
         restartable_broker.start()  # comes back empty (no persistence): paho resends
-        play(sim, GAME[6:8])
+        play(sim, GAME[6:8], hub)
         wait_for(lambda: len(emitted) == 8)
 
         restartable_broker.stop()  # and again, then the hub itself is restarted
-        play(sim, GAME[8:])
+        play(sim, GAME[8:], hub)
         wait_for(lambda: len(emitted) == 9)
         hub.stop()
         restartable_broker.start()

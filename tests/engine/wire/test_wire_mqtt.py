@@ -120,8 +120,7 @@ def test_request_response_and_refusal(mqtt_broker: str, table_id: str) -> None:
         return {"verb": info.verb, "args": request.args, "table": info.table}
 
     with WireClient(mqtt_broker) as engine, WireClient(mqtt_broker) as dash:
-        engine.serve(Topics("+").cmd("+"), handle)
-        time.sleep(0.2)
+        engine.serve(Topics("+").cmd("+"), handle, wait=5)
         ok = dash.request(topics.cmd("keep"), {"seat": 1}, timeout=5)
         assert ok.status == "ok" and ok.data == {"verb": "keep", "args": {"seat": 1},
                                                  "table": table_id}
@@ -170,3 +169,18 @@ def test_reconnects_resubscribes_and_sends_queued_messages(restartable_broker: L
     finally:
         sub.stop()
         pub.stop()
+
+
+def test_wait_ready_means_subscriptions_are_live(mqtt_broker: str, table_id: str) -> None:
+    topics = Topics(table_id)
+    got: list[WireModel] = []
+    client = WireClient(mqtt_broker)
+    client.subscribe(topics.game_public, lambda t, m: got.append(m))
+    client.start()
+    try:
+        assert client.wait_ready(10)
+        with WireClient(mqtt_broker) as other:
+            other.publish(topics.game_public, GamePublic(view={}))
+            wait_for(lambda: len(got) == 1)
+    finally:
+        client.stop()
