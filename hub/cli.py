@@ -129,7 +129,7 @@ def _run_hub(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = _load_config(args)
     try:
-        client = WireClient(config.mqtt, client_id=config.hub_name,
+        client = WireClient(config.mqtt, client_id=config.hub_name, tls_ca=config.mqtt_ca,
                             state_topic=Topics(config.table).hub_state)
     except MqttError as exc:
         raise CliError(str(exc)) from None
@@ -265,7 +265,7 @@ def _enrolment_publisher(args: argparse.Namespace, config: HubConfig, enrolment:
     topics = Topics(config.table)
     try:
         client = WireClient(config.mqtt, client_id=f"{config.hub_name}-enrol",
-                            state_topic=topics.hub_state).start()
+                            tls_ca=config.mqtt_ca, state_topic=topics.hub_state).start()
     except MqttError as exc:
         raise CliError(str(exc)) from None
 

@@ -4,6 +4,7 @@ Example ``hub.toml``::
 
     table = "table-1"                 # MQTT base topic cauldron/<table>/
     mqtt = "mqtt://127.0.0.1:1883"    # mqtts://user:password@host:8883 for TLS
+    # mqtt_ca = "/etc/cauldron/ca.pem" # CA of the broker's certificate (mqtts only)
     backend = "serial"                # sim | serial | spi
     data_dir = "/var/lib/cauldron"    # outbox.sqlite and tagmap.json live here
     pads = 4                          # scan pads (seats) fitted
@@ -57,6 +58,7 @@ def default_data_dir() -> Path:
 class HubConfig:
     table: str = "table-1"
     mqtt: str = "mqtt://127.0.0.1:1883"
+    mqtt_ca: str | None = None  # CA bundle for mqtts:// (default: the system's)
     backend: str = "sim"
     hub_id: str | None = None
     data_dir: Path = field(default_factory=default_data_dir)
@@ -87,7 +89,7 @@ class HubConfig:
             "table": (str,), "mqtt": (str,), "backend": (str,), "pads": (int,),
             "perimeter": (bool,), "poll_interval": (int, float),
             "snapshot_interval": (int, float), "serial": (dict,), "spi": (dict,),
-            "io": (dict,), "sim": (dict,),
+            "io": (dict,), "sim": (dict,), "mqtt_ca": (str, type(None)),
         }
         for name, types in kinds.items():
             value = getattr(self, name)

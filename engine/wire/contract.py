@@ -49,6 +49,9 @@ UID_PATTERN: Final[str] = r"^(?:[0-9A-F]{8}|[0-9A-F]{14}|[0-9A-F]{20})$"
 CELL_PATTERN: Final[str] = r"^[0-5],[0-5]$"
 RULE_PATTERN: Final[str] = r"^G[0-9]{1,2}$"
 TRANSACTION_PATTERN: Final[str] = r"^[A-Za-z0-9_.:-]{1,64}$"
+# Card ids of the catalogue (engine.rules.cards) and pawn tags "pawn-<seat>"; whether the id
+# exists in the catalogue is for the engine to judge (a stale tag map must not lose events).
+CARD_ID_PATTERN: Final[str] = r"^[a-z0-9][a-z0-9-]{0,39}$"
 
 GameVerb = Literal["new_game", "undo", "keep", "discard", "confirm", "end"]
 GAME_VERBS: Final[tuple[str, ...]] = ("new_game", "undo", "keep", "discard", "confirm", "end")
@@ -143,7 +146,7 @@ class HubEvent(WireModel):
     position: int | None = Field(default=None, ge=0, lt=N_PERIMETER)
     reader: int | None = Field(default=None, ge=0, le=63)
     uid: str | None = Field(default=None, pattern=UID_PATTERN)
-    card_id: str | None = Field(default=None, min_length=1, max_length=40)
+    card_id: str | None = Field(default=None, pattern=CARD_ID_PATTERN)
     pawn_seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
     button: Literal["confirm", "undo"] | None = None
     health: ReaderHealth | None = None
@@ -206,7 +209,7 @@ class ReaderSeen(WireModel):
     seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
     position: int | None = Field(default=None, ge=0, lt=N_PERIMETER)
     uid: str | None = Field(default=None, pattern=UID_PATTERN)
-    card_id: str | None = Field(default=None, max_length=40)
+    card_id: str | None = Field(default=None, pattern=CARD_ID_PATTERN)
     health: ReaderHealth = "ok"
 
 

@@ -194,7 +194,13 @@ class WireClient:
         if self.broker.username:
             client.username_pw_set(self.broker.username, self.broker.password)
         if self.broker.tls:
-            client.tls_set(ca_certs=tls_ca, cert_reqs=ssl.CERT_REQUIRED)
+            try:
+                client.tls_set(ca_certs=tls_ca, cert_reqs=ssl.CERT_REQUIRED)
+            except (OSError, ssl.SSLError, ValueError) as exc:
+                raise MqttError(
+                    f"TLS set-up for {self.broker.redacted()} failed: {exc}; check the CA file"
+                    f" ({tls_ca or 'system default'})"
+                ) from None
         if state_topic:
             client.will_set(state_topic, self._state_payload("offline"), qos=1, retain=True)
         client.on_connect = self._on_connect

@@ -184,3 +184,8 @@ def test_wait_ready_means_subscriptions_are_live(mqtt_broker: str, table_id: str
             wait_for(lambda: len(got) == 1)
     finally:
         client.stop()
+
+
+def test_tls_with_a_missing_ca_file_is_a_clear_error() -> None:
+    with pytest.raises(MqttError, match=r"TLS set-up .* failed"):
+        WireClient("mqtts://localhost", tls_ca="/nonexistent/ca.pem")
