@@ -410,6 +410,13 @@ class TableInterpreter:
                 f"{label(seen)}.", f"{off} Tap {label(owed[0])} on the pad instead, then put "
                 "it under the draw pile.", seat=seat, params=params)
             return
+        if self.held is None and seat == game.seat:
+            for cell in list(self._lift_reasons):
+                # Refused when lifted, but a take now (another card was put back, the
+                # turn moved on): laying it on the pad takes it.
+                if game.grid[cell] == seen and self._lift(game, cell, seen) is None:
+                    del self._lift_reasons[cell]
+                    break
         held = self.held
         if held is not None and held.card == seen:
             if seat == game.seat:

@@ -456,3 +456,13 @@ def test_pile_empty_alert_keeps_its_rule_id_g10a(ending: tuple[TableInterpreter,
     wire = EngineService._alert(out.raised[0].to_wire(), True, "g", 0.0)
     assert wire.rule == "G10" and wire.params == {**wire.params, "rule": "G10a",
                                                   "code": "pile_empty"}
+
+
+def test_a_card_refused_while_another_was_held_can_be_taken_once_that_one_is_back() -> None:
+    interp = start({"0,2": "yellow-a-3", "1,2": "yellow-a-4"})
+    play(interp, lift("0,2", "yellow-a-3"))
+    out = interp.handle(lift("1,2", "yellow-a-4"))
+    assert [(a.rule, a.code) for a in out.raised] == [("G4", "one_card_per_turn")]
+    interp.handle(lay("0,2", "yellow-a-3"))  # the first card goes back
+    out = interp.handle(pad_lay(0, "yellow-a-4"))
+    assert out.actions == [Take(C("1,2"))] and interp.active_alerts == []
