@@ -138,6 +138,30 @@ function liveSocket(path, onMessage, onState) {
   return { stop() { stopped = true; } };
 }
 
+/* ---- cheap updates: replace only the children whose HTML changed (less layout work) ---- */
+function patchChildren(container, htmlList) {
+  const kids = container.children;
+  if (kids.length !== htmlList.length) {
+    container.innerHTML = htmlList.join("");
+    for (let i = 0; i < htmlList.length; i++) container.children[i]._html = htmlList[i];
+    return;
+  }
+  for (let i = 0; i < htmlList.length; i++) {
+    const html = htmlList[i];
+    const kid = kids[i];
+    if (kid._html === html) continue;
+    const tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    const node = tpl.content.firstElementChild;
+    node._html = html;
+    kid.replaceWith(node);
+  }
+}
+
+function setHtml(el, html) {
+  if (el._html !== html) { el.innerHTML = html; el._html = html; }
+}
+
 /* ---- focus survives re-rendering (keyboard play) ---- */
 function keepFocus(render) {
   const active = document.activeElement;
@@ -167,14 +191,14 @@ async function api(method, path, body, headers) {
 /* ---- the score breakdown (score screen and table view) ---- */
 function renderScores(container, scores, seats, end) {
   const winners = scores.winners.map((s) => seatLabel(s, seats[s] && seats[s].colour)).join(", ");
-  let html = `<h2>${esc(t("game_over"))}</h2><p class="winners">🏆 ${esc(t("winners", { names: winners }))}</p>`;
+  let html = `<h2>${esc(t("game_over"))}</h2><p class="winners">★ ${esc(t("winners", { names: winners }))}</p>`;
   if (end && end.reason) html += `<p class="reason">${esc(t("end_reason_" + end.reason))}</p>`;
   html += `<div class="score-grid">`;
   const sorted = [...scores.seats].sort((a, b) => b.total - a.total);
   for (const s of sorted) {
     const win = scores.winners.includes(s.seat);
     html += `<article class="score-seat${win ? " winner" : ""}" data-seat="${s.seat}">` +
-      `<h3>${win ? "🏆 " : ""}${esc(seatLabel(s.seat, s.colour))} — ${esc(t("total"))}: <span class="total">${s.total}</span></h3>` +
+      `<h3>${win ? "★ " : ""}${esc(seatLabel(s.seat, s.colour))} — ${esc(t("total"))}: <span class="total">${s.total}</span></h3>` +
       `<table><thead><tr><th scope="col">${esc(t("family"))}</th><th scope="col">${esc(t("cards"))}</th><th scope="col">${esc(t("points"))}</th></tr></thead><tbody>`;
     const fams = [...s.families].sort((a, b) => b.points - a.points || a.family.localeCompare(b.family));
     for (const f of fams) {
@@ -184,8 +208,12 @@ function renderScores(container, scores, seats, end) {
       if (f.doubled) notes.push(t("doubled"));
       if (f.bonus) notes.push(t("bonus5"));
       const colour = CAT.colours[f.colour];
+      let how = `${t("cards_n", { n: f.counted })}: ${f.base}`;
+      if (f.doubled) how += ` × 2`;
+      if (f.bonus) how += ` + ${f.bonus}`;
+      how += ` = ${f.points}`;
       html += `<tr><th scope="row"><span class="swatch c-${esc(f.colour)}" aria-hidden="true">${esc(colour ? colour.symbol : "")}</span> ${esc(CAT.families[f.family] || f.family)}<br><small>${esc(colourName(f.colour))}</small></th>` +
-        `<td>${cards}<br><small>${f.counted} → ${f.base}${notes.length ? " · " + esc(notes.join(" · ")) : ""}</small></td><td class="pts">${f.points}</td></tr>`;
+        `<td>${cards}<br><small>${esc(how)}${notes.length ? " (" + esc(notes.join(" · ")) + ")" : ""}</small></td><td class="pts">${f.points}</td></tr>`;
     }
     html += `</tbody><tfoot><tr><th scope="row">${esc(t("ingredients"))}</th><td></td><td class="pts">${s.ingredient_points}</td></tr>`;
     for (const [imm, fam] of Object.entries(s.immuto_assignment || {})) {

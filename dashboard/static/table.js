@@ -48,14 +48,14 @@ function promptText(v) {
 function renderTurn(state) {
   const el = document.getElementById("turn");
   const game = state.game;
-  if (!game) { el.innerHTML = `<p>${esc(t("no_game"))}</p>`; return; }
+  if (!game) { setHtml(el, `<p>${esc(t("no_game"))}</p>`); return; }
   const v = game.view;
   const ex = v.expected || {};
   const prompt = promptText(v);
   const promptHtml = prompt ? `<p class="prompt" data-prompt="${esc(v.table.prompt.code)}">➜ ${esc(prompt)}</p>` : "";
-  if (v.over) { el.innerHTML = `<p class="big">${esc(t("game_over"))}</p>`; return; }
+  if (v.over) { setHtml(el, `<p class="big">${esc(t("game_over"))}</p>`); return; }
   if (v.turn == null || !v.seats.length || (v.table && v.table.status !== "playing")) {
-    el.innerHTML = promptHtml || `<p>${esc(t("no_game"))}</p>`;
+    setHtml(el, promptHtml || `<p>${esc(t("no_game"))}</p>`);
     return;
   }
   const seat = v.seats[v.turn];
@@ -70,12 +70,12 @@ function renderTurn(state) {
   const todo = [];
   todo.push(`<span class="phase">${esc(t("phase_" + ex.phase))}</span>`);
   if (ex.take && ex.take.length) todo.push(`<span class="opt take">✓ ${esc(t("may_take"))}: ${ex.take.map(esc).join(" · ")}</span>`);
-  if (ex.accio && ex.accio.length) todo.push(`<span class="opt accio">Ⓐ ${esc(t("accio_options"))}: ${ex.accio.length}</span>`);
-  if (ex.declinatio) todo.push(`<span class="opt decl">Ⓓ ${esc(t("declinatio_option"))}</span>`);
+  if (ex.accio && ex.accio.length) todo.push(`<span class="opt accio">A ${esc(t("accio_options"))}: ${ex.accio.length}</span>`);
+  if (ex.declinatio) todo.push(`<span class="opt decl">D ${esc(t("declinatio_option"))}</span>`);
   if (ex.refill_cell) todo.push(`<span class="opt refill">⟳ ${esc(t("refill", { cell: ex.refill_cell }))}</span>`);
   if (ex.last_card) todo.push(`<span class="opt last">★ ${esc(t("last_card", { card: cardLabel(ex.last_card) }))}</span>`);
   html += `<p class="todo">${todo.join(" ")}</p>` + promptHtml;
-  el.innerHTML = html;
+  setHtml(el, html);
 }
 
 function renderBoard(state) {
@@ -88,7 +88,7 @@ function renderBoard(state) {
   const accio = new Set(ex.accio || []);
   const faced = new Set(ex.faced_line != null && !v.over ? lineCells(ex.faced_line) : []);
   const hole = ex.refill_cell;
-  let html = "";
+  const parts = [];
   for (let r = 0; r < 6; r++) {
     for (let c = 0; c < 6; c++) {
       const key = `${r},${c}`;
@@ -103,15 +103,15 @@ function renderBoard(state) {
       if (!card) cls.push("empty");
       if (faced.has(key)) cls.push("faced");
       if (take.has(key)) { cls.push("may-take"); badge = `<span class="badge" aria-hidden="true">✓</span>`; hint = t("may_take"); }
-      if (accio.has(key)) { cls.push("accio"); badge = `<span class="badge" aria-hidden="true">Ⓐ</span>`; hint = t("accio_options"); }
+      if (accio.has(key)) { cls.push("accio"); badge = `<span class="badge" aria-hidden="true">A</span>`; hint = t("accio_options"); }
       if (hole === key) { cls.push("hole"); badge = `<span class="badge" aria-hidden="true">⟳</span>`; hint = t("phase_refill"); }
       const label = `${cellLabel(key)}: ${card ? cardLabel(card) : t("empty")}${hint ? " — " + hint : ""}`;
       const inner = `${card ? cardHtml(card) : ""}<span class="coord" aria-hidden="true">${key}</span>${badge}`;
       const style = `grid-row:${r + 2};grid-column:${c + 2}`;
       if (PLAY && !corner) {
-        html += `<button type="button" class="${cls.join(" ")}" style="${style}" data-act="cell" data-where="${key}" data-focus="cell-${key}" aria-label="${esc(label)}">${inner}</button>`;
+        parts.push(`<button type="button" class="${cls.join(" ")}" style="${style}" data-act="cell" data-where="${key}" data-focus="cell-${key}" aria-label="${esc(label)}">${inner}</button>`);
       } else {
-        html += `<div class="${cls.join(" ")}" style="${style}" data-cell="${key}" role="img" aria-label="${esc(label)}">${inner}</div>`;
+        parts.push(`<div class="${cls.join(" ")}" style="${style}" data-cell="${key}" role="img" aria-label="${esc(label)}">${inner}</div>`);
       }
     }
   }
@@ -128,20 +128,21 @@ function renderBoard(state) {
     const cls = ["pos", [0, 5, 10, 15].includes(p) ? "pos-corner" : "pos-edge"];
     if (fromPos === p && v.move_value) cls.push("from");
     const names = (pawnsAt[p] || []).map((s) => seatLabel(s.seat, s.colour)).join(", ");
-    html += `<div class="${cls.join(" ")}" style="grid-row:${row + 1};grid-column:${col + 1}" data-pos="${p}" aria-label="${p}${names ? ": " + esc(names) : ""}">` +
-      `<span class="num" aria-hidden="true">${p}</span>${pawns}</div>`;
+    parts.push(`<div class="${cls.join(" ")}" style="grid-row:${row + 1};grid-column:${col + 1}" data-pos="${p}" aria-label="${p}${names ? ": " + esc(names) : ""}">` +
+      `<span class="num" aria-hidden="true">${p}</span>${pawns}</div>`);
   }
-  board.innerHTML = html;
+  patchChildren(board, parts);
 }
 
 function renderSeats(state) {
   const el = document.getElementById("seats");
   const game = state.game;
-  if (!game) { el.innerHTML = ""; return; }
+  if (!game) { patchChildren(el, []); return; }
   const v = game.view;
   const virtual = state.virtual;
-  let html = "";
+  const parts = [];
   for (const s of v.seats) {
+    let html = "";
     const active = !v.over && v.turn === s.seat;
     const spells = s.spells.map((sp) => {
       const info = cardInfo(sp.card);
@@ -165,19 +166,20 @@ function renderSeats(state) {
       html += `</div>`;
     }
     html += `</article>`;
+    parts.push(html);
   }
-  html += `<p class="pile"><span aria-hidden="true">🂠</span> ${esc(t("pile"))}: <strong class="pile-size">${esc(t("cards_n", { n: v.pile_size }))}</strong></p>`;
-  el.innerHTML = html;
+  parts.push(`<p class="pile"><span aria-hidden="true">▤</span> ${esc(t("pile"))}: <strong class="pile-size">${esc(t("cards_n", { n: v.pile_size }))}</strong></p>`);
+  patchChildren(el, parts);
 }
 
 function renderAlerts(state) {
   const el = document.getElementById("alerts");
-  if (!state.alerts.length) { el.innerHTML = ""; return; }
-  el.innerHTML = `<h2>${esc(t("alerts"))}</h2>` + state.alerts.map((a) =>
+  if (!state.alerts.length) { setHtml(el, ""); return; }
+  setHtml(el, `<h2>${esc(t("alerts"))}</h2>` + state.alerts.map((a) =>
     `<div class="alert sev-${esc(a.severity)}" data-alert="${esc(a.alert_id)}" data-rule="${esc(a.rule)}">` +
     `<span class="rule">⚠ ${esc(t("rule", { rule: a.rule }))}</span>` +
     (a.seat != null && state.game && state.game.view.seats[a.seat] ? ` <span class="who">${esc(seatLabel(a.seat, state.game.view.seats[a.seat].colour))}</span>` : "") +
-    `<p class="msg">${esc(a.message)}</p><p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(a.instruction)}</p></div>`).join("");
+    `<p class="msg">${esc(a.message)}</p><p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(a.instruction)}</p></div>`).join(""));
 }
 
 function renderJoin(state) {
