@@ -431,6 +431,12 @@ class TableInterpreter:
                 seat=seat, params=params)
             return
         for cell, reason in self._lift_reasons.items():
+            if game.grid[cell] == seen and seat != game.seat:
+                self._pad_reasons[seat] = _Reason(
+                    "G4", "not_your_turn", f"It is seat {game.seat}'s turn, not seat {seat}'s.",
+                    f"{off} Put {label(seen)} back on {where(cell)}.", seat=seat,
+                    params=(*params, ("turn", game.seat)))
+                return
             if game.grid[cell] == seen:
                 self._pad_reasons[seat] = _Reason(
                     reason.rule, "not_taken", f"{label(seen)} was not taken: {reason.message}",

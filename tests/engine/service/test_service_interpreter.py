@@ -466,3 +466,15 @@ def test_a_card_refused_while_another_was_held_can_be_taken_once_that_one_is_bac
     interp.handle(lay("0,2", "yellow-a-3"))  # the first card goes back
     out = interp.handle(pad_lay(0, "yellow-a-4"))
     assert out.actions == [Take(C("1,2"))] and interp.active_alerts == []
+
+
+def test_a_card_lifted_out_of_turn_and_laid_on_that_seats_pad() -> None:
+    interp = start({"2,4": "red-a-1"})  # seat 0 plays; seat 1 faces row 2 on its turn
+    out = interp.handle(lift("2,4", "red-a-1"))
+    assert [(a.rule, a.code) for a in out.raised] == [("G6", "illegal_take")]
+    out = interp.handle(pad_lay(1, "red-a-1"))
+    assert [(a.rule, a.code) for a in out.raised] == [("G4", "not_your_turn")]
+    assert out.raised[0].message == "It is seat 0's turn, not seat 1's."
+    assert out.raised[0].instruction.endswith("back on cell 2,4.")
+    play(interp, pad_lift(1, "red-a-1"), lay("2,4", "red-a-1"))
+    assert interp.active_alerts == [] and interp.game.actions == []
