@@ -158,6 +158,8 @@ class EngineService:
         self.client.add_connect_hook(lambda: set_no_delay(self.client))
         self.client.add_connect_hook(self._republish_all)
         self.client.start(wait=wait)
+        if wait is not None:  # hub events and commands are heard from here on
+            self.client.wait_ready(wait)
         return self
 
     def stop(self) -> None:
