@@ -11,7 +11,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from dashboard.config import LANGS
+from dashboard.config import LANGS, Lang
 from dashboard.deps import LangDep, SettingsDep
 from dashboard.i18n import COOKIE, bundle, strings
 
@@ -19,15 +19,15 @@ TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parents[1] / 
 router = APIRouter(include_in_schema=False)
 
 
-def render(request: Request, name: str, lang: str, page: str, **extra: Any) -> HTMLResponse:
-    boot = {**bundle(lang), "page": page, **extra}  # type: ignore[arg-type]
+def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> HTMLResponse:
+    boot = {**bundle(lang), "page": page, **extra}
     response = TEMPLATES.TemplateResponse(
         request,
         name,
         {
             "lang": lang,
             "langs": LANGS,
-            "t": strings(lang),  # type: ignore[arg-type]
+            "t": strings(lang),
             "page": page,
             # JSON inside <script type="application/json">: "</" must not end the tag.
             "boot": json.dumps(boot, ensure_ascii=False).replace("</", "<\\/"),

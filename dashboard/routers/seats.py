@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 from typing import Annotated
 
-import qrcode
-import qrcode.image.svg
+import qrcode  # type: ignore[import-untyped]
+import qrcode.image.svg  # type: ignore[import-untyped]
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response, WebSocket, status
 
 from dashboard.bridge import Bridge

@@ -49,17 +49,18 @@ def table_stack(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Sta
         name=f"engine-{table_id}",
     ))
     engine.start(wait=10)
+    hub_log = (tmp_path / "hub.log").open("w")
     hub = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "hub", "--backend", "sim", "--table", table_id,
-         "--data-dir", str(tmp_path / "hub"), "--mqtt", mqtt_broker, "-q"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
+        [str(Path(sys.executable).parent / "cauldron"), "hub", "--backend", "sim",
+         "--table", table_id, "--data-dir", str(tmp_path / "hub"), "--mqtt", mqtt_broker, "-q"],
+        stdout=subprocess.DEVNULL, stderr=hub_log, cwd=Path(__file__).resolve().parents[2],
     )
     gen = make_dash(mqtt_broker, table_id, tmp_path, serve=True)
     dash = next(gen)
     try:
         wait_until(lambda: dash.bridge.status().hub_backend == "sim" or hub.poll() is not None,
                    15, "the hub snapshot")
-        assert hub.poll() is None, hub.stderr.read().decode() if hub.stderr else "hub exited"
+        assert hub.poll() is None, (tmp_path / "hub.log").read_text()
         yield Stack(dash=dash, engine=engine, hub=hub)
     finally:
         next(gen, None)  # stops the dashboard
@@ -69,6 +70,7 @@ def table_stack(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Sta
         except subprocess.TimeoutExpired:
             hub.kill()
             hub.wait(5)
+        hub_log.close()
         engine.stop()
 
 
