@@ -9,6 +9,7 @@ The hub, the engine service and the dashboard all talk MQTT through `WireClient`
                         state_topic=Topics("t1").hub_state)
     client.subscribe(Topics("t1").game_public, lambda topic, model: ...)
     client.start(wait=5)                       # connect; raise MqttError if it cannot
+    client.wait_ready(5)                       # ... and every subscription acknowledged
     mid = client.publish(Topics("t1").hub_event, event)          # QoS 1
     reply = client.request(Topics("t1").cmd("undo"), {"why": "host"}, timeout=5)
     client.serve(Topics("+").cmd("+"), handler)   # answer requests: handler(info, request)
