@@ -2,7 +2,7 @@
 "use strict";
 const PLAY = BOOT.page === "virtual";
 const CORNERS = new Set(["0,0", "0,5", "5,0", "5,5"]);
-const perf = (window.__cauldron = { renders: 0, latencies: [], lastTs: null });
+const perf = (window.__cauldron = { renders: 0, latencies: [], received: [], lastTs: null });
 let current = null;       // the latest TableState
 let previous = null;      // the TableState before it (for announcements)
 let socketUp = false;
@@ -286,6 +286,11 @@ function render(state) {
 
 function onState(state) {
   if (state.type !== "table") return;
+  const g = state.game;
+  if (g && g.ts != null && g.ts !== perf.lastTs) {
+    perf.received.push(performance.timeOrigin + performance.now() - g.ts * 1000);
+    if (perf.received.length > 1000) perf.received.shift();
+  }
   previous = current;
   current = state;
   render(state);
