@@ -129,3 +129,34 @@ def test_keyboard_only_turn_on_the_virtual_table(table_stack: Stack, page: Any) 
     assert not state["alerts"]
     # the live region announced the take
     page.wait_for_function("document.querySelector('#announce').textContent.length > 0")
+
+
+def test_fault_on_the_virtual_table_raises_an_alert_that_clears(
+    table_stack: Stack, page: Any
+) -> None:
+    """A taken card laid on the wrong seat's pad: the engine's alert shows with its rule and
+    what to do; putting the card back where it was clears it."""
+    url = table_stack.dash.url
+    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN},
+               json={"colours": ["yellow", "blue"], "deal": "virtual", "seed": 5})
+    wait_until(lambda: playing(table_stack), 10, "the game to start")
+    page.goto(url + "/virtual?lang=en")
+    page.wait_for_selector("#board [data-act='cell'] .card")
+    state = table_state(table_stack)
+    source = state["game"]["view"]["expected"]["take"][0]
+    click(page, state, f"[data-act='cell'][data-where='{source}']")
+    state = wait_engine(table_stack, state, inputs(state) + 1, "the lift")
+    # lay it on the wrong seat's pad
+    other = 1 - state["game"]["view"]["turn"]
+    click(page, state, f"[data-act='pad'][data-seat='{other}']")
+    alert = page.wait_for_selector("#alerts .alert")
+    text = alert.inner_text()
+    assert "Rule G" in text and "What to do:" in text
+    page.wait_for_function("document.querySelector('#announce-alert').textContent.length > 0")
+    screenshot(page, "virtual-table-alert")
+    state = table_state(table_stack)
+    click(page, state, f"[data-act='pickpad'][data-seat='{other}']")
+    state = wait_engine(table_stack, state, inputs(state) + 1, "the pick-up")
+    click(page, state, f"[data-act='cell'][data-where='{source}']")  # put it back
+    page.wait_for_selector("#alerts .alert", state="detached")
+    assert not table_state(table_stack)["alerts"]
