@@ -31,7 +31,7 @@ def _load_config_file(path: str | None) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise CliError(f"{path} is not valid TOML: {exc}") from None
     section = data.get("engine", data)
-    allowed = {"mqtt", "data_dir", "tables", "shard", "name"}
+    allowed = {"mqtt", "data_dir", "tables", "shard", "name", "hub_io"}
     unknown = set(section) - allowed
     if unknown:
         raise CliError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))} in [engine]; "
@@ -74,6 +74,7 @@ def _engine(args: argparse.Namespace) -> int:
         tables=_parse_tables(args.tables or file.get("tables")),
         shard=_parse_shard(shard_text) if shard_text else None,
         name=args.name or file.get("name") or "engine",
+        hub_io=not args.no_hub_io and file.get("hub_io", True) is not False,
     )
     # Two busy threads share the GIL (paho's network loop and the handler): hand it over
     # more often than every 5 ms, or a message waits for the other thread's whole slice.
@@ -170,6 +171,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--tables", help="serve only these tables (comma-separated)")
     p.add_argument("--shard", help="serve the tables whose hash mod n is i (i/n)")
     p.add_argument("--name", help="service name (MQTT client id; default engine)")
+    p.add_argument("--no-hub-io", action="store_true",
+                   help="do not send hub/cmd/turn and hub/cmd/buzz (the hub follows "
+                   "game/public and game/alert by itself)")
     p.add_argument("--connect-timeout", type=float, default=10.0,
                    help="seconds to wait for the broker at start")
     p.add_argument("-v", "--verbose", action="store_true")

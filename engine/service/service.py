@@ -76,6 +76,7 @@ class ServiceConfig:
     name: str = "engine"
     base: str = "cauldron"
     buzz_ms: int = 300
+    hub_io: bool = True  # send hub/cmd/turn and hub/cmd/buzz
     gap_timeout: float = 3.0
 
     def serves(self, table: str) -> bool:
@@ -393,11 +394,12 @@ class EngineService:
             self._publish(topics.game_public, public, retain=True, qos=VIEW_QOS)
             if turn != runtime.turn:
                 runtime.turn = turn
-                self._hub_command(runtime, "turn", {"seat": turn})
+                if self.config.hub_io:
+                    self._hub_command(runtime, "turn", {"seat": turn})
             if (outcome.actions or outcome.started or outcome.ended or outcome.undone
                     or not runtime.sent_seats):  # a seat's own view changes with the game
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
-        if any(a.severity == "error" for a in outcome.raised):
+        if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
 
     def _publish_seats(self, runtime: TableRuntime, private: list[Event], game_id: str | None,
