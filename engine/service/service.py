@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.rules.errors import RulesError
 from engine.rules.events import Event
-from engine.service.errors import Refused, StoreError
+from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status
 from engine.service.store import (
     TableStore,
@@ -119,6 +120,7 @@ class EngineService:
         self.config = config
         self.clock = clock
         self.tables: dict[str, TableRuntime] = {}
+        self.broken: dict[str, str] = {}  # tables whose log could not be replayed
         self.stats: dict[str, int] = {
             "events": 0, "duplicates": 0, "reordered": 0, "gaps_skipped": 0, "commands": 0,
             "refused": 0, "ignored_tables": 0, "errors": 0,
@@ -147,8 +149,14 @@ class EngineService:
     def load(self) -> None:
         """Rebuild every open game of the tables this process serves, from their logs."""
         for table in stored_tables(self.config.data_dir):
-            if self.config.serves(table):
+            if not self.config.serves(table):
+                continue
+            try:
                 self.table(table)
+            except (ServiceError, RulesError) as exc:  # one damaged log must not stop a venue
+                self.stats["errors"] += 1
+                self.broken[table] = str(exc)
+                log.error("table %s is not served: its log does not replay: %s", table, exc)
 
     def start(self, wait: float | None = 10.0) -> EngineService:
         self.load()
@@ -206,7 +214,7 @@ class EngineService:
         if not isinstance(model, HubEvent):
             return
         table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
-        if not self.config.serves(table):
+        if not self.config.serves(table) or table in self.broken:
             self.stats["ignored_tables"] += 1
             return
         self.receive(table, model)
@@ -270,7 +278,7 @@ class EngineService:
         if not isinstance(model, HubSnapshot):
             return
         table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
-        if not self.config.serves(table):
+        if not self.config.serves(table) or table in self.broken:
             return
         with self._lock:
             self._snapshot(table, model)
@@ -331,6 +339,9 @@ class EngineService:
         if not self.config.serves(info.table):
             self.stats["ignored_tables"] += 1
             raise CommandRefused(f"this engine does not serve table {info.table}")
+        if info.table in self.broken:
+            raise CommandRefused(f"table {info.table}'s log does not replay "
+                                 f"({self.broken[info.table]}); see the engine's log")
         assert info.verb is not None
         try:
             return self.command(info.table, info.verb, dict(request.args), seat=request.seat)

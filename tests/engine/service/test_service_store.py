@@ -97,3 +97,21 @@ def test_games_cli_lists_shows_and_exports_a_replayable_log(
     assert replayed["view"]["end"] == shown["end"]
     assert main(["games", "--data-dir", str(tmp_path), "show", "t9", "nope"]) == 2
     assert "no game 'nope'" in capsys.readouterr().err
+
+
+def test_a_damaged_table_log_does_not_stop_the_other_tables(tmp_path: Path) -> None:
+    service = _service(tmp_path)
+    _feed(service, "good", 2, seed=1, decisions=5)
+    _feed(service, "bad", 2, seed=2, decisions=5)
+    for runtime in service.tables.values():
+        runtime.store.close()
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "tables" / "bad.sqlite")
+    db.execute("UPDATE inputs SET payload = '{broken' WHERE id = 5")
+    db.commit()
+    db.close()
+    again = _service(tmp_path)
+    again.load()
+    assert "good" in again.tables and "bad" not in again.tables
+    assert "damaged" in again.broken["bad"]
