@@ -66,6 +66,14 @@ function seatLabel(seat, colour) {
   return colour ? t("seat_colour", { n: seat + 1, colour: colourName(colour) }) : t("seat_n", { n: seat + 1 });
 }
 
+/* The engine's texts number seats from 0 ("seat 0"); people see "Seat 1 (yellow ☀)". */
+function humaniseSeats(text, seats) {
+  return String(text || "").replace(/\b[Ss]eat (\d)\b/g, (m, n) => {
+    const s = seats && seats[Number(n)];
+    return seatLabel(Number(n), s && s.colour);
+  });
+}
+
 function cellLabel(key) { const [r, c] = key.split(","); return t("cell", { r, c }); }
 
 function lineLabel(line) { return line < 6 ? t("row", { n: line }) : t("column", { n: line - 6 }); }

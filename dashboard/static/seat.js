@@ -57,7 +57,7 @@ function render(state) {
   }).join("")}</ul>` : "";
 
   const al = document.getElementById("seat-alerts");
-  al.innerHTML = state.alerts.map((a) => `<div class="alert"><span class="rule">⚠ ${esc(t("rule", { rule: a.rule }))}</span><p>${esc(a.message)}</p><p><strong>${esc(t("what_to_do"))}</strong> ${esc(a.instruction)}</p></div>`).join("");
+  al.innerHTML = state.alerts.map((a) => `<div class="alert"><span class="rule">⚠ ${esc(t("rule", { rule: a.rule }))}</span><p>${esc(humaniseSeats(a.message, v ? v.seats : []))}</p><p><strong>${esc(t("what_to_do"))}</strong> ${esc(humaniseSeats(a.instruction, v ? v.seats : []))}</p></div>`).join("");
   renderBanners(null, socketUp);
 }
 

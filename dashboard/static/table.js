@@ -172,6 +172,8 @@ function renderSeats(state) {
   patchChildren(el, parts);
 }
 
+function seatsOf(state) { return state.game ? state.game.view.seats : []; }
+
 function renderAlerts(state) {
   const el = document.getElementById("alerts");
   if (!state.alerts.length) { setHtml(el, ""); return; }
@@ -179,7 +181,7 @@ function renderAlerts(state) {
     `<div class="alert sev-${esc(a.severity)}" data-alert="${esc(a.alert_id)}" data-rule="${esc(a.rule)}">` +
     `<span class="rule">⚠ ${esc(t("rule", { rule: a.rule }))}</span>` +
     (a.seat != null && state.game && state.game.view.seats[a.seat] ? ` <span class="who">${esc(seatLabel(a.seat, state.game.view.seats[a.seat].colour))}</span>` : "") +
-    `<p class="msg">${esc(a.message)}</p><p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(a.instruction)}</p></div>`).join(""));
+    `<p class="msg">${esc(humaniseSeats(a.message, seatsOf(state)))}</p><p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(humaniseSeats(a.instruction, seatsOf(state)))}</p></div>`).join(""));
 }
 
 function renderJoin(state) {
@@ -256,8 +258,9 @@ function announceChanges(prev, next) {
   if (lines.length) announce(lines.join(" "));
   const before = new Map(((prev && prev.alerts) || []).map((a) => [a.alert_id, a]));
   const after = new Set(next.alerts.map((a) => a.alert_id));
-  for (const a of next.alerts) if (!before.has(a.alert_id)) announce(t("ann_alert", { rule: a.rule, message: a.message, instruction: a.instruction }), true);
-  for (const [id, a] of before) if (!after.has(id)) announce(t("ann_alert_cleared", { message: a.message }));
+  const seats = seatsOf(next);
+  for (const a of next.alerts) if (!before.has(a.alert_id)) announce(t("ann_alert", { rule: a.rule, message: humaniseSeats(a.message, seats), instruction: humaniseSeats(a.instruction, seats) }), true);
+  for (const [id, a] of before) if (!after.has(id)) announce(t("ann_alert_cleared", { message: humaniseSeats(a.message, seats) }));
 }
 
 function render(state) {
