@@ -378,6 +378,14 @@ class TableInterpreter:
             del self._lift_reasons[cell]  # a refused lift put right
             return
         if game.phase is Phase.REFILL and cell == game.refill_cell:
+            twin = next((c for c in TAKEABLE_CELLS if c != cell and game.grid[c] == seen), None)
+            if twin is not None and self.cells.get(twin) == seen:
+                self._place_reasons[cell] = _Reason(
+                    "G1", "card_twice", f"{label(seen)} lies on {where(twin)} and on "
+                    f"{where(cell)}: one card, two tags.", f"Lift the copy from {where(cell)} "
+                    "(its tag copies another card's) and lay the top card of the draw pile "
+                    "there.", params=(("card", seen), ("cell", cell_name(cell))))
+                return
             why = game.pile.why_not_next(seen)
             if why is None:
                 self._apply(game, (Refill(seen),), out)

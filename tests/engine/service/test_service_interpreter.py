@@ -478,3 +478,13 @@ def test_a_card_lifted_out_of_turn_and_laid_on_that_seats_pad() -> None:
     assert out.raised[0].instruction.endswith("back on cell 2,4.")
     play(interp, pad_lift(1, "red-a-1"), lay("2,4", "red-a-1"))
     assert interp.active_alerts == [] and interp.game.actions == []
+
+
+def test_the_same_card_id_on_two_cells_is_a_copied_tag() -> None:
+    interp = start({"0,2": "yellow-a-3", "3,3": "red-a-1"})
+    play(interp, lift("0,2", "yellow-a-3"), pad_lay(0, "yellow-a-3"))
+    out = interp.handle(lay("0,2", "red-a-1"))  # a second tag reading red-a-1
+    assert [(a.rule, a.code) for a in out.raised] == [("G1", "card_twice")]
+    assert "one card, two tags" in out.raised[0].message
+    interp.handle(lift("0,2", "red-a-1"))
+    assert interp.active_alerts == []
