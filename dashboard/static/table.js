@@ -2,7 +2,14 @@
 "use strict";
 const PLAY = BOOT.page === "virtual";
 const CORNERS = new Set(["0,0", "0,5", "5,0", "5,5"]);
-const perf = (window.__cauldron = { renders: 0, latencies: [], received: [], lastTs: null });
+const perf = (window.__cauldron = {
+  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
+  /* Resolves once the table view shows the update published at `ts` (benchmark, tests). */
+  waitFor(ts) {
+    if (perf.lastTs === ts) return Promise.resolve(true);
+    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
+  },
+});
 let current = null;       // the latest TableState
 let previous = null;      // the TableState before it (for announcements)
 let socketUp = false;
@@ -280,6 +287,9 @@ function render(state) {
     perf.lastTs = g.ts;
     perf.latencies.push(performance.timeOrigin + performance.now() - g.ts * 1000);
     if (perf.latencies.length > 1000) perf.latencies.shift();
+    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
+    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
+    for (const [, resolve] of ready) resolve(true);
   }
   document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
   document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
