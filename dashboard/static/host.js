@@ -32,12 +32,23 @@ function buildForm() {
   document.getElementById("removed").innerHTML = `<option value="">${esc(t("deal_auto"))}</option>` + colourOptions(null);
 }
 
+/* Readers laid out like the table: cells in their 6×6 place, then the pads, then pawns. */
+function readerSlot(place) {
+  let m = /^cell (\d),(\d)$/.exec(place);
+  if (m) return `grid-row:${Number(m[1]) + 1};grid-column:${Number(m[2]) + 1}`;
+  m = /^pad (\d)$/.exec(place);
+  if (m) return `grid-row:7;grid-column:${Number(m[1]) + 1}`;
+  m = /^pos (\d+)$/.exec(place);
+  if (m) return `grid-row:${8 + Math.floor(Number(m[1]) / 6)};grid-column:${(Number(m[1]) % 6) + 1}`;
+  return "";
+}
+
 async function refreshPanels() {
   try {
     const readers = await hostApi("GET", "/api/host/readers");
     const el = document.getElementById("readers");
     el.innerHTML = readers.readers.length ? `<p>${esc(Object.entries(readers.counts).map(([h, n]) => `${t("health_" + h)}: ${n}`).join(" · "))}</p><div class="reader-grid">` +
-      readers.readers.map((r) => `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" title="${esc(r.place)}">${esc(r.place)}<br><strong>${r.health === "ok" ? "✓" : "⚠"} ${esc(t("health_" + r.health))}</strong>${r.occupied ? " ▣" : ""}</span>`).join("") + `</div>`
+      readers.readers.map((r) => `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" style="${readerSlot(r.place)}" title="${esc(r.place)}">${esc(r.place)}<br><strong>${r.health === "ok" ? "✓" : "⚠"} ${esc(t("health_" + r.health))}</strong>${r.occupied ? " ▣" : ""}</span>`).join("") + `</div>`
       : `<p>${esc(t("offline_hub"))}</p>`;
     const en = await hostApi("GET", "/api/host/enrolment");
     document.getElementById("enrolment").textContent = en.active

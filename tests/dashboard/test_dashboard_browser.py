@@ -170,3 +170,27 @@ def test_table_page_in_each_language(dash: Dash, page: Any, lang: str, nav: str,
     page.click(f"a.lang-switch[data-lang='{other}']")
     page.wait_for_load_state()
     assert page.get_attribute("html", "lang") == other
+
+
+def test_broker_outage_shows_a_banner_and_the_view_recovers(
+    restartable_broker: Any, table_id: str, tmp_path: Any, page: Any
+) -> None:
+    from dashkit import make_dash
+
+    gen = make_dash(restartable_broker.url, table_id, tmp_path, serve=True)
+    dash = next(gen)
+    try:
+        game = new_game(players=2, seed=8)
+        dash.publish_game(game)
+        page.goto(dash.url + "/?lang=en")
+        page.wait_for_selector("#board .card")
+        restartable_broker.stop()
+        page.wait_for_selector("[data-banner='broker']", timeout=15000)
+        restartable_broker.start()
+        page.wait_for_selector("[data-banner='broker']", state="detached", timeout=20000)
+        wait_until(lambda: dash.publisher.connected, 20, "the publisher to reconnect")
+        play(game, 3)
+        dash.publish_game(game, ts=12345.0)
+        page.wait_for_function("document.body.dataset.gameTs === '12345'", timeout=15000)
+    finally:
+        next(gen, None)

@@ -160,3 +160,25 @@ def test_fault_on_the_virtual_table_raises_an_alert_that_clears(
     click(page, state, f"[data-act='cell'][data-where='{source}']")  # put it back
     page.wait_for_selector("#alerts .alert", state="detached")
     assert not table_state(table_stack)["alerts"]
+
+
+def test_host_page_pin_readers_and_seat_codes(table_stack: Stack, page: Any) -> None:
+    url = table_stack.dash.url
+    page.goto(url + "/host?lang=en")
+    page.fill("#pin", "0000")
+    page.click("#login-form button[type=submit]")
+    page.wait_for_function("document.querySelector('#login-msg').textContent === 'Wrong PIN.'")
+    assert page.is_hidden("#host")
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("#readers .reader-grid")
+    readers = page.locator("#readers .reader")
+    assert readers.count() == 36  # 32 cells + 4 pads of the simulated table
+    assert page.locator("#readers .reader.h-ok").count() == 36
+    assert "No enrolment running." in page.inner_text("#enrolment")
+    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN},
+               json={"colours": ["yellow", "red", "green"], "deal": "virtual", "seed": 2})
+    wait_until(lambda: playing(table_stack), 10, "the game to start")
+    page.wait_for_selector("#links figure.qr[data-seat='2'] svg", timeout=10000)
+    assert page.locator("#links figure.qr").count() == 3
+    screenshot(page, "host-page")
