@@ -49,7 +49,7 @@ async function refreshPanels() {
     const el = document.getElementById("readers");
     el.innerHTML = readers.readers.length ? `<p>${esc(Object.entries(readers.counts).map(([h, n]) => `${t("health_" + h)}: ${n}`).join(" · "))}</p><div class="reader-grid">` +
       readers.readers.map((r) => `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" style="${readerSlot(r.place)}" title="${esc(r.place)}">${esc(r.place)}<br><strong>${r.health === "ok" ? "✓" : "⚠"} ${esc(t("health_" + r.health))}</strong>${r.occupied ? " ▣" : ""}</span>`).join("") + `</div>`
-      : `<p>${esc(t("offline_hub"))}</p>`;
+      : `<p>${esc(t("readers_none"))}</p>`;
     const en = await hostApi("GET", "/api/host/enrolment");
     document.getElementById("enrolment").textContent = en.active
       ? t("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: en.next ?? "—" }) : t("enrol_none");
