@@ -884,6 +884,14 @@ class TableInterpreter:
             if cache is None or cache[0] is not game or cache[1] != len(game.actions):
                 cache = self._view_cache = (game, len(game.actions), game.view_public())
             view = dict(cache[2])
+            held = self.held
+            if held is not None and held.ends_game and self.status is Status.PLAYING:
+                # The last card is in the seat's hand: what remains is keep or discard
+                # (G10a). The take is applied with that decision; show the moment as such.
+                view["phase"] = Phase.LAST_CARD.value
+                view["expected"] = {**view["expected"], "phase": Phase.LAST_CARD.value,
+                                    "last_card": held.card, "take": [], "accio": [],
+                                    "declinatio": False, "pass": False}
         else:
             view = {"schema_version": 1, "grid": self._observed_grid(), "seats": [],
                     "config": self.config.to_wire() if self.config else None, "over": False}

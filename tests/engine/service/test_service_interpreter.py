@@ -330,6 +330,9 @@ def test_last_card_laid_on_the_pad_is_kept(ending: tuple[TableInterpreter, int])
     seat = interp.turn
     interp.handle(lift(cell, card))
     assert interp.prompt()["code"] == "last_card"
+    view = interp.public_view()  # shown as the rules' last-card moment
+    assert view["phase"] == "last_card" and view["expected"]["last_card"] == card
+    assert view["expected"]["seat"] == seat
     with pytest.raises(Refused, match="seat"):
         interp.command("keep", seat=(seat + 1) % 2)
     out = interp.handle(pad_lay(seat, card))
