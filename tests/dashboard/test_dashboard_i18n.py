@@ -1,0 +1,62 @@
+"""Every UI string exists in French, English and German, and every key the pages use is
+defined."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dashboard.i18n import negotiate
+
+DASH = Path(__file__).resolve().parents[2] / "dashboard"
+
+
+def strings(lang: str) -> dict[str, str]:
+    data: dict[str, str] = json.loads((DASH / "i18n" / f"{lang}.json").read_text("utf-8"))
+    return data
+
+
+def test_same_keys_in_every_language() -> None:
+    fr, en, de = strings("fr"), strings("en"), strings("de")
+    assert set(fr) == set(en) == set(de)
+    for key in en:
+        placeholders = set(re.findall(r"\{(\w+)\}", en[key]))
+        assert placeholders == set(re.findall(r"\{(\w+)\}", fr[key])), key
+        assert placeholders == set(re.findall(r"\{(\w+)\}", de[key])), key
+        assert fr[key].strip() and de[key].strip(), key
+
+
+def test_every_key_used_by_the_pages_is_defined() -> None:
+    keys = set(strings("en"))
+    used: set[str] = set()
+    for path in (DASH / "static").glob("*.js"):
+        used |= set(re.findall(r"""\bt\(\s*"([a-z0-9_]+)\"""", path.read_text("utf-8")))
+    for path in (DASH / "templates").glob("*.html"):
+        used |= set(re.findall(r"\bt\.([a-z0-9_]+)", path.read_text("utf-8")))
+    assert used, "the pages use translated strings"
+    prefixes = {k for k in used if k.endswith("_")}  # t("phase_" + phase) and the like
+    assert used - prefixes <= keys, sorted(used - prefixes - keys)
+    families = {
+        "phase_": ["take", "declinatio", "refill", "last_card", "over"],
+        "health_": ["ok", "silent", "flicker", "absent"],
+        "end_reason_": ["line_emptied", "declinatio_blocked"],
+    }
+    assert prefixes <= set(families)
+    for prefix, values in families.items():
+        assert {prefix + v for v in values} <= keys, prefix
+
+
+@pytest.mark.parametrize(("query", "cookie", "accept", "want"), [
+    (None, None, None, "fr"),
+    ("de", None, "en", "de"),
+    ("xx", "en", "de", "en"),
+    (None, None, "it-IT,de;q=0.7,en;q=0.9", "en"),
+    (None, None, "de-CH", "de"),
+    (None, None, "en;q=garbage, de", "de"),
+])
+def test_language_choice(query: str | None, cookie: str | None, accept: str | None,
+                         want: str) -> None:
+    assert negotiate(query, cookie, accept, "fr") == want
