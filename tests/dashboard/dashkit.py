@@ -57,10 +57,10 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "
 class Server:
     """uvicorn serving an app in a background thread on 127.0.0.1:<free port>."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, port: int | None = None) -> None:
         import uvicorn
 
-        self.port = free_port()
+        self.port = port or free_port()
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
                                 timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)

@@ -194,3 +194,22 @@ def test_broker_outage_shows_a_banner_and_the_view_recovers(
         page.wait_for_function("document.body.dataset.gameTs === '12345'", timeout=15000)
     finally:
         next(gen, None)
+
+
+def test_table_view_reconnects_by_itself_after_a_dashboard_restart(dash: Dash, page: Any) -> None:
+    from dashkit import Server
+
+    dash.publish_game(new_game(players=2, seed=4))
+    page.goto(dash.url + "/?lang=en")
+    page.wait_for_selector("#board .card")
+    assert dash.server is not None
+    port = dash.server.port
+    dash.server.stop()
+    page.wait_for_selector("[data-banner='socket']")
+    restarted = Server(dash.app, port=port).start()
+    dash.server = restarted
+    page.wait_for_selector("[data-banner='socket']", state="detached", timeout=15000)
+    wait_until(lambda: dash.bridge.connected, 10, "the bridge to reconnect")
+    game = play(new_game(players=2, seed=4), 2)
+    dash.publish_game(game, ts=777.0)
+    page.wait_for_function("document.body.dataset.gameTs === '777'")
