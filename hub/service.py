@@ -6,9 +6,9 @@ written to the outbox under the next sequence number, then published with QoS 1,
 marked delivered when the broker acknowledges it. Undelivered events are published again
 after a restart. A retained ``hub/snapshot`` says what every reader sees and the last seq.
 
-The hub answers ``hub/cmd/<verb>`` (see `engine.wire.contract.HUB_VERBS`), drives the table
-I/O (turn LEDs from ``game/public``'s ``turn``, the buzzer on an active ``game/alert``) and
-publishes button presses as ``button`` events.
+The hub answers ``hub/cmd/<verb>`` (see `engine.wire.contract.HUB_VERBS`): the engine drives
+the table I/O with ``turn`` (the turn LEDs) and ``buzz`` (an illegal move); the hub reads no
+``game/*`` topic (the broker's ACL gives it none). Button presses go out as ``button`` events.
 """
 
 from __future__ import annotations
@@ -21,14 +21,11 @@ from typing import Any
 
 from engine.wire.contract import (
     CommandRequest,
-    GameAlert,
-    GamePublic,
     HubEvent,
     HubSnapshot,
     ReaderSeen,
     TopicInfo,
     Topics,
-    WireModel,
     encode,
 )
 from engine.wire.mqtt import CommandRefused, WireClient
@@ -94,8 +91,6 @@ class Hub:
         client.serve(self.topics.hub_cmd("+"), self._on_command)
         if self.io is not None:
             self.io.on_button = self.button_pressed
-            client.subscribe(self.topics.game_public, self._on_public)
-            client.subscribe(self.topics.game_alert, self._on_alert)
         for row in self.outbox.undelivered():
             client.publish_raw(row.topic, row.payload, on_ack=self._acker(row.seq))
         client.start()
@@ -287,15 +282,6 @@ class Hub:
         self.client.publish(self.topics.hub_snapshot, self.snapshot(), retain=True)
 
     # ------------------------------------------------------------ engine -> table I/O
-
-    def _on_public(self, topic: str, model: WireModel) -> None:
-        if isinstance(model, GamePublic) and self.io is not None:
-            self.io.set_turn(model.turn)
-
-    def _on_alert(self, topic: str, model: WireModel) -> None:
-        active = isinstance(model, GameAlert) and model.active and model.severity == "error"
-        if active and self.io is not None:
-            self.io.buzz()
 
     def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
         if info.table != self.table:

@@ -26,7 +26,6 @@ nothing. Every table is handled on the MQTT client's single dispatcher thread.
 from __future__ import annotations
 
 import logging
-import re
 import socket
 import threading
 import time
@@ -63,7 +62,6 @@ from engine.wire.contract import (
 from engine.wire.mqtt import CommandRefused, WireClient
 
 log = logging.getLogger("cauldron.engine")
-_RULE_NUMBER = re.compile(r"G[0-9]{1,2}")
 VERSION = "1"
 VIEW_QOS = 0
 
@@ -437,12 +435,6 @@ class EngineService:
     def _alert(wire: dict[str, Any], active: bool, game_id: str | None, now: float) -> GameAlert:
         rule = wire["rule"]
         params = dict(wire["params"])
-        wire_rule = _RULE_NUMBER.match(rule)
-        if wire_rule is not None and wire_rule.group(0) != rule:
-            # The contract's rule pattern has no letter suffix (G10a): send G10 and the
-            # full id in params.
-            params["rule"] = rule
-            rule = wire_rule.group(0)
         return GameAlert(
             alert_id=wire["alert_id"], rule=rule, message=wire["message"][:500],
             instruction=wire["instruction"][:500], severity=wire["severity"], seat=wire["seat"],

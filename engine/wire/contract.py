@@ -47,7 +47,7 @@ TABLE_ID_PATTERN: Final[str] = r"^[A-Za-z0-9_-]{1,64}$"
 _TABLE_ID_RE: Final = re.compile(TABLE_ID_PATTERN)
 UID_PATTERN: Final[str] = r"^(?:[0-9A-F]{8}|[0-9A-F]{14}|[0-9A-F]{20})$"
 CELL_PATTERN: Final[str] = r"^[0-5],[0-5]$"
-RULE_PATTERN: Final[str] = r"^G[0-9]{1,2}$"
+RULE_PATTERN: Final[str] = r"^G[0-9]{1,2}a?$"  # G1 … G11, and G10a (end of the game)
 TRANSACTION_PATTERN: Final[str] = r"^[A-Za-z0-9_.:-]{1,64}$"
 # Card ids of the catalogue (engine.rules.cards) and pawn tags "pawn-<seat>"; whether the id
 # exists in the catalogue is for the engine to judge (a stale tag map must not lose events).

@@ -189,6 +189,9 @@ class WireClient:
             client_id=self.client_id,
             clean_session=clean_session,
             protocol=paho.MQTTv311,
+            # A QoS 1 message is acknowledged only after its handlers ran (and, for the
+            # engine, stored it): a crash before that makes the broker send it again.
+            manual_ack=True,
         )
         client.reconnect_delay_set(reconnect_min, reconnect_max)  # type: ignore[arg-type]
         client.max_inflight_messages_set(100)
@@ -345,7 +348,7 @@ class WireClient:
         if topic in self._response_topics:
             # Answered here, not on the dispatcher, so a handler may wait in request().
             self._take_response(topic, payload)
-        self._inbox.put(("message", topic, payload))
+        self._inbox.put(("message", topic, payload, message.mid, message.qos))
 
     # ------------------------------------------------------------ dispatch
 
@@ -361,8 +364,10 @@ class WireClient:
                     except Exception:
                         log.exception("connect hook failed")
                 continue
-            _, topic, payload = item
+            _, topic, payload, mid, qos = item
             self._deliver(topic, payload)
+            if qos:
+                self._client.ack(mid, qos)
 
     def _deliver(self, topic: str, payload: bytes) -> None:
         with self._lock:

@@ -11,7 +11,7 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from engine.wire.contract import GameAlert, GamePublic, HubEvent, Topics, WireModel
+from engine.wire.contract import GamePublic, HubEvent, Topics, WireModel
 from engine.wire.mqtt import WireClient
 from hub.backends.sim import SimulatedTable
 from hub.errors import ConfigError
@@ -83,11 +83,11 @@ def test_hub_drives_io_from_engine_messages_and_publishes_presses(
         with WireClient(mqtt_broker) as engine:
             engine.subscribe(topics.hub_event, lambda t, m: events.append(m), wait=5)
             assert hub.client.wait_ready(10)
+            # The hub reads no game/* topic (the ACL gives it none): the engine drives it.
             engine.publish(topics.game_public, GamePublic(view={}, turn=1), retain=True)
-            wait_for(lambda: mock_pins.pin(27).state == 1)
-            engine.publish(topics.game_alert, GameAlert(alert_id="a", rule="G4", message="m",
-                                                        instruction="i"))
+            assert engine.request(topics.hub_cmd("buzz"), {"ms": 200}).status == "ok"
             wait_for(lambda: mock_pins.pin(24).state == 1)
+            assert mock_pins.pin(27).state == 0
             reply = engine.request(topics.hub_cmd("turn"), {"seat": 3})
             assert reply.status == "ok"
             assert [mock_pins.pin(p).state for p in LEDS] == [0, 0, 0, 1]
