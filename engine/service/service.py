@@ -11,6 +11,9 @@ hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the tab
   recipes, own stack with the memory aid), published when it changes; a Perluceo reveal goes
   once, not retained, with ``private_events``;
 - ``game/alert``: `GameAlert` raised (``active``) and cleared (same ``alert_id``);
+- ``game/events`` (QoS 1, not retained): `GameEvents`, the actions just applied and their
+  public events (config and dealt grid when a game starts): what a person at the table
+  sees happen, for bots and audit; published before the views it leads to;
 - ``hub/cmd/turn`` ``{"seat"}`` when the turn changes, ``hub/cmd/buzz`` ``{"ms"}`` on an error
   alert (the hub's LEDs and buzzer);
 - ``engine/state`` (retained) ``online``; the MQTT last will says ``offline`` (on the one
@@ -49,6 +52,7 @@ from engine.service.store import (
 from engine.wire.contract import (
     CommandRequest,
     GameAlert,
+    GameEvents,
     GamePublic,
     GameSeat,
     HubEvent,
@@ -394,6 +398,8 @@ class EngineService:
             self._publish(topics.game_alert, self._alert(alert.to_wire(), False, game_id, now))
         for alert in outcome.raised:
             self._publish(topics.game_alert, self._alert(alert.to_wire(), True, game_id, now))
+        if outcome.actions or outcome.started or outcome.undone or outcome.ended:
+            self._publish_game_events(runtime, outcome, now)
         if outcome.changed:
             turn = interp.turn
             public = GamePublic(table=runtime.name, game_id=game_id, turn=turn, ts=now,
@@ -410,6 +416,24 @@ class EngineService:
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
+
+    def _publish_game_events(self, runtime: TableRuntime, outcome: Outcome, now: float) -> None:
+        interp = runtime.interp
+        game = interp.game
+        if game is None:
+            return
+        started = outcome.started
+        model = GameEvents(
+            table=runtime.name, game_id=interp.game_id, status=interp.status.value,
+            index=len(game.actions) - len(outcome.actions),
+            actions=[a.to_wire() for a in outcome.actions],
+            events=[e.to_wire() for e in outcome.events if not e.private],  # public only
+            undone=outcome.undone,
+            config=game.config.to_wire() if started else None,
+            grid=list(game.deal.grid) if started else None,
+            ts=now,
+        )
+        self._publish(runtime.topics.game_events, model)
 
     def _publish_seats(self, runtime: TableRuntime, private: list[Event], game_id: str | None,
                        now: float) -> None:

@@ -15,6 +15,8 @@ topic (after the base)      model                    notes
 ``game/public``             `GamePublic`             retained; never a covered card
 ``game/seat/<n>``           `GameSeat`               one seat's private view
 ``game/alert``              `GameAlert`              rule id ``G…``, message, instruction
+``game/events``             `GameEvents`             QoS 1, not retained: the public
+                                                     action stream (bots, audit)
 ``cmd/<verb>``              `CommandRequest`         verbs in `GAME_VERBS`
 ``cmd/<verb>/response``     `CommandResponse`        ``{transaction, status, data, error}``
 ==========================  =======================  =====================================
@@ -297,6 +299,33 @@ class CommandResponse(WireModel):
         return self
 
 
+class GameEvents(WireModel):
+    """``game/events`` (QoS 1, not retained): the public action stream of a table's game.
+
+    After each applied input or command the engine publishes the rules actions it applied
+    (``actions``, wire form, the first being action number ``index`` of the game) and the
+    *public* events they produced (never a private one such as the Perluceo reveal). When a
+    game starts, ``config`` and the dealt ``grid`` (the 32 cards face up, in the order of the
+    square's takeable cells) come with it; an undo sends ``undone`` and the new length of the
+    action list as ``index``. With the real-table rules (`Game.from_deal` with the pile
+    unknown) a follower rebuilds exactly what a person at the table knows: refills are
+    actions too, so no covered card is ever needed.
+    """
+
+    table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
+    game_id: str | None = Field(default=None, max_length=64)
+    status: str = Field(max_length=16, description="the table's state: playing, over, ended")
+    index: int = Field(ge=0, description="position of actions[0] in the game's action list")
+    actions: list[dict[str, Any]] = Field(default_factory=list, max_length=64)
+    events: list[dict[str, Any]] = Field(default_factory=list, max_length=256)
+    undone: int = Field(default=0, ge=0)
+    config: dict[str, Any] | None = Field(default=None,
+                                          description="GameConfig wire form, at start")
+    grid: list[str] | None = Field(default=None, min_length=32, max_length=32,
+                                   description="the dealt square at start (takeable cells)")
+    ts: float | None = Field(default=None, ge=0)
+
+
 MODELS: Final[tuple[type[WireModel], ...]] = (
     HubEvent,
     ServiceState,
@@ -304,6 +333,7 @@ MODELS: Final[tuple[type[WireModel], ...]] = (
     GamePublic,
     GameSeat,
     GameAlert,
+    GameEvents,
     CommandRequest,
     CommandResponse,
 )
@@ -377,6 +407,10 @@ class Topics:
     def game_alert(self) -> str:
         return self._t("game/alert")
 
+    @property
+    def game_events(self) -> str:
+        return self._t("game/events")
+
     def game_seat(self, seat: int | str) -> str:
         if seat != "+" and not (isinstance(seat, int) and 0 <= seat < N_SEATS):
             raise TopicError(f"seat {seat!r} is not 0..3")
@@ -421,6 +455,7 @@ def parse_topic(topic: str, base: str = DEFAULT_BASE) -> TopicInfo:
         "engine/state": ServiceState,
         "game/public": GamePublic,
         "game/alert": GameAlert,
+        "game/events": GameEvents,
     }
     if name in simple:
         return TopicInfo(table, name, simple[name])
