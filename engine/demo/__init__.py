@@ -1,0 +1,1 @@
+"""`cauldron demo`: a whole table with bots in one process."""

@@ -1,0 +1,374 @@
+"""The demo's bots: they sit at the seats nobody joined and play with gestures on the
+virtual table, as a person following the table screen would.
+
+What a bot knows comes from the engine's public ``game/events`` stream (`ShadowGame`: the
+rules engine in real-table mode, the pile unordered), never from the engine's or the
+virtual table's hidden state. Its hands are the dashboard's public HTTP API: the virtual
+table's gestures (lift, lay, slide, draw, tap, drop) and the seat buttons (pass, keep,
+discard); which seats a person joined comes from ``GET /api/table``. The same driver starts
+each game (host API, PIN) and, after the score screen has shown for ``linger`` seconds, the
+next one.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from engine.bots import BotSeat, make_bot
+from engine.demo.shadow import ShadowError, ShadowGame
+from engine.rules import Game
+from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
+from engine.rules.board import cell_name, parse_cell
+from engine.rules.cards import PLAYER_COLOURS
+from engine.rules.game import Phase
+from engine.wire.contract import GameEvents, Topics, WireModel
+from engine.wire.mqtt import WireClient
+
+log = logging.getLogger("cauldron.demo")
+
+# Sensor events (hence engine inputs) each gesture makes on the simulated table.
+GESTURE_INPUTS = {"lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 0}
+PIN_HEADER = "X-Host-Pin"
+
+
+class DriverError(Exception):
+    """The dashboard did not do what the driver asked (named in the message)."""
+
+
+@dataclass(frozen=True)
+class DriverConfig:
+    dashboard: str  # http://127.0.0.1:<port>
+    pin: str
+    table: str
+    bot: str = "greedy"
+    players: int = 4
+    pace: float = 0.6  # seconds per gesture; 0: as fast as the table confirms
+    linger: float = 20.0  # seconds the score screen shows before the next game
+    games: int | None = None  # stop after this many games (None: endless)
+    seed: int | None = None
+    confirm_timeout: float = 5.0
+
+
+class BotDriver:
+    """Runs games on the demo table: starts them, plays the bots' seats, reports results."""
+
+    def __init__(self, config: DriverConfig, mqtt: WireClient,
+                 say: Callable[[str], None] = print) -> None:
+        self.config = config
+        self.say = say
+        self.rng = random.Random(config.seed)
+        self.bot = make_bot(config.bot)
+        self.shadow = ShadowGame()
+        self._shadow_lock = threading.Lock()
+        self.mqtt = mqtt
+        self.http = httpx.Client(base_url=config.dashboard, timeout=10.0,
+                                 headers={PIN_HEADER: config.pin})
+        self.stop_event = threading.Event()
+        self.finished = threading.Event()  # `games` games played and shown
+        self.games_started = 0
+        self.games_over = 0
+        self.results: list[dict[str, Any]] = []
+        self._thread: threading.Thread | None = None
+        self._game_id: str | None = None  # the game this driver started
+        self._over_at: float | None = None
+        self._decisions = 0
+        mqtt.subscribe(Topics(config.table).game_events, self._on_events)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> BotDriver:
+        self._thread = threading.Thread(target=self._run, name="demo-bots", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        if self._thread is not None:
+            self._thread.join(15)
+        self.http.close()
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait; True when asked to stop meanwhile."""
+        return self.stop_event.wait(seconds) if seconds > 0 else self.stop_event.is_set()
+
+    # ------------------------------------------------------------ the public stream
+
+    def _on_events(self, topic: str, model: WireModel) -> None:
+        if not isinstance(model, GameEvents):
+            return
+        with self._shadow_lock:
+            try:
+                self.shadow.feed(model)
+            except ShadowError as exc:
+                log.warning("%s", exc)
+
+    # ------------------------------------------------------------ the loop
+
+    def _run(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                self.tick()
+            except (httpx.HTTPError, DriverError) as exc:
+                log.warning("demo bots: %s", exc)
+                self._sleep(0.5)
+            except Exception:  # a bug must not freeze the demo table: log, go on
+                log.exception("demo bots: unexpected error")
+                self._sleep(1.0)
+
+    def state(self) -> dict[str, Any]:
+        response = self.http.get("/api/table")
+        response.raise_for_status()
+        data: dict[str, Any] = response.json()
+        return data
+
+    def tick(self) -> None:
+        state = self.state()
+        status = state["status"]
+        if not (status["broker"] and status["engine"] == "online"
+                and status["hub"] == "online"):
+            self._sleep(0.1)  # the table is still coming up
+            return
+        game = state.get("game")
+        view = game["view"] if game else None
+        table = (view or {}).get("table") or {}
+        phase = table.get("status", "idle")
+        if game is None or phase in ("idle", "over", "ended") or game["game_id"] != self._game_id:
+            self._between_games(state, phase)
+            return
+        if phase == "dealing":
+            self._sleep(0.05)
+            return
+        if not self._play(state, view):
+            self._sleep(0.02)
+
+    # ------------------------------------------------------------ between games
+
+    def _between_games(self, state: dict[str, Any], phase: str) -> None:
+        game = state.get("game")
+        if game is not None and game["game_id"] == self._game_id and phase in ("over", "ended"):
+            if self._over_at is None:
+                self._over_at = time.monotonic()
+                self.games_over += 1
+                self._report_end(game)
+                self._tidy(state)
+            if self.config.games is not None and self.games_over >= self.config.games:
+                if time.monotonic() - self._over_at >= self.config.linger:
+                    self.finished.set()
+                self._sleep(0.2)
+                return
+            if time.monotonic() - self._over_at < self.config.linger:
+                self._sleep(0.2)
+                return
+        elif phase in ("playing", "dealing") and game is not None:
+            # A game this driver did not start (left over from an earlier run): the virtual
+            # table does not hold its cards, so end it and deal afresh.
+            self.say(f"ending game {game['game_id']} left over from before")
+            self._host("/api/host/end")
+        self._new_game()
+
+    def _new_game(self) -> None:
+        players = self.config.players
+        body = {
+            "colours": list(PLAYER_COLOURS[:players]),
+            "first_seat": self.rng.randrange(players),
+            "deal": "virtual",
+            "seed": self.rng.randrange(2**31),
+        }
+        data = self._host("/api/host/new_game", body)
+        self._game_id = (data.get("data") or {}).get("game_id")
+        self._over_at = None
+        self.games_started += 1
+        colours = ", ".join(body["colours"])
+        self.say(f"game {self._game_id} started: {players} players ({colours}), "
+                 f"first seat {body['first_seat']}; bots ({self.config.bot}) play the seats "
+                 "nobody joins")
+
+    def _host(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        response = self.http.post(path, json=body)
+        if response.status_code >= 400:
+            raise DriverError(f"{path}: HTTP {response.status_code}: {response.text[:300]}")
+        data: dict[str, Any] = response.json() if response.content else {}
+        return data
+
+    def _report_end(self, game: dict[str, Any]) -> None:
+        view = game["view"]
+        end = view.get("end") or {}
+        scores = end.get("scores") or {}
+        seats = scores.get("seats") or []
+        totals = {s["seat"]: (s["colour"], s["total"]) for s in seats}
+        winners = scores.get("winners") or []
+        self.results.append({"game_id": game["game_id"], "totals": totals, "winners": winners})
+        if not totals:
+            self.say(f"game {game['game_id']} ended without scores")
+            return
+        table = ", ".join(f"{c} {t}" for _, (c, t) in sorted(totals.items()))
+        won = " and ".join(f"seat {w} ({totals[w][0]})" for w in winners if w in totals)
+        self.say(f"game {game['game_id']} over: winner {won}; scores: {table} "
+                 f"({self._decisions} bot decisions)")
+        self._decisions = 0
+
+    def _tidy(self, state: dict[str, Any]) -> None:
+        """A card left on a pad or in hand at the end goes where it belongs (cosmetic)."""
+        virtual = state.get("virtual") or {}
+        try:
+            if virtual.get("hand"):
+                self._gesture({"action": "drop"}, wait=False)
+            for seat in list(virtual.get("pads") or {}):
+                self._gesture({"action": "slide", "seat": int(seat)}, wait=False)
+        except DriverError as exc:
+            log.info("tidying the table: %s", exc)
+
+    # ------------------------------------------------------------ playing
+
+    def _play(self, state: dict[str, Any], view: dict[str, Any]) -> bool:
+        """One gesture for a bot seat, if one is due; False when there is nothing to do."""
+        if view.get("over"):
+            return False
+        joined: list[bool] = state.get("joined") or []
+        virtual = state.get("virtual") or {}
+        table = view.get("table") or {}
+        expected = view.get("expected") or {}
+        seat = view.get("turn")
+        if seat is None:
+            return False
+
+        def is_bot(s: int) -> bool:
+            return not (s < len(joined) and joined[s])
+
+        for wait in table.get("vanesco_wait") or []:
+            if is_bot(wait["seat"]):  # a person taps their own card
+                return self._gesture({"action": "tap", "seat": wait["seat"]}, state)
+            return False
+        if not is_bot(seat):
+            return False
+        hand, pads = virtual.get("hand"), virtual.get("pads") or {}
+        if hand is not None:
+            origin = virtual.get("hand_from")
+            if origin == "pile":
+                return self._gesture({"action": "lay", "where": expected["refill_cell"]}, state)
+            if view.get("phase") == "last_card" and origin and "," in origin:
+                return self._last_card(state, seat, origin)
+            return self._gesture({"action": "lay", "where": f"pad:{seat}"}, state)
+        if pads:
+            return self._gesture({"action": "slide", "seat": int(next(iter(pads)))}, state)
+        if expected.get("phase") == "refill":
+            return self._gesture({"action": "draw"}, state)
+        if expected.get("phase") in ("take", "declinatio"):
+            return self._decide(state, view, seat)
+        return False
+
+    def _synced_game(self, view: dict[str, Any], game_id: str | None) -> Game | None:
+        """A copy of the shadow once it has caught up with the public view, else None."""
+        with self._shadow_lock:
+            game = self.shadow.game
+            if game is None or self.shadow.game_id != game_id:
+                return None
+            public = game.view_public()
+            if any(public[k] != view.get(k) for k in ("turns", "turn", "phase", "grid")):
+                return None
+            return game.copy()
+
+    def _wait_shadow(self, view: dict[str, Any], game_id: str | None) -> Game | None:
+        deadline = time.monotonic() + self.config.confirm_timeout
+        while not self.stop_event.is_set():
+            game = self._synced_game(view, game_id)
+            if game is not None or time.monotonic() > deadline:
+                return game
+            time.sleep(0.01)
+        return None
+
+    def _choose(self, game: Game, seat: int) -> Action:
+        self._decisions += 1
+        return BotSeat(self.bot, game, seat, seed=self.rng.randrange(2**31)).act()
+
+    def _decide(self, state: dict[str, Any], view: dict[str, Any], seat: int) -> bool:
+        game_id = (state.get("game") or {}).get("game_id")
+        game = self._wait_shadow(view, game_id)
+        if game is None:
+            log.info("demo bots: the public action stream is behind the table view; waiting")
+            return False
+        if game.seat != seat or game.phase is not Phase.TAKE:
+            return False
+        if self.config.pace:
+            self._sleep(self.config.pace)  # a person looks before taking
+        action = self._choose(game, seat)
+        if isinstance(action, UseDeclinatio):
+            probe = game.copy()
+            probe.apply(action)
+            if probe.is_over():  # cannot be shown with a lift: pass or take plainly
+                legal = [a for a in game.legal_actions() if not isinstance(a, UseDeclinatio)]
+                action = legal[0] if legal else Pass()
+            else:
+                action = self._choose(probe, seat)  # the card from the newly faced line
+        if isinstance(action, Pass):
+            return self._button("/api/virtual/pass", state)
+        if isinstance(action, Take):
+            return self._gesture({"action": "lift", "where": cell_name(action.cell)}, state)
+        raise DriverError(f"seat {seat}: the bot chose {action}, which no gesture expresses now")
+
+    def _last_card(self, state: dict[str, Any], seat: int, cell: str) -> bool:
+        """The last card is in the bot's hand: keep it (lay it on the pad) or discard it."""
+        view = state["game"]["view"]
+        # The shadow has not applied the take yet (it comes with the decision).
+        shown = {**view, "phase": "take"}
+        game = self._wait_shadow(shown, state["game"]["game_id"])
+        if game is None:
+            return False
+        take = next((a for a in game.legal_actions()
+                     if isinstance(a, Take) and cell_name(a.cell) == cell), None)
+        if take is None:
+            game.apply(USE_DECLINATIO)
+            take = Take(parse_cell(cell))
+        game.apply(take)
+        choice = self._choose(game, seat) if game.phase is Phase.LAST_CARD else None
+        if isinstance(choice, Discard):
+            if not self._button("/api/virtual/discard", state):
+                return False
+            return self._gesture({"action": "drop"}, wait=False)
+        return self._gesture({"action": "lay", "where": f"pad:{seat}"}, state)
+
+    # ------------------------------------------------------------ hands
+
+    def _inputs(self, state: dict[str, Any] | None) -> int | None:
+        game = (state or {}).get("game")
+        table = (game or {}).get("view", {}).get("table") if game else None
+        return int(table["inputs"]) if table else None
+
+    def _gesture(self, body: dict[str, Any], state: dict[str, Any] | None = None,
+                 wait: bool = True) -> bool:
+        before = self._inputs(state)
+        response = self.http.post("/api/virtual/gesture", json=body)
+        if response.status_code == 409:
+            raise DriverError(f"gesture {body}: {response.json().get('detail')}")
+        response.raise_for_status()
+        if wait:
+            self._confirmed(before, GESTURE_INPUTS[body["action"]])
+        return True
+
+    def _button(self, path: str, state: dict[str, Any]) -> bool:
+        before = self._inputs(state)
+        response = self.http.post(path)
+        if response.status_code >= 400:
+            raise DriverError(f"{path}: HTTP {response.status_code}: {response.text[:300]}")
+        self._confirmed(before, 1)
+        return True
+
+    def _confirmed(self, before: int | None, inputs: int) -> None:
+        """Wait until the engine has seen the gesture (the table confirms the card), then
+        the pace; so the big screen shows every move."""
+        if before is not None and inputs:
+            deadline = time.monotonic() + self.config.confirm_timeout
+            while not self.stop_event.is_set() and time.monotonic() < deadline:
+                now = self._inputs(self.state())
+                if now is None or now >= before + inputs:
+                    break
+                time.sleep(0.01)
+        self._sleep(self.config.pace)

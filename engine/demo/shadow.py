@@ -1,0 +1,110 @@
+"""The game as a person at the table knows it, rebuilt from the public ``game/events`` stream.
+
+The engine publishes, after every applied input, the rules actions and their public events
+(`engine.wire.contract.GameEvents`); when a game starts, its configuration and the dealt
+square. `ShadowGame` replays them on `Game.from_deal(config, grid, pile=None)`: the rules
+engine's real-table mode, where the draw pile is an unordered set and each refill is an
+action naming the card laid into the hole. Nothing covered is ever needed, so bots fed from
+the shadow know exactly what a person watching the table knows.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from engine.rules import Game, GameConfig
+from engine.rules.actions import Action, action_from_wire
+from engine.rules.errors import RulesError
+from engine.rules.events import Event
+from engine.wire.contract import GameEvents
+
+log = logging.getLogger("cauldron.demo")
+
+
+class ShadowError(Exception):
+    """The stream cannot be followed (a missed message, an action the shadow refuses)."""
+
+
+@dataclass
+class ShadowGame:
+    """Follows one table's ``game/events``; `game` is None until a game start is seen."""
+
+    game_id: str | None = None
+    status: str | None = None
+    config: GameConfig | None = None
+    grid: tuple[str, ...] = ()
+    game: Game | None = None
+    actions: list[Action] = field(default_factory=list)
+    mismatches: int = 0  # public events that differ from the engine's (should stay 0)
+    resets: int = 0  # undo / rebuild count: followers holding state derived from us re-read
+
+    def feed(self, message: GameEvents) -> list[tuple[Action, list[Event]]]:
+        """Apply one message; returns the (action, events) newly applied, in order.
+
+        Raises `ShadowError` when the message does not follow from what was seen (the shadow
+        then waits for the next game start)."""
+        if message.config is not None and message.grid is not None:
+            self._start(message)
+        elif self.game is None or message.game_id != self.game_id:
+            self.status = message.status
+            return []  # a game whose start we did not see: nothing to follow
+        game = self.game
+        assert game is not None
+        self.status = message.status
+        if message.index < len(self.actions) or message.undone:
+            self._rebuild(message.index)
+            game = self.game
+            assert game is not None
+        if message.index != len(self.actions):
+            self._lose(f"game {self.game_id}: message starts at action {message.index}, the "
+                       f"shadow holds {len(self.actions)} (a message was lost)")
+        applied: list[tuple[Action, list[Event]]] = []
+        mine: list[Event] = []
+        for wire in message.actions:
+            try:
+                action = action_from_wire(wire)
+                events = game.apply(action)
+            except RulesError as exc:
+                self._lose(f"game {self.game_id}: action {wire} does not apply: {exc}")
+            self.actions.append(action)
+            applied.append((action, events))
+            mine.extend(events)
+        if message.actions:
+            public = [e.to_wire() for e in mine if not e.private]
+            if public != message.events:
+                self.mismatches += 1
+                log.warning("game %s: shadow events differ from the engine's at action %d",
+                            self.game_id, message.index)
+        return applied
+
+    def _start(self, message: GameEvents) -> None:
+        assert message.config is not None and message.grid is not None
+        try:
+            config = GameConfig.from_wire(message.config)
+            game = Game.from_deal(config, list(message.grid), None)
+        except RulesError as exc:
+            self.game = None
+            raise ShadowError(f"game {message.game_id}: cannot set up the shadow: {exc}") from None
+        self.game_id = message.game_id
+        self.config = config
+        self.grid = tuple(message.grid)
+        self.game = game
+        self.actions = []
+        self.resets += 1
+
+    def _rebuild(self, length: int) -> None:
+        """An undo: replay the first `length` actions on a fresh shadow."""
+        assert self.config is not None
+        kept = self.actions[:length]
+        game = Game.from_deal(self.config, list(self.grid), None)
+        for action in kept:
+            game.apply(action)
+        self.game = game
+        self.actions = kept
+        self.resets += 1
+
+    def _lose(self, why: str) -> None:
+        self.game = None
+        self.game_id = None
+        raise ShadowError(why + "; waiting for the next game")

@@ -1,0 +1,233 @@
+"""The whole demo table in one process: broker, simulated hub, engine service, dashboard and
+the bot driver, each on its own thread(s), started in order and stopped in reverse."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("cauldron.demo")
+
+
+class StackError(Exception):
+    """A part of the demo could not start; the message says what to do."""
+
+
+def demo_data_dir() -> Path:
+    """``$XDG_DATA_HOME/cauldron/demo`` (default ``~/.local/share/cauldron/demo``)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "cauldron" / "demo"
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+@dataclass
+class DemoOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    mqtt: str | None = None  # None: the embedded amqtt broker on a free port
+    table: str = "demo"
+    bot: str = "greedy"
+    players: int = 4
+    pace: float = 0.6
+    linger: float = 20.0
+    games: int | None = None
+    seed: int | None = None
+    pin: str | None = None
+    lang: str = "en"
+    data_dir: Path | None = None
+
+
+class DemoStack:
+    """Start with `start()`, stop with `stop()` (safe to call after a failed start)."""
+
+    def __init__(self, options: DemoOptions, say: Callable[[str], None] = print) -> None:
+        self.options = options
+        self.say = say
+        self.data_dir = options.data_dir or demo_data_dir()
+        self.broker: Any = None
+        self.mqtt_url = options.mqtt or ""
+        self.hub: Any = None
+        self.engine: Any = None
+        self.server: Any = None
+        self.server_thread: threading.Thread | None = None
+        self.driver: Any = None
+        self.driver_client: Any = None
+        self.settings: Any = None
+        self.port = options.port
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.options.host}:{self.port}/"
+
+    def start(self) -> DemoStack:
+        opts = self.options
+        if self.port == 0:
+            from engine.wire.broker import free_port
+
+            self.port = free_port()
+        elif not port_free(opts.host, self.port):
+            raise StackError(f"port {self.port} on {opts.host} is taken (another dashboard or "
+                             f"demo?); stop it, or use --port {self.port + 1}, or --port 0 "
+                             "for any free port")
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._start_broker()
+        self._start_hub()
+        self._start_engine()
+        self._start_dashboard()
+        self._start_driver()
+        return self
+
+    # ------------------------------------------------------------ parts
+
+    def _start_broker(self) -> None:
+        from engine.wire.mqtt import BrokerUrl, MqttError, WireClient
+
+        if self.options.mqtt is None:
+            from engine.wire.broker import BrokerStartError, LocalBroker
+
+            self.broker = LocalBroker(kind="amqtt")
+            try:
+                self.broker.start()
+            except BrokerStartError as exc:
+                raise StackError(f"the embedded MQTT broker did not start ({exc}); give a "
+                                 "broker with --mqtt mqtt://127.0.0.1:1883") from None
+            self.mqtt_url = self.broker.url
+            return
+        try:
+            BrokerUrl.parse(self.mqtt_url)
+            probe = WireClient(self.mqtt_url, client_id=f"cauldron-demo-probe-{os.getpid()}",
+                               reconnect_max=1.0)
+            probe.start(wait=5)
+            probe.stop()
+        except MqttError as exc:
+            raise StackError(f"cannot use the MQTT broker {self.mqtt_url}: {exc}; start it, "
+                             "or leave --mqtt out to use the embedded broker") from None
+
+    def _start_hub(self) -> None:
+        from engine.wire.contract import Topics
+        from engine.wire.mqtt import WireClient
+        from hub.backends import make_backend
+        from hub.backends.sim import virtual_box_tagmap
+        from hub.config import HubConfig
+        from hub.outbox import Outbox
+        from hub.service import Hub
+
+        table = self.options.table
+        config = HubConfig(table=table, mqtt=self.mqtt_url, backend="sim",
+                           data_dir=self.data_dir / "hub")
+        tagmap = virtual_box_tagmap()
+        backend = make_backend(config, tagmap)
+        client = WireClient(self.mqtt_url, client_id=f"{config.hub_name}-demo-{os.getpid()}",
+                            state_topic=Topics(table).hub_state)
+        # An in-process hub shares the GIL with everything else: poll a little less often.
+        self.hub = Hub(table=table, backend=backend, client=client,
+                       outbox=Outbox(config.outbox_path), tagmap=tagmap,
+                       hub_id=config.hub_name, io=None, poll_interval=0.01)
+        self.hub.start()
+
+    def _start_engine(self) -> None:
+        from engine.service.service import EngineService, ServiceConfig
+        from engine.wire.mqtt import MqttError
+
+        table = self.options.table
+        self.engine = EngineService(ServiceConfig(
+            mqtt=self.mqtt_url, data_dir=self.data_dir / "engine", tables=frozenset({table}),
+            name=f"engine-demo-{table}", hub_io=False,  # the simulated hub has no LEDs
+        ))
+        try:
+            self.engine.start(wait=10)
+        except MqttError as exc:
+            raise StackError(f"the engine service cannot reach the broker: {exc}") from None
+
+    def _start_dashboard(self) -> None:
+        import uvicorn
+
+        from dashboard.config import Settings
+        from dashboard.main import create_app
+
+        opts = self.options
+        fields: dict[str, Any] = {
+            "host": opts.host, "port": self.port, "mqtt": self.mqtt_url, "table": opts.table,
+            "data_dir": self.data_dir / "dashboard", "default_lang": opts.lang, "virtual": True,
+        }
+        if opts.pin:
+            fields["pin"] = opts.pin
+        self.settings = Settings(**fields)
+        app = create_app(self.settings)
+        config = uvicorn.Config(app, host=opts.host, port=self.port, log_level="warning",
+                                timeout_graceful_shutdown=2, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.server_thread = threading.Thread(target=self.server.run, name="dashboard",
+                                              daemon=True)
+        self.server_thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.server_thread.is_alive():
+                raise StackError(f"the dashboard could not listen on {opts.host}:{self.port}; "
+                                 "try another --port (or --port 0)")
+            if time.monotonic() > deadline:
+                raise StackError("the dashboard did not start within 20 s")
+            time.sleep(0.02)
+
+    def _start_driver(self) -> None:
+        from engine.demo.driver import BotDriver, DriverConfig
+        from engine.wire.mqtt import WireClient
+
+        opts = self.options
+        self.driver_client = WireClient(self.mqtt_url,
+                                        client_id=f"cauldron-demo-bots-{os.getpid()}")
+        config = DriverConfig(
+            dashboard=self.url.rstrip("/"), pin=self.settings.pin, table=opts.table,
+            bot=opts.bot, players=opts.players, pace=opts.pace, linger=opts.linger,
+            games=opts.games, seed=opts.seed,
+        )
+        self.driver = BotDriver(config, self.driver_client, say=self.say)
+        self.driver_client.start(wait=10)
+        self.driver_client.wait_ready(10)
+        self.driver.start()
+
+    # ------------------------------------------------------------ stop
+
+    def stop(self) -> None:
+        """Stop everything started, newest first; never raises."""
+        steps: list[tuple[str, Callable[[], None]]] = []
+        if self.driver is not None:
+            steps.append(("bots", self.driver.stop))
+        if self.driver_client is not None:
+            steps.append(("bots' MQTT client", self.driver_client.stop))
+        if self.server is not None:
+            steps.append(("dashboard", self._stop_server))
+        if self.engine is not None:
+            steps.append(("engine", self.engine.stop))
+        if self.hub is not None:
+            steps.append(("hub", self.hub.stop))
+        if self.broker is not None:
+            steps.append(("broker", self.broker.close))
+        for name, step in steps:
+            try:
+                step()
+            except Exception as exc:  # one part failing to stop must not keep the others up
+                log.warning("stopping the %s: %s", name, exc)
+        self.driver = self.driver_client = self.server = self.engine = None
+        self.hub = self.broker = None
+
+    def _stop_server(self) -> None:
+        self.server.should_exit = True
+        if self.server_thread is not None:
+            self.server_thread.join(10)
