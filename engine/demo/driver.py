@@ -39,6 +39,11 @@ GESTURE_INPUTS = {"lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 
 PIN_HEADER = "X-Host-Pin"
 
 
+def seat_name(seat: int, colour: str) -> str:
+    """A seat as the table screen names it (seats count from 1 for people)."""
+    return f"Seat {seat + 1} ({colour})"
+
+
 class DriverError(Exception):
     """The dashboard did not do what the driver asked (named in the message)."""
 
@@ -187,9 +192,10 @@ class BotDriver:
         self._over_at = None
         self.games_started += 1
         colours = ", ".join(body["colours"])
+        first = body["first_seat"]
         self.say(f"game {self._game_id} started: {players} players ({colours}), "
-                 f"first seat {body['first_seat']}; bots ({self.config.bot}) play the seats "
-                 "nobody joins")
+                 f"{seat_name(first, body['colours'][first])} begins; bots "
+                 f"({self.config.bot}) play the seats nobody joins")
 
     def _host(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         response = self.http.post(path, json=body)
@@ -210,8 +216,8 @@ class BotDriver:
             self.say(f"game {game['game_id']} ended without scores")
             return
         table = ", ".join(f"{c} {t}" for _, (c, t) in sorted(totals.items()))
-        won = " and ".join(f"seat {w} ({totals[w][0]})" for w in winners if w in totals)
-        self.say(f"game {game['game_id']} over: winner {won}; scores: {table} "
+        won = " and ".join(seat_name(w, totals[w][0]) for w in winners if w in totals)
+        self.say(f"game {game['game_id']} over: won by {won}; scores: {table} "
                  f"({self._decisions} bot decisions)")
         self._decisions = 0
 

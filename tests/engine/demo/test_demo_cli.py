@@ -1,0 +1,149 @@
+"""`cauldron demo` as a person starts it: a subprocess serving the table view, bots finishing
+a game through the virtual table, and Ctrl-C (SIGINT) stopping everything cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from engine.cli import main as cauldron
+from engine.wire.broker import free_port
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is `pid` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@pytest.mark.timeout(90)
+def test_demo_serves_plays_a_game_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
+    log = (tmp_path / "demo.log").open("w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "demo", "--port", str(port), "--pace", "0",
+         "--games", "1", "--players", "2", "--linger", "30", "--seed", "3", "--no-qr"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def output() -> str:
+        log.flush()
+        return (tmp_path / "demo.log").read_text()
+
+    try:
+        start = time.monotonic()
+        page = None
+        while time.monotonic() - start < 15:
+            assert proc.poll() is None, output()
+            try:
+                page = httpx.get(url + "/", timeout=2)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert page is not None and page.status_code == 200, output()
+        assert "<html" in page.text.lower()
+
+        state: dict = {}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, output()
+            state = httpx.get(url + "/api/table", timeout=5).json()
+            game = state.get("game")
+            if game and game["view"].get("over"):
+                break
+            time.sleep(0.2)
+        game = state["game"]
+        assert game and game["view"]["over"], output()
+        scores = game["view"]["end"]["scores"]
+        assert len(scores["seats"]) == 2 and scores["winners"]
+        assert not state["alerts"], state["alerts"]  # the bots played only legal gestures
+        # The score screen shows the result while the demo lingers.
+        deadline = time.monotonic() + 10
+        while "over: won by" not in output() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "over: won by" in output()
+
+        children_before = _children(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 0, output()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+    text = (tmp_path / "demo.log").read_text()
+    assert "Traceback" not in text, text
+    assert "stopped." in text
+    assert not [p for p in children_before if Path(f"/proc/{p}").exists()]
+    assert not _children(proc.pid)
+    assert _port_free(port)
+    # Data went to the per-user data directory, not the source tree.
+    assert (tmp_path / "data" / "cauldron" / "demo" / "engine").is_dir()
+
+
+def test_a_taken_port_is_one_clear_line(capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert cauldron(["demo", "--port", str(port), "--no-qr"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"port {port}" in err[0] and "--port 0" in err[0], err
+
+
+def test_an_unreachable_broker_is_one_clear_line(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    dead = free_port()
+    code = cauldron(["demo", "--port", "0", "--mqtt", f"mqtt://127.0.0.1:{dead}", "--no-qr"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "MQTT broker" in err[0] and "--mqtt" in err[0], err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--bot", "clever"], "--bot"),
+    (["--games", "0"], "--games"),
+    (["--mqtt", "http://x"], "mqtt://"),
+    (["--pin", "a b"], "--pin"),
+])
+def test_bad_flags_are_one_clear_line(argv: list[str], message: str,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert cauldron(["demo", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err

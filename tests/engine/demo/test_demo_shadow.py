@@ -1,0 +1,178 @@
+"""The bots' shadow game, fed only by the engine's public ``game/events`` stream, equals the
+engine's own game; the stream never carries a private event or a covered card."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.demo.shadow import ShadowGame
+from engine.rules.board import cell_name
+from engine.rules.cards import CARDS
+from engine.service.service import EngineService, ServiceConfig
+from engine.service.table_driver import scripted_game
+from engine.wire.contract import GameEvents, HubEvent, Topics, WireModel, parse_payload
+from engine.wire.mqtt import WireClient
+from hub.backends.sim import made_up_uid
+
+
+def _hub_event(inp: Any, seq: int) -> HubEvent:
+    common: dict[str, Any] = {"hub_id": "hub-demo-test", "epoch": "e1", "seq": seq,
+                              "ts": 1000.0 + seq}
+    if inp.kind == "button":
+        place = {"seat": inp.seat} if inp.button == "confirm" else {}
+        return HubEvent(kind="button", action="pressed", button=inp.button, **place, **common)
+    place = {"cell": cell_name(inp.cell)} if inp.cell is not None else {"seat": inp.pad}
+    kind = "cell" if inp.cell is not None else "pad"
+    return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
+                    **place, **common)
+
+
+class Stream:
+    """Records every raw ``game/events`` payload of one table, in arrival order."""
+
+    def __init__(self, url: str, table: str) -> None:
+        self.topic = Topics(table).game_events
+        self.raw: list[bytes] = []
+        self.lock = threading.Lock()
+        self.client = WireClient(url, client_id=f"test-stream-{table}")
+        self.client.subscribe(self.topic, self._on)
+        self.client.start(wait=10)
+        self.client.wait_ready(10)
+
+    def _on(self, topic: str, model: WireModel) -> None:
+        assert isinstance(model, GameEvents)
+        with self.lock:
+            self.raw.append(model.model_dump_json().encode())
+
+    def wait_count(self, count: int, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.raw) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(self.raw) >= count, f"{len(self.raw)} of {count} game/events messages came"
+
+
+def _visible_cards(view: dict[str, Any]) -> set[str]:
+    """Every card a person can see face up in a public view."""
+    cards = {c for row in view["grid"] for c in row if c}
+    for seat in view["seats"]:
+        if seat["top"]:
+            cards.add(seat["top"])
+        cards.update(s["card"] for s in seat["spells"])
+    cards.update(view["discarded"])
+    cards.update(view["out_of_game"])
+    return cards
+
+
+def _cards_in(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value} if value in CARDS else set()
+    if isinstance(value, dict):
+        return set().union(*(_cards_in(v) for v in value.values())) if value else set()
+    if isinstance(value, list | tuple):
+        return set().union(*(_cards_in(v) for v in value)) if value else set()
+    return set()
+
+
+@pytest.mark.parametrize(("players", "seed"), [(2, 3), (3, 11), (4, 5)])
+def test_shadow_from_the_public_stream_equals_the_engine(
+    mqtt_broker: str, table_id: str, tmp_path: Path, players: int, seed: int
+) -> None:
+    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
+                                         tables=frozenset({table_id}), hub_io=False,
+                                         name=f"engine-{table_id}"))
+    engine.start(wait=10)
+    stream = Stream(mqtt_broker, table_id)
+    try:
+        script = scripted_game(players, seed)
+        args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
+        engine.command(table_id, "new_game", args)
+        inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
+        for seq, inp in enumerate(inputs, start=1):
+            engine.receive(table_id, _hub_event(inp, seq))
+        interp = engine.tables[table_id].interp
+        real = interp.game
+        assert real is not None and real.is_over()
+        stream.wait_count(1)
+        seen_types: set[str] = set()
+        deadline = time.monotonic() + 10
+        shadow = ShadowGame()
+        fed = 0
+        while time.monotonic() < deadline:
+            with stream.lock:
+                batch = stream.raw[fed:]
+            for raw in batch:
+                model = parse_payload(stream.topic, raw)
+                assert isinstance(model, GameEvents)
+                before = shadow.game.view_public() if shadow.game is not None else None
+                shadow.feed(model)
+                assert shadow.game is not None
+                after = shadow.game.view_public()
+                # The stream mentions only cards a person at the table sees face up.
+                assert "perluceo_reveal" not in raw.decode()
+                assert all(not e.get("private") and e["type"] != "perluceo_reveal"
+                           for e in model.events)
+                visible = _visible_cards(after) | (_visible_cards(before) if before else set())
+                mentioned = _cards_in(model.actions) | _cards_in(model.events) | _cards_in(
+                    model.grid or [])
+                assert mentioned <= visible, f"covered cards on the wire: {mentioned - visible}"
+                seen_types.update(e["type"] for e in model.events)
+            fed += len(batch)
+            if shadow.game is not None and len(shadow.actions) == len(real.actions):
+                break
+            time.sleep(0.05)
+        # The game had a Perluceo (whose private reveal stayed off the stream) and a Vanesco.
+        assert {"perluceo_used", "vanesco_resolved", "game_ended"} <= seen_types
+        assert shadow.game is not None
+        assert shadow.game.state_key() == real.state_key()
+        assert shadow.game.view_public() == real.view_public()
+        assert shadow.mismatches == 0
+        # The shadow knows no pile order: it is the engine's real-table mode.
+        known, *_ = shadow.game.pile.state()
+        assert not known
+    finally:
+        stream.client.stop()
+        engine.stop()
+
+
+def test_undo_on_the_stream_rewinds_the_shadow(
+    mqtt_broker: str, table_id: str, tmp_path: Path
+) -> None:
+    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
+                                         tables=frozenset({table_id}), hub_io=False,
+                                         name=f"engine-{table_id}"))
+    engine.start(wait=10)
+    stream = Stream(mqtt_broker, table_id)
+    try:
+        script = scripted_game(2, 7, max_decisions=6)
+        args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
+        engine.command(table_id, "new_game", args)
+        inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
+        for seq, inp in enumerate(inputs, start=1):
+            engine.receive(table_id, _hub_event(inp, seq))
+        engine.command(table_id, "undo", {})
+        real = engine.tables[table_id].interp.game
+        assert real is not None
+        shadow = ShadowGame()
+        deadline = time.monotonic() + 10
+        fed = 0
+        while time.monotonic() < deadline:
+            with stream.lock:
+                batch = stream.raw[fed:]
+            for raw in batch:
+                model = parse_payload(stream.topic, raw)
+                assert isinstance(model, GameEvents)
+                shadow.feed(model)
+            fed += len(batch)
+            if shadow.game is not None and shadow.game.state_key() == real.state_key():
+                break
+            time.sleep(0.05)
+        assert shadow.game is not None and shadow.game.state_key() == real.state_key()
+        assert shadow.resets >= 2  # the start, then the undo
+    finally:
+        stream.client.stop()
+        engine.stop()
