@@ -106,6 +106,11 @@ def _qr(url: str) -> None:
         logging.getLogger("cauldron.demo").info("no QR code: %s", exc)
 
 
+def _restore(previous: dict[signal.Signals, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
 def _handle(args: argparse.Namespace) -> int:
     from engine.cli import CliError
 
@@ -129,12 +134,18 @@ def _handle(args: argparse.Namespace) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     stack = DemoStack(options, say=_say)
+    _say("starting the demo table (broker, simulated hub, engine, dashboard, bots)...")
     try:
-        _say("starting the demo table (broker, simulated hub, engine, dashboard, bots)...")
-        try:
-            stack.start()
-        except StackError as exc:
-            raise CliError(str(exc)) from None
+        stack.start()
+    except StackError as exc:
+        stack.stop()
+        _restore(previous)
+        raise CliError(str(exc)) from None
+    except BaseException:
+        stack.stop()
+        _restore(previous)
+        raise
+    try:
         url = stack.url
         broker = "embedded amqtt on " + stack.mqtt_url if args.mqtt is None else stack.mqtt_url
         _say(f"\nCauldron Table demo: open {url}")
@@ -155,7 +166,6 @@ def _handle(args: argparse.Namespace) -> int:
     finally:
         _say("stopping the demo table...")
         stack.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _restore(previous)
     _say("stopped.")
     return 0

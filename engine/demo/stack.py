@@ -116,8 +116,8 @@ class DemoStack:
             probe.start(wait=5)
             probe.stop()
         except MqttError as exc:
-            raise StackError(f"cannot use the MQTT broker {self.mqtt_url}: {exc}; start it, "
-                             "or leave --mqtt out to use the embedded broker") from None
+            raise StackError(f"{exc} (or leave --mqtt out: the demo then runs its own "
+                             "broker)") from None
 
     def _start_hub(self) -> None:
         from engine.wire.contract import Topics

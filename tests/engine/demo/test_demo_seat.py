@@ -1,0 +1,120 @@
+"""A visitor takes a seat: the bots leave it alone, the person plays it on the virtual table,
+and the bots carry on with the other seats (the whole demo stack, in-process)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.sync.client import connect
+
+from engine.demo.stack import DemoOptions, DemoStack
+
+PIN = "4321"
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[DemoStack]:
+    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=8, linger=30, pin=PIN,
+                                  data_dir=tmp_path / "demo"), say=lambda _: None)
+    try:
+        yield stack.start()
+    finally:
+        stack.stop()
+
+
+def _state(http: httpx.Client) -> dict[str, Any]:
+    data: dict[str, Any] = http.get("/api/table").json()
+    return data
+
+
+def _person_step(http: httpx.Client, state: dict[str, Any], seat: int) -> None:
+    """What a person at `seat` does next, following the table screen."""
+    view = state["game"]["view"]
+    virtual = state["virtual"]
+    expected = view["expected"]
+
+    def gesture(**body: Any) -> None:
+        http.post("/api/virtual/gesture", json=body).raise_for_status()
+
+    if virtual["hand"] is not None:
+        if virtual["hand_from"] == "pile":
+            gesture(action="lay", where=expected["refill_cell"])
+        else:
+            gesture(action="lay", where=f"pad:{seat}")
+    elif virtual["pads"]:
+        gesture(action="slide", seat=int(next(iter(virtual["pads"]))))
+    elif view["table"]["vanesco_wait"]:
+        gesture(action="tap", seat=view["table"]["vanesco_wait"][0]["seat"])
+    elif expected["phase"] == "refill":
+        gesture(action="draw")
+    elif expected["pass"]:
+        http.post("/api/virtual/pass").raise_for_status()
+    elif expected["take"] or expected["accio"]:
+        gesture(action="lift", where=(expected["take"] or expected["accio"])[0])
+
+
+@pytest.mark.timeout(90)
+def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
+    http = httpx.Client(base_url=demo.url, timeout=10, headers={"X-Host-Pin": PIN})
+    deadline = time.monotonic() + 20
+    state = _state(http)
+    while time.monotonic() < deadline:
+        state = _state(http)
+        game = state["game"]
+        if game and (game["view"].get("table") or {}).get("status") == "playing":
+            break
+        time.sleep(0.05)
+    links = http.get("/api/host/seats").json()
+    seat0 = next(link for link in links if link["seat"] == 0)
+    ws_url = seat0["url"].replace("http://", "ws://").replace("/seat/0?", "/ws/seat/0?")
+    with connect(ws_url) as phone:
+        phone.recv(timeout=5)
+        deadline = time.monotonic() + 10
+        while not _state(http)["joined"][0] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state(http)["joined"][0]
+        # Wait for seat 0's turn to come with nothing in hand: the bots then do nothing.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            state = _state(http)
+            view = state["game"]["view"]
+            if view.get("over"):
+                pytest.skip("the game ended before seat 0's turn came")
+            if view["turn"] == 0 and view["expected"]["phase"] in ("take", "refill"):
+                break
+            if view["turn"] == 0:
+                _person_step(http, state, 0)  # the person finishes a turn the bot began
+            time.sleep(0.05)
+        # A gesture a bot began before it saw the join may still land: let it settle.
+        inputs = -1
+        while inputs != state["game"]["view"]["table"]["inputs"]:
+            inputs = state["game"]["view"]["table"]["inputs"]
+            time.sleep(0.5)
+            state = _state(http)
+        time.sleep(1.5)
+        still = _state(http)
+        assert still["game"]["view"]["table"]["inputs"] == inputs, "a bot played the person's seat"
+        assert still["game"]["view"]["turn"] == 0
+        # The person plays seat 0's turn; then the bot plays seat 1's.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            state = _state(http)
+            if state["game"]["view"]["turn"] != 0 or state["game"]["view"].get("over"):
+                break
+            _person_step(http, state, 0)
+            time.sleep(0.05)
+        assert state["game"]["view"]["turn"] == 1 or state["game"]["view"].get("over")
+        assert not state["alerts"], state["alerts"]
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            view = _state(http)["game"]["view"]
+            if view["turn"] == 0 or view.get("over"):
+                break
+            time.sleep(0.05)
+        assert view["turn"] == 0 or view.get("over"), "the bot did not play seat 1"
+    http.close()
