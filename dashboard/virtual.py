@@ -58,23 +58,28 @@ class VirtualTable:
         self.pile: list[str] = []  # top first
         self.out: list[str] = []
         self.message: str | None = None
+        self._public = self._snapshot()
 
     # ------------------------------------------------------------ what anyone may see
 
     def public(self) -> VirtualPublic:
-        with self._lock:
-            return VirtualPublic(
-                enabled=True,
-                dealt=self.dealt,
-                cells=dict(self.cells),
-                hand=self.hand,
-                hand_from=self.hand_from,
-                pads={str(s): c for s, c in self.pads.items()},
-                pile_size=len(self.pile),
-                tops={str(s): (c[-1] if c else None) for s, c in enumerate(self.cauldrons)},
-                sizes={str(s): len(c) for s, c in enumerate(self.cauldrons)},
-                message=self.message,
-            )
+        """The latest public snapshot. Never waits for the lock: the MQTT dispatcher calls
+        this (through the bridge) while a gesture may hold the lock waiting for the hub."""
+        return self._public
+
+    def _snapshot(self) -> VirtualPublic:
+        return VirtualPublic(
+            enabled=True,
+            dealt=self.dealt,
+            cells=dict(self.cells),
+            hand=self.hand,
+            hand_from=self.hand_from,
+            pads={str(s): c for s, c in self.pads.items()},
+            pile_size=len(self.pile),
+            tops={str(s): (c[-1] if c else None) for s, c in enumerate(self.cauldrons)},
+            sizes={str(s): len(c) for s, c in enumerate(self.cauldrons)},
+            message=self.message,
+        )
 
     # ------------------------------------------------------------ the hub
 
@@ -92,9 +97,11 @@ class VirtualTable:
         return result.data
 
     def _changed(self, message: str | None = None) -> VirtualPublic:
+        """Publish the new physical state (called with the lock held)."""
         self.message = message
+        self._public = self._snapshot()
         self.bridge.broadcast()
-        return self.public()
+        return self._public
 
     # ------------------------------------------------------------ set-up
 

@@ -54,14 +54,24 @@ def selector_for(kind: str, body: dict[str, Any]) -> str:
     return f"[data-act='cell'][data-where='{where}']"
 
 
-def click(page: Any, state: dict[str, Any], selector: str) -> None:
-    """Click once the page shows `state` (the engine's input count and the hand)."""
-    hand = state["virtual"]["hand"] or ""
-    page.wait_for_function(
-        "([n, hand]) => document.body.dataset.inputs === n && document.body.dataset.hand === hand",
-        arg=[str(inputs(state)), hand],
-    )
+def synced(page: Any, stack: Stack) -> dict[str, Any]:
+    """The table state, once the page shows it too (the engine's input count and the hand)."""
+
+    def check() -> dict[str, Any] | None:
+        state = table_state(stack)
+        hand = state["virtual"]["hand"] or ""
+        shown = page.evaluate("() => [document.body.dataset.inputs, document.body.dataset.hand]")
+        return state if shown == [str(inputs(state)), hand] else None
+
+    result: dict[str, Any] = wait_until(check, 10, "the page to show the table state")
+    return result
+
+
+def click(page: Any, stack: Stack, selector: str) -> dict[str, Any]:
+    """Click `selector` once the page shows the current state; returns that state."""
+    state = synced(page, stack)
     page.locator(selector).dispatch_event("click")
+    return state
 
 
 def wait_engine(stack: Stack, state: dict[str, Any], target: int, what: str) -> dict[str, Any]:
@@ -74,16 +84,17 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
     start_from_host_page(page, table_stack, players=2, memory_aid=True)
     page.goto(url + "/virtual?lang=en")
     page.wait_for_selector("#board [data-act='cell'] .card")
-    state = table_state(table_stack)
     steps = 0
     deadline = time.monotonic() + 100
-    while not state["game"]["view"]["over"]:
+    while True:
+        state = synced(page, table_stack)
+        if state["game"]["view"]["over"]:
+            break
         assert time.monotonic() < deadline, f"stuck after {steps} steps"
         assert not state["alerts"], state["alerts"]
         kind, body = next_step(state)
-        click(page, state, selector_for(kind, body))
-        state = wait_engine(table_stack, state, expected_inputs(state, kind, body),
-                            f"{kind} {body}")
+        page.locator(selector_for(kind, body)).dispatch_event("click")
+        wait_engine(table_stack, state, expected_inputs(state, kind, body), f"{kind} {body}")
         steps += 1
         if steps == 40:
             screenshot(page, "virtual-table")
@@ -101,7 +112,7 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
 
 def test_keyboard_only_turn_on_the_virtual_table(table_stack: Stack, page: Any) -> None:
     url = table_stack.dash.url
-    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN},
+    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN}, timeout=30,
                json={"colours": ["green", "blue", "red"], "deal": "virtual", "seed": 3})
     wait_until(lambda: playing(table_stack), 10, "the game to start")
     page.goto(url + "/virtual?lang=en")
@@ -121,6 +132,7 @@ def test_keyboard_only_turn_on_the_virtual_table(table_stack: Stack, page: Any) 
         raise AssertionError(f"Tab never reached {selector}")
 
     while state["game"]["view"]["turns"] == turns:
+        state = synced(page, table_stack)
         kind, body = next_step(state)
         assert kind != "wait", state
         press_on(selector_for(kind, body))
@@ -137,27 +149,26 @@ def test_fault_on_the_virtual_table_raises_an_alert_that_clears(
     """A taken card laid on the wrong seat's pad: the engine's alert shows with its rule and
     what to do; putting the card back where it was clears it."""
     url = table_stack.dash.url
-    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN},
+    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN}, timeout=30,
                json={"colours": ["yellow", "blue"], "deal": "virtual", "seed": 5})
     wait_until(lambda: playing(table_stack), 10, "the game to start")
     page.goto(url + "/virtual?lang=en")
     page.wait_for_selector("#board [data-act='cell'] .card")
-    state = table_state(table_stack)
+    state = synced(page, table_stack)
     source = state["game"]["view"]["expected"]["take"][0]
-    click(page, state, f"[data-act='cell'][data-where='{source}']")
+    state = click(page, table_stack, f"[data-act='cell'][data-where='{source}']")
     state = wait_engine(table_stack, state, inputs(state) + 1, "the lift")
     # lay it on the wrong seat's pad
     other = 1 - state["game"]["view"]["turn"]
-    click(page, state, f"[data-act='pad'][data-seat='{other}']")
+    click(page, table_stack, f"[data-act='pad'][data-seat='{other}']")
     alert = page.wait_for_selector("#alerts .alert")
     text = alert.inner_text()
     assert "Rule G" in text and "What to do:" in text
     page.wait_for_function("document.querySelector('#announce-alert').textContent.length > 0")
     screenshot(page, "virtual-table-alert")
-    state = table_state(table_stack)
-    click(page, state, f"[data-act='pickpad'][data-seat='{other}']")
-    state = wait_engine(table_stack, state, inputs(state) + 1, "the pick-up")
-    click(page, state, f"[data-act='cell'][data-where='{source}']")  # put it back
+    state = click(page, table_stack, f"[data-act='pickpad'][data-seat='{other}']")
+    wait_engine(table_stack, state, inputs(state) + 1, "the pick-up")
+    click(page, table_stack, f"[data-act='cell'][data-where='{source}']")  # put it back
     page.wait_for_selector("#alerts .alert", state="detached")
     assert not table_state(table_stack)["alerts"]
 
@@ -176,7 +187,7 @@ def test_host_page_pin_readers_and_seat_codes(table_stack: Stack, page: Any) -> 
     assert readers.count() == 36  # 32 cells + 4 pads of the simulated table
     assert page.locator("#readers .reader.h-ok").count() == 36
     assert "No enrolment running." in page.inner_text("#enrolment")
-    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN},
+    httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN}, timeout=30,
                json={"colours": ["yellow", "red", "green"], "deal": "virtual", "seed": 2})
     wait_until(lambda: playing(table_stack), 10, "the game to start")
     page.wait_for_selector("#links figure.qr[data-seat='2'] svg", timeout=10000)
