@@ -37,6 +37,7 @@ Example ``hub.toml``::
 from __future__ import annotations
 
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -90,6 +91,7 @@ class HubConfig:
             "perimeter": (bool,), "poll_interval": (int, float),
             "snapshot_interval": (int, float), "serial": (dict,), "spi": (dict,),
             "io": (dict,), "sim": (dict,), "mqtt_ca": (str, type(None)),
+            "hub_id": (str, type(None)), "data_dir": (Path,), "tagmap": (Path, type(None)),
         }
         for name, types in kinds.items():
             value = getattr(self, name)
@@ -103,8 +105,9 @@ class HubConfig:
             raise ConfigError(f"backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
         if not 0 <= self.pads <= 4:
             raise ConfigError(f"pads must be 0..4, got {self.pads}")
-        if self.poll_interval < 0:
-            raise ConfigError("poll_interval must be >= 0 seconds")
+        for name in ("poll_interval", "snapshot_interval"):
+            if not 0 <= getattr(self, name) < math.inf:  # NaN fails this too
+                raise ConfigError(f"{name} must be a number of seconds >= 0")
         return self
 
     @classmethod
@@ -118,14 +121,20 @@ class HubConfig:
                 raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
             except (ValueError, tomllib.TOMLDecodeError) as exc:
                 raise ConfigError(f"config {path} is not valid TOML/JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"config {path}: the top level must be a table of settings "
+                              f"(key = value), not {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             names = ", ".join(sorted(known))
-            raise ConfigError(f"config {path}: unknown key(s) {', '.join(unknown)}; known: {names}")
+            shown = ", ".join(k if k.isidentifier() else repr(k) for k in unknown)
+            raise ConfigError(f"config {path}: unknown key(s) {shown}; known: {names}")
         data.update({k: v for k, v in overrides.items() if v is not None})
         for key in ("data_dir", "tagmap"):
             if data.get(key) is not None:
+                if not isinstance(data[key], str | Path):
+                    raise ConfigError(f"{key} = {data[key]!r} is not a str (a path)")
                 data[key] = Path(data[key]).expanduser()
         try:
             config = cls(**data)

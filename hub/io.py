@@ -59,7 +59,7 @@ class TableIO:
                 self.host_button = self._own(Button(host_button, pull_up=True,
                                                     bounce_time=bounce_time))
                 self.host_button.when_pressed = self._pressed("undo", None)
-        except (GPIOZeroError, ValueError) as exc:
+        except (GPIOZeroError, ValueError, TypeError) as exc:
             self.close()
             raise ConfigError(
                 f"table I/O pins cannot be used: {exc}; check the [io] pins in the config "
@@ -73,8 +73,20 @@ class TableIO:
         known = {"turn_leds", "buzzer", "seat_buttons", "host_button", "bounce_time"}
         unknown = sorted(set(config) - known)
         if unknown:
-            raise ConfigError(f"[io]: unknown key(s) {', '.join(unknown)}; known: "
+            raise ConfigError(f"[io]: unknown key(s) {', '.join(map(repr, unknown))}; known: "
                               f"{', '.join(sorted(known))}")
+        for key in ("turn_leds", "seat_buttons"):
+            pins = config.get(key, [])
+            if not isinstance(pins, list) or not all(_is_pin(p) for p in pins):
+                raise ConfigError(f"[io] {key} = {pins!r} is not a list of pins (BCM numbers)")
+        for key in ("buzzer", "host_button"):
+            pin = config.get(key)
+            if pin is not None and not _is_pin(pin):
+                raise ConfigError(f"[io] {key} = {pin!r} is not a pin (a BCM number)")
+        bounce = config.get("bounce_time", 0.03)
+        if bounce is not None and (not isinstance(bounce, int | float) or isinstance(bounce, bool)
+                                   or not 0 <= bounce <= 10):
+            raise ConfigError(f"[io] bounce_time = {bounce!r} is not 0..10 seconds")
         return cls(**config)
 
     def _own(self, device: Any) -> Any:
@@ -115,3 +127,8 @@ class TableIO:
             except Exception:
                 log.debug("closing %r failed", device)
         self._devices.clear()
+
+
+def _is_pin(value: object) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, str) and bool(value))

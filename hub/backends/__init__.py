@@ -27,13 +27,16 @@ def make_backend(config: HubConfig, tagmap: TagMap | None = None) -> ReaderBacke
         from hub.backends.sim import SimulatedTable
 
         sim = config.sim
-        return SimulatedTable(
-            layout,
-            tagmap=tagmap,
-            seed=int(sim.get("seed", 0)),
-            drop_rate=float(sim.get("drop_rate", 0.0)),
-            misread_rate=float(sim.get("misread_rate", 0.0)),
-        )
+        seed = sim.get("seed", 0)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ConfigError(f"[sim] seed = {seed!r} is not an integer")
+        rates = {}
+        for key in ("drop_rate", "misread_rate"):
+            rate = sim.get(key, 0.0)
+            if not isinstance(rate, int | float) or isinstance(rate, bool) or not 0 <= rate <= 1:
+                raise ConfigError(f"[sim] {key} = {rate!r} is not a number from 0 to 1")
+            rates[key] = float(rate)
+        return SimulatedTable(layout, tagmap=tagmap, seed=seed, **rates)
     if config.backend == "serial":
         from hub.backends.serial import SerialBackend
 

@@ -86,7 +86,14 @@ class SerialBackend(ReaderBackend):
                 "the serial back-end needs [serial] port = \"/dev/ttyACM0\" (the Pico's USB "
                 "port; `ls /dev/ttyACM*` lists candidates)"
             )
-        baudrate = int(config.get("baudrate", 115200))
+        baudrate = config.get("baudrate", 115200)
+        delay = config.get("reconnect_delay", 1.0)
+        if not isinstance(port, str):
+            raise ConfigError(f"[serial] port = {port!r} is not a device path like /dev/ttyACM0")
+        if not isinstance(baudrate, int) or isinstance(baudrate, bool) or baudrate <= 0:
+            raise ConfigError(f"[serial] baudrate = {baudrate!r} is not a positive integer")
+        if not isinstance(delay, int | float) or isinstance(delay, bool) or not 0 < delay <= 3600:
+            raise ConfigError(f"[serial] reconnect_delay = {delay!r} is not 0..3600 seconds")
 
         def opener() -> Any:
             import serial  # pyserial
@@ -94,7 +101,7 @@ class SerialBackend(ReaderBackend):
             return serial.serial_for_url(str(port), baudrate=baudrate, timeout=0)
 
         return cls(layout, opener, port_name=str(port),
-                   reconnect_delay=float(config.get("reconnect_delay", 1.0)))
+                   reconnect_delay=float(delay))
 
     # ------------------------------------------------------------ link
 
