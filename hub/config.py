@@ -119,7 +119,7 @@ class HubConfig:
                 data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
             except OSError as exc:
                 raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
-            except (ValueError, tomllib.TOMLDecodeError) as exc:
+            except (ValueError, RecursionError) as exc:  # TOMLDecodeError is a ValueError
                 raise ConfigError(f"config {path} is not valid TOML/JSON: {exc}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"config {path}: the top level must be a table of settings "

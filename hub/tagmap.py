@@ -55,7 +55,7 @@ class TagMap:
             raise TagMapError(f"tag map {path} does not exist; run `cauldron enroll` first")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
             raise TagMapError(f"tag map {path} cannot be read: {exc}") from None
         if not isinstance(data, dict) or not isinstance(data.get("tags"), dict):
             raise TagMapError(f"tag map {path} has no 'tags' object; is it a tag map file?")

@@ -140,6 +140,17 @@ def test_fuzz_backend_sections(tmp_path: Path, backend: str, section: dict[str, 
         assert 0.0 <= built.drop_rate <= 1.0 and 0.0 <= built.misread_rate <= 1.0  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(("suffix", "text"), [
+    (".json", "[" * 100_000 + "]" * 100_000),
+    (".toml", "a = " + "[" * 100_000 + "]" * 100_000),
+    (".toml", "a = " + "{b = " * 50_000 + "1" + "}" * 50_000),
+])
+def test_deeply_nested_config_is_refused(tmp_path: Path, suffix: str, text: str) -> None:
+    path = tmp_path / f"hub{suffix}"
+    path.write_text(text, encoding="utf-8")
+    assert load(path) is None
+
+
 @pytest.fixture
 def mock_pins() -> Iterator[None]:
     previous = Device.pin_factory
