@@ -10,7 +10,9 @@ shows the new state. The page's clock is checked against this process's clock (t
 with the smallest round trip of several) and the offset removed. Updates go one at a time
 (the next after the page showed the previous one; the page itself resolves the wait, so no
 polling competes with the update), so none is coalesced away. 20 warm-up updates are not
-counted. Per run: p50 and p95 over the updates; the figures are medians over runs.
+counted. Per run: p50 and p95 over the updates; the figures are medians over runs. The
+same updates to a plain Python WebSocket client give the server's share (broker +
+dashboard) without the browser.
 """
 
 from __future__ import annotations
@@ -67,6 +69,42 @@ def _start_dashboard(mqtt: str, table: str, port: int) -> subprocess.Popen[bytes
     )
 
 
+def _plain_client(port: int, publisher: Any, topic: str, table: str,
+                  runs: int) -> tuple[list[float], list[float]]:
+    """p50/p95 per run of publish -> message at a Python WebSocket client on /ws/table."""
+    import json
+
+    from websockets.sync.client import connect
+
+    from engine.rules import Game, GameConfig
+    from engine.wire.contract import GamePublic
+
+    p50s: list[float] = []
+    p95s: list[float] = []
+    with connect(f"ws://127.0.0.1:{port}/ws/table", max_size=None) as ws:
+        ws.recv(timeout=10)
+        for run_index in range(runs):
+            rng = random.Random(1000 + run_index)
+            game = Game.new(GameConfig(colours=("yellow", "red", "green", "blue")), rng)
+            samples = []
+            for _ in range(UPDATES):
+                if game.is_over():
+                    game = Game.new(game.config, random.Random(rng.random()))
+                game.apply(rng.choice(game.legal_actions()))
+                view = game.view_public()
+                ts = time.time()
+                publisher.publish(topic, GamePublic(table=table, game_id=f"plain-{run_index}",
+                                                    ts=ts, view=view), retain=True)
+                while True:
+                    message = json.loads(ws.recv(timeout=10))
+                    if message.get("game") and message["game"].get("ts") == ts:
+                        samples.append((time.time() - ts) * 1000)
+                        break
+            p50s.append(_percentile(samples, 0.50))
+            p95s.append(_percentile(samples, 0.95))
+    return p50s, p95s
+
+
 def run(runs: int, progress: ProgressFn) -> list[Figure]:
     from engine.cli import CliError
 
@@ -90,6 +128,8 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
     shown_max: list[float] = []
     recv_p50: list[float] = []
     recv_p95: list[float] = []
+    server_p50: list[float] = []
+    server_p95: list[float] = []
     detail: dict[str, Any] = {"updates_per_run": UPDATES}
     with LocalBroker() as broker:
         detail["broker"] = broker.kind
@@ -158,6 +198,8 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                     detail.setdefault("clock_offset_ms", []).append(round(offset, 3))
                     detail.setdefault("clock_probe_rtt_ms", []).append(round(rtt, 3))
                 browser.close()
+            # The server's share: the same updates to a plain WebSocket client (no browser).
+            server_p50, server_p95 = _plain_client(port, publisher, topic, table, runs)
         finally:
             publisher.stop()
             dashboard.terminate()
@@ -174,4 +216,6 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
         Figure("publish -> table view shown, worst of run", "ms", shown_max),
         Figure("of which publish -> message in the page, p50", "ms", recv_p50),
         Figure("of which publish -> message in the page, p95", "ms", recv_p95),
+        Figure("server share: publish -> plain WebSocket client, p50", "ms", server_p50),
+        Figure("server share: publish -> plain WebSocket client, p95", "ms", server_p95),
     ]
