@@ -118,3 +118,22 @@ def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
             time.sleep(0.05)
         assert view["turn"] == 0 or view.get("over"), "the bot did not play seat 1"
     http.close()
+
+
+def test_stop_leaves_no_thread_behind(tmp_path: Path) -> None:
+    import threading
+
+    before = set(threading.enumerate())
+    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=1, pin=PIN,
+                                  data_dir=tmp_path / "demo"), say=lambda _: None)
+    stack.start()
+    assert httpx.get(stack.url, timeout=5).status_code == 200
+    stack.stop()
+    deadline = time.monotonic() + 10
+    left: list[threading.Thread] = []
+    while time.monotonic() < deadline:
+        left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, [t.name for t in left]
