@@ -135,7 +135,10 @@ class HubConfig:
             if data.get(key) is not None:
                 if not isinstance(data[key], str | Path):
                     raise ConfigError(f"{key} = {data[key]!r} is not a str (a path)")
-                data[key] = Path(data[key]).expanduser()
+                try:
+                    data[key] = Path(data[key]).expanduser()
+                except RuntimeError as exc:  # ~user of no such user
+                    raise ConfigError(f"{key} = {data[key]!r}: {exc}") from None
         try:
             config = cls(**data)
         except TypeError as exc:

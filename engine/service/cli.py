@@ -9,15 +9,23 @@ import signal
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cli import CliError
+
+if TYPE_CHECKING:
+    from engine.service.service import ServiceConfig
 
 
 def _data_dir(value: str | None) -> Path:
     from engine.service.store import default_data_dir
 
-    return Path(value).expanduser() if value else default_data_dir()
+    if not value:
+        return default_data_dir()
+    try:
+        return Path(value).expanduser()
+    except RuntimeError as exc:  # ~user of no such user
+        raise CliError(f"data dir {value!r}: {exc}; give a full path") from None
 
 
 def _load_config_file(path: str | None) -> dict[str, Any]:
@@ -28,15 +36,39 @@ def _load_config_file(path: str | None) -> dict[str, Any]:
             data = tomllib.load(fh)
     except OSError as exc:
         raise CliError(f"cannot read the config file {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError, not UTF-8, nested too deep
         raise CliError(f"{path} is not valid TOML: {exc}") from None
     section = data.get("engine", data)
+    if not isinstance(section, dict):
+        raise CliError(f"{path}: engine = {section!r} is not a table; write an [engine] "
+                       "section")
     allowed = {"mqtt", "data_dir", "tables", "shard", "name", "hub_io"}
     unknown = set(section) - allowed
     if unknown:
-        raise CliError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))} in [engine]; "
+        shown = ", ".join(k if k.isidentifier() else repr(k) for k in sorted(unknown))
+        raise CliError(f"{path}: unknown setting(s) {shown} in [engine]; "
                        f"known: {', '.join(sorted(allowed))}")
+    for key, value in section.items():
+        if key == "hub_io":
+            ok = isinstance(value, bool)
+        elif key == "tables":
+            ok = isinstance(value, str) or (
+                isinstance(value, list) and all(isinstance(v, str) for v in value))
+        else:
+            ok = isinstance(value, str)
+        if not ok:
+            kind = {"hub_io": "true or false", "tables": "a list of table ids"}.get(key, "a string")
+            raise CliError(f"{path}: {key} = {value!r} in [engine] must be {kind}")
     return dict(section)
+
+
+def _check_name(name: str) -> str:
+    from engine.wire.contract import TopicError, check_table_id
+
+    try:  # it names the engine's state topic too
+        return check_table_id(name)
+    except TopicError as exc:
+        raise CliError(f"--name {name!r}: {exc}") from None
 
 
 def _parse_shard(text: str) -> tuple[int, int]:
@@ -61,21 +93,28 @@ def _parse_tables(value: Any) -> frozenset[str] | None:
         raise CliError(str(exc)) from None
 
 
-def _engine(args: argparse.Namespace) -> int:
-    from engine.service.errors import ServiceError
-    from engine.service.service import EngineService, ServiceConfig
-    from engine.wire.mqtt import MqttError
+def _service_config(args: argparse.Namespace) -> ServiceConfig:
+    """The service's settings: the command line over the config file over the defaults."""
+    from engine.service.service import ServiceConfig
 
     file = _load_config_file(args.config)
     shard_text = args.shard or file.get("shard")
-    config = ServiceConfig(
+    return ServiceConfig(
         mqtt=args.mqtt or file.get("mqtt") or "mqtt://127.0.0.1:1883",
         data_dir=_data_dir(args.data_dir or file.get("data_dir")),
         tables=_parse_tables(args.tables or file.get("tables")),
         shard=_parse_shard(shard_text) if shard_text else None,
-        name=args.name or file.get("name") or "engine",
+        name=_check_name(args.name or file.get("name") or "engine"),
         hub_io=not args.no_hub_io and file.get("hub_io", True) is not False,
     )
+
+
+def _engine(args: argparse.Namespace) -> int:
+    from engine.service.errors import ServiceError
+    from engine.service.service import EngineService
+    from engine.wire.mqtt import MqttError
+
+    config = _service_config(args)
     # Two busy threads share the GIL (paho's network loop and the handler): hand it over
     # more often than every 5 ms, or a message waits for the other thread's whole slice.
     sys.setswitchinterval(0.001)

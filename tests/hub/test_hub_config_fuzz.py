@@ -30,7 +30,8 @@ KEYS = ["table", "mqtt", "mqtt_ca", "backend", "hub_id", "data_dir", "tagmap", "
 
 scalars = (st.none() | st.booleans() | st.integers(-10, 10) | st.integers()
            | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12)
-           | st.sampled_from(["sim", "serial", "spi", "t-1", "/tmp/x", "~", "mqtt://127.0.0.1:1"]))
+           | st.sampled_from(["sim", "serial", "spi", "t-1", "/tmp/x", "~", "~nosuchuser-zz/x",
+                             "mqtt://127.0.0.1:1"]))
 values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=3)
                       | st.dictionaries(st.text(max_size=8), kids, max_size=3), max_leaves=6)
 key_names = st.sampled_from(KEYS) | st.text(max_size=10)
@@ -144,8 +145,10 @@ def test_fuzz_backend_sections(tmp_path: Path, backend: str, section: dict[str, 
     (".json", "[" * 100_000 + "]" * 100_000),
     (".toml", "a = " + "[" * 100_000 + "]" * 100_000),
     (".toml", "a = " + "{b = " * 50_000 + "1" + "}" * 50_000),
+    (".toml", 'data_dir = "~nosuchuser-zz/x"'),
+    (".json", '{"tagmap": "~nosuchuser-zz/t.json"}'),
 ])
-def test_deeply_nested_config_is_refused(tmp_path: Path, suffix: str, text: str) -> None:
+def test_nested_or_unusable_config_is_refused(tmp_path: Path, suffix: str, text: str) -> None:
     path = tmp_path / f"hub{suffix}"
     path.write_text(text, encoding="utf-8")
     assert load(path) is None
