@@ -96,7 +96,7 @@ def _say(text: str) -> None:
 
 def _qr(url: str) -> None:
     try:
-        import qrcode
+        import qrcode  # type: ignore[import-untyped]
 
         code = qrcode.QRCode(border=1)
         code.add_data(url)

@@ -151,7 +151,7 @@ class BotDriver:
         if phase == "dealing":
             self._sleep(0.05)
             return
-        if not self._play(state, view):
+        if view is not None and not self._play(state, view):
             self._sleep(0.02)
 
     # ------------------------------------------------------------ between games
@@ -181,9 +181,11 @@ class BotDriver:
 
     def _new_game(self) -> None:
         players = self.config.players
-        body = {
-            "colours": list(PLAYER_COLOURS[:players]),
-            "first_seat": self.rng.randrange(players),
+        colour_list = list(PLAYER_COLOURS[:players])
+        first = self.rng.randrange(players)
+        body: dict[str, Any] = {
+            "colours": colour_list,
+            "first_seat": first,
             "deal": "virtual",
             "seed": self.rng.randrange(2**31),
         }
@@ -191,10 +193,9 @@ class BotDriver:
         self._game_id = (data.get("data") or {}).get("game_id")
         self._over_at = None
         self.games_started += 1
-        colours = ", ".join(body["colours"])
-        first = body["first_seat"]
+        colours = ", ".join(colour_list)
         self.say(f"game {self._game_id} started: {players} players ({colours}), "
-                 f"{seat_name(first, body['colours'][first])} begins; bots "
+                 f"{seat_name(first, colour_list[first])} begins; bots "
                  f"({self.config.bot}) play the seats nobody joins")
 
     def _host(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
