@@ -27,12 +27,21 @@ def register(subparsers: Any) -> None:
         help="host PIN (4-32 letters/digits; default $CAULDRON_HOST_PIN, else a random one "
         "printed at start)",
     )
-    parser.add_argument("--data-dir", type=Path, default=None, help="keeps the seat secrets")
+    parser.add_argument(
+        "--data-dir", type=Path, default=None,
+        help="where the seat secrets are kept (default $XDG_DATA_HOME/cauldron/dashboard, "
+        "else ~/.local/share/cauldron/dashboard)",
+    )
     parser.add_argument("--lang", choices=["fr", "en", "de"], default="fr", help="default language")
     parser.add_argument(
         "--no-virtual", action="store_true", help="switch the virtual table off (real cards only)"
     )
     parser.set_defaults(handler=_handle)
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "cauldron" / "dashboard"
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -52,7 +61,7 @@ def _handle(args: argparse.Namespace) -> int:
         "port": args.port,
         "mqtt": args.mqtt,
         "table": args.table,
-        "data_dir": args.data_dir,
+        "data_dir": args.data_dir or default_data_dir(),
         "default_lang": args.lang,
         "virtual": not args.no_virtual,
     }

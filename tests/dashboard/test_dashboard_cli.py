@@ -24,11 +24,13 @@ def cauldron(*args: str) -> list[str]:
     return [str(script), *args]
 
 
-def test_dashboard_command_serves_and_stops_on_ctrl_c(mqtt_broker: str, table_id: str) -> None:
+def test_dashboard_command_serves_and_stops_on_ctrl_c(
+    mqtt_broker: str, table_id: str, tmp_path: Path
+) -> None:
     port = free_port()
     proc = subprocess.Popen(
         cauldron("dashboard", "--port", str(port), "--mqtt", mqtt_broker, "--table", table_id,
-                 "--pin", "13579"),
+                 "--pin", "13579", "--data-dir", str(tmp_path)),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
