@@ -27,6 +27,15 @@ function posSlot(p) {
   return [20 - p + 1, 0];
 }
 
+/* The line a pawn at perimeter position p faces (G3); null at a corner. */
+function facedLine(p) {
+  if (p % 5 === 0) return null;
+  if (p < 5) return 6 + p;
+  if (p < 10) return p - 5;
+  if (p < 15) return 6 + (15 - p);
+  return 20 - p;
+}
+
 function lineCells(line) {
   const cells = [];
   for (let i = 0; i < 6; i++) cells.push(line < 6 ? `${line},${i}` : `${i},${line - 6}`);
@@ -95,6 +104,9 @@ function renderBoard(state) {
   const accio = new Set(ex.accio || []);
   const faced = new Set(ex.faced_line != null && !v.over ? lineCells(ex.faced_line) : []);
   const hole = ex.refill_cell;
+  // At a corner with Declinatio: the line the pawn would face after moving again (G7).
+  const declLine = ex.declinatio && v.seats[v.turn] ? facedLine((v.seats[v.turn].pawn + v.move_value) % 20) : null;
+  const decl = new Set(declLine != null ? lineCells(declLine) : []);
   const parts = [];
   for (let r = 0; r < 6; r++) {
     for (let c = 0; c < 6; c++) {
@@ -111,6 +123,7 @@ function renderBoard(state) {
       if (faced.has(key)) cls.push("faced");
       if (take.has(key)) { cls.push("may-take"); badge = `<span class="badge" aria-hidden="true">✓</span>`; hint = t("may_take"); }
       if (accio.has(key)) { cls.push("accio"); badge = `<span class="badge" aria-hidden="true">A</span>`; hint = t("accio_options"); }
+      if (decl.has(key) && card && !/^(vanesco|perluceo)-/.test(card)) { cls.push("decl"); badge = `<span class="badge" aria-hidden="true">D</span>`; hint = t("declinatio_option"); }
       if (hole === key) { cls.push("hole"); badge = `<span class="badge" aria-hidden="true">⟳</span>`; hint = t("phase_refill"); }
       const label = `${cellLabel(key)}: ${card ? cardLabel(card) : t("empty")}${hint ? " — " + hint : ""}`;
       const inner = `${card ? cardHtml(card) : ""}<span class="coord" aria-hidden="true">${key}</span>${badge}`;

@@ -213,3 +213,32 @@ def test_table_view_reconnects_by_itself_after_a_dashboard_restart(dash: Dash, p
     game = play(new_game(players=2, seed=4), 2)
     dash.publish_game(game, ts=777.0)
     page.wait_for_function("document.body.dataset.gameTs === '777'")
+
+
+def test_declinatio_line_is_shown_at_a_corner(dash: Dash, page: Any) -> None:
+    from engine.rules.board import FACED_LINE, LINES, cell_name
+
+    found = None
+    for seed in range(200):
+        game = new_game(players=2, seed=seed)
+        rng = random.Random(seed)
+        while not game.is_over():
+            if game.view_public()["expected"]["declinatio"]:
+                found = game
+                break
+            game.apply(rng.choice(game.legal_actions()))
+        if found:
+            break
+    assert found is not None, "no game reached a corner with Declinatio"
+    dash.publish_game(found)
+    page.goto(dash.url + "/?lang=en")
+    page.wait_for_selector("#board .card")
+    seat = found.seat
+    line = FACED_LINE[(found.pawns[seat] + found.move_value) % 20]
+    assert line is not None
+    want = {cell_name(c) for c in LINES[line]
+            if found.grid[c] and not found.grid[c].startswith(("vanesco", "perluceo"))}
+    shown = set(page.eval_on_selector_all("#board .cell.decl",
+                                          "els => els.map(e => e.dataset.cell)"))
+    assert shown == want
+    assert "Declinatio" in page.inner_text("#turn")
