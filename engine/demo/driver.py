@@ -300,6 +300,16 @@ class BotDriver:
         game_id = (state.get("game") or {}).get("game_id")
         game = self._wait_shadow(view, game_id)
         if game is None:
+            with self._shadow_lock:
+                lost = self.shadow.game is None or self.shadow.game_id != game_id
+            if lost and not self.stop_event.is_set():
+                # A game/events message never came (a broker outage): the bots cannot know
+                # this game any more; deal a new one rather than freeze the demo.
+                self.say(f"game {game_id}: the bots lost track of the game (a message was "
+                         "lost); dealing a new game")
+                self._host("/api/host/end")
+                self._game_id = None
+                return True
             log.info("demo bots: the public action stream is behind the table view; waiting")
             return False
         if game.seat != seat or game.phase is not Phase.TAKE:

@@ -176,3 +176,28 @@ def test_undo_on_the_stream_rewinds_the_shadow(
     finally:
         stream.client.stop()
         engine.stop()
+
+
+def test_a_lost_message_is_noticed_and_the_shadow_waits_for_the_next_game() -> None:
+    import random
+
+    from engine.demo.shadow import ShadowError
+    from engine.rules import Game, GameConfig
+
+    config = GameConfig(colours=("yellow", "red"))
+    real = Game.from_deal(config, list(Game.new(config, random.Random(4)).deal.grid), None)
+    shadow = ShadowGame()
+    shadow.feed(GameEvents(game_id="g1", status="playing", index=0, config=config.to_wire(),
+                           grid=list(real.deal.grid)))
+    first = real.legal_actions()[0]
+    real.apply(first)
+    second = real.legal_actions()[0]
+    with pytest.raises(ShadowError, match="lost"):
+        shadow.feed(GameEvents(game_id="g1", status="playing", index=1,
+                               actions=[second.to_wire()]))
+    assert shadow.game is None
+    # Later messages of that game are ignored; the next game start is followed again.
+    assert shadow.feed(GameEvents(game_id="g1", status="playing", index=2)) == []
+    shadow.feed(GameEvents(game_id="g2", status="playing", index=0, config=config.to_wire(),
+                           grid=list(real.deal.grid)))
+    assert shadow.game is not None and shadow.game_id == "g2"
