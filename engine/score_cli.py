@@ -79,6 +79,8 @@ def _read(path: str, source: str) -> str:
 def _location(loc: tuple[int | str, ...]) -> str:
     text = ""
     for part in loc:
+        if not isinstance(part, int) and not str(part).isidentifier():
+            part = json.dumps(str(part))  # a key with spaces or line breaks stays one line
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text or "the top level"
 
