@@ -109,10 +109,14 @@ def _load_json(path: str) -> Any:
                 text = fh.read()
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not UTF-8 text; give a JSON game log") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"{path} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise CliError(f"{path} is not JSON a game log can be: nested too deeply") from None
 
 
 def _replay(args: argparse.Namespace) -> int:
