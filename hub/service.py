@@ -335,6 +335,10 @@ class Hub:
         if not isinstance(sim, SimulatedTable):
             raise CommandRefused(f"sim: this hub reads real cards ({sim.name} back-end)")
         action, where = args.get("action"), args.get("where")
+        for key in ("where", "card_id", "uid"):
+            value = args.get(key)
+            if value is not None and not isinstance(value, str):
+                raise CommandRefused(f"sim {action}: {key} {value!r} is not a string")
         try:
             if action == "place":
                 uid = sim.place(str(where), card_id=args.get("card_id"), uid=args.get("uid"))
