@@ -63,6 +63,12 @@ def _check(args: argparse.Namespace) -> None:
         raise CliError(f"--port {args.port} is not 0..65535")
     if args.games is not None and args.games < 1:
         raise CliError(f"--games {args.games}: give 1 or more (or leave it out: endless)")
+    from engine.wire.contract import TopicError, check_table_id
+
+    try:
+        check_table_id(args.table)
+    except TopicError as exc:
+        raise CliError(f"--table: {exc}") from None
     name = args.bot.partition(":")[0]
     if name not in BOT_CHOICES:
         raise CliError(f"--bot {args.bot!r}: choose greedy, search or random")

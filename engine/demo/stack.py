@@ -31,6 +31,9 @@ def port_free(host: str, port: int) -> bool:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+        except socket.gaierror:
+            raise StackError(f"--host {host!r} is not an address of this machine "
+                             "(use 127.0.0.1)") from None
         except OSError:
             return False
     return True

@@ -141,6 +141,7 @@ def test_an_unreachable_broker_is_one_clear_line(capsys: pytest.CaptureFixture[s
     (["--games", "0"], "--games"),
     (["--mqtt", "http://x"], "mqtt://"),
     (["--pin", "a b"], "--pin"),
+    (["--table", "a/b"], "--table"),
 ])
 def test_bad_flags_are_one_clear_line(argv: list[str], message: str,
                                       capsys: pytest.CaptureFixture[str]) -> None:
