@@ -149,6 +149,9 @@ class LocalBroker:
         self._thread.start()
         ready.wait(10)
         if errors:
+            self._thread.join(5)  # its loop is closed: nothing for stop() to stop
+            self._thread = None
+            self._loop = None
             raise BrokerStartError(f"amqtt broker failed: {errors[0]}")
 
     def stop(self) -> None:
