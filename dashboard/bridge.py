@@ -158,10 +158,9 @@ class Bridge:
         return self.client.connected
 
     def check_connection(self) -> None:
-        """Broadcast when the broker link went down or came back (called periodically)."""
-        now = self.connected
-        if now != self._was_connected:
-            self._was_connected = now
+        """Broadcast when the broker link is not what the pages were last told (called
+        periodically: the MQTT client has no disconnect hook)."""
+        if self.connected != self._was_connected:
             self.broadcast()
 
     # ------------------------------------------------------------ MQTT handlers
@@ -340,6 +339,9 @@ class Bridge:
         """Send the current state to every subscriber (thread-safe)."""
         with self._lock:
             subs = list(self._subscribers)
+        # What the pages are told about the broker link, whoever broadcasts (the connect
+        # hook or check_connection), so a flip in between is never missed.
+        self._was_connected = self.connected
         if not subs:
             return
         table_text: str | None = None
@@ -349,7 +351,9 @@ class Bridge:
                 if seats_only is not None:
                     continue
                 if table_text is None:
-                    table_text = self.table_state().model_dump_json(by_alias=True)
+                    state = self.table_state()
+                    self._was_connected = state.status.broker  # exactly what is sent
+                    table_text = state.model_dump_json(by_alias=True)
                 text = table_text
             else:
                 seat = int(sub.channel)
