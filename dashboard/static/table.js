@@ -307,6 +307,9 @@ function render(state) {
   document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
   document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
   document.body.dataset.hand = state.virtual && state.virtual.hand ? state.virtual.hand : "";
+  const vt = state.virtual;
+  document.body.dataset.virtual = vt ? [vt.hand || "", Object.keys(vt.pads).sort().map((k) => `${k}:${vt.pads[k]}`).join(","),
+    vt.pile_size, Object.keys(vt.cells).length].join("|") : "";
   document.body.dataset.renders = String(perf.renders);
 }
 

@@ -54,14 +54,21 @@ def selector_for(kind: str, body: dict[str, Any]) -> str:
     return f"[data-act='cell'][data-where='{where}']"
 
 
+def virtual_key(state: dict[str, Any]) -> str:
+    """The page's ``data-virtual`` for this state (hand, pads, pile size, cards on cells)."""
+    v = state["virtual"]
+    pads = ",".join(f"{k}:{c}" for k, c in sorted(v["pads"].items()))
+    return "|".join([v["hand"] or "", pads, str(v["pile_size"]), str(len(v["cells"]))])
+
+
 def synced(page: Any, stack: Stack) -> dict[str, Any]:
-    """The table state, once the page shows it too (the engine's input count and the hand)."""
+    """The table state, once the page shows it too (the engine's input count and the
+    virtual table)."""
 
     def check() -> dict[str, Any] | None:
         state = table_state(stack)
-        hand = state["virtual"]["hand"] or ""
-        shown = page.evaluate("() => [document.body.dataset.inputs, document.body.dataset.hand]")
-        return state if shown == [str(inputs(state)), hand] else None
+        shown = page.evaluate("() => [document.body.dataset.inputs, document.body.dataset.virtual]")
+        return state if shown == [str(inputs(state)), virtual_key(state)] else None
 
     result: dict[str, Any] = wait_until(check, 10, "the page to show the table state")
     return result
