@@ -173,8 +173,16 @@ class BotDriver:
                 self._sleep(0.2)
                 return
         elif phase in ("playing", "dealing") and game is not None:
-            # A game this driver did not start (left over from an earlier run): the virtual
-            # table does not hold its cards, so end it and deal afresh.
+            if (state.get("virtual") or {}).get("dealt"):
+                # Dealt on the virtual table from the host page: play it.
+                self._game_id = game["game_id"]
+                self._over_at = None
+                self.games_started += 1
+                self.say(f"game {self._game_id} started from the host page: the bots play "
+                         "the seats nobody joins")
+                return
+            # Left over from an earlier run: the virtual table does not hold its cards, so
+            # end it and deal afresh.
             self.say(f"ending game {game['game_id']} left over from before")
             self._host("/api/host/end")
         self._new_game()

@@ -137,3 +137,36 @@ def test_stop_leaves_no_thread_behind(tmp_path: Path) -> None:
             break
         time.sleep(0.1)
     assert not left, [t.name for t in left]
+
+
+@pytest.mark.timeout(60)
+def test_a_game_the_host_deals_is_played_by_the_bots(tmp_path: Path) -> None:
+    said: list[str] = []
+    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=2, linger=60, pin=PIN,
+                                  data_dir=tmp_path / "demo"), say=said.append)
+    stack.start()
+    try:
+        http = httpx.Client(base_url=stack.url, timeout=10, headers={"X-Host-Pin": PIN})
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any("started" in s for s in said):
+            time.sleep(0.05)
+        assert http.post("/api/host/end").status_code == 200
+        answer = http.post("/api/host/new_game", json={
+            "colours": ["yellow", "red", "green"], "deal": "virtual", "seed": 5})
+        assert answer.status_code == 200, answer.text
+        game_id = answer.json()["data"]["game_id"]
+        deadline = time.monotonic() + 20
+        inputs = 0
+        while time.monotonic() < deadline:
+            game = _state(http)["game"]
+            if game and game["game_id"] == game_id:
+                inputs = game["view"]["table"]["inputs"]
+                if inputs >= 10:
+                    break
+            time.sleep(0.1)
+        assert inputs >= 10, said  # the bots play the host's 3-player game
+        assert any(f"game {game_id} started from the host page" in s for s in said), said
+        assert not any("left over" in s for s in said), said
+        http.close()
+    finally:
+        stack.stop()
