@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import socket
@@ -42,6 +43,15 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
+
+
+log = logging.getLogger("cauldron.broker")
+
+
+def _open_transports(loop: asyncio.AbstractEventLoop) -> list[Any]:
+    """The client connections a selector event loop still holds (none on other loops)."""
+    transports = getattr(loop, "_transports", None)
+    return [t for t in list(transports.values()) if not t.is_closing()] if transports else []
 
 
 def _port_open(port: int) -> bool:
@@ -142,7 +152,22 @@ class LocalBroker:
                 return
             ready.set()
             loop.run_forever()
-            loop.run_until_complete(broker.shutdown())
+            # Stop listening first: amqtt closes its listeners only after every session has
+            # stopped, which can hang under load, and a restart must get the port back.
+            for server in getattr(broker, "_servers", {}).values():
+                if getattr(server, "instance", None) is not None:
+                    server.instance.close()
+            try:
+                loop.run_until_complete(asyncio.wait_for(broker.shutdown(), 5))
+            except Exception as exc:  # a stuck session: drop what is left with the loop
+                log.warning("amqtt broker shutdown incomplete: %r", exc)
+            for transport in _open_transports(loop):
+                transport.abort()  # the clients see the broker go, as with a real one
+            leftover = asyncio.all_tasks(loop)
+            for task in leftover:
+                task.cancel()
+            if leftover:  # let them end here, not later in the garbage collector
+                loop.run_until_complete(asyncio.wait(leftover, timeout=2))
             loop.close()
 
         self._thread = threading.Thread(target=serve, name="amqtt-broker", daemon=True)
