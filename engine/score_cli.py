@@ -93,6 +93,8 @@ def _describe(error: Any) -> str:
     text = f"{_location(loc)}: {error['msg']}"
     if error["type"] not in ("missing", "extra_forbidden"):
         got = json.dumps(error.get("input"), ensure_ascii=False)
+        # control characters (NEL, LS, ...) would break the one-line message: escape them
+        got = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in got)
         text += f" (got {got if len(got) <= 40 else got[:37] + '...'})"
     return text
 

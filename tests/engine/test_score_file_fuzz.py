@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from engine.cli import main
 from engine.rules.cards import CARDS, PLAYER_COLOURS
 
-FUZZ = settings(max_examples=250, deadline=None,
+FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 CARD_IDS = sorted(CARDS)

@@ -24,7 +24,7 @@ from hub.io import TableIO
 from hub.outbox import Outbox
 from hub.service import Hub
 
-FUZZ = settings(max_examples=250, deadline=None,
+FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 CARDS = enrolment_order()[:10]

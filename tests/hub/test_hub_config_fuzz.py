@@ -22,7 +22,7 @@ from hub.config import HubConfig
 from hub.errors import ConfigError, HubError
 from hub.io import TableIO
 
-FUZZ = settings(max_examples=200, deadline=None,
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 KEYS = ["table", "mqtt", "mqtt_ca", "backend", "hub_id", "data_dir", "tagmap", "pads",

@@ -16,7 +16,7 @@ from engine.rules.cards import enrolment_order, is_card_id
 from hub.errors import TagMapError
 from hub.tagmap import TagMap, normalise_uid
 
-FUZZ = settings(max_examples=200, deadline=None,
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 CARDS = enrolment_order()

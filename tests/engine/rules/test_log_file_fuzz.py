@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from engine.cli import main
 from engine.rules import Game, GameConfig, GameLog, InvalidLog, replay
 
-FUZZ = settings(max_examples=150, deadline=None,
+FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 JSON = st.recursive(

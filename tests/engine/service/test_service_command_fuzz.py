@@ -20,7 +20,7 @@ from engine.service.interpreter import TableInterpreter
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.table_driver import scripted_game
 
-FUZZ = settings(max_examples=200, deadline=None,
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 VERBS = ["new_game", "undo", "keep", "discard", "confirm", "end", "frobnicate"]

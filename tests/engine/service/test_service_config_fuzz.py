@@ -20,7 +20,7 @@ from engine.service.service import EngineService, ServiceConfig
 from engine.wire.contract import TopicError, check_table_id
 from engine.wire.mqtt import MqttError
 
-FUZZ = settings(max_examples=200, deadline=None,
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 SETTINGS = ["mqtt", "data_dir", "tables", "shard", "name", "hub_io"]
