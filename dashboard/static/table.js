@@ -309,7 +309,8 @@ function render(state) {
   document.body.dataset.hand = state.virtual && state.virtual.hand ? state.virtual.hand : "";
   const vt = state.virtual;
   document.body.dataset.virtual = vt ? [vt.hand || "", Object.keys(vt.pads).sort().map((k) => `${k}:${vt.pads[k]}`).join(","),
-    vt.pile_size, Object.keys(vt.cells).length].join("|") : "";
+    vt.pile_size, Object.keys(vt.cells).length,
+    Object.keys(vt.sizes).sort().map((k) => `${k}:${vt.sizes[k]}`).join(",")].join("|") : "";
   document.body.dataset.renders = String(perf.renders);
 }
 

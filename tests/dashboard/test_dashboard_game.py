@@ -55,10 +55,12 @@ def selector_for(kind: str, body: dict[str, Any]) -> str:
 
 
 def virtual_key(state: dict[str, Any]) -> str:
-    """The page's ``data-virtual`` for this state (hand, pads, pile size, cards on cells)."""
+    """The page's ``data-virtual`` for this state (hand, pads, pile size, cards on cells,
+    cauldron sizes): every gesture changes it."""
     v = state["virtual"]
     pads = ",".join(f"{k}:{c}" for k, c in sorted(v["pads"].items()))
-    return "|".join([v["hand"] or "", pads, str(v["pile_size"]), str(len(v["cells"]))])
+    sizes = ",".join(f"{k}:{n}" for k, n in sorted(v["sizes"].items()))
+    return "|".join([v["hand"] or "", pads, str(v["pile_size"]), str(len(v["cells"])), sizes])
 
 
 def synced(page: Any, stack: Stack) -> dict[str, Any]:
@@ -81,9 +83,10 @@ def click(page: Any, stack: Stack, selector: str) -> dict[str, Any]:
     return state
 
 
-def wait_engine(stack: Stack, state: dict[str, Any], target: int, what: str) -> dict[str, Any]:
+def wait_engine(stack: Stack, state: dict[str, Any], target: int, what: str,
+                timeout: float = 10) -> dict[str, Any]:
     return wait_until(lambda: (s := table_state(stack)) != state and inputs(s) >= target and s,
-                      10, what)
+                      timeout, what)
 
 
 def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
@@ -92,6 +95,7 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
     page.goto(url + "/virtual?lang=en")
     page.wait_for_selector("#board [data-act='cell'] .card")
     steps = 0
+    retries = 0
     deadline = time.monotonic() + 100
     while True:
         state = synced(page, table_stack)
@@ -101,7 +105,19 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
         assert not state["alerts"], state["alerts"]
         kind, body = next_step(state)
         page.locator(selector_for(kind, body)).dispatch_event("click")
-        wait_engine(table_stack, state, expected_inputs(state, kind, body), f"{kind} {body}")
+        before = virtual_key(state)
+        if kind == "gesture":
+            try:  # the gesture itself shows at once on the virtual table ...
+                wait_until(lambda b=before: virtual_key(table_state(table_stack)) != b, 3,
+                           "the gesture")
+            except AssertionError:
+                # ... unless the element was redrawn between finding and clicking it (a
+                # late update): look again and click what the table now asks for.
+                retries += 1
+                assert retries <= 5, f"{kind} {body} had no effect, 5 times"
+                continue
+        wait_engine(table_stack, state, expected_inputs(state, kind, body), f"{kind} {body}",
+                    timeout=20)
         steps += 1
         if steps == 40:
             screenshot(page, "virtual-table")
