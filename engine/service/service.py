@@ -100,6 +100,7 @@ class HubCursor:
     pending: dict[int, HubEvent] = field(default_factory=dict)
     gap_since: float | None = None
     asked: int = 0  # highest seq already asked again
+    retried: bool = False  # the open gap was asked a second time
 
 
 class TableRuntime:
@@ -168,6 +169,7 @@ class EngineService:
         self.client.serve(any_table.cmd("+"), self._on_command)
         self.client.add_connect_hook(lambda: set_no_delay(self.client))
         self.client.add_connect_hook(self._republish_all)
+        self.client.add_connect_hook(self._forget_requests)
         self.client.start(wait=wait)
         if wait is not None:  # hub events and commands are heard from here on
             self.client.wait_ready(wait)
@@ -199,6 +201,14 @@ class EngineService:
     def _state(self, state: str) -> ServiceState:
         return ServiceState(state=state, client_id=self.client.client_id,  # type: ignore[arg-type]
                             ts=self.clock(), version=VERSION)
+
+    def _forget_requests(self) -> None:
+        """A replay asked before this (re)connection may have been lost with the broker:
+        let the hub's next snapshot (retained, so it comes now) ask for it again."""
+        with self._lock:
+            for runtime in self.tables.values():
+                for cursor in runtime.cursors.values():
+                    cursor.asked = min(cursor.asked, cursor.last)
 
     def _republish_all(self) -> None:
         with self._lock:
@@ -252,6 +262,7 @@ class EngineService:
                     outcomes.append(outcome)
             if not cursor.pending:
                 cursor.gap_since = None
+                cursor.retried = False
                 return outcomes
             now = time.monotonic()
             if cursor.gap_since is None:
@@ -262,11 +273,17 @@ class EngineService:
                 self._ask_replay(runtime, cursor, cursor.last + 1, first_pending - 1)
             if now - cursor.gap_since < self.config.gap_timeout:
                 return outcomes
+            if not cursor.retried:  # the request or its answer may have been lost: once more
+                cursor.retried = True
+                cursor.gap_since = now
+                self._ask_replay(runtime, cursor, cursor.last + 1, first_pending - 1)
+                return outcomes
             log.warning("table %s: events %s..%s of hub %s never came; skipping them",
                         runtime.name, cursor.last + 1, first_pending - 1, hub_id)
             self.stats["gaps_skipped"] += 1
             cursor.last = first_pending - 1
             cursor.gap_since = None
+            cursor.retried = False
 
     def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int, last: int) -> None:
         request = CommandRequest(
