@@ -276,11 +276,17 @@ def shuffled_deal(config: GameConfig, rng: random.Random) -> Deal:
 class Game:
     """One game of Glastonbury. Create with `Game.new()` (shuffled) or `Game.from_deal()`."""
 
+    config: GameConfig
+    deal: Deal
+
     def __init__(self, config: GameConfig, deal: Deal) -> None:
         config.validate()
-        self.config: Final = config
-        self.deal: Final = deal
         self._check_deal(config, deal)
+        self._set_up(config, deal)
+
+    def _set_up(self, config: GameConfig, deal: Deal) -> None:
+        self.config = config
+        self.deal = deal
         n = config.players
         self._n = n
         self.grid: list[str | None] = [None] * board.CELLS
@@ -321,7 +327,9 @@ class Game:
     def new(cls, config: GameConfig, rng: random.Random) -> Game:
         """A simulated game: the deal is shuffled with `rng` (a seeded `random.Random`)."""
         config.validate()
-        return cls(config, shuffled_deal(config, rng))
+        game = cls.__new__(cls)
+        game._set_up(config, shuffled_deal(config, rng))  # a shuffle of the box: nothing to check
+        return game
 
     @classmethod
     def from_deal(
@@ -423,7 +431,7 @@ class Game:
             if line is None:  # at a corner, holding a Declinatio (G7)
                 return (USE_DECLINATIO, PASS)
             acts: list[Action] = [TAKES[c] for c in LINES[line] if grid[c] is not None]
-            if self.spell_uses(self.seat, "accio"):
+            if self._uses[self.seat].get("accio"):
                 faced = _LINE_SETS[line]
                 acts.extend(
                     TAKES[c]
@@ -609,13 +617,24 @@ class Game:
             if events is not None:
                 events.append(LastCardTaken(seat, card, ended_line))
             return
-        self._place(seat, card, events)
+        if card in _GOES_IN_CAULDRON:  # inlined `_place`: the hot path of every game
+            cauldron = self.cauldrons[seat]
+            cauldron.append(card)
+            if events is not None:
+                events.append(CardToCauldron(seat, card, len(cauldron)))
+        else:
+            self._place(seat, card, events)
         pile = self.pile
         if not pile.size:
             self._next_turn(events)
         elif pile.known:
             # Simulation: the shuffle (the deal) was the chance event; the refill follows.
-            self._refill(cell, pile.top(), events)
+            refill = pile.pop_top()
+            grid[cell] = refill
+            if events is not None:
+                events.append(Refilled(cell, refill, pile.size))
+            self.seat = (seat + 1) % self._n
+            self._start_turn(events)
         else:
             # A real table: wait for the card observed in the hole (a `Refill` action).
             self.phase = Phase.REFILL
@@ -699,6 +718,7 @@ class Game:
             last_card_seat=last_card_seat,
             first_seat=self.config.first_seat,
             second_player_bonus=self.config.second_player_bonus,
+            validate=False,  # the rules built these cauldrons
         )
         if events is not None:
             events.append(GameEnded(reason, last_card_seat, winners))
@@ -719,7 +739,10 @@ class Game:
     def _start_turn(self, events: list[Event] | None) -> None:
         while True:
             seat = self.seat
-            value = self._move_value_for(seat)
+            cauldron = self.cauldrons[seat]
+            value = _MOVE[cauldron[-1]] if cauldron else EMPTY_CAULDRON_MOVE
+            if value == 0:
+                value = self._move_value_for(seat)  # Immuto on top: maybe at a corner (G5)
             start = self.pawns[seat]
             position = (start + value) % PERIMETER
             self.pawns[seat] = position
@@ -729,7 +752,7 @@ class Game:
             if events is not None:
                 events.append(TurnStarted(seat, value, start, position, line))
             self.phase = Phase.TAKE
-            if line is not None or self.spell_uses(seat, "declinatio"):
+            if line is not None or self._uses[seat].get("declinatio"):
                 return
             # At a corner with no Declinatio: nothing to take, the turn ends (G4).
             if events is not None:

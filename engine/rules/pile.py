@@ -46,6 +46,11 @@ class Pile:
         """The next card, in known mode."""
         return self._order[0]
 
+    def pop_top(self) -> str:
+        """Draw the next card in known mode (`top()` then `draw()` in one step)."""
+        self.size -= 1
+        return self._order.popleft()
+
     def why_not_next(self, card: str) -> str | None:
         """None if `card` can be the next card off the pile, else the reason."""
         if self._order:

@@ -592,8 +592,10 @@ def _work_out_game(
     last_card_seat: int | None,
     first_seat: int,
     second_player_bonus: bool,
+    validate: bool = True,
 ) -> _Worked:
-    _validate_seats(seats)
+    if validate:
+        _validate_seats(seats)
     seat_numbers = [entry.seat for entry in seats]
     if last_card_seat is not None and last_card_seat not in seat_numbers:
         raise ScoringError(
@@ -665,10 +667,12 @@ def score_totals(
     last_card_seat: int | None = None,
     first_seat: int = 0,
     second_player_bonus: bool = False,
+    validate: bool = True,
 ) -> tuple[dict[int, int], tuple[int, ...]]:
     """The same scoring as `score_game` without the breakdown: ({seat: total}, winners).
 
     For hot loops (self-play, benchmarks), where building the breakdown would dominate.
+    `validate=False` skips the input checks, for cauldrons the rules engine itself built.
     """
-    worked = _work_out_game(seats, last_card_seat, first_seat, second_player_bonus)
+    worked = _work_out_game(seats, last_card_seat, first_seat, second_player_bonus, validate)
     return worked.totals, worked.winners
