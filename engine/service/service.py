@@ -41,7 +41,7 @@ from typing import Any
 from engine.rules.errors import RulesError
 from engine.rules.events import Event
 from engine.service.errors import Refused, ServiceError, StoreError
-from engine.service.interpreter import Outcome, Status
+from engine.service.interpreter import Outcome, Status, TableInterpreter
 from engine.service.store import (
     TableStore,
     default_data_dir,
@@ -378,6 +378,8 @@ class EngineService:
                  seat: int | None) -> dict[str, Any]:
         runtime = self.table(table)
         interp = runtime.interp
+        if verb == "hint":  # read-only: nothing is stored or published
+            return self._hint(interp, args, seat)
         ts = self.clock()
         observed = None
         if verb == "new_game":
@@ -400,6 +402,27 @@ class EngineService:
             "instructions": outcome.instructions,
             "prompt": interp.prompt(),
         }
+
+    @staticmethod
+    def _hint(interp: TableInterpreter, args: dict[str, Any], seat: int | None) -> dict[str, Any]:
+        """What a bot suggests to `seat`, seeing only what that seat sees (engine.bots)."""
+        from engine.bots import BotError, hint
+
+        game = interp.game
+        if game is None or interp.status is not Status.PLAYING:
+            raise Refused("no game is in progress: there is nothing to hint", code="no_game")
+        if seat is None:
+            raise Refused("hint: say which seat asks (the request's seat)", code="bad_args")
+        level = args.get("level", "greedy")
+        lang = args.get("lang", "en")
+        if level not in ("greedy", "search") or lang not in ("fr", "en", "de"):
+            raise Refused("hint: level is greedy or search, lang is fr, en or de",
+                          code="bad_args")
+        try:
+            suggestion = hint(game, seat, level=level, lang=lang)
+        except BotError as exc:
+            raise Refused(f"hint: {exc}", code="not_your_turn") from None
+        return dict(suggestion.to_json())
 
     # ------------------------------------------------------------------ publishing
 

@@ -55,8 +55,12 @@ TRANSACTION_PATTERN: Final[str] = r"^[A-Za-z0-9_.:-]{1,64}$"
 # exists in the catalogue is for the engine to judge (a stale tag map must not lose events).
 CARD_ID_PATTERN: Final[str] = r"^[a-z0-9][a-z0-9-]{0,39}$"
 
-GameVerb = Literal["new_game", "undo", "keep", "discard", "confirm", "end"]
-GAME_VERBS: Final[tuple[str, ...]] = ("new_game", "undo", "keep", "discard", "confirm", "end")
+# `hint` is read-only: {"level": "greedy"|"search", "lang": "fr"|"en"|"de"} with the asking
+# seat -> data {"seat", "action", "card", "cell", "reason", "reasons"} (what a bot suggests).
+GameVerb = Literal["new_game", "undo", "keep", "discard", "confirm", "end", "hint"]
+GAME_VERBS: Final[tuple[str, ...]] = (
+    "new_game", "undo", "keep", "discard", "confirm", "end", "hint",
+)
 # Hub-side verbs (engine or dashboard -> hub):
 #   turn      args {"seat": int | None}  light that seat's turn LED (None: all off)
 #   buzz      args {"ms": int}           sound the buzzer (an illegal move)

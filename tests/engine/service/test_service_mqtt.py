@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from service_helpers import hub_event
 
+from engine.rules import Take
+from engine.rules.board import parse_cell
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.table_driver import scripted_game
 from engine.wire.contract import (
@@ -136,6 +138,17 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
         assert reply.status == "error" and reply.error
     reply = watcher.client.request(watcher.topics.cmd("new_game"), args, timeout=10)
     assert reply.status == "error" and "in progress" in (reply.error or "")
+    assert engine.tables[table_id].interp.public_view() == before
+    # A hint for the seat to play (read-only: the view does not change); others refused.
+    turn = watcher.public()["view"]["turn"]
+    reply = watcher.client.request(watcher.topics.cmd("hint"), {"lang": "fr"}, seat=turn,
+                                   timeout=10)
+    assert reply.status == "ok", reply.error
+    assert reply.data["seat"] == turn and reply.data["reason"] and reply.data["action"]
+    assert Take(parse_cell(reply.data["cell"])) in game.legal_actions() or (
+        reply.data["action"]["type"] != "take")
+    reply = watcher.client.request(watcher.topics.cmd("hint"), {}, seat=1 - turn, timeout=10)
+    assert reply.status == "error" and reply.error
     assert engine.tables[table_id].interp.public_view() == before
     # Undo: ok with the instructions to put the cards back.
     reply = watcher.client.request(watcher.topics.cmd("undo"), {}, timeout=10)
