@@ -1,4 +1,4 @@
-"""Seats: joining by QR code, a seat's private view, its keep/discard buttons."""
+"""Seats: joining by QR code, a seat's private view, its keep/discard and hint buttons."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ import qrcode.image.svg  # type: ignore[import-untyped]
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response, WebSocket, status
 
 from dashboard.bridge import Bridge
-from dashboard.deps import PIN_HEADER, BridgeDep, SeatDep, SeatNumberDep, SettingsDep, pin_ok
+from dashboard.deps import (
+    PIN_HEADER,
+    BridgeDep,
+    LangDep,
+    SeatDep,
+    SeatNumberDep,
+    SettingsDep,
+    pin_ok,
+)
 from dashboard.models import CommandResult, JoinInfo, SeatState
 from dashboard.routers import answered
 from dashboard.routers.table import pump
@@ -93,6 +101,15 @@ def keep(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
 )
 def discard(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
     return answered(bridge.command("discard", {"seat": seat}, seat=seat))
+
+
+@router.post(
+    "/api/seats/{seat}/hint",
+    summary="What a bot suggests to this seat now, and why (it sees only what the seat sees)",
+    responses={409: {"description": "refused by the engine"}, 503: {"description": "no engine"}},
+)
+def seat_hint(bridge: BridgeDep, seat: SeatDep, lang: LangDep) -> CommandResult:
+    return answered(bridge.command("hint", {"level": "greedy", "lang": lang}, seat=seat))
 
 
 @router.post(

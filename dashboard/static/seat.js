@@ -74,6 +74,16 @@ document.addEventListener("DOMContentLoaded", () => {
       catch (e) { announce(t("error", { message: e.message }), true); }
     });
   }
+  document.getElementById("hint").addEventListener("click", async () => {
+    const out = document.getElementById("hint-text");
+    try {
+      const res = await api("POST", q(`/api/seats/${SEAT}/hint`));
+      const h = res.data;
+      out.innerHTML = `<h3>${esc(t("hint_title"))}</h3>` +
+        (h.card ? `<p>${esc(t("hint_for", { card: cardLabel(h.card) }))}${h.cell ? " (" + esc(h.cell) + ")" : ""}</p>` : "") +
+        `<p data-hint-reason="1">${esc(h.reason)}</p>`;
+    } catch (e) { out.innerHTML = `<p class="error">${esc(e.message)}</p>`; }
+  });
   const sock = liveSocket(`/ws/seat/${SEAT}?secret=${encodeURIComponent(SECRET)}`, (msg) => {
     if (msg.type === "expired") { closedForGood = "expired"; sock.stop(); stopWith(t("expired")); return; }
     if (msg.type === "seat") render(msg);
