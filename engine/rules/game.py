@@ -815,6 +815,7 @@ class Game:
             "schema_version": SCHEMA_VERSION,
             "players": self._n,
             "config": {
+                "colours": list(self.config.colours),
                 "first_seat": self.config.first_seat,
                 "recipes": self.config.recipes,
                 "second_player_bonus": self.config.second_player_bonus,
