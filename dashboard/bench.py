@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.benchkit import Figure, ProgressFn
+from engine.benchkit import Figure, ProgressFn, percentile, stop_process
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -34,14 +34,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 UPDATES = 60
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo = int(k)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def _clock_offset_ms(page: Any) -> tuple[float, float]:
@@ -100,8 +92,8 @@ def _plain_client(port: int, publisher: Any, topic: str, table: str,
                     if message.get("game") and message["game"].get("ts") == ts:
                         samples.append((time.time() - ts) * 1000)
                         break
-            p50s.append(_percentile(samples, 0.50))
-            p95s.append(_percentile(samples, 0.95))
+            p50s.append(percentile(samples, 50))
+            p95s.append(percentile(samples, 95))
     return p50s, p95s
 
 
@@ -190,11 +182,11 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                                for x in page.evaluate("window.__cauldron.received")]
                     if len(shown) != UPDATES:
                         raise CliError(f"the page showed {len(shown)} of {UPDATES} updates")
-                    shown_p50.append(_percentile(shown, 0.50))
-                    shown_p95.append(_percentile(shown, 0.95))
+                    shown_p50.append(percentile(shown, 50))
+                    shown_p95.append(percentile(shown, 95))
                     shown_max.append(max(shown))
-                    recv_p50.append(_percentile(arrived, 0.50))
-                    recv_p95.append(_percentile(arrived, 0.95))
+                    recv_p50.append(percentile(arrived, 50))
+                    recv_p95.append(percentile(arrived, 95))
                     detail.setdefault("clock_offset_ms", []).append(round(offset, 3))
                     detail.setdefault("clock_probe_rtt_ms", []).append(round(rtt, 3))
                 browser.close()
@@ -202,12 +194,7 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
             server_p50, server_p95 = _plain_client(port, publisher, topic, table, runs)
         finally:
             publisher.stop()
-            dashboard.terminate()
-            try:
-                dashboard.wait(10)
-            except subprocess.TimeoutExpired:
-                dashboard.kill()
-                dashboard.wait(5)
+            stop_process(dashboard)
     with contextlib.suppress(OSError):  # other work on the machine skews the figures
         detail["load_average_1min"] = round(os.getloadavg()[0], 2)
     return [

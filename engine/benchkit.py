@@ -12,9 +12,10 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,27 @@ class Progress:
 
 
 ProgressFn = Callable[[str, int, int], None]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100) of `values`, linear between ranks (numpy's default)."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("percentile of no values")
+    k = (len(ordered) - 1) * q / 100
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def stop_process(proc: subprocess.Popen[Any], timeout: float = 10.0) -> None:
+    """Stop a process started by a benchmark: SIGTERM, then SIGKILL if it lingers."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
 
 
 def machine_info() -> dict[str, Any]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
-from engine.benchkit import Figure, ProgressFn
+from engine.benchkit import Figure, ProgressFn, percentile
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import Topics
 from engine.wire.mqtt import WireClient
@@ -30,11 +30,6 @@ from hub.outbox import Outbox
 from hub.service import Hub
 
 CHANGES_PER_RUN = 300
-
-
-def _percentile(values: list[float], q: int) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
-        else values[0]
 
 
 def _latency_run(broker: LocalBroker, workdir: Path, run: int) -> tuple[list[float], list[float]]:
@@ -112,9 +107,9 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
             progress("hub change -> publish", run_index, runs)
             socket_ms, sub_ms = _latency_run(broker, Path(tmp), run_index)
             p50_socket.append(statistics.median(socket_ms))
-            p95_socket.append(_percentile(socket_ms, 95))
+            p95_socket.append(percentile(socket_ms, 95))
             p50_sub.append(statistics.median(sub_ms))
-            p95_sub.append(_percentile(sub_ms, 95))
+            p95_sub.append(percentile(sub_ms, 95))
         progress("hub change -> publish", runs, runs)
         kind = broker.kind
     detail = {"broker": kind, "changes_per_run": CHANGES_PER_RUN}

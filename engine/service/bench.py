@@ -29,7 +29,8 @@ import time
 import uuid
 from pathlib import Path
 
-from engine.benchkit import Figure, ProgressFn
+from engine.benchkit import Figure, ProgressFn, percentile, stop_process
+from engine.wire.broker import LocalBroker
 from engine.wire.contract import CommandRequest, Topics, encode
 
 EVENTS_PER_SECOND = 10.0
@@ -173,52 +174,9 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
         "lost": lost,
         "events_per_s": sent / WINDOW_S,
         "p50_ms": statistics.median(lat) * 1000,
-        "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000,
+        "p99_ms": percentile(lat, 99) * 1000,
         "engine_cpu_ms_per_event": cpu * 1000 / max(sent, 1),
     }
-
-
-class _Broker:
-    """Mosquitto on a free port with TCP_NODELAY (as a venue broker should be configured),
-    else the embedded broker."""
-
-    def __init__(self) -> None:
-        from engine.wire.broker import LocalBroker, find_mosquitto, free_port
-
-        self._tmp = tempfile.TemporaryDirectory(prefix="cauldron-bench-broker-")
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._local: LocalBroker | None = None
-        mosquitto = find_mosquitto()
-        if mosquitto is None:
-            self._local = LocalBroker().start()
-            self.url, self.kind = self._local.url, self._local.kind
-            return
-        port = free_port()
-        conf = Path(self._tmp.name) / "mosquitto.conf"
-        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n"
-                        "persistence false\nset_tcp_nodelay true\nmax_queued_messages 100000\n",
-                        encoding="utf-8")
-        self._proc = subprocess.Popen([mosquitto, "-c", str(conf)],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.url, self.kind = f"mqtt://127.0.0.1:{port}", "mosquitto"
-        deadline = time.monotonic() + 10
-        import socket
-
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    return
-            time.sleep(0.02)
-        self.close()
-        raise RuntimeError(f"mosquitto did not listen on port {port}")
-
-    def close(self) -> None:
-        if self._proc is not None:
-            self._proc.terminate()
-            self._proc.wait(5)
-        if self._local is not None:
-            self._local.close()
-        self._tmp.cleanup()
 
 
 def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: int,
@@ -270,7 +228,7 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
     for r in range(max(1, min(runs, 3))):
         alone.append(_in_process(scripts, 100, 40))
         progress("engine-service: engine alone", r + 1, max(1, min(runs, 3)))
-    broker = _Broker()
+    broker = LocalBroker().start()  # Mosquitto (TCP_NODELAY) when installed
     data = tempfile.TemporaryDirectory(prefix="cauldron-bench-engine-")
     engine = subprocess.Popen(
         [sys.executable, "-m", "engine.cli", "engine", "--mqtt", broker.url, "--data-dir",
@@ -302,11 +260,7 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                 break  # saturated: more tables only queue up
     finally:
         client.stop()
-        engine.terminate()
-        try:
-            engine.wait(10)
-        except subprocess.TimeoutExpired:
-            engine.kill()
+        stop_process(engine)
         broker.close()
         data.cleanup()
     at_100 = [r for r in results if r["tables"] == 100] + repeats
