@@ -11,13 +11,15 @@ It holds what the readers see (`cells`, `pads`) and what the game expects, and t
 - after a Vanesco, each seat that lost its top taps that card on its pad (or the host
   confirms) before the next turn may take;
 - the game's last card: laid on the pad = keep; the seat's button or a keep/discard command;
+- at a corner, when Declinatio would face only Vanesco/Perluceo (the game then ends, G7):
+  the seat taps its Declinatio card on its pad, or the ``declinatio`` command;
 - anything else leaves the table different from what the game expects; every difference is
   an `Alert` (rule id, message, exact instruction, stable id) that clears itself when the
   table matches again. A lifted card put back where it was is no error.
 
 Host commands (`command`): new_game (then the DEALING state reads the deal from the cells),
-confirm, undo, keep, discard, end. A command that does not fit raises `Refused` and changes
-nothing. The same inputs in the same order always give the same state (crash recovery
+confirm, undo, keep, discard, declinatio, end. A command that does not fit raises `Refused`
+and changes nothing. The same inputs in the same order always give the same state (crash recovery
 replays them), so nothing here reads a clock or a random source.
 """
 
@@ -335,6 +337,16 @@ class TableInterpreter:
         return _Reason(error.rule, "illegal_take", f"{label(card)} cannot be taken: "
                        f"{error.message}.", back, seat=seat, params=params)
 
+    def _declinatio_blocked(self, game: Game) -> bool:
+        """At a corner, Declinatio would face only Vanesco/Perluceo: using it ends the game
+        at once (G7). Only a tap of the Declinatio card or a command can say so."""
+        if (self.held is not None or self.vanesco_wait or game.phase is not Phase.TAKE
+                or USE_DECLINATIO not in game.legal_actions()):
+            return False
+        probe = game.copy()
+        probe.apply(USE_DECLINATIO)
+        return probe.is_over()
+
     @staticmethod
     def _declinatio_line(game: Game) -> int | None:
         return FACED_LINE[(game.pawns[game.seat] + game.move_value) % PERIMETER]
@@ -425,6 +437,21 @@ class TableInterpreter:
                 if game.grid[cell] == seen and self._lift(game, cell, seen) is None:
                     del self._lift_reasons[cell]
                     break
+        if (self.held is None and seat == game.seat and seen in CARDS
+                and CARDS[seen].spell == "declinatio"
+                and any(slot[0] == seen for slot in game.spells[seat])):
+            if self._declinatio_blocked(game):
+                # No lift can say "Declinatio onto a line of spells only": the tap does (G7).
+                self._apply(game, (USE_DECLINATIO,), out)
+                return
+            if game.phase is Phase.TAKE and USE_DECLINATIO in game.legal_actions():
+                line = self._declinatio_line(game)
+                self._pad_reasons[seat] = _Reason(
+                    "G7", "declinatio_by_take", "Declinatio is used by taking a card from "
+                    f"{line_name(line) if line is not None else '-'}, not by tapping it.",
+                    f"{off} Then take a card from that line.", severity="warning", seat=seat,
+                    params=params)
+                return
         held = self.held
         if held is not None and held.card == seen:
             if seat == game.seat:
@@ -519,6 +546,8 @@ class TableInterpreter:
             self._undo(out)
         elif verb in ("keep", "discard"):
             self._keep_or_discard(verb == "keep", seat, out)
+        elif verb == "declinatio":
+            self._declinatio_command(seat, out)
         elif verb == "end":
             if self.status not in (Status.DEALING, Status.PLAYING):
                 raise Refused("no game is in progress: nothing to end", code="no_game")
@@ -660,6 +689,19 @@ class TableInterpreter:
             self._apply(game, (PASS,), out)
             return
         raise Refused("nothing to confirm now", code="nothing_to_confirm")
+
+    def _declinatio_command(self, seat: int | None, out: Outcome) -> None:
+        game = self._playing()
+        if game is None:
+            raise Refused("declinatio: no game in progress", code="no_game")
+        if seat is not None and seat != game.seat:
+            raise Refused(f"declinatio: it is seat {game.seat}'s turn, not seat {seat}'s",
+                          rule="G4", code="wrong_seat")
+        if not self._declinatio_blocked(game):
+            raise Refused("declinatio: only when Declinatio would face a line of Vanesco/"
+                          "Perluceo only (it then ends the game); otherwise use it by taking a "
+                          "card from the line it reaches", rule="G7", code="declinatio_not_blocked")
+        self._apply(game, (USE_DECLINATIO,), out)
 
     def _keep_or_discard(self, keep: bool, seat: int | None, out: Outcome) -> None:
         game = self._playing()
@@ -852,6 +894,13 @@ class TableInterpreter:
             return {"code": "refill", "seat": seat,
                     "text": f"Lay the top card of the draw pile on {where(game.refill_cell)}."}
         line = FACED_LINE[game.pawns[seat]]
+        if line is None and self._declinatio_blocked(game):
+            blocked = line_name(self._declinatio_line(game) or 0)
+            return {"code": "corner_blocked", "seat": seat,
+                    "text": f"Seat {seat}: at a corner. With Declinatio the pawn would face "
+                            f"{blocked}, which holds only Vanesco/Perluceo: using it ends the "
+                            "game (G7). Tap your Declinatio card on your pad to do so, or "
+                            "press your button to pass."}
         if line is None:
             return {"code": "corner", "seat": seat,
                     "text": f"Seat {seat}: at a corner. Take from "

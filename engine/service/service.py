@@ -21,9 +21,9 @@ hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the tab
 
 Commands ``cmd/<verb>`` (`GAME_VERBS`): ``new_game`` (args: colours, first_seat,
 start_positions, removed_colour, recipes, recipe_cards, second_player_bonus, memory_aid),
-``confirm``, ``undo``, ``keep``, ``discard``, ``end``. The answer is ``{transaction, status,
-data, error}``; a command that does not fit the moment is refused with a reason and changes
-nothing. Every table is handled on the MQTT client's single dispatcher thread.
+``confirm``, ``undo``, ``keep``, ``discard``, ``declinatio``, ``end``. The answer is
+``{transaction, status, data, error}``; a command that does not fit the moment is refused
+with a reason and changes nothing. Every table is handled on the MQTT client's single dispatcher thread.
 """
 
 from __future__ import annotations

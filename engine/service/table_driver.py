@@ -8,7 +8,9 @@ decision of the active seat, given what the interpreter expects now:
   pad; then the next pile card (``refill``) is laid into the hole;
 - ``(…, Take(c), Keep())``: the last card laid on the pad; ``(…, Discard())``: the seat's
   button;
-- ``(Pass(),)``: the seat's button; ``(Refill(card),)``: the card laid into the hole.
+- ``(Pass(),)``: the seat's button; ``(Refill(card),)``: the card laid into the hole;
+- ``(UseDeclinatio(),)`` alone (Declinatio onto a line of Vanesco/Perluceo only, which ends
+  the game, G7): the seat taps its Declinatio card on its pad.
 
 `scripted_game` plays a whole random game this way against a reference `Game` with a known
 (seeded) pile: used by the tests, the benchmark, the demo's bots and the virtual table.
@@ -66,6 +68,13 @@ def inputs_for(
     first = decision[0]
     if isinstance(first, Pass):
         return [press("confirm", seat, ts)]
+    if isinstance(first, UseDeclinatio) and len(decision) == 1:
+        # Declinatio onto a line of spells only ends the game (G7): tap the card on the pad.
+        spell = next((slot[0] for slot in game.spells[seat]
+                      if CARDS[slot[0]].spell == "declinatio" and slot[1] > 0), None)
+        if spell is None:
+            raise DriverError(f"seat {seat} holds no Declinatio with uses left")
+        return [pad_lay(seat, spell, ts), pad_lift(seat, spell, ts)]
     if isinstance(first, Refill):
         if game.refill_cell is None:
             raise DriverError("no hole to refill")
@@ -138,11 +147,6 @@ class ScriptedGame:
 def next_decision(ref: Game, rng: random.Random, choose: Chooser = random_choice) -> Decision:
     """The reference game's next decision (applied to `ref`), as a gesture-sized tuple."""
     action = choose(ref, rng)
-    if isinstance(action, UseDeclinatio):
-        probe = ref.copy()
-        probe.apply(action)
-        if probe.is_over():  # Declinatio that blocks the game cannot be shown by a lift
-            action = Pass()
     decision: list[Action] = [action]
     ref.apply(action)
     if isinstance(action, UseDeclinatio) and not ref.is_over():

@@ -57,9 +57,11 @@ CARD_ID_PATTERN: Final[str] = r"^[a-z0-9][a-z0-9-]{0,39}$"
 
 # `hint` is read-only: {"level": "greedy"|"search", "lang": "fr"|"en"|"de"} with the asking
 # seat -> data {"seat", "action", "card", "cell", "reason", "reasons"} (what a bot suggests).
-GameVerb = Literal["new_game", "undo", "keep", "discard", "confirm", "end", "hint"]
+# `declinatio` {seat}: use Declinatio where it faces only Vanesco/Perluceo (ends the game, G7).
+GameVerb = Literal[
+    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint"]
 GAME_VERBS: Final[tuple[str, ...]] = (
-    "new_game", "undo", "keep", "discard", "confirm", "end", "hint",
+    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint",
 )
 # Hub-side verbs (engine or dashboard -> hub):
 #   turn      args {"seat": int | None}  light that seat's turn LED (None: all off)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from engine.rules import Game, GameConfig, Take
+from engine.rules.actions import USE_DECLINATIO
 from engine.rules.board import TAKEABLE_CELLS, parse_cell
 from engine.rules.cards import INGREDIENTS
 from engine.service.interpreter import Status, TableInterpreter, lay
 from engine.service.table_driver import inputs_for, next_decision, refill_of
+
+T = TypeVar("T")
 
 # With yellow and red at the table, green is the colour removed (G2).
 FILL = [c for c in INGREDIENTS if not c.startswith("green")]
@@ -41,9 +45,10 @@ def next_pile_card(interp: TableInterpreter) -> str:
     return interp.game.pile.possible_next()[0]
 
 
-def until_last_card(seed: int, players: int = 2) -> tuple[TableInterpreter, int] | None:
-    """Play random legal moves through the table until a take would end the game; return
-    the interpreter and that cell (None when this seed's game ends another way)."""
+def play_until(seed: int, players: int, found: Callable[[Game], T | None]
+               ) -> tuple[TableInterpreter, T] | None:
+    """Play random legal moves through the table until `found(reference game)` says
+    something; return the interpreter and that (None when the game ends first)."""
     rng = random.Random(seed)
     colours = ("yellow", "red", "green", "blue")[:players]
     ref = Game.new(GameConfig(colours=colours), rng)
@@ -52,14 +57,42 @@ def until_last_card(seed: int, players: int = 2) -> tuple[TableInterpreter, int]
     for cell, card in zip(TAKEABLE_CELLS, ref.deal.grid, strict=True):
         interp.handle(lay(cell, card))
     while not ref.is_over():
-        if ref.phase.value == "take" and not ref.pile.size:
-            for action in ref.legal_actions():
-                if isinstance(action, Take) and TableInterpreter._ends_game(ref, action.cell):
-                    return interp, action.cell
+        what = found(ref)
+        if what is not None:
+            return interp, what
         decision = next_decision(ref, rng)
         for inp in inputs_for(interp, decision, refill_of(ref, decision)):
             interp.handle(inp)
     return None
+
+
+def _ending_take(ref: Game) -> int | None:
+    if ref.phase.value == "take" and not ref.pile.size:
+        for action in ref.legal_actions():
+            if isinstance(action, Take) and TableInterpreter._ends_game(ref, action.cell):
+                return action.cell
+    return None
+
+
+def until_last_card(seed: int, players: int = 2) -> tuple[TableInterpreter, int] | None:
+    """Random play until a take would end the game; the interpreter and that cell."""
+    return play_until(seed, players, _ending_take)
+
+
+def _blocked_declinatio(ref: Game) -> bool | None:
+    if USE_DECLINATIO in ref.legal_actions():
+        probe = ref.copy()
+        probe.apply(USE_DECLINATIO)
+        if probe.is_over():
+            return True
+    return None
+
+
+def until_blocked_declinatio(seed: int, players: int = 2) -> TableInterpreter | None:
+    """Random play until the active seat stands at a corner where Declinatio would face
+    only Vanesco/Perluceo (using it ends the game, G7)."""
+    found = play_until(seed, players, _blocked_declinatio)
+    return found[0] if found else None
 
 
 def hub_event(inp: Any, seq: int, epoch: str = "e1", hub_id: str = "hub-test") -> Any:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from service_helpers import next_pile_card, play, start, until_last_card
+from service_helpers import (
+    next_pile_card,
+    play,
+    start,
+    until_blocked_declinatio,
+    until_last_card,
+)
 
 from engine.rules import GameLog, Phase, Refill, Take, UseDeclinatio
 from engine.rules.board import TAKEABLE_CELLS, parse_cell
@@ -181,6 +187,56 @@ def test_declinatio_at_a_corner_and_pass_with_the_button() -> None:
     assert json.loads(snapshot(interp))[0] == json.loads(snapshot_before)[0]
     out = interp.handle(press("confirm", seat=0))
     assert out.actions[0].TYPE == "pass" and interp.turn == 1
+
+
+def test_declinatio_onto_a_line_of_spells_only_ends_the_game_by_a_tap_G7() -> None:
+    # Seed 24 (2 players) reaches a corner where Declinatio would face only Vanesco/Perluceo.
+    interp = until_blocked_declinatio(24)
+    assert interp is not None and interp.game is not None
+    game, seat = interp.game, interp.turn
+    prompt = interp.prompt()
+    assert prompt["code"] == "corner_blocked" and prompt["seat"] == seat
+    assert "ends the game (G7)" in prompt["text"]
+    spell = next(card for card, uses in game.spells[seat] if card.startswith("declinatio"))
+    other = 1 - seat
+    # The dashboard's command from the wrong seat is refused and changes nothing.
+    before = snapshot(interp)
+    with pytest.raises(Refused) as refused:
+        interp.command("declinatio", seat=other)
+    assert refused.value.code == "wrong_seat" and snapshot(interp) == before
+    # Tapping the Declinatio card on the pad uses it: the game ends at once and is scored.
+    out = interp.handle(pad_lay(seat, spell))
+    assert out.actions == [UseDeclinatio()] and out.ended
+    assert interp.status is Status.OVER and interp.game.is_over()
+    interp.handle(pad_lift(seat, spell))
+    # Undo brings the corner back; the same choice from the seat view ends it again.
+    interp.command("undo")
+    assert interp.status is Status.PLAYING and interp.prompt()["code"] == "corner_blocked"
+    out = interp.command("declinatio", seat=seat)
+    assert out.actions == [UseDeclinatio()] and interp.game.is_over()
+
+
+def test_declinatio_command_and_tap_where_a_take_is_possible_are_refused_G7() -> None:
+    placed = {"0,2": "declinatio-1", "2,0": "red-b-2", "0,4": "yellow-b-1", "1,3": "blue-b-3"}
+    interp = start(placed)
+    _take(interp, "0,2", "declinatio-1", 0)
+    _take(interp, "2,0", "red-b-2", 1)
+    _take(interp, "0,4", "yellow-b-1", 0)
+    _take(interp, "4,2", interp.game.grid[C("4,2")], 1)
+    assert interp.prompt()["code"] == "corner"
+    before = snapshot(interp)
+    with pytest.raises(Refused) as refused:
+        interp.command("declinatio", seat=0)
+    assert (refused.value.rule, refused.value.code) == ("G7", "declinatio_not_blocked")
+    assert snapshot(interp) == before
+    out = interp.handle(pad_lay(0, "declinatio-1"))
+    assert out.actions == []
+    assert [(a.rule, a.code) for a in out.raised] == [("G7", "declinatio_by_take")]
+    assert "row 1" in out.raised[0].message
+    out = interp.handle(pad_lift(0, "declinatio-1"))
+    assert [a.code for a in out.cleared] == ["declinatio_by_take"]
+    out = play(interp, lift("1,3", "blue-b-3"), pad_lay(0, "blue-b-3"))[-1]
+    assert out.actions == [UseDeclinatio(), Take(C("1,3"))]
 
 
 def test_vanesco_waits_until_the_victim_taps_its_top_card() -> None:
