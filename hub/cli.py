@@ -255,11 +255,11 @@ def _run_enroll(args: argparse.Namespace) -> int:
 
 def _enrolment_publisher(args: argparse.Namespace, config: HubConfig, enrolment: Any,
                          backend: ReaderBackend) -> Any:
-    """With --mqtt: publish progress as the retained hub/snapshot (``enrolment`` field),
-    for the dashboard's host page. Returns a callable, or None."""
+    """With --mqtt: publish progress as the retained hub/snapshot and hub/health
+    (``enrolment`` field), for the dashboard's host page. Returns a callable, or None."""
     if not args.mqtt:
         return None
-    from engine.wire.contract import HubSnapshot, ReaderSeen, Topics
+    from engine.wire.contract import HubHealth, HubSnapshot, ReaderSeen, Topics
     from engine.wire.mqtt import MqttError, WireClient
 
     topics = Topics(config.table)
@@ -285,6 +285,7 @@ def _enrolment_publisher(args: argparse.Namespace, config: HubConfig, enrolment:
                        "next": enrolment.current, "skipped": list(enrolment.skipped)},
         )
         client.publish(topics.hub_snapshot, snapshot, retain=True)
+        client.publish(topics.hub_health, HubHealth.of(snapshot), retain=True)
 
     publish.client = client  # type: ignore[attr-defined]
     return publish

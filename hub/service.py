@@ -4,7 +4,8 @@ Each poll of the back-end gives confirmed changes; each becomes a `HubEvent` (th
 turns the UID into a card id; a UID not in the map gives an ``unknown_tag`` event), is
 written to the outbox under the next sequence number, then published with QoS 1, and is
 marked delivered when the broker acknowledges it. Undelivered events are published again
-after a restart. A retained ``hub/snapshot`` says what every reader sees and the last seq.
+after a restart. A retained ``hub/snapshot`` says what every reader sees and the last seq;
+a retained ``hub/health`` says only each reader's health (no card: for the dashboard).
 
 The hub answers ``hub/cmd/<verb>`` (see `engine.wire.contract.HUB_VERBS`): the engine drives
 the table I/O with ``turn`` (the turn LEDs) and ``buzz`` (an illegal move); the hub reads no
@@ -22,6 +23,7 @@ from typing import Any
 from engine.wire.contract import (
     CommandRequest,
     HubEvent,
+    HubHealth,
     HubSnapshot,
     ReaderSeen,
     TopicInfo,
@@ -78,6 +80,7 @@ class Hub:
         self._thread: threading.Thread | None = None
         self._snapshot_due = True
         self._last_snapshot = 0.0
+        self._last_health: HubHealth | None = None
         self._emit_lock = threading.Lock()
         self.listeners: list[Callable[[HubEvent], None]] = []
 
@@ -101,6 +104,7 @@ class Hub:
 
     def _on_connected(self) -> None:
         self._connected_since = time.monotonic()
+        self._last_health = None  # a new session: publish the health again too
         self.publish_snapshot()
 
     def stop(self) -> None:
@@ -279,7 +283,12 @@ class Hub:
     def publish_snapshot(self) -> None:
         self._snapshot_due = False
         self._last_snapshot = time.monotonic()
-        self.client.publish(self.topics.hub_snapshot, self.snapshot(), retain=True)
+        snapshot = self.snapshot()
+        self.client.publish(self.topics.hub_snapshot, snapshot, retain=True)
+        health = HubHealth.of(snapshot)
+        if not health.same_as(self._last_health):  # the card-free part changes seldom
+            self.client.publish(self.topics.hub_health, health, retain=True)
+            self._last_health = health
 
     # ------------------------------------------------------------ engine -> table I/O
 

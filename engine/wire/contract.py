@@ -9,6 +9,7 @@ topic (after the base)      model                    notes
                                                      ``(epoch, seq)`` (see `HubEvent`)
 ``hub/state``               `ServiceState`           retained, last will ``offline``
 ``hub/snapshot``            `HubSnapshot`            retained: what every reader sees now
+``hub/health``              `HubHealth`              retained: reader health, no card
 ``hub/cmd/<verb>``          `CommandRequest`         verbs in `HUB_VERBS` (LED, buzzer, ...)
 ``hub/cmd/<verb>/response`` `CommandResponse`
 ``engine/state``            `ServiceState`           retained, last will ``offline``
@@ -239,6 +240,47 @@ class HubSnapshot(WireModel):
     )
 
 
+class ReaderHealthSeen(WireModel):
+    """One reader in a `HubHealth`: where it is, its health, whether a tag lies on it."""
+
+    reader: int = Field(ge=0, le=63)
+    cell: str | None = Field(default=None, pattern=CELL_PATTERN)
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
+    position: int | None = Field(default=None, ge=0, lt=N_PERIMETER)
+    health: ReaderHealth = "ok"
+    occupied: bool = False
+
+
+class HubHealth(WireModel):
+    """``hub/health`` (retained): each reader's health and enrolment progress, with no UID
+    and no card id. The dashboard reads this, never `HubSnapshot`, which names the cards
+    laid on the pads (covered cards); the ACL keeps it to that."""
+
+    hub_id: str = Field(min_length=1, max_length=64)
+    ts: float = Field(ge=0)
+    backend: str = Field(max_length=32)
+    readers: list[ReaderHealthSeen] = Field(max_length=64)
+    enrolment: dict[str, Any] | None = Field(
+        default=None, description="enrolment progress {done, total, next} while enrolling"
+    )
+
+    @classmethod
+    def of(cls, snapshot: HubSnapshot) -> HubHealth:
+        """The card-free part of a snapshot."""
+        return cls(
+            hub_id=snapshot.hub_id, ts=snapshot.ts, backend=snapshot.backend,
+            enrolment=snapshot.enrolment,
+            readers=[ReaderHealthSeen(reader=r.reader, cell=r.cell, seat=r.seat,
+                                      position=r.position, health=r.health,
+                                      occupied=r.uid is not None)
+                     for r in snapshot.readers],
+        )
+
+    def same_as(self, other: HubHealth | None) -> bool:
+        """Equal but for the time: nothing new to publish."""
+        return other is not None and self.model_copy(update={"ts": other.ts}) == other
+
+
 class GamePublic(WireModel):
     """``game/public`` (retained): the public view. ``view`` is the rules engine's
     ``view_public()`` output (JSON object, validated loosely); ``turn`` is the seat to play
@@ -336,6 +378,7 @@ MODELS: Final[tuple[type[WireModel], ...]] = (
     HubEvent,
     ServiceState,
     HubSnapshot,
+    HubHealth,
     GamePublic,
     GameSeat,
     GameAlert,
@@ -402,6 +445,10 @@ class Topics:
         return self._t("hub/snapshot")
 
     @property
+    def hub_health(self) -> str:
+        return self._t("hub/health")
+
+    @property
     def engine_state(self) -> str:
         return self._t("engine/state")
 
@@ -458,6 +505,7 @@ def parse_topic(topic: str, base: str = DEFAULT_BASE) -> TopicInfo:
         "hub/event": HubEvent,
         "hub/state": ServiceState,
         "hub/snapshot": HubSnapshot,
+        "hub/health": HubHealth,
         "engine/state": ServiceState,
         "game/public": GamePublic,
         "game/alert": GameAlert,

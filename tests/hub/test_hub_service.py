@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.wire.broker import LocalBroker
-from engine.wire.contract import HubEvent, HubSnapshot, Topics, WireModel
+from engine.wire.contract import HubEvent, HubHealth, HubSnapshot, Topics, WireModel, encode
 from engine.wire.mqtt import WireClient
 from engine.wire.sequence import EventSequencer
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
@@ -210,6 +210,42 @@ def test_hub_commands_sim_snapshot_and_refusals(mqtt_broker: str, table_id: str,
             assert no_io.status == "error" and "[io]" in (no_io.error or "")
             replay = dash.request(topics.hub_cmd("replay"), {"epoch": "nope", "from_seq": 1})
             assert replay.status == "error" and "epoch" in (replay.error or "")
+    finally:
+        hub.stop()
+
+
+def test_hub_health_names_no_card_and_is_published_only_when_it_changes(
+    mqtt_broker: str, table_id: str, tmp_path: Path
+) -> None:
+    topics = Topics(table_id)
+    tagmap = virtual_box_tagmap()
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
+    health: list[HubHealth] = []
+    try:
+        with fast_client(mqtt_broker) as dash:
+            dash.subscribe(topics.hub_health,
+                           lambda t, m: health.append(m),  # type: ignore[arg-type]
+                           wait=5)
+            wait_for(lambda: len(health) >= 1)  # the retained one from the hub's start
+            play(sim, [("place", "pad:1", "vanesco-3"), ("place", "2,2", "immuto-1")], hub)
+            wait_for(lambda: any(r.occupied for h in health for r in h.readers
+                                 if r.seat == 1))
+            wait_for(lambda: any(r.occupied for h in health for r in h.readers
+                                 if r.cell == "2,2"))
+            secret = [c for c in ("vanesco-3", "immuto-1")] + [
+                tagmap.uid_for(c) or "?" for c in ("vanesco-3", "immuto-1")]
+            for seen in health:
+                wire = encode(seen).decode()
+                assert not [s for s in secret if s in wire], wire
+            published = len(health)
+            hub.publish_snapshot()  # nothing of the health changed: no new hub/health
+            hub.publish_snapshot()
+            time.sleep(0.3)
+            assert len(health) == published
+            sim.stuck("4,4")
+            wait_for(lambda: any(r.cell == "4,4" and r.health == "silent"
+                                 for r in health[-1].readers), timeout=15)
     finally:
         hub.stop()
 
