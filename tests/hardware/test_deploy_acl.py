@@ -148,6 +148,18 @@ def test_dashboard_cannot_subscribe_to_raw_hub_events(sessions: dict[str, Sessio
     assert sessions["engine"].received == [("cauldron/table-1/hub/event", b"seen by the engine")]
 
 
+def test_dashboard_reads_card_free_health_but_not_the_snapshot(
+    sessions: dict[str, Session]
+) -> None:
+    dashboard = sessions["dashboard"]
+    dashboard.subscribe("cauldron/table-1/hub/snapshot")
+    dashboard.subscribe("cauldron/table-1/hub/health")
+    sessions["table-1"].publish("cauldron/table-1/hub/snapshot", b"pad 0: vanesco-1")
+    sessions["table-1"].publish("cauldron/table-1/hub/health", b"pad 0: occupied")
+    settle()
+    assert dashboard.received == [("cauldron/table-1/hub/health", b"pad 0: occupied")]
+
+
 def test_dashboard_cannot_publish_game_topics(sessions: dict[str, Session]) -> None:
     engine = sessions["engine"]
     engine.subscribe("cauldron/table-1/game/#")
