@@ -17,13 +17,15 @@ hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the tab
 - ``hub/cmd/turn`` ``{"seat"}`` when the turn changes, ``hub/cmd/buzz`` ``{"ms"}`` on an error
   alert (the hub's LEDs and buzzer);
 - ``engine/state`` (retained) ``online``; the MQTT last will says ``offline`` (on the one
-  table's topic, or on ``cauldron/<name>/engine/state`` when serving several tables).
+  table's topic, or on ``cauldron/<name>/engine/state`` when serving several tables, which
+  each table's ``engine/state`` then names as its ``liveness_topic``).
 
 Commands ``cmd/<verb>`` (`GAME_VERBS`): ``new_game`` (args: colours, first_seat,
 start_positions, removed_colour, recipes, recipe_cards, second_player_bonus, memory_aid),
 ``confirm``, ``undo``, ``keep``, ``discard``, ``declinatio``, ``end``. The answer is
 ``{transaction, status, data, error}``; a command that does not fit the moment is refused
-with a reason and changes nothing. Every table is handled on the MQTT client's single dispatcher thread.
+with a reason and changes nothing. Every table is handled on the MQTT client's single
+dispatcher thread.
 """
 
 from __future__ import annotations
@@ -178,7 +180,8 @@ class EngineService:
     def stop(self) -> None:
         if self.client.connected:
             for runtime in self.tables.values():
-                self._publish(runtime.topics.engine_state, self._state("offline"), retain=True)
+                self._publish(runtime.topics.engine_state,
+                              self._state("offline", runtime.topics), retain=True)
         self.client.stop()
         for runtime in self.tables.values():
             runtime.store.close()
@@ -195,12 +198,16 @@ class EngineService:
             runtime.turn = runtime.interp.turn
             self.tables[name] = runtime
             if self.client.connected:
-                self._publish(runtime.topics.engine_state, self._state("online"), retain=True)
+                self._publish(runtime.topics.engine_state,
+                              self._state("online", runtime.topics), retain=True)
         return runtime
 
-    def _state(self, state: str) -> ServiceState:
+    def _state(self, state: str, topics: Topics | None = None) -> ServiceState:
+        """A table's ``engine/state`` (`topics`) or the process's own (the last will's)."""
+        liveness = (self.state_topic if topics is not None
+                    and topics.engine_state != self.state_topic else None)
         return ServiceState(state=state, client_id=self.client.client_id,  # type: ignore[arg-type]
-                            ts=self.clock(), version=VERSION)
+                            ts=self.clock(), version=VERSION, liveness_topic=liveness)
 
     def _forget_requests(self) -> None:
         """A replay asked before this (re)connection may have been lost with the broker:
@@ -216,7 +223,8 @@ class EngineService:
                 self._republish(runtime)
 
     def _republish(self, runtime: TableRuntime) -> None:
-        self._publish(runtime.topics.engine_state, self._state("online"), retain=True)
+        self._publish(runtime.topics.engine_state, self._state("online", runtime.topics),
+                      retain=True)
         runtime.sent_seats.clear()
         self.publish_views(runtime, Outcome(changed=True))
 

@@ -202,12 +202,19 @@ class HubEvent(WireModel):
 
 
 class ServiceState(WireModel):
-    """``hub/state`` / ``engine/state`` (retained; the last will says ``offline``)."""
+    """``hub/state`` / ``engine/state`` (retained; the last will says ``offline``).
+
+    A process has one last will. An engine serving several tables puts it on its own
+    topic (``cauldron/<engine name>/engine/state``) and names that topic in each table's
+    ``engine/state`` as ``liveness_topic``: a follower counts the table's engine online only
+    while that topic says online too, so a crash shows on every table it served."""
 
     state: Literal["online", "offline"]
     client_id: str | None = Field(default=None, max_length=128)
     ts: float | None = Field(default=None, ge=0)
     version: str | None = Field(default=None, max_length=32)
+    liveness_topic: str | None = Field(default=None, max_length=256,
+                                       pattern=r"^[^+#]+/engine/state$")
 
 
 class ReaderSeen(WireModel):

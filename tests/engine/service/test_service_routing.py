@@ -87,6 +87,16 @@ def test_many_tables_in_one_process_and_shards(tmp_path: Path) -> None:
     assert {t: rt.interp.status.value for t, rt in service.tables.items()} == {
         "a": "playing", "b": "playing", "c": "playing"}
     assert sorted(p.stem for p in (tmp_path / "tables").glob("*.sqlite")) == ["a", "b", "c"]
+    # One last will for the process: each table's engine/state names the topic it is on.
+    service._republish_all()
+    states = {t: p for t, p, retained in service.sent if t.endswith("/engine/state")}
+    assert set(states) == {f"cauldron/{t}/engine/state" for t in ("a", "b", "c")}
+    assert service.state_topic == "cauldron/cap/engine/state"
+    assert {p["liveness_topic"] for p in states.values()} == {service.state_topic}
+    single = Captured(tmp_path / "single", tables=frozenset({"a"}))
+    _start(single, "a", {})
+    single._republish_all()
+    assert [p.get("liveness_topic") for p, _ in single.on("/engine/state")] == [None]
     shards = [ServiceConfig(shard=(i, 3)) for i in range(3)]
     names = [f"table-{k}" for k in range(30)]
     owners = [[s.serves(n) for s in shards].count(True) for n in names]
