@@ -87,6 +87,18 @@ def public_game(model: GamePublic | None) -> GamePublicOut | None:
         return None
 
 
+def corner_blocked(game: GamePublicOut | None) -> int | None:
+    """The seat whose pawn stands at a corner where Declinatio would face only
+    Vanesco/Perluceo (the table's prompt ``corner_blocked``): using it ends the game (G7),
+    which no card lift can say. None when the table is not in that situation."""
+    if game is None or game.view.over or game.view.table is None:
+        return None
+    prompt = game.view.table.prompt
+    if prompt is None or prompt.code != "corner_blocked":
+        return None
+    return prompt.seat
+
+
 def _reveal_of(view: dict[str, Any]) -> list[str] | None:
     """A Perluceo reveal in a seat view (``private_events``, sent once): the cauldron."""
     events = view.get("private_events")
@@ -286,6 +298,7 @@ class Bridge:
         phase = None
         last_card = None
         memory_aid = False
+        blocked = False
         if game is not None:
             seats = game.view.seats
             colour = seats[seat].colour if seat < len(seats) else None
@@ -293,6 +306,7 @@ class Bridge:
             phase = game.view.phase
             last_card = game.view.expected.last_card
             memory_aid = game.view.config.memory_aid if game.view.config else False
+            blocked = corner_blocked(game) == seat
         return SeatState(
             seat=seat,
             game_id=game_id,
@@ -303,6 +317,7 @@ class Bridge:
             recipes=[r for r in you.get("recipes", []) if isinstance(r, str)],
             can_keep=phase == "last_card" and expected_seat == seat,
             last_card=last_card if expected_seat == seat else None,
+            can_declinatio=blocked,
             game=game,
             alerts=alerts,
         )

@@ -227,6 +227,11 @@ class SeatState(BaseModel):
     recipes: list[str] = Field(default_factory=list)
     can_keep: bool = Field(default=False, description="this seat must keep/discard the last card")
     last_card: CardId | None = None
+    can_declinatio: bool = Field(
+        default=False,
+        description="this seat stands at a corner where Declinatio would face only "
+        "Vanesco/Perluceo: using it ends the game (G7)",
+    )
     game: GamePublicOut | None = None
     alerts: list[AlertPublic] = Field(default_factory=list)
 

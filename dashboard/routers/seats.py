@@ -1,4 +1,5 @@
-"""Seats: joining by QR code, a seat's private view, its keep/discard and hint buttons."""
+"""Seats: joining by QR code, a seat's private view, its keep/discard, Declinatio and hint
+buttons."""
 
 from __future__ import annotations
 
@@ -101,6 +102,18 @@ def keep(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
 )
 def discard(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
     return answered(bridge.command("discard", {"seat": seat}, seat=seat))
+
+
+@router.post(
+    "/api/seats/{seat}/declinatio",
+    summary="Use Declinatio onto a line of Vanesco/Perluceo only: ends the game (G7)",
+    description="Only when this seat's pawn stands at a corner and Declinatio would face a "
+    "line holding only Vanesco/Perluceo (the table's prompt `corner_blocked`); the engine "
+    "refuses it otherwise (409). At a real table the seat taps its Declinatio card on its pad.",
+    responses={409: {"description": "refused by the engine"}, 503: {"description": "no engine"}},
+)
+def declinatio(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
+    return answered(bridge.command("declinatio", {"seat": seat}, seat=seat))
 
 
 @router.post(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, status
 
+from dashboard.bridge import corner_blocked
 from dashboard.deps import BridgeDep, VirtualDep
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import answered
@@ -60,3 +61,22 @@ def pass_turn(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
     if state.game is None or not state.game.view.expected.pass_:
         raise HTTPException(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)")
     return answered(bridge.command("confirm", source="virtual"))
+
+
+@router.post(
+    "/declinatio",
+    summary="Use Declinatio onto a line of Vanesco/Perluceo only: ends the game (G7)",
+    description="For the seat whose turn it is, only when its pawn stands at a corner and "
+    "Declinatio would face a line holding only Vanesco/Perluceo (the table's prompt "
+    "`corner_blocked`). At a real table the seat taps its Declinatio card on its pad.",
+)
+def use_declinatio(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
+    seat = corner_blocked(bridge.table_state().game)
+    if seat is None:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            "Declinatio cannot end the game now: only at a corner where it would face a line "
+            "of Vanesco/Perluceo only (G7); otherwise use it by taking a card from the line "
+            "it reaches",
+        )
+    return answered(bridge.command("declinatio", {"seat": seat}, seat=seat, source="virtual"))

@@ -23,6 +23,8 @@ function render(state) {
 
   const actions = document.getElementById("seat-actions");
   actions.hidden = !state.can_keep;
+  // At a corner where Declinatio would face only Vanesco/Perluceo: using it ends the game (G7).
+  document.getElementById("seat-declinatio").hidden = !(state.can_declinatio && v && !v.over);
   document.getElementById("last-card").textContent = state.last_card ? t("last_card", { card: cardLabel(state.last_card) }) : "";
 
   const reveal = document.getElementById("reveal");
@@ -65,10 +67,11 @@ function stopWith(text) {
   document.getElementById("seat-msg").innerHTML = `<p class="big error" role="alert">${esc(text)}</p>`;
   for (const id of ["stack", "reveal", "seat-public", "recipes", "seat-alerts"]) document.getElementById(id).innerHTML = "";
   document.getElementById("seat-actions").hidden = true;
+  document.getElementById("seat-declinatio").hidden = true;
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  for (const verb of ["keep", "discard"]) {
+  for (const verb of ["keep", "discard", "declinatio"]) {
     document.getElementById(verb).addEventListener("click", async () => {
       try { await api("POST", q(`/api/seats/${SEAT}/${verb}`)); }
       catch (e) { announce(t("error", { message: e.message }), true); }

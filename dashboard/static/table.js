@@ -53,6 +53,11 @@ function promptText(v) {
   if (p.code === "lay_on_pad" || p.code === "last_card") params.card = info.held ? cardLabel(info.held.card) : "";
   if (p.code === "vanesco_tap") params.card = info.vanesco_wait.length ? cardLabel(info.vanesco_wait[0].card) : "";
   if (p.code === "refill") params.cell = ex.refill_cell || "";
+  if (p.code === "corner_blocked" && p.seat != null && v.seats[p.seat]) {
+    // The line Declinatio would face: only Vanesco/Perluceo there, using it ends the game (G7).
+    const line = facedLine((v.seats[p.seat].pawn + v.move_value) % 20);
+    params.line = line != null ? lineLabel(line) : "";
+  }
   if (p.code === "take" && p.seat != null && v.seats[p.seat]) {
     params.pos = v.seats[p.seat].pawn;
     params.line = v.seats[p.seat].faced_line != null ? lineLabel(v.seats[p.seat].faced_line) : "";
@@ -243,6 +248,8 @@ function renderHand(state) {
   const v = state.game && state.game.view;
   const last = v && !v.over && v.phase === "last_card";
   document.getElementById("pass-btn").hidden = !(v && !v.over && v.expected && v.expected.pass);
+  const prompt = v && v.table && v.table.prompt;
+  document.getElementById("declinatio-btn").hidden = !(v && !v.over && prompt && prompt.code === "corner_blocked");
   document.getElementById("keep-btn").hidden = !last;
   document.getElementById("discard-btn").hidden = !last;
   document.getElementById("drop-btn").disabled = !virtual.hand;
@@ -381,7 +388,7 @@ document.addEventListener("DOMContentLoaded", () => {
   if (PLAY) {
     document.getElementById("draw-btn").addEventListener("click", () => gesture({ action: "draw" }));
     document.getElementById("drop-btn").addEventListener("click", () => gesture({ action: "drop" }));
-    for (const verb of ["keep", "discard", "pass"]) {
+    for (const verb of ["keep", "discard", "pass", "declinatio"]) {
       document.getElementById(`${verb}-btn`).addEventListener("click", async () => {
         try { await api("POST", `/api/virtual/${verb}`); playMsg(t("done")); }
         catch (e) { playMsg(t("error", { message: e.message }), true); }

@@ -5,9 +5,9 @@ What a bot knows comes from the engine's public ``game/events`` stream (`ShadowG
 rules engine in real-table mode, the pile unordered), never from the engine's or the
 virtual table's hidden state. Its hands are the dashboard's public HTTP API: the virtual
 table's gestures (lift, lay, slide, draw, tap, drop) and the seat buttons (pass, keep,
-discard); which seats a person joined comes from ``GET /api/table``. The same driver starts
-each game (host API, PIN) and, after the score screen has shown for ``linger`` seconds, the
-next one.
+discard, and Declinatio where it ends the game, G7); which seats a person joined comes from
+``GET /api/table``. The same driver starts each game (host API, PIN) and, after the score
+screen has shown for ``linger`` seconds, the next one.
 """
 
 from __future__ import annotations
@@ -328,11 +328,11 @@ class BotDriver:
         if isinstance(action, UseDeclinatio):
             probe = game.copy()
             probe.apply(action)
-            if probe.is_over():  # cannot be shown with a lift: pass or take plainly
-                legal = [a for a in game.legal_actions() if not isinstance(a, UseDeclinatio)]
-                action = legal[0] if legal else Pass()
-            else:
-                action = self._choose(probe, seat)  # the card from the newly faced line
+            if probe.is_over():
+                # Declinatio onto a line of Vanesco/Perluceo only ends the game (G7): no lift
+                # says so; at a real table the seat taps the card, here the table's button.
+                return self._button("/api/virtual/declinatio", state)
+            action = self._choose(probe, seat)  # the card from the newly faced line
         if isinstance(action, Pass):
             return self._button("/api/virtual/pass", state)
         if isinstance(action, Take):

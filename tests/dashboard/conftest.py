@@ -6,6 +6,8 @@
 - ``dash_app``: the same, not served (for FastAPI's TestClient).
 - ``table_stack``: a served dashboard plus the real engine service and a real hub on the
   simulated table (in-process, same broker) for whole games through the virtual table.
+- ``engine_service``: the real engine service (in-process) on the table, without a hub: tests feed
+  it hub events themselves (``dashkit.drive_engine``).
 - ``browser`` / ``page``: headless system Chromium through Playwright (skipped when it is
   missing, except with CI=true where a missing Chromium fails).
 """
@@ -32,6 +34,22 @@ def dash(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Dash]:
 def dash_app(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Dash]:
     """A dashboard not yet served: for FastAPI's TestClient."""
     yield from make_dash(mqtt_broker, table_id, tmp_path, serve=False)
+
+
+@pytest.fixture
+def engine_service(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Any]:
+    """The real engine service for the table (in-process, no hub)."""
+    from engine.service.service import EngineService, ServiceConfig
+
+    service = EngineService(ServiceConfig(
+        mqtt=mqtt_broker, data_dir=tmp_path / "engine", tables=frozenset({table_id}),
+        name=f"engine-{table_id}",
+    ))
+    service.start(wait=10)
+    try:
+        yield service
+    finally:
+        service.stop()
 
 
 @pytest.fixture

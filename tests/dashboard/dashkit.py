@@ -7,6 +7,9 @@
   (in-process objects on the same broker) for whole games through the virtual table.
 - ``browser``: headless system Chromium through Playwright (skipped when it is missing,
   except with CI=true where a missing Chromium fails).
+- ``drive_engine(engine, table, seed, until)``: a real engine service (no hub) fed the hub
+  events of a seeded random game until its table prompt says ``until`` (e.g. seed 24 reaches
+  ``corner_blocked``: Declinatio would face only Vanesco/Perluceo, G7).
 """
 
 from __future__ import annotations
@@ -179,6 +182,49 @@ def make_dash(mqtt_broker: str, table_id: str, tmp_path: Path, serve: bool,
         if dash.server is not None:
             dash.server.stop()
         publisher.stop()
+
+
+def hub_event(inp: Any, seq: int, hub_id: str = "hub-dash-test") -> Any:
+    """The `HubEvent` a hub would publish for an interpreter input."""
+    from engine.rules.board import cell_name
+    from engine.wire.contract import HubEvent
+    from hub.backends.sim import made_up_uid
+
+    common: dict[str, Any] = {"hub_id": hub_id, "epoch": "e1", "seq": seq, "ts": 1000.0 + seq}
+    if inp.kind == "button":
+        place = {"seat": inp.seat} if inp.button == "confirm" else {}
+        return HubEvent(kind="button", action="pressed", button=inp.button, **place, **common)
+    place = {"cell": cell_name(inp.cell)} if inp.cell is not None else {"seat": inp.pad}
+    kind = "cell" if inp.cell is not None else "pad"
+    return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
+                    **place, **common)
+
+
+def drive_engine(engine: Any, table: str, seed: int, until: str, players: int = 2) -> Any:
+    """Start a game on a real `EngineService` (in-process, no hub) and feed it the hub events
+    of random play (`engine.service.table_driver`, the reference game's pile known from
+    `seed`) until the table prompt's code is `until`; returns the table's interpreter.
+    Seed 24 (2 players) reaches ``corner_blocked`` (as the engine-service tests find)."""
+    from engine.service.table_driver import deal_inputs, inputs_for, next_decision, refill_of
+
+    rng = random.Random(seed)
+    colours = ("yellow", "red", "green", "blue")[:players]
+    ref = Game.new(GameConfig(colours=colours), rng)
+    engine.command(table, "new_game", {"colours": list(colours)})
+    seq = 0
+
+    def feed(steps: Any) -> None:
+        nonlocal seq
+        for inp in steps:
+            seq += 1
+            engine.receive(table, hub_event(inp, seq))
+
+    feed(deal_inputs(ref.deal.grid))
+    while engine.tables[table].interp.prompt()["code"] != until:
+        assert not ref.is_over(), f"seed {seed}: the game ended before the prompt {until!r}"
+        decision = next_decision(ref, rng)
+        feed(inputs_for(engine.tables[table].interp, decision, refill_of(ref, decision)))
+    return engine.tables[table].interp
 
 
 @dataclass

@@ -355,6 +355,7 @@ def test_openapi_documents_every_endpoint(client: TestClient) -> None:
     expected = {
         "/api/table", "/api/seats/{seat}", "/api/seats/{seat}/join", "/api/seats/{seat}/qr.svg",
         "/api/seats/{seat}/keep", "/api/seats/{seat}/discard", "/api/seats/{seat}/reveal/dismiss",
+        "/api/seats/{seat}/declinatio", "/api/virtual/declinatio", "/api/virtual/pass",
         "/api/host/login", "/api/host/new_game", "/api/host/undo", "/api/host/confirm",
         "/api/host/end", "/api/host/readers", "/api/host/enrolment", "/api/host/seats",
         "/api/host/seats/{seat}/reissue", "/api/virtual", "/api/virtual/gesture",

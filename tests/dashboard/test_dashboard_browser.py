@@ -242,3 +242,33 @@ def test_declinatio_line_is_shown_at_a_corner(dash: Dash, page: Any) -> None:
                                           "els => els.map(e => e.dataset.cell)"))
     assert shown == want
     assert "Declinatio" in page.inner_text("#turn")
+
+
+def test_declinatio_button_on_the_phone_and_the_virtual_table_G7(
+    dash: Dash, engine_service: Any, table_id: str, page: Any
+) -> None:
+    """At a corner where Declinatio would face only Vanesco/Perluceo (seed 24), the active
+    seat's phone shows the button that ends the game, the other seat's does not; the table
+    translates the prompt and the virtual table shows its own button."""
+    from dashkit import drive_engine
+
+    interp = drive_engine(engine_service, table_id, seed=24, until="corner_blocked")
+    seat = interp.turn
+    wait_until(lambda: dash.bridge.public is not None
+               and dash.bridge.public.view["table"]["inputs"] == interp.inputs, 5, "the view")
+    page.goto(dash.url + "/virtual?lang=fr")  # translated, not the engine's English text
+    prompt = page.wait_for_selector("#turn [data-prompt='corner_blocked']").inner_text()
+    assert "face à la ligne 3, qui ne contient que des Vanesco/Perluceo" in prompt
+    page.wait_for_selector("#declinatio-btn", state="visible")
+    assert page.is_visible("#pass-btn")
+    other = dash.bridge.secrets.secret(dash.bridge.game_id or "", 1 - seat)
+    page.goto(f"{dash.url}/seat/{1 - seat}?secret={other}&lang=en")
+    page.wait_for_function("document.querySelector('#seat-msg').textContent.length > 0")
+    assert page.is_hidden("#seat-declinatio")
+    open_seat(dash, page, seat)
+    page.wait_for_selector("#seat-declinatio", state="visible")
+    assert "ends the game" in page.inner_text("#seat-declinatio")
+    page.click("#declinatio")
+    page.wait_for_selector("#seat-declinatio", state="hidden")
+    page.wait_for_function("document.querySelector('#seat-msg a[href=\"/scores\"]') !== null")
+    assert interp.game.is_over() and interp.game.end_reason == "declinatio_blocked"
