@@ -1,11 +1,16 @@
 """The MQTT <-> WebSocket bridge.
 
 One `WireClient` follows the table's retained and live topics (``game/public``,
-``game/alert``, ``game/seat/<n>``, ``hub/state``, ``engine/state``, ``hub/snapshot``) and
-keeps the latest of each. Every change is turned into whole-state messages and handed to the
-WebSocket subscribers: the table channel gets a `TableState` (whitelisted public data only,
-never a seat view), each seat channel that seat's `SeatState`. A subscriber keeps only the
-latest message (a slow browser skips stale states instead of queueing them).
+``game/alert``, ``game/seat/<n>``, ``hub/state``, ``engine/state``, ``hub/health``) and
+keeps the latest of each. It never reads ``hub/event`` or ``hub/snapshot``, which name the
+cards laid on pads (the broker's ACL denies them). An engine serving many tables names the
+topic of its one last will in ``engine/state`` (``liveness_topic``); that topic is followed
+too, and the engine counts as online only while both say so.
+
+Every change is turned into whole-state messages and handed to the WebSocket subscribers:
+the table channel gets a `TableState` (whitelisted public data only, never a seat view),
+each seat channel that seat's `SeatState`. A subscriber keeps only the latest message (a
+slow browser skips stale states instead of queueing them).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from engine.wire.contract import (
     GameAlert,
     GamePublic,
     GameSeat,
-    HubSnapshot,
+    HubHealth,
     ServiceState,
     Topics,
     WireError,
@@ -132,8 +137,9 @@ class Bridge:
         self.seat_views: dict[int, GameSeat] = {}
         self.alerts: dict[str, GameAlert] = {}
         self.hub_state: Literal["online", "offline", "unknown"] = "unknown"
-        self.engine_state: Literal["online", "offline", "unknown"] = "unknown"
-        self.snapshot: HubSnapshot | None = None
+        self._engine_table_state: Literal["online", "offline", "unknown"] = "unknown"
+        self._engine_liveness: tuple[str, Literal["online", "offline"]] | None = None
+        self.health: HubHealth | None = None
         # Perluceo reveals (seat -> (game id, cards)): sent once by the engine, kept here
         # until the seat hides it.
         self.reveals: dict[int, tuple[str | None, list[str]]] = {}
@@ -155,7 +161,7 @@ class Bridge:
         client.subscribe(t.game_seat("+"), self._on_seat)
         client.subscribe(t.hub_state, self._on_hub_state)
         client.subscribe(t.engine_state, self._on_engine_state)
-        client.subscribe(t.hub_snapshot, self._on_snapshot)
+        client.subscribe(t.hub_health, self._on_health)
         client.add_connect_hook(self.broadcast)
         client.start()
         self._started = True
@@ -235,15 +241,44 @@ class Bridge:
             self.broadcast()
 
     def _on_engine_state(self, topic: str, model: WireModel) -> None:
-        if isinstance(model, ServiceState):
-            self.engine_state = model.state
-            self.broadcast()
+        if not isinstance(model, ServiceState):
+            return
+        follow = model.liveness_topic
+        with self._lock:
+            self._engine_table_state = model.state
+            followed = self._engine_liveness[0] if self._engine_liveness else None
+            if follow != followed:
+                self._engine_liveness = None
+        if follow != followed:
+            if followed is not None:
+                self.client.unsubscribe(followed)
+            if follow is not None:  # retained: its current state comes at once
+                self.client.subscribe(follow, self._on_engine_liveness)
+        self.broadcast()
 
-    def _on_snapshot(self, topic: str, model: WireModel) -> None:
-        if isinstance(model, HubSnapshot):
+    def _on_engine_liveness(self, topic: str, model: WireModel) -> None:
+        if not isinstance(model, ServiceState):
+            return
+        with self._lock:
+            if self._engine_liveness is not None and self._engine_liveness[0] != topic:
+                return
+            self._engine_liveness = (topic, model.state)
+        self.broadcast()
+
+    @property
+    def engine_state(self) -> Literal["online", "offline", "unknown"]:
+        """The table's ``engine/state``, unless the engine process's own topic (its last
+        will) says offline: a crashed many-table engine cannot update every table."""
+        with self._lock:
+            if self._engine_liveness is not None and self._engine_liveness[1] == "offline":
+                return "offline"
+            return self._engine_table_state
+
+    def _on_health(self, topic: str, model: WireModel) -> None:
+        if isinstance(model, HubHealth):
             with self._lock:
-                old_backend = self.snapshot.backend if self.snapshot else None
-                self.snapshot = model
+                old_backend = self.health.backend if self.health else None
+                self.health = model
             if old_backend != model.backend:
                 self.broadcast()
             self._notify(topic, model)
@@ -260,7 +295,7 @@ class Bridge:
             broker=self.connected,
             hub=self.hub_state,
             engine=self.engine_state,
-            hub_backend=self.snapshot.backend if self.snapshot else None,
+            hub_backend=self.health.backend if self.health else None,
         )
 
     def table_state(self) -> TableState:

@@ -116,7 +116,7 @@ def end(_: HostDep, bridge: BridgeDep) -> CommandResult:
 
 @router.get("/readers", summary="Reader health: each cell and pad ok / silent / flickering")
 def readers(_: HostDep, bridge: BridgeDep) -> ReadersOut:
-    snap = bridge.snapshot
+    snap = bridge.health
     if snap is None:
         return ReadersOut(hub_id=None, backend=None, ts=None, readers=[], counts={})
     rows = []
@@ -130,7 +130,7 @@ def readers(_: HostDep, bridge: BridgeDep) -> ReadersOut:
             place = f"pos {seen.position}"
         rows.append(
             ReaderHealthPublic(
-                reader=seen.reader, place=place, health=seen.health, occupied=seen.uid is not None
+                reader=seen.reader, place=place, health=seen.health, occupied=seen.occupied
             )
         )
         counts[seen.health] = counts.get(seen.health, 0) + 1
@@ -141,7 +141,7 @@ def readers(_: HostDep, bridge: BridgeDep) -> ReadersOut:
 
 @router.get("/enrolment", summary="Tag enrolment progress")
 def enrolment(_: HostDep, bridge: BridgeDep) -> EnrolmentOut:
-    snap = bridge.snapshot
+    snap = bridge.health
     data = snap.enrolment if snap is not None else None
     if not data:
         return EnrolmentOut(active=False)

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from dashboard.config import Settings
 from dashboard.main import create_app
 from engine.rules import Game
-from engine.wire.contract import HubSnapshot, ReaderSeen
+from engine.wire.contract import HubHealth, ReaderHealthSeen, ServiceState, Topics
 
 HOST = {"X-Host-Pin": PIN}
 
@@ -95,6 +95,31 @@ def test_hub_and_engine_status(client: TestClient, dash_app: Dash) -> None:
     dash_app.publish_state("engine", "online")
     wait_until(lambda: client.get("/api/table").json()["status"]["hub"] == "offline", 5, "hub")
     assert client.get("/api/table").json()["status"]["engine"] == "online"
+
+
+def test_a_many_table_engine_crash_shows_through_its_liveness_topic(
+    client: TestClient, dash_app: Dash
+) -> None:
+    # The engine's last will is on its own topic, named by the table's engine/state.
+    process = Topics(f"{dash_app.topics.table}-engine").engine_state
+    dash_app.publisher.publish(process, ServiceState(state="online"), retain=True)
+    dash_app.publisher.publish(
+        dash_app.topics.engine_state,
+        ServiceState(state="online", liveness_topic=process), retain=True)
+
+    def engine() -> str:
+        return str(client.get("/api/table").json()["status"]["engine"])
+
+    wait_until(lambda: engine() == "online", 5, "engine online")
+    dash_app.publisher.publish(process, ServiceState(state="offline"), retain=True)  # the will
+    wait_until(lambda: engine() == "offline", 5, "engine offline through its liveness topic")
+    dash_app.publisher.publish(process, ServiceState(state="online"), retain=True)
+    wait_until(lambda: engine() == "online", 5, "engine back")
+    # A single-table engine (no liveness topic): the process topic is no longer followed.
+    dash_app.publish_state("engine", "online")
+    dash_app.publisher.publish(process, ServiceState(state="offline"), retain=True)
+    time.sleep(0.3)
+    assert engine() == "online"
 
 
 def test_table_websocket_sends_state_and_updates(client: TestClient, dash_app: Dash) -> None:
@@ -279,16 +304,15 @@ def test_reader_health_and_enrolment(client: TestClient, dash_app: Dash) -> None
     empty = client.get("/api/host/readers", headers=HOST).json()
     assert empty["readers"] == []
     assert client.get("/api/host/enrolment", headers=HOST).json()["active"] is False
-    snap = HubSnapshot(
-        hub_id="h", epoch="e", last_seq=3, ts=time.time(), backend="sim",
-        readers=[ReaderSeen(reader=0, cell="0,1", health="ok", uid="04AABBCCDDEEFF",
-                            card_id="red-a-1"),
-                 ReaderSeen(reader=1, cell="0,2", health="flicker"),
-                 ReaderSeen(reader=32, seat=0, health="silent")],
+    health = HubHealth(
+        hub_id="h", ts=time.time(), backend="sim",
+        readers=[ReaderHealthSeen(reader=0, cell="0,1", health="ok", occupied=True),
+                 ReaderHealthSeen(reader=1, cell="0,2", health="flicker"),
+                 ReaderHealthSeen(reader=32, seat=0, health="silent")],
         enrolment={"done": 5, "total": 80, "next": "blue-a-2"},
     )
-    dash_app.publisher.publish(dash_app.topics.hub_snapshot, snap, retain=True)
-    wait_until(lambda: dash_app.bridge.snapshot is not None, 5, "snapshot")
+    dash_app.publisher.publish(dash_app.topics.hub_health, health, retain=True)
+    wait_until(lambda: dash_app.bridge.health is not None, 5, "hub health")
     body = client.get("/api/host/readers", headers=HOST).json()
     assert [(r["place"], r["health"], r["occupied"]) for r in body["readers"]] == [
         ("cell 0,1", "ok", True), ("cell 0,2", "flicker", False), ("pad 0", "silent", False)]
