@@ -23,7 +23,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy --strict engine/rules
+	$(VENV)/bin/mypy --strict engine hub dashboard
 
 test: $(STAMP) system-deps lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

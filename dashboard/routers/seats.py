@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 from typing import Annotated
 
-import qrcode  # type: ignore[import-untyped]
-import qrcode.image.svg  # type: ignore[import-untyped]
+import qrcode
+import qrcode.image.svg
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response, WebSocket, status
 
 from dashboard.bridge import Bridge

@@ -102,7 +102,7 @@ def _say(text: str) -> None:
 
 def _qr(url: str) -> None:
     try:
-        import qrcode  # type: ignore[import-untyped]
+        import qrcode
 
         code = qrcode.QRCode(border=1)
         code.add_data(url)

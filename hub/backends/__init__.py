@@ -36,7 +36,8 @@ def make_backend(config: HubConfig, tagmap: TagMap | None = None) -> ReaderBacke
             if not isinstance(rate, int | float) or isinstance(rate, bool) or not 0 <= rate <= 1:
                 raise ConfigError(f"[sim] {key} = {rate!r} is not a number from 0 to 1")
             rates[key] = float(rate)
-        return SimulatedTable(layout, tagmap=tagmap, seed=seed, **rates)
+        return SimulatedTable(layout, tagmap=tagmap, seed=seed, drop_rate=rates["drop_rate"],
+                              misread_rate=rates["misread_rate"])
     if config.backend == "serial":
         from hub.backends.serial import SerialBackend
 
