@@ -357,6 +357,19 @@ class Hub:
             if action == "clear":
                 sim.clear()
                 return {}
+            if action == "state":  # what really lies where (the virtual table resyncs)
+                return {"lying": self._sim_lying(sim)}
         except (HubError, ValueError) as exc:
             raise CommandRefused(f"sim {action}: {exc}") from None
-        raise CommandRefused(f"sim: action {action!r} is not place, remove or clear")
+        raise CommandRefused(f"sim: action {action!r} is not place, remove, clear or state")
+
+    def _sim_lying(self, sim: Any) -> dict[str, str]:
+        """``{"2,3" | "pad:1" | "pos:7": card id (or "uid:<UID>" for an unknown tag)}``."""
+        lying: dict[str, str] = {}
+        for reader, uid in sim.truth().items():
+            place = sim.layout.place(reader)
+            where = (place.cell_key if place.cell is not None
+                     else f"pad:{place.seat}" if place.seat is not None
+                     else f"pos:{place.position}")
+            lying[where] = self.tagmap.card_for(uid) or f"uid:{uid}"
+        return lying

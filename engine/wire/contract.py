@@ -70,8 +70,9 @@ GAME_VERBS: Final[tuple[str, ...]] = (
 #   snapshot  args {}                    republish hub/snapshot now
 #   replay    args {"epoch": str, "from_seq": int, "to_seq": int | None}
 #             republish kept events of that epoch (fill a gap seen in seq numbers)
-#   sim       args {"action": "place"|"remove"|"clear", "where": "2,3"|"pad:1"|"pos:7",
-#             "card_id": str, "uid": str}   simulated table only (dashboard virtual table)
+#   sim       args {"action": "place"|"remove"|"clear"|"state", "where": "2,3"|"pad:1"|"pos:7",
+#             "card_id": str, "uid": str}   simulated table only (dashboard virtual table);
+#             "state" answers {"lying": {where: card id}}: what really lies on the readers
 HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim"]
 HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim")
 

@@ -203,6 +203,8 @@ def test_hub_commands_sim_snapshot_and_refusals(mqtt_broker: str, table_id: str,
             twice = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "3,2",
                                                          "card_id": "accio-1"})
             assert twice.status == "error" and "already holds" in (twice.error or "")
+            state = dash.request(topics.hub_cmd("sim"), {"action": "state"})
+            assert state.status == "ok" and state.data == {"lying": {"3,2": "vanesco-3"}}
             corner = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "0,0",
                                                           "card_id": "accio-1"})
             assert corner.status == "error" and "corner" in (corner.error or "")
