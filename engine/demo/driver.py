@@ -30,7 +30,7 @@ from engine.rules.board import cell_name, parse_cell
 from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.game import Phase
 from engine.wire.contract import GameEvents, Topics, WireModel
-from engine.wire.mqtt import WireClient
+from engine.wire.mqtt import MqttError, WireClient
 
 log = logging.getLogger("cauldron.demo")
 
@@ -300,6 +300,34 @@ class BotDriver:
             time.sleep(0.01)
         return None
 
+    def _catch_up(self, game_id: str | None) -> bool:
+        """A game whose start the shadow missed (the demo restarted mid-game, a message
+        lost): read the engine's public history of it. True when the shadow follows it."""
+        with self._shadow_lock:
+            if game_id is None or (self.shadow.game is not None
+                                   and self.shadow.game_id == game_id):
+                return False
+        try:
+            answer = self.mqtt.request(Topics(self.config.table).cmd("history"), {},
+                                       timeout=self.config.confirm_timeout)
+        except MqttError as exc:
+            log.warning("demo bots: no history from the engine: %s", exc)
+            return False
+        if answer.status != "ok" or not isinstance(answer.data, dict):
+            log.warning("demo bots: the engine refused its history: %s", answer.error)
+            return False
+        with self._shadow_lock:
+            try:
+                for raw in answer.data.get("messages", []):
+                    self.shadow.feed(GameEvents.model_validate(raw))
+            except (ShadowError, ValueError) as exc:
+                log.warning("demo bots: the history does not rebuild the game: %s", exc)
+                return False
+            caught = self.shadow.game is not None and self.shadow.game_id == game_id
+        if caught:
+            log.info("demo bots: caught up with game %s from the engine's history", game_id)
+        return caught
+
     def _choose(self, game: Game, seat: int) -> Action:
         self._decisions += 1
         return BotSeat(self.bot, game, seat, seed=self.rng.randrange(2**31)).act()
@@ -307,12 +335,14 @@ class BotDriver:
     def _decide(self, state: dict[str, Any], view: dict[str, Any], seat: int) -> bool:
         game_id = (state.get("game") or {}).get("game_id")
         game = self._wait_shadow(view, game_id)
+        if game is None and self._catch_up(game_id):
+            game = self._wait_shadow(view, game_id)
         if game is None:
             with self._shadow_lock:
                 lost = self.shadow.game is None or self.shadow.game_id != game_id
             if lost and not self.stop_event.is_set():
-                # A game/events message never came (a broker outage): the bots cannot know
-                # this game any more; deal a new one rather than freeze the demo.
+                # Not even the engine's history brought the shadow back (an old engine, a
+                # broker outage): deal a new game rather than freeze the demo.
                 self.say(f"game {game_id}: the bots lost track of the game (a message was "
                          "lost); dealing a new game")
                 self._host("/api/host/end")

@@ -44,7 +44,8 @@ class ShadowGame:
 
         Raises `ShadowError` when the message does not follow from what was seen (the shadow
         then waits for the next game start)."""
-        if message.config is not None and message.grid is not None:
+        started = message.config is not None and message.grid is not None
+        if started:
             self._start(message)
         elif self.game is None or message.game_id != self.game_id:
             self.status = message.status
@@ -60,7 +61,7 @@ class ShadowGame:
             self._lose(f"game {self.game_id}: message starts at action {message.index}, the "
                        f"shadow holds {len(self.actions)} (a message was lost)")
         applied: list[tuple[Action, list[Event]]] = []
-        mine: list[Event] = []
+        mine: list[Event] = list(game.opening_events) if started else []
         for wire in message.actions:
             try:
                 action = action_from_wire(wire)
@@ -70,7 +71,7 @@ class ShadowGame:
             self.actions.append(action)
             applied.append((action, events))
             mine.extend(events)
-        if message.actions:
+        if message.actions or started:
             public = [e.to_wire() for e in mine if not e.private]
             if public != message.events:
                 self.mismatches += 1

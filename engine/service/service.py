@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.rules import GameLog, replay
 from engine.rules.errors import RulesError
 from engine.rules.events import Event
 from engine.service.errors import Refused, ServiceError, StoreError
@@ -70,6 +71,9 @@ from engine.wire.mqtt import CommandRefused, WireClient
 log = logging.getLogger("cauldron.engine")
 VERSION = "1"
 VIEW_QOS = 0
+# `history` answers in messages within `GameEvents`' limits (64 actions, 256 events).
+HISTORY_ACTIONS = 64
+HISTORY_EVENTS = 256
 
 
 @dataclass
@@ -388,6 +392,9 @@ class EngineService:
         interp = runtime.interp
         if verb == "hint":  # read-only: nothing is stored or published
             return self._hint(interp, args, seat)
+        if verb == "history":  # read-only: the game's public action stream so far
+            return {"messages": [m.model_dump(exclude_none=True)
+                                 for m in self._history(runtime)]}
         ts = self.clock()
         observed = None
         if verb == "new_game":
@@ -431,6 +438,42 @@ class EngineService:
         except BotError as exc:
             raise Refused(f"hint: {exc}", code="not_your_turn") from None
         return dict(suggestion.to_json())
+
+    @staticmethod
+    def _history(runtime: TableRuntime) -> list[GameEvents]:
+        """The current game's `GameEvents` from its start, as a follower that missed them
+        (a restarted bot, an audit) would have received them: public events only, in
+        messages within the model's size limits."""
+        interp = runtime.interp
+        game = interp.game
+        if game is None:
+            raise Refused("history: no game on this table yet", code="no_game")
+        replayed = replay(GameLog.of(game).without_last(len(game.actions)))
+        messages: list[GameEvents] = []
+        actions: list[dict[str, Any]] = []
+        events = [e.to_wire() for e in replayed.opening_events if not e.private]
+
+        def flush(index: int) -> None:
+            start = not messages
+            messages.append(GameEvents(
+                table=runtime.name, game_id=interp.game_id, status=interp.status.value,
+                index=index, actions=list(actions), events=list(events),
+                config=game.config.to_wire() if start else None,
+                grid=list(game.deal.grid) if start else None))
+            actions.clear()
+            events.clear()
+
+        index = 0
+        for number, action in enumerate(game.actions):
+            public = [e.to_wire() for e in replayed.apply(action) if not e.private]
+            if actions and (len(actions) >= HISTORY_ACTIONS
+                            or len(events) + len(public) > HISTORY_EVENTS):
+                flush(index)
+                index = number
+            actions.append(action.to_wire())
+            events.extend(public)
+        flush(index)
+        return messages
 
     # ------------------------------------------------------------------ publishing
 

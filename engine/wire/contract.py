@@ -59,10 +59,12 @@ CARD_ID_PATTERN: Final[str] = r"^[a-z0-9][a-z0-9-]{0,39}$"
 # `hint` is read-only: {"level": "greedy"|"search", "lang": "fr"|"en"|"de"} with the asking
 # seat -> data {"seat", "action", "card", "cell", "reason", "reasons"} (what a bot suggests).
 # `declinatio` {seat}: use Declinatio where it faces only Vanesco/Perluceo (ends the game, G7).
+# `history` is read-only: {} -> data {"messages": [GameEvents, ...]}, the current game's
+# public action stream from its start (for a follower that missed it: a restarted bot).
 GameVerb = Literal[
-    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint"]
+    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint", "history"]
 GAME_VERBS: Final[tuple[str, ...]] = (
-    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint",
+    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint", "history",
 )
 # Hub-side verbs (engine or dashboard -> hub):
 #   turn      args {"seat": int | None}  light that seat's turn LED (None: all off)

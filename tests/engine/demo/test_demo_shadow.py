@@ -204,3 +204,83 @@ def test_a_lost_message_is_noticed_and_the_shadow_waits_for_the_next_game() -> N
     shadow.feed(GameEvents(game_id="g2", status="playing", index=0, config=config.to_wire(),
                            grid=list(real.deal.grid)))
     assert shadow.game is not None and shadow.game_id == "g2"
+
+
+def test_history_lets_a_late_follower_catch_up_exactly(
+    mqtt_broker: str, table_id: str, tmp_path: Path
+) -> None:
+    """A bot restarted mid-game asks ``history``: the same actions and public events as the
+    live stream, in messages within the model's limits, and a shadow equal to the engine."""
+    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
+                                         tables=frozenset({table_id}), hub_io=False,
+                                         name=f"engine-{table_id}"))
+    engine.start(wait=10)
+    stream = Stream(mqtt_broker, table_id)
+    try:
+        script = scripted_game(3, 11)
+        args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
+        engine.command(table_id, "new_game", args)
+        inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
+        for seq, inp in enumerate(inputs, start=1):
+            engine.receive(table_id, _hub_event(inp, seq))
+        real = engine.tables[table_id].interp.game
+        assert real is not None and real.is_over() and len(real.actions) > 64
+        answer = engine.command(table_id, "history", {})
+        history = [GameEvents.model_validate(m) for m in answer["messages"]]
+        assert len(history) >= 2  # a whole game needs more than one message
+        assert "perluceo_reveal" not in str(answer)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with stream.lock:
+                live = [GameEvents.model_validate_json(r) for r in stream.raw]
+            if sum(len(m.actions) for m in live) == len(real.actions):
+                break
+            time.sleep(0.05)
+        for field in ("actions", "events"):
+            assert [x for m in history for x in getattr(m, field)] == [
+                x for m in live for x in getattr(m, field)]
+        shadow = ShadowGame()
+        for message in history:
+            shadow.feed(message)
+        assert shadow.game is not None and shadow.mismatches == 0
+        assert shadow.game.state_key() == real.state_key()
+        # Read-only: nothing was stored or published by asking.
+        assert engine.command(table_id, "history", {}) == answer
+    finally:
+        stream.client.stop()
+        engine.stop()
+
+
+def test_a_restarted_bot_driver_catches_up_from_the_history(
+    mqtt_broker: str, table_id: str, tmp_path: Path
+) -> None:
+    """The demo restarted mid-game: the bots' shadow saw no start, so the driver asks the
+    engine's history and follows the game on (instead of dealing a new one)."""
+    from engine.demo.driver import BotDriver, DriverConfig
+
+    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
+                                         tables=frozenset({table_id}), hub_io=False,
+                                         name=f"engine-{table_id}"))
+    engine.start(wait=10)
+    client = WireClient(mqtt_broker, client_id=f"test-bots-{table_id}").start(wait=10)
+    driver = BotDriver(DriverConfig(dashboard="http://127.0.0.1:9", pin="1", table=table_id,
+                                    pace=0, confirm_timeout=5), client)
+    try:
+        script = scripted_game(2, 7, max_decisions=30)
+        args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
+        game_id = engine.command(table_id, "new_game", args)["game_id"]
+        inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
+        for seq, inp in enumerate(inputs, start=1):
+            engine.receive(table_id, _hub_event(inp, seq))
+        real = engine.tables[table_id].interp.game
+        assert real is not None and not real.is_over()
+        driver.shadow = ShadowGame()  # what a restart leaves: no game seen
+        assert driver._catch_up(game_id)
+        assert driver.shadow.game is not None and driver.shadow.mismatches == 0
+        assert driver.shadow.game.state_key() == real.state_key()
+        assert not driver._catch_up(game_id)  # already following: nothing asked
+        assert not driver._catch_up("another-game")  # the engine's game is not that one
+    finally:
+        driver.http.close()
+        client.stop()
+        engine.stop()
