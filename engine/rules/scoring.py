@@ -18,9 +18,15 @@ Decisions taken here (RULES.md leaves them open):
   Immuto never lowers a family's points, so an Immuto lands in an empty family only when
   nothing scores better (e.g. a cauldron without ingredients) or rule (1) asks for it;
   that family is then listed with the lone Immuto and 0 points.
-- **Assignment and recipes (G11).** The assignment is chosen for the ingredient score only
-  (plus tie-break (1) above), never traded against a recipe; recipe A then counts each
-  Immuto as a card of the colour of the family it joined. B-fewest-ingredients counts
+- **Assignment and recipes (G11).** RULES.md's decision maximises the *player's* score, and
+  recipe A counts each Immuto as a card of the colour of the family it joined, so with
+  recipes an Immuto may be worth more in the recipe's colour than where it scores most as
+  an ingredient. Each seat holding an A recipe and Immutos then takes, against the other
+  seats' assignments, the assignment with the highest ingredient + recipe A points; the
+  ingredient-best one above is kept unless another is strictly better (then the earliest
+  families in catalogue order among equals). Seats settle in seat order, again until none
+  changes (at most `_RECIPE_ROUNDS` rounds: moving an Immuto can change another seat's
+  majority). B-fewest-ingredients counts
   ingredient cards plus Immutos; B-fewest-fours and B-most-ones count ingredient cards of
   value 4 / 1 (an Immuto is worth 0); B-fewest-spells counts every spell card collected.
 - **Recipe points.** A: the owner gains 1 point per card of that colour (2 with 4 players)
@@ -587,6 +593,77 @@ class _Worked:
     winners: tuple[int, ...]
 
 
+_RECIPE_ROUNDS: Final[int] = 4
+# Every way of placing 1 or 2 Immutos (family indices, catalogue order).
+_PLACEMENTS: Final[dict[int, tuple[tuple[int, ...], ...]]] = {
+    1: tuple((i,) for i in range(_FAMILY_COUNT)),
+    2: tuple((i, j) for i in range(_FAMILY_COUNT) for j in range(i, _FAMILY_COUNT)),
+}
+
+
+def _placed(worked: _Cauldron, chosen: tuple[int, ...]) -> _Cauldron:
+    """The same cauldron with its Immutos joining the families `chosen`."""
+    joined = [0] * _FAMILY_COUNT
+    for index in chosen:
+        joined[index] += 1
+    doubled = _DOUBLED[worked.colour]
+    points = 0
+    for index in range(_FAMILY_COUNT):
+        n = worked.counts[index] + joined[index]
+        if n:
+            points += _POINTS[doubled[index]][_CAPPED[n]][worked.sums[index]]
+    immutos = sorted(card for card in worked.cauldron if card in _IMMUTO)
+    assignment = tuple(zip(immutos, (FAMILIES[i] for i in chosen), strict=True))
+    return _Cauldron(worked.colour, worked.cauldron, worked.counts, worked.sums, joined,
+                     assignment, points)
+
+
+def _recipe_a_points(own: int, others: list[int], rate: int) -> int:
+    """Recipe A (G11): own cards x rate for a strict majority, else 0."""
+    return own * rate if own > 0 and (not others or own > max(others)) else 0
+
+
+def _settle_recipe_assignments(
+    ordered: Sequence[SeatCards], cauldrons: dict[int, _Cauldron]
+) -> None:
+    """Let each seat with an A recipe and Immutos place them for its best total (module
+    docstring, "Assignment and recipes"); changes `cauldrons` in place."""
+    rate = 2 if len(ordered) >= 4 else 1
+    holders = []
+    for entry in ordered:
+        colours = [r.removeprefix("A-") for r in entry.recipes if r in RECIPE_A]
+        count = sum(cauldrons[entry.seat].joined)
+        if colours and count:
+            holders.append((entry.seat, colours, _PLACEMENTS[count]))
+    if not holders:
+        return
+
+    def total(seat: int, colours: list[str], worked: _Cauldron) -> tuple[int, int]:
+        recipe = sum(
+            _recipe_a_points(worked.colour_cards(colour),
+                             [c.colour_cards(colour) for s, c in cauldrons.items() if s != seat],
+                             rate)
+            for colour in colours
+        )
+        return worked.points + recipe, worked.points
+
+    for _ in range(_RECIPE_ROUNDS):
+        changed = False
+        for seat, colours, placements in holders:
+            best = cauldrons[seat]
+            best_key = total(seat, colours, best)
+            for chosen in placements:
+                candidate = _placed(best, chosen)
+                key = total(seat, colours, candidate)
+                if key > best_key:
+                    best, best_key = candidate, key
+            if best is not cauldrons[seat]:
+                cauldrons[seat] = best
+                changed = True
+        if not changed:
+            return
+
+
 def _work_out_game(
     seats: Sequence[SeatCards],
     last_card_seat: int | None,
@@ -613,6 +690,7 @@ def _work_out_game(
     for entry in ordered:
         prefer = [r.removeprefix("A-") for r in entry.recipes if r in RECIPE_A]
         cauldrons[entry.seat] = _work_out(entry.colour, entry.cauldron, prefer)
+    _settle_recipe_assignments(ordered, cauldrons)
     recipes: dict[int, list[tuple[str, bool, int, str]]] = {}
     bonus: dict[int, int] = {}
     totals: dict[int, int] = {}

@@ -362,9 +362,9 @@ def test_G11_recipe_A_counts_an_immuto_where_it_was_assigned() -> None:
     assert recipe(game, 0, "A-orange").points == 2
 
 
-def test_G11_recipe_A_immuto_assignment_is_not_traded_against_the_recipe() -> None:
+def test_G10_G11_immuto_stays_where_it_scores_more_than_the_recipe_would_give() -> None:
     # The Immuto saves 8 points in the lone blue family; putting it in orange would win the
-    # recipe (tie 1-1 otherwise) but the assignment is chosen for the family score.
+    # recipe (2 points, tie 1-1 otherwise) but lose those 8: the total is higher in blue.
     game = score_game(
         [
             seat(0, "blue", "blue-a-4", "orange-a-1", "immuto-1", recipes=("A-orange",)),
@@ -373,6 +373,26 @@ def test_G11_recipe_A_immuto_assignment_is_not_traded_against_the_recipe() -> No
     )
     assert game.seat(0).immuto_assignment == (("immuto-1", "blue-a"),)
     assert recipe(game, 0, "A-orange").achieved is False
+
+
+def test_G10_G11_immuto_joins_the_recipe_colour_when_that_gives_the_higher_total() -> None:
+    # RULES.md: the assignment maximises the player's score. In blue the Immuto saves 8
+    # ingredient points, but in orange it breaks a 3-3 tie for recipe A: 4 cards x 2 = 8
+    # points for a loss of 5 (orange-b goes from 0 to -3, blue stays -8): -1 -> 2.
+    seats = [
+        seat(0, "blue", "blue-a-4", "orange-a-1", "orange-b-1", "orange-b-2", "immuto-1",
+             recipes=("A-orange",)),
+        seat(1, "red", "orange-a-2", "orange-a-3", "orange-a-4"),
+        seat(2, "green"),
+        seat(3, "yellow"),
+    ]
+    game = score_game(seats)
+    assert game.seat(0).immuto_assignment == (("immuto-1", "orange-b"),)
+    assert game.seat(0).ingredient_points == -8 - 1 + 3
+    assert recipe(game, 0, "A-orange") == RecipeScore(
+        "A-orange", True, 8, "most orange cards: 4 vs 3; 4 x 2 = 8")
+    assert game.seat(0).total == 2
+    assert score_totals(seats)[0][0] == 2
 
 
 def test_G11_recipe_A_belongs_to_its_owner_only() -> None:
@@ -690,3 +710,45 @@ def test_G10_G11_a_single_seat_can_be_scored_and_wins_its_recipes_alone() -> Non
     assert recipe(game, 2, "A-orange").points == 1
     assert recipe(game, 2, "A-grey") == RecipeScore("A-grey", False, 0, "no grey cards")
     assert game.seat(2).total == -1 + 10 + 1
+
+
+def reference_recipe_total(seats: list[SeatCards], placed: dict[int, tuple[str, ...]],
+                           seat_no: int) -> int:
+    """Ingredient + recipe A points of `seat_no` with every seat's Immutos in `placed`
+    (RULES.md G10/G11 read directly, independent of the engine's code)."""
+    rate = 2 if len(seats) >= 4 else 1
+
+    def colour_count(entry: SeatCards, colour: str) -> int:
+        own = sum(1 for c in entry.cauldron
+                  if CARDS[c].kind == "ingredient" and CARDS[c].colour == colour)
+        return own + sum(1 for f in placed[entry.seat] if FAMILY_COLOUR[f] == colour)
+
+    me = next(e for e in seats if e.seat == seat_no)
+    total = reference_points(me.colour, list(me.cauldron), placed[seat_no])
+    for recipe_id in me.recipes:
+        if recipe_id in RECIPE_A:
+            colour = recipe_id.removeprefix("A-")
+            own = colour_count(me, colour)
+            others = [colour_count(e, colour) for e in seats if e.seat != seat_no]
+            if own > 0 and (not others or own > max(others)):
+                total += own * rate
+    return total
+
+
+@settings(max_examples=150, deadline=None)
+@given(games())
+def test_G10_G11_property_no_seat_can_raise_its_score_by_placing_its_immutos_otherwise(
+    game: tuple[list[SeatCards], int | None, int, bool],
+) -> None:
+    seats, last, first, bonus = game
+    result = score_game(seats, last_card_seat=last, first_seat=first, second_player_bonus=bonus)
+    placed = {s.seat: tuple(f for _i, f in s.immuto_assignment) for s in result.seats}
+    for entry in seats:
+        count = sum(1 for c in entry.cauldron if CARDS[c].kind == "immuto")
+        chosen = reference_recipe_total(seats, placed, entry.seat)
+        achieved_a = sum(r.points for r in result.seat(entry.seat).recipes
+                         if r.recipe in RECIPE_A)
+        assert chosen == result.seat(entry.seat).ingredient_points + achieved_a
+        for combo in combinations_with_replacement(FAMILIES, count):
+            other = reference_recipe_total(seats, {**placed, entry.seat: combo}, entry.seat)
+            assert other <= chosen, (entry.seat, combo, other, chosen)
