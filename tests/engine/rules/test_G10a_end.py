@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import rules_deals as D
 
-from engine.rules import Discard, IllegalAction, Keep, Phase, Take
+from engine.rules import Discard, IllegalAction, Keep, Phase, Take, UseDeclinatio
 from engine.rules.events import (
     CardTaken,
     CardToCauldron,
@@ -116,6 +116,24 @@ def test_G10a_a_last_perluceo_reveals_then_discard() -> None:
     assert isinstance(events[-1], LastCardTaken)
     game.apply(Discard())
     assert game.discarded == ["perluceo-1"] and game.spells[0] == []
+
+
+def test_G10a_the_last_card_taken_after_declinatio_ends_the_game() -> None:
+    # Seat 0 at corner 3 holds a Declinatio: moving 2 again faces row 2, whose only card
+    # is 2,3; the pile is empty, so taking it empties the row and ends the game.
+    cells: dict[str, str | None] = {f"2,{c}": None for c in range(6)}
+    cells["2,3"] = "orange-b-4"
+    game, _ = D.position(D.config(2), cells=cells, fill=True, pile=[],
+                         cauldrons=[["orange-a-2"], []], spells=[[("declinatio-1", 3)], []],
+                         pawns=[3, 15])
+    game.apply(UseDeclinatio())
+    events = D.take(game, "2,3")
+    assert D.of_type(events, LastCardTaken) == [LastCardTaken(0, "orange-b-4", 2)]
+    assert game.phase is Phase.LAST_CARD
+    events = game.apply(Keep())
+    assert game.is_over() and game.end_reason == "line_emptied" and game.last_card_seat == 0
+    assert game.cauldrons[0][-1] == "orange-b-4"
+    assert D.of_type(events, GameEnded)
 
 
 def test_G10a_take_after_the_end_is_refused() -> None:

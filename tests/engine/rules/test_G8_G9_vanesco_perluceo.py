@@ -53,6 +53,20 @@ def test_G8_other_tops_go_under_the_pile_in_seat_order_from_the_taker() -> None:
     assert refills[-2:] == ["orange-a-1", "orange-a-2"]
 
 
+def test_G8_with_one_card_left_the_tops_go_under_it_then_it_refills_the_hole() -> None:
+    game, _ = D.position(D.config(3), cells={"1,1": "vanesco-2"}, fill=True,
+                         pile=["violet-a-1"],
+                         cauldrons=[["white-a-1"], ["white-a-2", "white-a-3"], ["black-a-1"]])
+    events = D.take(game, "1,1")
+    resolved = D.of_type(events, VanescoResolved)
+    assert resolved == [VanescoResolved(0, "vanesco-2", ((1, "white-a-3"), (2, "black-a-1")),
+                                        True)]
+    refilled = D.of_type(events, Refilled)
+    assert [(e.card, e.pile_size) for e in refilled] == [("violet-a-1", 2)]  # type: ignore[attr-defined]
+    assert game.pile.cards() == ["white-a-3", "black-a-1"]  # still in the game
+    assert game.cauldrons[1] == ["white-a-2"] and game.cauldrons[2] == []
+
+
 def test_G8_unknown_pile_bottom_cards_come_out_only_after_the_unknown_part() -> None:
     game, events = _vanesco_game(unknown=True)
     assert D.of_type(events, VanescoResolved)[0].removed == (  # type: ignore[attr-defined]
