@@ -29,8 +29,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--data-dir", type=Path, default=None,
-        help="where the seat secrets are kept (default $XDG_DATA_HOME/cauldron/dashboard, "
-        "else ~/.local/share/cauldron/dashboard)",
+        help="where the seat secrets and the virtual table's state are kept, so a restart "
+        "loses neither (default $XDG_DATA_HOME/cauldron/dashboard, else "
+        "~/.local/share/cauldron/dashboard)",
     )
     parser.add_argument("--lang", choices=["fr", "en", "de"], default="fr", help="default language")
     parser.add_argument(

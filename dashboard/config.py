@@ -31,9 +31,12 @@ class Settings(BaseModel):
     base_topic: str = "cauldron"
     table: str = Field(default="t1", pattern=TABLE_ID_PATTERN)
     pin: str = Field(default_factory=random_pin, min_length=4, max_length=32)
+    # Seat secrets and the virtual table's state (None: kept in memory only, lost on restart)
     data_dir: Path | None = None
     default_lang: Lang = "fr"
     virtual: bool = True  # offer the virtual table (works only with the simulated hub)
+    # How long a saved virtual table waits, at start, for the engine's game and the hub.
+    virtual_restore_wait: float = Field(default=20.0, ge=0, le=300)
     command_timeout: float = Field(default=5.0, gt=0, le=60)
 
     @field_validator("pin")

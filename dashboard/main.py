@@ -32,13 +32,21 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
     and keeps retrying, so the pages come up even while the broker is away."""
     settings = settings or Settings()
     bridge = bridge or Bridge(settings)
-    virtual_table = VirtualTable(bridge) if settings.virtual else None
+    virtual_table = None
+    if settings.virtual:
+        saved = settings.data_dir / f"virtual-{settings.table}.json" if settings.data_dir else None
+        virtual_table = VirtualTable(bridge, path=saved,
+                                     restore_wait=settings.virtual_restore_wait)
     if virtual_table is not None:
         bridge.virtual_public = virtual_table.public
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(bridge.start)
+        if virtual_table is not None:
+            # A saved virtual table comes back in the background (it waits for the engine's
+            # game and the hub's answer): the pages are up at once.
+            virtual_table.start_restore()
 
         async def watch() -> None:
             while True:
@@ -52,6 +60,8 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+            if virtual_table is not None:
+                await asyncio.to_thread(virtual_table.stop_restore)
             await asyncio.to_thread(bridge.stop)
 
     app = FastAPI(
