@@ -270,6 +270,10 @@ class TableInterpreter:
         self.last_ts = inp.ts
         if inp.kind == "button":
             self._button(inp, out)
+        elif inp.kind == "placed" and self._already_seen(inp):
+            # A reader reporting again what it reported before, with no removal between (a
+            # restarted hub reads every card anew): nothing moved.
+            out.note = "that card was already seen there"
         elif inp.cell is not None:
             if inp.kind == "placed":
                 self._cell_placed(inp.cell, inp.seen, out)
@@ -371,6 +375,11 @@ class TableInterpreter:
         return any(
             all(grid[c] is None or c == cell for c in LINES[line]) for line in CELL_LINES[cell]
         )
+
+    def _already_seen(self, inp: SensorInput) -> bool:
+        if inp.cell is not None:
+            return self.cells.get(inp.cell) == inp.seen
+        return inp.pad is not None and self.pads.get(inp.pad) == inp.seen
 
     def _cell_placed(self, cell: int, seen: str, out: Outcome) -> None:
         self.cells[cell] = seen

@@ -100,6 +100,22 @@ def test_normal_take_lay_on_pad_then_refill() -> None:
     assert interp.active_alerts == []
 
 
+def test_a_restarted_hub_reporting_every_card_again_changes_nothing() -> None:
+    interp = start({"0,2": "yellow-a-3", "3,3": "red-b-2"})
+    interp.handle(lift("0,2", "yellow-a-3"))
+    out = interp.handle(pad_lay(0, "yellow-a-3"))
+    assert out.actions == [Take(C("0,2"))]
+    before = snapshot(interp).replace('"inputs": 35', '"inputs": 37')  # counted, no more
+    # The hub restarts: its readers report what lies on them again, with no removal.
+    for repeat in (pad_lay(0, "yellow-a-3"), lay("3,3", "red-b-2")):
+        out = interp.handle(repeat)
+        assert out.actions == [] and out.raised == [] and out.note
+    assert snapshot(interp) == before and interp.active_alerts == []
+    interp.handle(pad_lift(0, "yellow-a-3"))
+    out = interp.handle(lay("0,2", next_pile_card(interp)))
+    assert out.actions[0].TYPE == "refill" and interp.active_alerts == []
+
+
 def test_refill_laid_before_the_card_reaches_the_pad() -> None:
     interp = start({"0,2": "yellow-a-3"})
     card = next_pile_card(interp)
