@@ -196,6 +196,8 @@ class VirtualPublic(_Public):
     tops: dict[str, CardId | None] = Field(default_factory=dict)
     sizes: dict[str, int] = Field(default_factory=dict)
     message: str | None = None
+    restoring: bool = Field(default=False,
+                            description="coming back from its saved state after a restart")
 
 
 class TableState(_Public):

@@ -176,6 +176,7 @@ class VirtualTable:
             tops={str(s): (c[-1] if c else None) for s, c in enumerate(self.cauldrons)},
             sizes={str(s): len(c) for s, c in enumerate(self.cauldrons)},
             message=self.message,
+            restoring=self._pending is not None,
         )
 
     # ------------------------------------------------------------ the hub

@@ -244,7 +244,7 @@ function renderHand(state) {
   if (!virtual) { el.textContent = ""; return; }
   el.innerHTML = virtual.hand
     ? `<p>${esc(t("hand"))}: ${cardHtml(virtual.hand)}</p>`
-    : `<p>${esc(virtual.dealt ? t("hand_empty") : t("not_dealt"))}</p>`;
+    : `<p>${esc(virtual.restoring ? t("restoring") : virtual.dealt ? t("hand_empty") : t("not_dealt"))}</p>`;
   const v = state.game && state.game.view;
   const last = v && !v.over && v.phase === "last_card";
   document.getElementById("pass-btn").hidden = !(v && !v.over && v.expected && v.expected.pass);

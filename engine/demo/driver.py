@@ -173,6 +173,9 @@ class BotDriver:
                 self._sleep(0.2)
                 return
         elif phase in ("playing", "dealing") and game is not None:
+            if (state.get("virtual") or {}).get("restoring"):
+                self._sleep(0.2)  # the dashboard restarted: its table is coming back
+                return
             if (state.get("virtual") or {}).get("dealt"):
                 # Dealt on the virtual table from the host page: play it.
                 self._game_id = game["game_id"]

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -148,3 +149,59 @@ def test_bad_flags_are_one_clear_line(argv: list[str], message: str,
     assert cauldron(["demo", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.timeout(150)
+def test_demo_killed_mid_game_goes_on_with_the_same_game(tmp_path: Path) -> None:
+    """SIGKILL in the middle of a game, then `cauldron demo` again on the same data: the
+    engine replays its log, the virtual table comes back from its file, the bots catch up
+    from the engine's history, and the same game is played to its end without an alert."""
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
+    logs: list[Path] = []
+
+    def launch() -> tuple[subprocess.Popen[bytes], str]:
+        port = free_port()
+        logs.append(tmp_path / f"demo-{len(logs)}.log")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "engine.cli", "demo", "--port", str(port), "--pace", "0",
+             "--games", "1", "--players", "2", "--linger", "30", "--seed", "5", "--no-qr"],
+            cwd=ROOT, env=env, stdout=logs[-1].open("w"), stderr=subprocess.STDOUT,
+        )
+        return proc, f"http://127.0.0.1:{port}"
+
+    def output() -> str:
+        return "\n".join(p.read_text() for p in logs)
+
+    def table(proc: subprocess.Popen[bytes], url: str, until: Any, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        state: dict = {}
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, output()
+            try:
+                state = httpx.get(url + "/api/table", timeout=5).json()
+            except httpx.HTTPError:
+                time.sleep(0.1)
+                continue
+            if until(state):
+                return state
+            time.sleep(0.05)
+        raise AssertionError(f"not reached in {timeout} s: {state}\n{output()}")
+
+    proc, url = launch()
+    try:
+        state = table(proc, url, lambda s: s.get("game") and s["game"]["view"].get("turns", 0)
+                      >= 6 and not s["game"]["view"].get("over"), 60)
+        game_id = state["game"]["game_id"]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        proc, url = launch()
+        state = table(proc, url, lambda s: s.get("game") and s["game"]["view"].get("over"), 90)
+        assert state["game"]["game_id"] == game_id, output()  # the same game, finished
+        assert not state["alerts"], state["alerts"]
+        assert "lost track" not in output()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 0, output()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
