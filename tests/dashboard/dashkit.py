@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hub_events import hub_event
+
 from dashboard.bridge import Bridge
 from dashboard.config import Settings
 from dashboard.main import create_app
@@ -184,22 +186,6 @@ def make_dash(mqtt_broker: str, table_id: str, tmp_path: Path, serve: bool,
         publisher.stop()
 
 
-def hub_event(inp: Any, seq: int, hub_id: str = "hub-dash-test") -> Any:
-    """The `HubEvent` a hub would publish for an interpreter input."""
-    from engine.rules.board import cell_name
-    from engine.wire.contract import HubEvent
-    from hub.backends.sim import made_up_uid
-
-    common: dict[str, Any] = {"hub_id": hub_id, "epoch": "e1", "seq": seq, "ts": 1000.0 + seq}
-    if inp.kind == "button":
-        place = {"seat": inp.seat} if inp.button == "confirm" else {}
-        return HubEvent(kind="button", action="pressed", button=inp.button, **place, **common)
-    place = {"cell": cell_name(inp.cell)} if inp.cell is not None else {"seat": inp.pad}
-    kind = "cell" if inp.cell is not None else "pad"
-    return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
-                    **place, **common)
-
-
 def drive_engine(engine: Any, table: str, seed: int, until: str, players: int = 2) -> Any:
     """Start a game on a real `EngineService` (in-process, no hub) and feed it the hub events
     of random play (`engine.service.table_driver`, the reference game's pile known from
@@ -217,7 +203,7 @@ def drive_engine(engine: Any, table: str, seed: int, until: str, players: int = 
         nonlocal seq
         for inp in steps:
             seq += 1
-            engine.receive(table, hub_event(inp, seq))
+            engine.receive(table, hub_event(inp, seq, hub_id="hub-dash-test"))
 
     feed(deal_inputs(ref.deal.grid))
     while engine.tables[table].interp.prompt()["code"] != until:

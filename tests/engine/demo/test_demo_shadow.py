@@ -9,27 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hub_events import hub_event
 
 from engine.demo.shadow import ShadowGame
-from engine.rules.board import cell_name
 from engine.rules.cards import CARDS
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.table_driver import scripted_game
-from engine.wire.contract import GameEvents, HubEvent, Topics, WireModel, parse_payload
+from engine.wire.contract import GameEvents, Topics, WireModel, parse_payload
 from engine.wire.mqtt import WireClient
-from hub.backends.sim import made_up_uid
-
-
-def _hub_event(inp: Any, seq: int) -> HubEvent:
-    common: dict[str, Any] = {"hub_id": "hub-demo-test", "epoch": "e1", "seq": seq,
-                              "ts": 1000.0 + seq}
-    if inp.kind == "button":
-        place = {"seat": inp.seat} if inp.button == "confirm" else {}
-        return HubEvent(kind="button", action="pressed", button=inp.button, **place, **common)
-    place = {"cell": cell_name(inp.cell)} if inp.cell is not None else {"seat": inp.pad}
-    kind = "cell" if inp.cell is not None else "pad"
-    return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
-                    **place, **common)
 
 
 class Stream:
@@ -93,7 +80,7 @@ def test_shadow_from_the_public_stream_equals_the_engine(
         engine.command(table_id, "new_game", args)
         inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
         for seq, inp in enumerate(inputs, start=1):
-            engine.receive(table_id, _hub_event(inp, seq))
+            engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
         interp = engine.tables[table_id].interp
         real = interp.game
         assert real is not None and real.is_over()
@@ -153,7 +140,7 @@ def test_undo_on_the_stream_rewinds_the_shadow(
         engine.command(table_id, "new_game", args)
         inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
         for seq, inp in enumerate(inputs, start=1):
-            engine.receive(table_id, _hub_event(inp, seq))
+            engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
         engine.command(table_id, "undo", {})
         real = engine.tables[table_id].interp.game
         assert real is not None
@@ -222,7 +209,7 @@ def test_history_lets_a_late_follower_catch_up_exactly(
         engine.command(table_id, "new_game", args)
         inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
         for seq, inp in enumerate(inputs, start=1):
-            engine.receive(table_id, _hub_event(inp, seq))
+            engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
         real = engine.tables[table_id].interp.game
         assert real is not None and real.is_over() and len(real.actions) > 64
         answer = engine.command(table_id, "history", {})
@@ -271,7 +258,7 @@ def test_a_restarted_bot_driver_catches_up_from_the_history(
         game_id = engine.command(table_id, "new_game", args)["game_id"]
         inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
         for seq, inp in enumerate(inputs, start=1):
-            engine.receive(table_id, _hub_event(inp, seq))
+            engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
         real = engine.tables[table_id].interp.game
         assert real is not None and not real.is_over()
         driver.shadow = ShadowGame()  # what a restart leaves: no game seen

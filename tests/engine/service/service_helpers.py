@@ -6,12 +6,16 @@ import random
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from hub_events import hub_event
+
 from engine.rules import Game, GameConfig, Take
 from engine.rules.actions import USE_DECLINATIO
 from engine.rules.board import TAKEABLE_CELLS, parse_cell
 from engine.rules.cards import INGREDIENTS
 from engine.service.interpreter import Status, TableInterpreter, lay
 from engine.service.table_driver import inputs_for, next_decision, refill_of
+
+__all__ = ["hub_event"]  # re-exported for the service tests
 
 T = TypeVar("T")
 
@@ -93,21 +97,3 @@ def until_blocked_declinatio(seed: int, players: int = 2) -> TableInterpreter | 
     only Vanesco/Perluceo (using it ends the game, G7)."""
     found = play_until(seed, players, _blocked_declinatio)
     return found[0] if found else None
-
-
-def hub_event(inp: Any, seq: int, epoch: str = "e1", hub_id: str = "hub-test") -> Any:
-    """The `HubEvent` a hub would publish for an interpreter input."""
-    from engine.rules.board import cell_name
-    from engine.wire.contract import HubEvent
-    from hub.backends.sim import made_up_uid
-
-    common: dict[str, Any] = {"hub_id": hub_id, "epoch": epoch, "seq": seq, "ts": 1000.0 + seq}
-    if inp.kind == "button":
-        place = {"seat": inp.seat} if inp.button == "confirm" else {}
-        return HubEvent(kind="button", action="pressed", button=inp.button, **place, **common)
-    place = {"cell": cell_name(inp.cell)} if inp.cell is not None else {"seat": inp.pad}
-    if inp.card is None:
-        return HubEvent(kind="unknown_tag", action=inp.kind, uid=inp.uid, **place, **common)
-    kind = "cell" if inp.cell is not None else "pad"
-    return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
-                    **place, **common)

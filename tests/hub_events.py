@@ -1,0 +1,25 @@
+"""The `HubEvent` a hub would publish for an interpreter input (shared by the engine-service,
+demo and dashboard tests that feed an engine without a hub)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.rules.board import cell_name
+from engine.service.interpreter import SensorInput
+from engine.wire.contract import HubEvent
+from hub.backends.sim import made_up_uid
+
+
+def hub_event(inp: SensorInput, seq: int, epoch: str = "e1", hub_id: str = "hub-test"
+              ) -> HubEvent:
+    common: dict[str, Any] = {"hub_id": hub_id, "epoch": epoch, "seq": seq, "ts": 1000.0 + seq}
+    if inp.kind == "button":
+        place = {"seat": inp.seat} if inp.button == "confirm" else {}
+        return HubEvent(kind="button", action="pressed", button=inp.button, **place, **common)
+    where = {"cell": cell_name(inp.cell)} if inp.cell is not None else {"seat": inp.pad}
+    if inp.card is None:
+        return HubEvent(kind="unknown_tag", action=inp.kind, uid=inp.uid, **where, **common)
+    kind = "cell" if inp.cell is not None else "pad"
+    return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
+                    **where, **common)
