@@ -153,6 +153,21 @@ class PresenceTracker:
             state.misses = 0
         return events
 
+    def seed(self, full_state: dict) -> None:
+        """Take ``full_state`` (reader -> UID or None) as the confirmed state,
+        emitting nothing: what was last reported before a restart. Then the
+        usual rules report what changed meanwhile: a seeded tag still read gives
+        nothing, a reader read empty ``miss_sweeps`` times gives ``removed``, a
+        different tag (once confirmed) gives ``removed`` + ``placed``. Readers
+        not in ``full_state`` are left alone; a bad reader number changes
+        nothing (ValueError)."""
+        readers = [(self._reader(reader), full_state[reader] or None) for reader in full_state]
+        for state, uid in readers:
+            state.confirmed = uid
+            state.candidate = None
+            state.candidate_reads = 0
+            state.misses = 0
+
     def pending(self, reader: int) -> bool:
         """True while a UID has been seen on ``reader`` but not yet confirmed."""
         return self._reader(reader).candidate is not None

@@ -70,12 +70,14 @@ def _tagmap_for(config: HubConfig) -> tuple[TagMap, str | None]:
     return tagmap, None
 
 
-def _backend_for(config: HubConfig, tagmap: TagMap) -> ReaderBackend:
+def _backend_for(config: HubConfig, tagmap: TagMap, sim_state: bool = False) -> ReaderBackend:
+    """The configured back-end, opened. ``sim_state``: a sim table is the hub's, kept in the
+    data dir across restarts (only `cauldron hub`; the set-up tools get a table of their own)."""
     from hub.backends import make_backend
     from hub.errors import HubError
 
     try:
-        backend = make_backend(config, tagmap)
+        backend = make_backend(config, tagmap, sim_state=sim_state)
         backend.open()
     except HubError as exc:
         raise CliError(str(exc)) from None
@@ -96,6 +98,17 @@ def _sim_steps(args: argparse.Namespace, backend: ReaderBackend) -> list[Any] | 
         return load_script(script) if script is not None else demo_script(seed=args.seed)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+
+
+def _clear_for_script(backend: ReaderBackend) -> int:
+    """A sim script plays from an empty table: lift what an earlier run left lying there (the
+    hub reports those removals). Returns how many were lifted."""
+    from hub.backends.sim import SimulatedTable
+
+    assert isinstance(backend, SimulatedTable)
+    left = len(backend.truth())
+    backend.clear()
+    return left
 
 
 def _start_sim(backend: ReaderBackend, steps: list[Any], speed: float,
@@ -134,16 +147,20 @@ def _run_hub(args: argparse.Namespace) -> int:
     except MqttError as exc:
         raise CliError(str(exc)) from None
     tagmap, note = _tagmap_for(config)
-    backend = _backend_for(config, tagmap)
+    backend = _backend_for(config, tagmap, sim_state=True)
     try:
         steps = _sim_steps(args, backend)
         io = TableIO.from_config(config.io)
         outbox = Outbox(config.outbox_path)
+        left = _clear_for_script(backend) if steps else 0
     except (HubError, OSError, CliError) as exc:
         backend.close()
         raise CliError(str(exc)) from None
     if note:
         print(note, file=sys.stderr)
+    if left:
+        print(f"sim script: the table starts empty ({left} card(s) left from before lifted)",
+              file=sys.stderr)
     hub = Hub(table=config.table, backend=backend, client=client, outbox=outbox, tagmap=tagmap,
               hub_id=config.hub_name, io=io, poll_interval=config.poll_interval,
               snapshot_interval=config.snapshot_interval)

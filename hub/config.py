@@ -6,7 +6,7 @@ Example ``hub.toml``::
     mqtt = "mqtt://127.0.0.1:1883"    # mqtts://user:password@host:8883 for TLS
     # mqtt_ca = "/etc/cauldron/ca.pem" # CA of the broker's certificate (mqtts only)
     backend = "serial"                # sim | serial | spi
-    data_dir = "/var/lib/cauldron"    # outbox.sqlite and tagmap.json live here
+    data_dir = "/var/lib/cauldron"    # outbox-<table>.sqlite, tagmap.json (and the sim table)
     pads = 4                          # scan pads (seats) fitted
     perimeter = false                 # pawn sensors on the 20 perimeter positions
 
@@ -80,6 +80,11 @@ class HubConfig:
     @property
     def outbox_path(self) -> Path:
         return self.data_dir / f"outbox-{self.table}.sqlite"
+
+    @property
+    def sim_state_path(self) -> Path:
+        """Where the simulated table keeps what lies on it (``backend = "sim"``)."""
+        return self.data_dir / f"sim-{self.table}.json"
 
     @property
     def tagmap_path(self) -> Path:

@@ -9,6 +9,11 @@ the undelivered events are published again, in order. Delivered events are kept 
 restarts, so ``(epoch, seq)`` identifies an event for ever; deleting the file starts a new
 epoch and consumers start that hub afresh.
 
+It also keeps what those events say lies on each reader (``readers``: reader -> UID), updated
+in the transaction that stores the event, so after a kill the two never disagree: on start
+the hub seeds its back-end with `reader_state` and reports only what changed while it was
+down (a card lifted meanwhile is ``removed``).
+
 Durability: ``synchronous=NORMAL`` in WAL mode survives a killed process (kill -9); use
 ``durable=True`` (``synchronous=FULL``) to survive a power cut too, at one fsync per event.
 """
@@ -19,7 +24,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +38,7 @@ CREATE TABLE IF NOT EXISTS events (
     delivered REAL
 );
 CREATE INDEX IF NOT EXISTS events_undelivered ON events(seq) WHERE delivered IS NULL;
+CREATE TABLE IF NOT EXISTS readers (reader INTEGER PRIMARY KEY, uid TEXT NOT NULL);
 """
 
 
@@ -74,8 +80,16 @@ class Outbox:
     def last_seq(self) -> int:
         return self._last_seq
 
-    def append(self, topic: str, make_payload: Callable[[int], bytes]) -> tuple[int, bytes]:
-        """Store the next event; ``make_payload(seq)`` builds it. Returns (seq, payload)."""
+    def append(
+        self,
+        topic: str,
+        make_payload: Callable[[int], bytes],
+        readers: Mapping[int, str | None] | None = None,
+    ) -> tuple[int, bytes]:
+        """Store the next event; ``make_payload(seq)`` builds it. Returns (seq, payload).
+
+        ``readers`` (reader -> UID, None for empty) is what the event says now lies on its
+        reader(s); it is stored in the same transaction as the event."""
         with self._lock:
             seq = self._last_seq + 1
             payload = make_payload(seq)
@@ -86,6 +100,12 @@ class Outbox:
                     (seq, topic, payload, time.time()),
                 )
                 self._db.execute("UPDATE meta SET value=? WHERE key='last_seq'", (str(seq),))
+                for reader, uid in (readers or {}).items():
+                    if uid is None:
+                        self._db.execute("DELETE FROM readers WHERE reader=?", (reader,))
+                    else:
+                        self._db.execute("INSERT OR REPLACE INTO readers VALUES (?, ?)",
+                                         (reader, uid))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -95,6 +115,13 @@ class Outbox:
             if self._appended % 1000 == 0:
                 self._prune()
             return seq, payload
+
+    def reader_state(self) -> dict[int, str]:
+        """What the stored events say lies on each reader: reader -> UID (empty readers are
+        left out)."""
+        with self._lock:
+            rows = self._db.execute("SELECT reader, uid FROM readers ORDER BY reader").fetchall()
+        return {int(r): str(u) for r, u in rows}
 
     def mark_delivered(self, seq: int) -> None:
         with self._lock:

@@ -4,8 +4,13 @@ Each poll of the back-end gives confirmed changes; each becomes a `HubEvent` (th
 turns the UID into a card id; a UID not in the map gives an ``unknown_tag`` event), is
 written to the outbox under the next sequence number, then published with QoS 1, and is
 marked delivered when the broker acknowledges it. Undelivered events are published again
-after a restart. A retained ``hub/snapshot`` says what every reader sees and the last seq;
-a retained ``hub/health`` says only each reader's health (no card: for the dashboard).
+after a restart. With each placed/removed event the outbox also stores, in the same
+transaction, what it leaves on the reader; on start the back-end is seeded with that before
+the first poll, so a card lifted while the hub was down (crash, kill -9, reboot) is reported
+``removed`` and a card still lying there is not reported again.
+
+A retained ``hub/snapshot`` says what every reader sees and the last seq; a retained
+``hub/health`` says only each reader's health (no card: for the dashboard).
 
 The hub answers ``hub/cmd/<verb>`` (see `engine.wire.contract.HUB_VERBS`): the engine drives
 the table I/O with ``turn`` (the turn LEDs) and ``buzz`` (an illegal move); the hub reads no
@@ -87,7 +92,8 @@ class Hub:
     # ------------------------------------------------------------ lifecycle
 
     def start(self, poll: bool = True) -> Hub:
-        """Open the back-end, wire MQTT, replay undelivered events, start polling."""
+        """Seed and open the back-end, wire MQTT, replay undelivered events, start polling."""
+        self.seed_backend()
         self.backend.open()
         client = self.client
         client.add_connect_hook(self._on_connected)
@@ -101,6 +107,19 @@ class Hub:
             self._thread = threading.Thread(target=self._run, name="hub-poll", daemon=True)
             self._thread.start()
         return self
+
+    def seed_backend(self) -> dict[int, str]:
+        """Give the back-end what the stored events say lies on each reader (before its first
+        poll); returns that state."""
+        stored = self.outbox.reader_state()
+        state = {r: uid for r, uid in stored.items() if r < self.backend.n_readers}
+        if len(state) < len(stored):
+            log.warning("outbox knows readers %s beyond this layout's %d readers; ignored",
+                        sorted(set(stored) - set(state)), self.backend.n_readers)
+        self.backend.seed_state(state)
+        if state:
+            log.info("back-end seeded: %d reader(s) held a tag at the last event", len(state))
+        return state
 
     def _on_connected(self) -> None:
         self._connected_since = time.monotonic()
@@ -209,20 +228,27 @@ class Hub:
         where = self._place_fields(change.reader)
         card_id = self.tagmap.card_for(change.uid)
         common: dict[str, Any] = {"action": change.kind, "reader": change.reader, "uid": change.uid}
+        readers = {change.reader: change.uid if change.kind == "placed" else None}
         if card_id is None:
             self.counts["unknown_tags"] += 1
-            return self.emit(kind="unknown_tag", **common, **where)
+            return self._emit(dict(kind="unknown_tag", **common, **where), readers)
         if place.kind == "perimeter":
             pawn = int(card_id[5:]) if card_id.startswith("pawn-") else None
-            return self.emit(kind="pawn", card_id=card_id, pawn_seat=pawn, **common, **where)
+            return self._emit(dict(kind="pawn", card_id=card_id, pawn_seat=pawn, **common,
+                                   **where), readers)
         if card_id.startswith("pawn-"):
             # A pawn laid on a cell or pad is not a card: report it as unknown there.
-            return self.emit(kind="unknown_tag", **common, **where)
+            return self._emit(dict(kind="unknown_tag", **common, **where), readers)
         kind = "cell" if place.kind == "cell" else "pad"
-        return self.emit(kind=kind, card_id=card_id, **common, **where)
+        return self._emit(dict(kind=kind, card_id=card_id, **common, **where), readers)
 
     def emit(self, **fields: Any) -> HubEvent:
         """Store then publish one event; returns it (seq assigned by the outbox)."""
+        return self._emit(fields)
+
+    def _emit(self, fields: dict[str, Any],
+              readers: dict[int, str | None] | None = None) -> HubEvent:
+        """`emit`, storing ``readers`` (what now lies on the event's reader) with the event."""
         topic = self.topics.hub_event
         built: list[HubEvent] = []
 
@@ -234,7 +260,7 @@ class Hub:
             return encode(event)
 
         with self._emit_lock:  # seq order == publish order
-            seq, payload = self.outbox.append(topic, make)
+            seq, payload = self.outbox.append(topic, make, readers)
             self.client.publish_raw(topic, payload, on_ack=self._acker(seq))
         self.counts["events"] += 1
         event = built[0]

@@ -4,6 +4,10 @@
 the Pico firmware over USB) and ``spi`` (`hub.backends.spi.SpiBackend`, MFRC522 readers on
 the Pi). Each module is imported only when chosen, so ``spi`` needs the ``pi`` extra only on
 the Pi.
+
+A ``sim`` table keeps what lies on it in the config's data dir (``sim-<table>.json``), as real
+cards stay on a real table when the hub restarts; ``sim_state=False`` gives a table of its own
+that starts empty and is not saved (``cauldron readers``/``enroll``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["Change", "PollResult", "ReaderBackend", "ReaderRead", "make_backend"]
 
 
-def make_backend(config: HubConfig, tagmap: TagMap | None = None) -> ReaderBackend:
+def make_backend(config: HubConfig, tagmap: TagMap | None = None, *,
+                 sim_state: bool = True) -> ReaderBackend:
     layout = Layout(pads=config.pads, perimeter=config.perimeter)
     if config.backend == "sim":
         from hub.backends.sim import SimulatedTable
@@ -37,7 +42,8 @@ def make_backend(config: HubConfig, tagmap: TagMap | None = None) -> ReaderBacke
                 raise ConfigError(f"[sim] {key} = {rate!r} is not a number from 0 to 1")
             rates[key] = float(rate)
         return SimulatedTable(layout, tagmap=tagmap, seed=seed, drop_rate=rates["drop_rate"],
-                              misread_rate=rates["misread_rate"])
+                              misread_rate=rates["misread_rate"],
+                              state_path=config.sim_state_path if sim_state else None)
     if config.backend == "serial":
         from hub.backends.serial import SerialBackend
 

@@ -2,10 +2,16 @@
 
 A back-end answers `poll()` with the confirmed changes since the last poll:
 
-- *raw* back-ends (`RawBackend`: the simulator and SPI) read every reader once per
-  `sweep()`; `RawBackend.poll` debounces those reads with the firmware's own
-  `firmware.presence.PresenceTracker` (one piece of logic on the Pico and on the Pi);
-- the *serial* back-end receives changes already confirmed by the firmware.
+- *raw* back-ends (`RawBackend`: the simulator) read every reader once per `sweep()`;
+  `RawBackend.poll` debounces those reads with the firmware's own
+  `firmware.presence.PresenceTracker`;
+- the *serial* back-end receives changes already confirmed by the firmware; the *spi*
+  back-end (a `SerialBackend`) runs the firmware's scan loop in-process and reads its lines
+  the same way (one piece of logic on the Pico and on the Pi).
+
+After a restart the hub seeds the back-end (`ReaderBackend.seed_state`) with what it last
+reported (kept in its outbox) before the first poll, so a card lifted while the hub was down
+is reported ``removed`` and one still lying there is not reported again.
 
 Capabilities (``capabilities``): ``"write_tag"`` when `write_tag` can store a card id in a
 tag's memory.
@@ -14,6 +20,7 @@ tag's memory.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, cast
 
@@ -80,6 +87,14 @@ class ReaderBackend(ABC):
     def health(self) -> dict[int, Health]:
         """Health of every reader."""
 
+    @abstractmethod
+    def seed_state(self, state: Mapping[int, str]) -> None:
+        """Take ``state`` (reader -> UID; a reader not in it is empty) as the confirmed
+        content of every reader, emitting nothing: what the hub last reported before it
+        restarted. Call it before the first poll; the polls then give what changed since
+        (a seeded tag no longer there is ``removed``, another tag ``removed`` + ``placed``).
+        Readers outside the layout are ignored."""
+
     def write_tag(self, reader: int, card_id: str) -> None:
         raise UnsupportedError(
             f"the {self.name} back-end cannot write tags; enrol with the tag map only"
@@ -122,3 +137,7 @@ class RawBackend(ReaderBackend):
 
     def health(self) -> dict[int, Health]:
         return dict(self._health)
+
+    def seed_state(self, state: Mapping[int, str]) -> None:
+        # Every reader: one the hub believed empty is confirmed empty (a tag there is new).
+        self.tracker.seed({reader: state.get(reader) for reader in range(self.n_readers)})

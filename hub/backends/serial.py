@@ -7,7 +7,8 @@ reader, on boot and on ``SYNC``), ``HEALTH`` and ``HELLO``. This back-end:
   in ``rejects`` — a noisy cable never becomes a card event;
 - resynchronises with ``SYNC`` -> ``FULL`` when the link (re)opens, when the firmware
   reboots (``HELLO``), and when a gap in the firmware's sequence numbers shows lost lines;
-  the full report is compared with what the hub believed and the differences become changes;
+  the full report is compared with what the hub believed and the differences become changes
+  (after a restart of the hub, what it believed is what it last reported: `seed_state`);
 - survives the cable being pulled: the port is closed, reopened every ``reconnect_delay``
   seconds, and resynchronised; nothing is invented meanwhile;
 - writes a card id into a tag (``WRITE`` -> ``ACK``/``NAK``) for enrolment.
@@ -19,7 +20,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from firmware.protocol import (
@@ -278,6 +279,11 @@ class SerialBackend(ReaderBackend):
 
     def state(self) -> dict[int, str | None]:
         return dict(self._state)
+
+    def seed_state(self, state: Mapping[int, str]) -> None:
+        # The next FULL report (the link opens with SYNC; the firmware boots with one) is
+        # compared with this: a tag lifted while the hub was down becomes a removal.
+        self._state = {reader: state.get(reader) for reader in range(self.n_readers)}
 
     def health(self) -> dict[int, Health]:
         return dict(self._health)

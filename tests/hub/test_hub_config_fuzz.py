@@ -133,7 +133,7 @@ def test_fuzz_backend_sections(tmp_path: Path, backend: str, section: dict[str, 
     config = load(path)
     assert config is not None
     try:
-        built = make_backend(config)
+        built = make_backend(config, sim_state=False)  # (not the default data dir's table)
     except ConfigError as exc:
         assert str(exc)
         return

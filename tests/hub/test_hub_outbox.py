@@ -60,3 +60,38 @@ def test_undelivered_before(tmp_path: Path) -> None:
     box.mark_delivered(1)
     assert [r.seq for r in box.undelivered_before(time.time() + 1)] == [2]
     assert box.undelivered_before(time.time() - 60) == []
+
+
+def test_reader_state_is_stored_with_each_event_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "o.sqlite"
+    box = Outbox(path)
+    box.append("t", lambda s: b"placed 3", {3: "04AA"})
+    box.append("t", lambda s: b"placed 5", {5: "04BB"})
+    box.append("t", lambda s: b"button")  # no reader change
+    box.append("t", lambda s: b"removed 3", {3: None})
+    box.append("t", lambda s: b"placed 5 other", {5: "04CC"})
+    assert box.reader_state() == {5: "04CC"}
+    box.close()
+    assert Outbox(path).reader_state() == {5: "04CC"}
+
+
+def test_reader_state_and_event_share_one_transaction(tmp_path: Path) -> None:
+    """A failed event store leaves the reader state as it was (and the reverse: the state is
+    never written without its event)."""
+    import sqlite3
+
+    import pytest
+
+    path = tmp_path / "o.sqlite"
+    box = Outbox(path)
+    box.append("t", lambda s: b"placed 3", {3: "04AA"})
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("INSERT INTO events (seq, topic, payload, created) VALUES (2, 't', x'00', 0)")
+    other.close()  # seq 2 is taken behind the outbox's back: its next insert fails
+    with pytest.raises(sqlite3.IntegrityError):
+        box.append("t", lambda s: b"removed 3", {3: None, 4: "04BB"})
+    assert box.reader_state() == {3: "04AA"} and box.last_seq == 1
+    box.close()
+    again = Outbox(path)
+    assert again.reader_state() == {3: "04AA"}
+    again.close()

@@ -4,6 +4,7 @@ and removals under dropped polls, misreads, flicker, stuck and vanished readers.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +125,73 @@ def test_stuck_and_vanished_readers_invent_no_removal() -> None:
     sim.repair("pad:2")
     assert sweeps(sim, 3) == [Change("removed", sim.layout.cell_reader(3, 3), uid)]
     assert sim.state()[sim.layout.pad_reader(2)] == pad
+
+
+# ------------------------------------------------------------------ seeding after a restart
+
+UID_A, UID_B, UID_C = "04A1B2C3D4E5F6", "04FFEEDDCCBBAA", "04010203040506"
+
+
+def test_tracker_seed_emits_nothing_then_reports_what_changed() -> None:
+    from firmware.presence import PresenceTracker
+
+    tracker = PresenceTracker(4)
+    tracker.seed({0: UID_A, 1: UID_B, 2: UID_C, 3: None})
+    assert tracker.state() == {0: UID_A, 1: UID_B, 2: UID_C, 3: None}
+    reads = {0: UID_A, 1: None, 2: UID_B, 3: None}  # A stays, B lifted, C swapped for B
+    events = []
+    for _ in range(3):
+        for reader, uid in reads.items():
+            events += tracker.update(reader, uid)
+    assert events == [("removed", 1, UID_B), ("removed", 2, UID_C), ("placed", 2, UID_B)]
+    with pytest.raises(ValueError):
+        tracker.seed({0: None, 9: UID_A})  # a bad reader changes nothing
+    assert tracker.uid(0) == UID_A
+
+
+def test_raw_backend_seed_state_makes_a_removal_of_a_tag_lifted_meanwhile() -> None:
+    sim = SimulatedTable()
+    sim.place("1,1", uid=UID_A)
+    sim.place("pad:2", uid=UID_C)
+    seeded = {sim.layout.reader_for("1,1"): UID_A, sim.layout.reader_for("2,2"): UID_B,
+              sim.layout.reader_for("3,3"): UID_C, 99: UID_A}  # 99: not in the layout
+    sim.seed_state(seeded)
+    assert sweeps(sim, 4) == [
+        Change("removed", sim.layout.reader_for("2,2"), UID_B),
+        Change("removed", sim.layout.reader_for("3,3"), UID_C),
+        Change("placed", sim.layout.reader_for("pad:2"), UID_C),
+    ]
+
+
+def test_sim_table_truth_survives_in_its_state_file(tmp_path: Path) -> None:
+    path = tmp_path / "hub" / "sim-t.json"
+    sim = SimulatedTable(state_path=path)
+    a = sim.place("1,1", card_id="blue-a-4")
+    sim.place("2,2", uid=UID_B)
+    sim.place("pad:0", uid=UID_C)
+    sim.move("2,2", "3,3")
+    sim.remove("pad:0")
+    sim.write_tag(sim.layout.reader_for("1,1"), "blue-a-4")
+    again = SimulatedTable(state_path=path)
+    assert again.truth() == {sim.layout.reader_for("1,1"): a, sim.layout.reader_for("3,3"): UID_B}
+    assert again.tag_memory(a) == "blue-a-4"
+    with pytest.raises(BackendError, match="already holds"):
+        again.move("3,3", "1,1")  # refused: the card stays where it was, on disk too
+    assert SimulatedTable(state_path=path).truth() == again.truth()
+    again.clear()
+    assert SimulatedTable(state_path=path).truth() == {}
+    assert [p.name for p in path.parent.iterdir()] == ["sim-t.json"]  # no temp file left
+
+
+def test_sim_table_damaged_file_is_set_aside_and_unsaved_change_not_made(tmp_path: Path) -> None:
+    path = tmp_path / "sim.json"
+    path.write_text('{"version": 1, "tags": {"4": "nothex"}}')
+    sim = SimulatedTable(state_path=path)
+    assert sim.truth() == {} and not path.exists()
+    assert (tmp_path / "sim.json.bad").read_text().startswith('{"version": 1')
+    blocked = tmp_path / "later-a-file"
+    sim = SimulatedTable(state_path=blocked / "sim.json")
+    blocked.write_text("")  # now its directory cannot be made
+    with pytest.raises(BackendError, match="cannot save"):
+        sim.place("1,1", uid=UID_A)
+    assert sim.truth() == {}

@@ -247,3 +247,51 @@ def test_real_firmware_scan_loop_over_a_pty_to_the_hub() -> None:
         backend.close()
         os.close(master)
         os.close(slave)
+
+
+def test_hub_restart_resync_reports_a_card_lifted_while_it_was_down(
+    mqtt_broker: str, table_id: str, tmp_path: Any
+) -> None:
+    """The hub sees two cards, dies, one is lifted meanwhile; the restarted hub's SYNC -> FULL
+    is compared with what its outbox says it reported: exactly one removal, seq going on."""
+    from engine.wire.contract import HubEvent, Topics
+    from engine.wire.mqtt import WireClient
+    from hub.outbox import Outbox
+    from hub.service import Hub
+    from hub.tagmap import TagMap
+
+    fw = FakeFirmware()
+    fw.state = {3: UID_A, 5: UID_B}
+    outbox = tmp_path / "outbox.sqlite"
+
+    def run_hub(until: int, settle: float = 0.0) -> tuple[Hub, list[HubEvent]]:
+        backend = SerialBackend(Layout(), lambda: serial.serial_for_url(fw.path, timeout=0),
+                                port_name="pty")
+        client = WireClient(mqtt_broker, client_id=f"hub-{table_id}",
+                            state_topic=Topics(table_id).hub_state)
+        hub = Hub(table=table_id, backend=backend, client=client, outbox=Outbox(outbox),
+                  tagmap=TagMap()).start(poll=False)
+        events: list[HubEvent] = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and (len(events) < until or settle > 0):
+            fw.serve()
+            events += hub.step()
+            time.sleep(0.005)
+            if len(events) >= until:
+                settle -= 0.005  # then a while longer: nothing more may come
+        return hub, events
+
+    first, events = run_hub(2)
+    assert [(e.seq, e.action, e.reader, e.uid) for e in events] == [
+        (1, "placed", 3, UID_A), (2, "placed", 5, UID_B)]
+    first.client.stop()  # gone without a word (the outbox is not closed either)
+    first.backend.close()
+    del fw.state[5]  # lifted while no hub listened: the firmware says nothing of it
+    second, events = run_hub(1, settle=0.3)
+    try:
+        assert [(e.seq, e.kind, e.action, e.reader, e.uid) for e in events] == [
+            (3, "unknown_tag", "removed", 5, UID_B)]
+        assert second.backend.state()[3] == UID_A and second.outbox.reader_state() == {3: UID_A}
+    finally:
+        second.stop()
+        fw.pull_cable()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from gpiozero import Device
@@ -38,12 +39,12 @@ def test_off_the_pi_the_error_says_what_to_do() -> None:
         SpiBackend.from_config(Layout(), {"address_pins": [1, 2, 3, 4], "bank_pins": [5]})
 
 
-def test_make_backend_chooses_by_name(tmp_path: object) -> None:
+def test_make_backend_chooses_by_name(tmp_path: Path) -> None:
     from hub.backends import make_backend
 
     with pytest.raises(ConfigError, match="serial"):
         make_backend(HubConfig(backend="serial"))
-    assert make_backend(HubConfig(backend="sim")).name == "sim"
+    assert make_backend(HubConfig(backend="sim", data_dir=tmp_path)).name == "sim"
 
 
 def simulated_rig(table: SimTable) -> Rig:
@@ -86,3 +87,19 @@ def test_demux_pins_through_gpiozero() -> None:
     finally:
         Device.pin_factory.reset()
         Device.pin_factory = previous
+
+
+def test_spi_backend_seeded_after_a_restart_reports_only_what_changed() -> None:
+    """The spi back-end is a serial one (the scan loop in-process): its boot FULL report is
+    compared with the seeded state."""
+    table = SimTable(36)
+    table.place(5, UID)
+    other = "04FFEEDDCCBBAA"
+    backend = SpiBackend(Layout(), lambda: simulated_rig(table))
+    backend.seed_state({5: UID, 33: other})  # what the hub reported before it went down
+    backend.open()
+    changes: list[Change] = []
+    for _ in range(5):
+        changes += backend.poll().changes
+    assert changes == [Change("removed", 33, other)]
+    backend.close()
