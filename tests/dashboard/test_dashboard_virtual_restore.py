@@ -335,9 +335,17 @@ def test_fresh_hub_gets_the_cards_laid_again(table_with_hub: Table, outbox: str)
         time.sleep(0.3)  # nothing comes later either
         assert t.state()["alerts"] == []
     assert t.http is not None
-    reply = t.http.post("/api/virtual/gesture", json={"action": "slide", "seat": int(seat)})
+    # Not `step` (it refuses a state with alerts): the slide by hand, then wait until the
+    # engine has seen it. The hub reports the slide after its own polls, so the gesture's
+    # reply can come first; with no alert to clear ([kept]) only the engine's input count
+    # says it was seen, and `play_turns` counts its own gestures' inputs from there.
+    settled = t.state()
+    slide = {"action": "slide", "seat": int(seat)}
+    reply = t.http.post("/api/virtual/gesture", json=slide)
     assert reply.status_code == 200, reply.text
-    no_alerts(t, "the engine's alerts to clear")
+    seen = expected_inputs(settled, "gesture", slide)
+    wait_until(lambda: inputs(s := t.state()) >= seen and not s["alerts"], 5,
+               "the engine to see the slide (and its alerts to clear)")
     t.play_turns(2)
 
 
