@@ -141,10 +141,10 @@ class SimulatedTable(RawBackend):
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                with tmp.open("w", encoding="utf-8") as out:
-                    out.write(text)
-                    out.flush()
-                    os.fsync(out.fileno())
+                # No fsync: a killed process leaves its writes in the page cache, and a
+                # simulated table needs no power-cut safety (an fsync per card moved stalls
+                # every gesture on a busy disk).
+                tmp.write_text(text, encoding="utf-8")
                 os.replace(tmp, path)
             except OSError as exc:
                 with contextlib.suppress(OSError):

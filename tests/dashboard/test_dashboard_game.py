@@ -5,6 +5,7 @@ on the simulated table, and the score screen ends it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -84,9 +85,12 @@ def click(page: Any, stack: Stack, selector: str) -> dict[str, Any]:
 
 
 def wait_engine(stack: Stack, state: dict[str, Any], target: int, what: str,
-                timeout: float = 10) -> dict[str, Any]:
-    return wait_until(lambda: (s := table_state(stack)) != state and inputs(s) >= target and s,
-                      timeout, what)
+                timeout: float = 10,
+                virtual: Callable[[dict[str, Any]], bool] = lambda v: True) -> dict[str, Any]:
+    """The table state once the engine has counted `target` inputs and the virtual table
+    shows what `virtual` expects."""
+    return wait_until(lambda: (s := table_state(stack)) != state and inputs(s) >= target
+                      and virtual(s["virtual"]) and s, timeout, what)
 
 
 def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
@@ -159,8 +163,10 @@ def test_keyboard_only_turn_on_the_virtual_table(table_stack: Stack, page: Any) 
         kind, body = next_step(state)
         assert kind != "wait", state
         press_on(selector_for(kind, body))
+        before = state["virtual"]
         state = wait_engine(table_stack, state, expected_inputs(state, kind, body),
-                            f"{kind} {body}")
+                            f"{kind} {body}",
+                            virtual=lambda v, b=before, k=kind: k != "gesture" or v != b)
     assert not state["alerts"]
     # the live region announced the take
     page.wait_for_function("document.querySelector('#announce').textContent.length > 0")
@@ -180,17 +186,36 @@ def test_fault_on_the_virtual_table_raises_an_alert_that_clears(
     state = synced(page, table_stack)
     source = state["game"]["view"]["expected"]["take"][0]
     state = click(page, table_stack, f"[data-act='cell'][data-where='{source}']")
-    state = wait_engine(table_stack, state, inputs(state) + 1, "the lift")
+    # The engine may count the lift a moment before the virtual table shows the card in
+    # hand (the hub reports it while the gesture still settles): wait for both.
+    state = wait_engine(table_stack, state, inputs(state) + 1, "the lift",
+                        virtual=lambda v: v["hand"] is not None)
     # lay it on the wrong seat's pad
     other = 1 - state["game"]["view"]["turn"]
-    click(page, table_stack, f"[data-act='pad'][data-seat='{other}']")
-    alert = page.wait_for_selector("#alerts .alert")
+    state = click(page, table_stack, f"[data-act='pad'][data-seat='{other}']")
+
+    seen: list[str] = []
+
+    def raised() -> bool:  # on a timeout, the output says where the gesture stopped
+        now = table_state(table_stack)
+        if now["alerts"]:
+            return True
+        shown = page.evaluate("() => document.getElementById('play-msg').textContent")
+        line = f"no alert yet: virtual {now['virtual']}, page says {shown!r}"
+        if not seen or seen[-1] != line:
+            seen.append(line)
+            print(line)
+        return False
+
+    wait_until(raised, 15, "the engine's alert for the card on the wrong pad")
+    alert = page.wait_for_selector("#alerts .alert", timeout=15000)
     text = alert.inner_text()
     assert "Rule G" in text and "What to do:" in text
     page.wait_for_function("document.querySelector('#announce-alert').textContent.length > 0")
     screenshot(page, "virtual-table-alert")
     state = click(page, table_stack, f"[data-act='pickpad'][data-seat='{other}']")
-    wait_engine(table_stack, state, inputs(state) + 1, "the pick-up")
+    wait_engine(table_stack, state, inputs(state) + 1, "the pick-up",
+                virtual=lambda v: v["hand"] is not None)
     click(page, table_stack, f"[data-act='cell'][data-where='{source}']")  # put it back
     page.wait_for_selector("#alerts .alert", state="detached")
     assert not table_state(table_stack)["alerts"]
