@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from engine.wire.broker import LocalBroker
-from engine.wire.contract import HubEvent, HubHealth, HubSnapshot, Topics, WireModel, encode
+from engine.wire.contract import HubEvent, HubSnapshot, Topics, WireModel, encode
 from engine.wire.mqtt import WireClient
 from engine.wire.sequence import EventSequencer
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
@@ -38,6 +40,23 @@ def make_hub(url: str, table: str, outbox: Path, sim: SimulatedTable, tagmap: Ta
     hub.start()
     assert client.wait_ready(10)
     return hub
+
+
+@contextmanager
+def sim_hub_followed(url: str, table: str, tmp_path: Path, topic: str
+                     ) -> Iterator[tuple[Hub, SimulatedTable, TagMap, WireClient, list[Any]]]:
+    """A hub on a simulated table (the virtual box's tags) and a client recording every
+    message of `topic`."""
+    tagmap = virtual_box_tagmap()
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(url, table, tmp_path / "o.sqlite", sim, tagmap)
+    received: list[Any] = []
+    try:
+        with fast_client(url) as client:
+            client.subscribe(topic, lambda t, m: received.append(m), wait=5)
+            yield hub, sim, tagmap, client, received
+    finally:
+        hub.stop()
 
 
 class Consumer:
@@ -182,74 +201,58 @@ def test_broker_outage_and_hub_restart_lose_nothing(restartable_broker: LocalBro
 def test_hub_commands_sim_snapshot_and_refusals(mqtt_broker: str, table_id: str,
                                                 tmp_path: Path) -> None:
     topics = Topics(table_id)
-    tagmap = virtual_box_tagmap()
-    sim = SimulatedTable(tagmap=tagmap)
-    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
-    snapshots: list[HubSnapshot] = []
-    try:
-        with fast_client(mqtt_broker) as dash:
-            dash.subscribe(topics.hub_snapshot,
-                           lambda t, m: snapshots.append(m),  # type: ignore[arg-type]
-                           wait=5)
-            placed = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "3,2",
-                                                          "card_id": "vanesco-3"})
-            assert placed.status == "ok"
-            wait_for(lambda: hub.outbox.last_seq == 1)
-            assert dash.request(topics.hub_cmd("snapshot")).status == "ok"
-            wait_for(lambda: any(s.last_seq == 1 for s in snapshots))
-            seen = next(s for s in snapshots if s.last_seq == 1)
-            cell = next(r for r in seen.readers if r.cell == "3,2")
-            assert cell.card_id == "vanesco-3"
-            twice = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "3,2",
-                                                         "card_id": "accio-1"})
-            assert twice.status == "error" and "already holds" in (twice.error or "")
-            state = dash.request(topics.hub_cmd("sim"), {"action": "state"})
-            assert state.status == "ok" and state.data == {"lying": {"3,2": "vanesco-3"}}
-            corner = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "0,0",
-                                                          "card_id": "accio-1"})
-            assert corner.status == "error" and "corner" in (corner.error or "")
-            no_io = dash.request(topics.hub_cmd("buzz"), {"ms": 100})
-            assert no_io.status == "error" and "[io]" in (no_io.error or "")
-            replay = dash.request(topics.hub_cmd("replay"), {"epoch": "nope", "from_seq": 1})
-            assert replay.status == "error" and "epoch" in (replay.error or "")
-    finally:
-        hub.stop()
+    with sim_hub_followed(mqtt_broker, table_id, tmp_path, topics.hub_snapshot) as (
+        hub, _sim, _tagmap, dash, snapshots
+    ):
+        placed = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "3,2",
+                                                      "card_id": "vanesco-3"})
+        assert placed.status == "ok"
+        wait_for(lambda: hub.outbox.last_seq == 1)
+        assert dash.request(topics.hub_cmd("snapshot")).status == "ok"
+        wait_for(lambda: any(s.last_seq == 1 for s in snapshots))
+        seen = next(s for s in snapshots if s.last_seq == 1)
+        cell = next(r for r in seen.readers if r.cell == "3,2")
+        assert cell.card_id == "vanesco-3"
+        twice = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "3,2",
+                                                     "card_id": "accio-1"})
+        assert twice.status == "error" and "already holds" in (twice.error or "")
+        state = dash.request(topics.hub_cmd("sim"), {"action": "state"})
+        assert state.status == "ok" and state.data == {"lying": {"3,2": "vanesco-3"}}
+        corner = dash.request(topics.hub_cmd("sim"), {"action": "place", "where": "0,0",
+                                                      "card_id": "accio-1"})
+        assert corner.status == "error" and "corner" in (corner.error or "")
+        no_io = dash.request(topics.hub_cmd("buzz"), {"ms": 100})
+        assert no_io.status == "error" and "[io]" in (no_io.error or "")
+        replay = dash.request(topics.hub_cmd("replay"), {"epoch": "nope", "from_seq": 1})
+        assert replay.status == "error" and "epoch" in (replay.error or "")
 
 
 def test_hub_health_names_no_card_and_is_published_only_when_it_changes(
     mqtt_broker: str, table_id: str, tmp_path: Path
 ) -> None:
     topics = Topics(table_id)
-    tagmap = virtual_box_tagmap()
-    sim = SimulatedTable(tagmap=tagmap)
-    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
-    health: list[HubHealth] = []
-    try:
-        with fast_client(mqtt_broker) as dash:
-            dash.subscribe(topics.hub_health,
-                           lambda t, m: health.append(m),  # type: ignore[arg-type]
-                           wait=5)
-            wait_for(lambda: len(health) >= 1)  # the retained one from the hub's start
-            play(sim, [("place", "pad:1", "vanesco-3"), ("place", "2,2", "immuto-1")], hub)
-            wait_for(lambda: any(r.occupied for h in health for r in h.readers
-                                 if r.seat == 1))
-            wait_for(lambda: any(r.occupied for h in health for r in h.readers
-                                 if r.cell == "2,2"))
-            secret = [c for c in ("vanesco-3", "immuto-1")] + [
-                tagmap.uid_for(c) or "?" for c in ("vanesco-3", "immuto-1")]
-            for seen in health:
-                wire = encode(seen).decode()
-                assert not [s for s in secret if s in wire], wire
-            published = len(health)
-            hub.publish_snapshot()  # nothing of the health changed: no new hub/health
-            hub.publish_snapshot()
-            time.sleep(0.3)
-            assert len(health) == published
-            sim.stuck("4,4")
-            wait_for(lambda: any(r.cell == "4,4" and r.health == "silent"
-                                 for r in health[-1].readers), timeout=15)
-    finally:
-        hub.stop()
+    with sim_hub_followed(mqtt_broker, table_id, tmp_path, topics.hub_health) as (
+        hub, sim, tagmap, _dash, health
+    ):
+        wait_for(lambda: len(health) >= 1)  # the retained one from the hub's start
+        play(sim, [("place", "pad:1", "vanesco-3"), ("place", "2,2", "immuto-1")], hub)
+        wait_for(lambda: any(r.occupied for h in health for r in h.readers
+                             if r.seat == 1))
+        wait_for(lambda: any(r.occupied for h in health for r in h.readers
+                             if r.cell == "2,2"))
+        secret = [c for c in ("vanesco-3", "immuto-1")] + [
+            tagmap.uid_for(c) or "?" for c in ("vanesco-3", "immuto-1")]
+        for seen in health:
+            wire = encode(seen).decode()
+            assert not [s for s in secret if s in wire], wire
+        published = len(health)
+        hub.publish_snapshot()  # nothing of the health changed: no new hub/health
+        hub.publish_snapshot()
+        time.sleep(0.3)
+        assert len(health) == published
+        sim.stuck("4,4")
+        wait_for(lambda: any(r.cell == "4,4" and r.health == "silent"
+                             for r in health[-1].readers), timeout=15)
 
 
 def test_reader_health_is_reported_once_it_holds(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from hub_events import hub_event
 from engine.demo.shadow import ShadowGame
 from engine.rules.cards import CARDS
 from engine.service.service import EngineService, ServiceConfig
-from engine.service.table_driver import scripted_game
+from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.contract import GameEvents, Topics, WireModel, parse_payload
 from engine.wire.mqtt import WireClient
 
@@ -43,6 +43,24 @@ class Stream:
         assert len(self.raw) >= count, f"{len(self.raw)} of {count} game/events messages came"
 
 
+def start_engine(mqtt_broker: str, table_id: str, tmp_path: Path) -> EngineService:
+    """A real engine service serving `table_id` (no hub: the test feeds it hub events)."""
+    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
+                                         tables=frozenset({table_id}), hub_io=False,
+                                         name=f"engine-{table_id}"))
+    return engine.start(wait=10)
+
+
+def play_script(engine: EngineService, table_id: str, script: ScriptedGame) -> str:
+    """Start the script's game on the engine and feed it every gesture; the game id."""
+    args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
+    game_id: str = engine.command(table_id, "new_game", args)["game_id"]
+    inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
+    for seq, inp in enumerate(inputs, start=1):
+        engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
+    return game_id
+
+
 def _visible_cards(view: dict[str, Any]) -> set[str]:
     """Every card a person can see face up in a public view."""
     cards = {c for row in view["grid"] for c in row if c}
@@ -69,18 +87,10 @@ def _cards_in(value: Any) -> set[str]:
 def test_shadow_from_the_public_stream_equals_the_engine(
     mqtt_broker: str, table_id: str, tmp_path: Path, players: int, seed: int
 ) -> None:
-    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
-                                         tables=frozenset({table_id}), hub_io=False,
-                                         name=f"engine-{table_id}"))
-    engine.start(wait=10)
+    engine = start_engine(mqtt_broker, table_id, tmp_path)
     stream = Stream(mqtt_broker, table_id)
     try:
-        script = scripted_game(players, seed)
-        args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
-        engine.command(table_id, "new_game", args)
-        inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
-        for seq, inp in enumerate(inputs, start=1):
-            engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
+        play_script(engine, table_id, scripted_game(players, seed))
         interp = engine.tables[table_id].interp
         real = interp.game
         assert real is not None and real.is_over()
@@ -129,18 +139,10 @@ def test_shadow_from_the_public_stream_equals_the_engine(
 def test_undo_on_the_stream_rewinds_the_shadow(
     mqtt_broker: str, table_id: str, tmp_path: Path
 ) -> None:
-    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
-                                         tables=frozenset({table_id}), hub_io=False,
-                                         name=f"engine-{table_id}"))
-    engine.start(wait=10)
+    engine = start_engine(mqtt_broker, table_id, tmp_path)
     stream = Stream(mqtt_broker, table_id)
     try:
-        script = scripted_game(2, 7, max_decisions=6)
-        args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
-        engine.command(table_id, "new_game", args)
-        inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
-        for seq, inp in enumerate(inputs, start=1):
-            engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
+        play_script(engine, table_id, scripted_game(2, 7, max_decisions=6))
         engine.command(table_id, "undo", {})
         real = engine.tables[table_id].interp.game
         assert real is not None
@@ -198,18 +200,10 @@ def test_history_lets_a_late_follower_catch_up_exactly(
 ) -> None:
     """A bot restarted mid-game asks ``history``: the same actions and public events as the
     live stream, in messages within the model's limits, and a shadow equal to the engine."""
-    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
-                                         tables=frozenset({table_id}), hub_io=False,
-                                         name=f"engine-{table_id}"))
-    engine.start(wait=10)
+    engine = start_engine(mqtt_broker, table_id, tmp_path)
     stream = Stream(mqtt_broker, table_id)
     try:
-        script = scripted_game(3, 11)
-        args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
-        engine.command(table_id, "new_game", args)
-        inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
-        for seq, inp in enumerate(inputs, start=1):
-            engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
+        play_script(engine, table_id, scripted_game(3, 11))
         real = engine.tables[table_id].interp.game
         assert real is not None and real.is_over() and len(real.actions) > 64
         answer = engine.command(table_id, "history", {})
@@ -245,20 +239,12 @@ def test_a_restarted_bot_driver_catches_up_from_the_history(
     engine's history and follows the game on (instead of dealing a new one)."""
     from engine.demo.driver import BotDriver, DriverConfig
 
-    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
-                                         tables=frozenset({table_id}), hub_io=False,
-                                         name=f"engine-{table_id}"))
-    engine.start(wait=10)
+    engine = start_engine(mqtt_broker, table_id, tmp_path)
     client = WireClient(mqtt_broker, client_id=f"test-bots-{table_id}").start(wait=10)
     driver = BotDriver(DriverConfig(dashboard="http://127.0.0.1:9", pin="1", table=table_id,
                                     pace=0, confirm_timeout=5), client)
     try:
-        script = scripted_game(2, 7, max_decisions=30)
-        args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
-        game_id = engine.command(table_id, "new_game", args)["game_id"]
-        inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
-        for seq, inp in enumerate(inputs, start=1):
-            engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
+        game_id = play_script(engine, table_id, scripted_game(2, 7, max_decisions=30))
         real = engine.tables[table_id].interp.game
         assert real is not None and not real.is_over()
         driver.shadow = ShadowGame()  # what a restart leaves: no game seen
