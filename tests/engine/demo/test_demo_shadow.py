@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,28 @@ class Stream:
         while len(self.raw) < count and time.monotonic() < deadline:
             time.sleep(0.01)
         assert len(self.raw) >= count, f"{len(self.raw)} of {count} game/events messages came"
+
+    def follow(self, shadow: ShadowGame, done: Callable[[], bool],
+               check: Callable[[bytes, GameEvents, dict[str, Any] | None], None] | None = None,
+               timeout: float = 10.0) -> None:
+        """Feed `shadow` every message as it comes (`check(raw, model, view before)` sees
+        each one) until `done()` or `timeout`."""
+        deadline = time.monotonic() + timeout
+        fed = 0
+        while time.monotonic() < deadline:
+            with self.lock:
+                batch = self.raw[fed:]
+            for raw in batch:
+                model = parse_payload(self.topic, raw)
+                assert isinstance(model, GameEvents)
+                before = shadow.game.view_public() if shadow.game is not None else None
+                shadow.feed(model)
+                if check is not None:
+                    check(raw, model, before)
+            fed += len(batch)
+            if done():
+                return
+            time.sleep(0.05)
 
 
 def start_engine(mqtt_broker: str, table_id: str, tmp_path: Path) -> EngineService:
@@ -96,32 +119,23 @@ def test_shadow_from_the_public_stream_equals_the_engine(
         assert real is not None and real.is_over()
         stream.wait_count(1)
         seen_types: set[str] = set()
-        deadline = time.monotonic() + 10
         shadow = ShadowGame()
-        fed = 0
-        while time.monotonic() < deadline:
-            with stream.lock:
-                batch = stream.raw[fed:]
-            for raw in batch:
-                model = parse_payload(stream.topic, raw)
-                assert isinstance(model, GameEvents)
-                before = shadow.game.view_public() if shadow.game is not None else None
-                shadow.feed(model)
-                assert shadow.game is not None
-                after = shadow.game.view_public()
-                # The stream mentions only cards a person at the table sees face up.
-                assert "perluceo_reveal" not in raw.decode()
-                assert all(not e.get("private") and e["type"] != "perluceo_reveal"
-                           for e in model.events)
-                visible = _visible_cards(after) | (_visible_cards(before) if before else set())
-                mentioned = _cards_in(model.actions) | _cards_in(model.events) | _cards_in(
-                    model.grid or [])
-                assert mentioned <= visible, f"covered cards on the wire: {mentioned - visible}"
-                seen_types.update(e["type"] for e in model.events)
-            fed += len(batch)
-            if shadow.game is not None and len(shadow.actions) == len(real.actions):
-                break
-            time.sleep(0.05)
+
+        def check(raw: bytes, model: GameEvents, before: dict[str, Any] | None) -> None:
+            assert shadow.game is not None
+            after = shadow.game.view_public()
+            # The stream mentions only cards a person at the table sees face up.
+            assert "perluceo_reveal" not in raw.decode()
+            assert all(not e.get("private") and e["type"] != "perluceo_reveal"
+                       for e in model.events)
+            visible = _visible_cards(after) | (_visible_cards(before) if before else set())
+            mentioned = _cards_in(model.actions) | _cards_in(model.events) | _cards_in(
+                model.grid or [])
+            assert mentioned <= visible, f"covered cards on the wire: {mentioned - visible}"
+            seen_types.update(e["type"] for e in model.events)
+
+        stream.follow(shadow, lambda: shadow.game is not None
+                      and len(shadow.actions) == len(real.actions), check)
         # The game had a Perluceo (whose private reveal stayed off the stream) and a Vanesco.
         assert {"perluceo_used", "vanesco_resolved", "game_ended"} <= seen_types
         assert shadow.game is not None
@@ -147,22 +161,10 @@ def test_undo_on_the_stream_rewinds_the_shadow(
         real = engine.tables[table_id].interp.game
         assert real is not None
         shadow = ShadowGame()
-        deadline = time.monotonic() + 10
-        fed = 0
-        while time.monotonic() < deadline:
-            with stream.lock:
-                batch = stream.raw[fed:]
-            for raw in batch:
-                model = parse_payload(stream.topic, raw)
-                assert isinstance(model, GameEvents)
-                shadow.feed(model)
-            fed += len(batch)
-            # The shadow passes through the undone-to state before the undo arrives, so
-            # only stop once the undo's reset has been seen too.
-            if (shadow.resets >= 2 and shadow.game is not None
-                    and shadow.game.state_key() == real.state_key()):
-                break
-            time.sleep(0.05)
+        # The shadow passes through the undone-to state before the undo arrives, so only
+        # stop once the undo's reset has been seen too.
+        stream.follow(shadow, lambda: shadow.resets >= 2 and shadow.game is not None
+                      and shadow.game.state_key() == real.state_key())
         assert shadow.resets >= 2  # the start, then the undo
         assert shadow.game is not None and shadow.game.state_key() == real.state_key()
     finally:
