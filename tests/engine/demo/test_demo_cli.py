@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,69 +48,97 @@ def _port_free(port: int) -> bool:
     return True
 
 
+class Demo:
+    """`cauldron demo` in a subprocess on a free port (2 players, one game, no pace), its
+    output in a log file, with `XDG_DATA_HOME` under the test's directory."""
+
+    def __init__(self, tmp_path: Path, seed: int, name: str = "demo") -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = tmp_path / f"{name}.log"
+        self.log = self.log_path.open("w+")
+        env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "engine.cli", "demo", "--port", str(self.port), "--pace",
+             "0", "--games", "1", "--players", "2", "--linger", "30", "--seed", str(seed),
+             "--no-qr"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+        )
+
+    def output(self) -> str:
+        self.log.flush()
+        return self.log_path.read_text()
+
+    def table(self, until: Callable[[dict[str, Any]], Any], timeout: float) -> dict[str, Any]:
+        """``/api/table`` once `until` holds (the demo must keep running meanwhile)."""
+        deadline = time.monotonic() + timeout
+        state: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.output()
+            try:
+                state = httpx.get(self.url + "/api/table", timeout=5).json()
+            except httpx.HTTPError:
+                time.sleep(0.1)
+                continue
+            if until(state):
+                return state
+            time.sleep(0.05)
+        raise AssertionError(f"not reached in {timeout} s: {state}\n{self.output()}")
+
+    def interrupt(self) -> None:
+        """Ctrl-C: the demo must stop cleanly (exit 0)."""
+        self.proc.send_signal(signal.SIGINT)
+        assert self.proc.wait(20) == 0, self.output()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+        self.log.close()
+
+
+def over(state: dict[str, Any]) -> bool:
+    return bool(state.get("game") and state["game"]["view"].get("over"))
+
+
 @pytest.mark.timeout(90)
 def test_demo_serves_plays_a_game_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    port = free_port()
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
-    log = (tmp_path / "demo.log").open("w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "demo", "--port", str(port), "--pace", "0",
-         "--games", "1", "--players", "2", "--linger", "30", "--seed", "3", "--no-qr"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-
-    def output() -> str:
-        log.flush()
-        return (tmp_path / "demo.log").read_text()
-
+    demo = Demo(tmp_path, seed=3)
     try:
         start = time.monotonic()
         page = None
         while time.monotonic() - start < 15:
-            assert proc.poll() is None, output()
+            assert demo.proc.poll() is None, demo.output()
             try:
-                page = httpx.get(url + "/", timeout=2)
+                page = httpx.get(demo.url + "/", timeout=2)
                 break
             except httpx.HTTPError:
                 time.sleep(0.1)
-        assert page is not None and page.status_code == 200, output()
+        assert page is not None and page.status_code == 200, demo.output()
         assert "<html" in page.text.lower()
 
-        state: dict = {}
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, output()
-            state = httpx.get(url + "/api/table", timeout=5).json()
-            game = state.get("game")
-            if game and game["view"].get("over"):
-                break
-            time.sleep(0.2)
+        state = demo.table(over, 60)
         game = state["game"]
-        assert game and game["view"]["over"], output()
+        assert game and game["view"]["over"], demo.output()
         scores = game["view"]["end"]["scores"]
         assert len(scores["seats"]) == 2 and scores["winners"]
         assert not state["alerts"], state["alerts"]  # the bots played only legal gestures
         # The score screen shows the result while the demo lingers.
         deadline = time.monotonic() + 10
-        while "over: won by" not in output() and time.monotonic() < deadline:
+        while "over: won by" not in demo.output() and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert "over: won by" in output()
+        assert "over: won by" in demo.output()
 
-        children_before = _children(proc.pid)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(20) == 0, output()
+        children_before = _children(demo.proc.pid)
+        demo.interrupt()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
-        log.close()
-    text = (tmp_path / "demo.log").read_text()
+        demo.close()
+    text = demo.log_path.read_text()
     assert "Traceback" not in text, text
     assert "stopped." in text
     assert not [p for p in children_before if Path(f"/proc/{p}").exists()]
-    assert not _children(proc.pid)
-    assert _port_free(port)
+    assert not _children(demo.proc.pid)
+    assert _port_free(demo.port)
     # Data went to the per-user data directory, not the source tree.
     assert (tmp_path / "data" / "cauldron" / "demo" / "engine").is_dir()
 
@@ -156,52 +185,22 @@ def test_demo_killed_mid_game_goes_on_with_the_same_game(tmp_path: Path) -> None
     """SIGKILL in the middle of a game, then `cauldron demo` again on the same data: the
     engine replays its log, the virtual table comes back from its file, the bots catch up
     from the engine's history, and the same game is played to its end without an alert."""
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
-    logs: list[Path] = []
-
-    def launch() -> tuple[subprocess.Popen[bytes], str]:
-        port = free_port()
-        logs.append(tmp_path / f"demo-{len(logs)}.log")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.cli", "demo", "--port", str(port), "--pace", "0",
-             "--games", "1", "--players", "2", "--linger", "30", "--seed", "5", "--no-qr"],
-            cwd=ROOT, env=env, stdout=logs[-1].open("w"), stderr=subprocess.STDOUT,
-        )
-        return proc, f"http://127.0.0.1:{port}"
-
-    def output() -> str:
-        return "\n".join(p.read_text() for p in logs)
-
-    def table(proc: subprocess.Popen[bytes], url: str, until: Any, timeout: float) -> dict:
-        deadline = time.monotonic() + timeout
-        state: dict = {}
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, output()
-            try:
-                state = httpx.get(url + "/api/table", timeout=5).json()
-            except httpx.HTTPError:
-                time.sleep(0.1)
-                continue
-            if until(state):
-                return state
-            time.sleep(0.05)
-        raise AssertionError(f"not reached in {timeout} s: {state}\n{output()}")
-
-    proc, url = launch()
+    demo = Demo(tmp_path, seed=5, name="demo-0")
+    again: Demo | None = None
     try:
-        state = table(proc, url, lambda s: s.get("game") and s["game"]["view"].get("turns", 0)
-                      >= 6 and not s["game"]["view"].get("over"), 60)
+        state = demo.table(lambda s: s.get("game") and s["game"]["view"].get("turns", 0)
+                           >= 6 and not s["game"]["view"].get("over"), 60)
         game_id = state["game"]["game_id"]
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        proc, url = launch()
-        state = table(proc, url, lambda s: s.get("game") and s["game"]["view"].get("over"), 90)
-        assert state["game"]["game_id"] == game_id, output()  # the same game, finished
+        demo.proc.send_signal(signal.SIGKILL)
+        demo.proc.wait(10)
+        again = Demo(tmp_path, seed=5, name="demo-1")
+        state = again.table(over, 90)
+        output = demo.output() + again.output()
+        assert state["game"]["game_id"] == game_id, output  # the same game, finished
         assert not state["alerts"], state["alerts"]
-        assert "lost track" not in output()
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(20) == 0, output()
+        assert "lost track" not in output
+        again.interrupt()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        demo.close()
+        if again is not None:
+            again.close()
