@@ -23,6 +23,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,20 @@ CHROMIUM_ARGS = [
 ]
 UPDATES = 60
 
+
+
+def _random_views(seed: int) -> Iterator[dict[str, Any]]:
+    """Public views of random 4-player play, one per action, without end (a new game when
+    one is over): the updates both dashboard benches publish."""
+    from engine.rules import Game, GameConfig
+
+    rng = random.Random(seed)
+    game = Game.new(GameConfig(colours=("yellow", "red", "green", "blue")), rng)
+    while True:
+        if game.is_over():
+            game = Game.new(game.config, random.Random(rng.random()))
+        game.apply(rng.choice(game.legal_actions()))
+        yield game.view_public()
 
 def _clock_offset_ms(page: Any) -> tuple[float, float]:
     """(page clock - our clock, in ms; the round trip of the best probe)."""
@@ -68,7 +83,6 @@ def _plain_client(port: int, publisher: Any, topic: str, table: str,
 
     from websockets.sync.client import connect
 
-    from engine.rules import Game, GameConfig
     from engine.wire.contract import GamePublic
 
     p50s: list[float] = []
@@ -76,14 +90,10 @@ def _plain_client(port: int, publisher: Any, topic: str, table: str,
     with connect(f"ws://127.0.0.1:{port}/ws/table", max_size=None) as ws:
         ws.recv(timeout=10)
         for run_index in range(runs):
-            rng = random.Random(1000 + run_index)
-            game = Game.new(GameConfig(colours=("yellow", "red", "green", "blue")), rng)
+            views = _random_views(1000 + run_index)
             samples = []
             for _ in range(UPDATES):
-                if game.is_over():
-                    game = Game.new(game.config, random.Random(rng.random()))
-                game.apply(rng.choice(game.legal_actions()))
-                view = game.view_public()
+                view = next(views)
                 ts = time.time()
                 publisher.publish(topic, GamePublic(table=table, game_id=f"plain-{run_index}",
                                                     ts=ts, view=view), retain=True)
@@ -158,16 +168,12 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                                                         view=view), retain=True)
                     page.evaluate("ts => window.__cauldron.waitFor(ts)", ts)
                 for run_index in range(runs):
-                    rng = random.Random(run_index)
-                    game = Game.new(GameConfig(colours=("yellow", "red", "green", "blue")), rng)
+                    views = _random_views(run_index)
                     offset, rtt = _clock_offset_ms(page)
                     page.evaluate("window.__cauldron.latencies = [];"
                                   "window.__cauldron.received = []")
                     for _ in range(UPDATES):
-                        if game.is_over():
-                            game = Game.new(game.config, random.Random(rng.random()))
-                        game.apply(rng.choice(game.legal_actions()))
-                        view = game.view_public()
+                        view = next(views)
                         ts = time.time()
                         update = GamePublic(table=table, game_id=f"bench-{run_index}",
                                             turn=view["expected"]["seat"], ts=ts, view=view)
