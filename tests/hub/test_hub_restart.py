@@ -94,6 +94,19 @@ def cauldron_hub(url: str, table: str, data_dir: Path, log: Path) -> subprocess.
     return python(f"import sys; from engine.cli import main; sys.exit(main({args!r}))", log)
 
 
+def start_sim_hub(w: Watcher, url: str, table: str, data_dir: Path, log: Path
+                  ) -> subprocess.Popen[bytes]:
+    """`cauldron hub --backend sim` on `data_dir`, once it answers commands."""
+    hub = cauldron_hub(url, table, data_dir, log)
+    try:
+        wait_answering(w, hub, log)
+    except BaseException:
+        hub.kill()
+        hub.wait(5)
+        raise
+    return hub
+
+
 def sigkill(process: subprocess.Popen[bytes]) -> None:
     process.send_signal(signal.SIGKILL)
     assert process.wait(5) == -signal.SIGKILL
@@ -132,9 +145,8 @@ def test_sigkilled_sim_hub_reports_only_the_card_lifted_while_it_was_down(
     data = tmp_path / "hub"
     config = HubConfig(table=table_id, data_dir=data)
     log = tmp_path / "hub.log"
-    hub = cauldron_hub(mqtt_broker, table_id, data, log)
+    hub = start_sim_hub(watcher, mqtt_broker, table_id, data, log)
     try:
-        wait_answering(watcher, hub, log)
         for where, card in (("1,1", "blue-a-4"), ("1,2", "red-b-2"), ("pad:0", "immuto-1")):
             watcher.sim({"action": "place", "where": where, "card_id": card})
         wait_for(lambda: len(watcher.events()) == 3, what="three placements")
@@ -146,8 +158,7 @@ def test_sigkilled_sim_hub_reports_only_the_card_lifted_while_it_was_down(
         assert len(table.truth()) == 3
         assert table.remove("1,2") == table.uid_of("red-b-2")
 
-        hub = cauldron_hub(mqtt_broker, table_id, data, log)
-        wait_answering(watcher, hub, log)
+        hub = start_sim_hub(watcher, mqtt_broker, table_id, data, log)
         wait_for(lambda: len(watcher.events()) == 4, what="the removal")
         time.sleep(0.5)  # a while longer: nothing else may come
         assert watcher.events() == [
@@ -211,9 +222,8 @@ def test_killed_between_storing_an_event_and_publishing_it(
     data = tmp_path / "hub"
     config = HubConfig(table=table_id, data_dir=data)
     log = tmp_path / "hub.log"
-    hub = cauldron_hub(mqtt_broker, table_id, data, log)
+    hub = start_sim_hub(watcher, mqtt_broker, table_id, data, log)
     try:
-        wait_answering(watcher, hub, log)
         watcher.sim({"action": "place", "where": "1,1", "card_id": "blue-a-4"})
         watcher.sim({"action": "place", "where": "2,2", "card_id": "accio-1"})
         wait_for(lambda: len(watcher.events()) == 2, what="two placements")
@@ -235,8 +245,7 @@ def test_killed_between_storing_an_event_and_publishing_it(
         assert stored_readers(config.outbox_path) == {
             Layout().reader_for("2,2"): uid_accio}
 
-        hub = cauldron_hub(mqtt_broker, table_id, data, log)
-        wait_answering(watcher, hub, log)
+        hub = start_sim_hub(watcher, mqtt_broker, table_id, data, log)
         wait_for(lambda: len(watcher.events()) == 3, what="the stored removal")
         time.sleep(0.5)
         assert watcher.events() == [
