@@ -85,16 +85,21 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
         rng.shuffle(a)
         rng.shuffle(b)
         config["recipe_cards"] = [[a[i], b[i]] for i in range(len(form.colours))]
-    # The engine first: it refuses while a game is in progress, and then reads the deal
-    # from the readers as the cards are laid.
-    result = answered(bridge.command("new_game", config))
     if deal == "virtual":
+        # The cards first, the engine after: the simulated hub answers once its readers saw
+        # the whole deal, so the engine reads the new square, never half of the old one.
         assert virtual is not None
+        public = bridge.public
+        table = public.view.get("table") if public is not None else None
+        if isinstance(table, dict) and table.get("status") in ("dealing", "playing"):
+            raise HTTPException(status.HTTP_409_CONFLICT,
+                                f"game {public.game_id if public else ''} is in progress: "
+                                "end it first")
         try:
-            virtual.deal(form.colours, config["removed_colour"], rng.randrange(2**32))
+            virtual.deal(config["removed_colour"], rng.randrange(2**32))
         except VirtualError as exc:
             raise HTTPException(status.HTTP_409_CONFLICT, f"virtual deal: {exc}") from None
-    return result
+    return answered(bridge.command("new_game", config))
 
 
 @router.post("/undo", summary="Undo the last action", responses=REFUSALS)

@@ -1,6 +1,20 @@
 /* The table view (big screen) and, on /virtual, the playable virtual table. */
 "use strict";
 const PLAY = BOOT.page === "virtual";
+/* Who plays on /virtual: a seat (?seat=&secret=, its own hand) or the host (the PIN the host
+   page keeps for this tab). Without either the page only looks. */
+const PLAY_QS = new URLSearchParams(location.search);
+const PLAY_SEAT = PLAY_QS.get("seat");
+const PLAY_SECRET = PLAY_QS.get("secret");
+const PLAY_OWNER = PLAY_SEAT != null && PLAY_SECRET ? PLAY_SEAT : "host";
+function myHand(virtual) { const h = virtual && virtual.hands && virtual.hands[PLAY_OWNER]; return h ? h.card : null; }
+function vapi(method, path, body) {
+  if (PLAY_OWNER !== "host") {
+    const q = `seat=${encodeURIComponent(PLAY_SEAT)}&secret=${encodeURIComponent(PLAY_SECRET)}`;
+    return api(method, path + (path.includes("?") ? "&" : "?") + q, body);
+  }
+  return api(method, path, body, { "X-Host-Pin": sessionStorage.getItem("cauldron-host-pin") || "" });
+}
 const CORNERS = new Set(["0,0", "0,5", "5,0", "5,5"]);
 const perf = (window.__cauldron = {
   renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
@@ -201,8 +215,10 @@ function seatsOf(state) { return state.game ? state.game.view.seats : []; }
 
 function renderAlerts(state) {
   const el = document.getElementById("alerts");
-  if (!state.alerts.length) { setHtml(el, ""); return; }
-  setHtml(el, `<h2>${esc(t("alerts"))}</h2>` + state.alerts.map((a) =>
+  const waiting = state.virtual && state.virtual.waiting ? Object.keys(state.virtual.waiting).sort() : [];
+  const waitHtml = waiting.map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">⏸ ${esc(`Seat ${Number(s) + 1}'s bot is waiting: ${state.virtual.waiting[s]}`)}</p>`).join("");
+  if (!state.alerts.length) { setHtml(el, waitHtml); return; }
+  setHtml(el, waitHtml + `<h2>${esc(t("alerts"))}</h2>` + state.alerts.map((a) =>
     `<div class="alert sev-${esc(a.severity)}" data-alert="${esc(a.alert_id)}" data-rule="${esc(a.rule)}">` +
     `<span class="rule">⚠ ${esc(t("rule", { rule: a.rule }))}</span>` +
     (a.seat != null && state.game && state.game.view.seats[a.seat] ? ` <span class="who">${esc(seatLabel(a.seat, state.game.view.seats[a.seat].colour))}</span>` : "") +
@@ -242,9 +258,10 @@ function renderHand(state) {
   const virtual = state.virtual;
   const el = document.getElementById("hand");
   if (!virtual) { el.textContent = ""; return; }
-  el.innerHTML = virtual.hand
-    ? `<p>${esc(t("hand"))}: ${cardHtml(virtual.hand)}</p>`
-    : `<p>${esc(virtual.restoring ? t("restoring") : virtual.dealt ? t("hand_empty") : t("not_dealt"))}</p>`;
+  const hand = myHand(virtual);
+  el.innerHTML = hand
+    ? `<p>${esc(t("hand"))}: ${cardHtml(hand)}</p>`
+    : `<p>${esc(virtual.dealt ? t("hand_empty") : t("not_dealt"))}</p>`;
   const v = state.game && state.game.view;
   const last = v && !v.over && v.phase === "last_card";
   document.getElementById("pass-btn").hidden = !(v && !v.over && v.expected && v.expected.pass);
@@ -252,8 +269,8 @@ function renderHand(state) {
   document.getElementById("declinatio-btn").hidden = !(v && !v.over && prompt && prompt.code === "corner_blocked");
   document.getElementById("keep-btn").hidden = !last;
   document.getElementById("discard-btn").hidden = !last;
-  document.getElementById("drop-btn").disabled = !virtual.hand;
-  document.getElementById("draw-btn").disabled = !!virtual.hand || !virtual.pile_size;
+  document.getElementById("drop-btn").disabled = !hand;
+  document.getElementById("draw-btn").disabled = !!hand || !virtual.pile_size;
   document.getElementById("draw-btn").textContent = `${t("draw")} (${virtual.pile_size})`;
 }
 
@@ -313,7 +330,7 @@ function render(state) {
   }
   document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
   document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
-  document.body.dataset.hand = state.virtual && state.virtual.hand ? state.virtual.hand : "";
+  document.body.dataset.hand = myHand(state.virtual) || "";
   const vt = state.virtual;
   document.body.dataset.virtual = vt ? [vt.hand || "", Object.keys(vt.pads).sort().map((k) => `${k}:${vt.pads[k]}`).join(","),
     vt.pile_size, Object.keys(vt.cells).length,
@@ -345,7 +362,7 @@ function playMsg(text, isError) {
 
 async function gesture(body) {
   try {
-    await api("POST", "/api/virtual/gesture", body);
+    await vapi("POST", "/api/virtual/gesture", body);
     playMsg("");
     return true;
   } catch (e) {
@@ -362,16 +379,14 @@ async function onAct(btn) {
   if (act === "cell") {
     const where = btn.dataset.where;
     const card = virtual.cells[where];
-    if (card && !virtual.hand) return gesture({ action: "lift", where });
-    if (!card && virtual.hand) return gesture({ action: "lay", where });
-    if (!card && !virtual.hand && virtual.pile_size) {
-      if (await gesture({ action: "draw" })) return gesture({ action: "lay", where });
-      return;
-    }
-    return playMsg(card ? t("error", { message: cardLabel(virtual.hand) }) : t("hand_empty"), true);
+    const hand = myHand(virtual);
+    if (card && !hand) return gesture({ action: "lift", where });
+    if (!card && hand) return gesture({ action: "lay", where });
+    if (!card && !hand && virtual.pile_size) return gesture({ action: "refill", where });
+    return playMsg(card ? t("error", { message: cardLabel(hand) }) : t("hand_empty"), true);
   }
   if (act === "pad") {
-    if (virtual.hand) return gesture({ action: "lay", where: `pad:${seat}` });
+    if (myHand(virtual)) return gesture({ action: "lay", where: `pad:${seat}` });
     if (virtual.pads[String(seat)]) return gesture({ action: "slide", seat });
     return playMsg(t("hand_empty"), true);
   }
@@ -390,7 +405,7 @@ document.addEventListener("DOMContentLoaded", () => {
     document.getElementById("drop-btn").addEventListener("click", () => gesture({ action: "drop" }));
     for (const verb of ["keep", "discard", "pass", "declinatio"]) {
       document.getElementById(`${verb}-btn`).addEventListener("click", async () => {
-        try { await api("POST", `/api/virtual/${verb}`); playMsg(t("done")); }
+        try { await vapi("POST", `/api/virtual/${verb}`); playMsg(t("done")); }
         catch (e) { playMsg(t("error", { message: e.message }), true); }
       });
     }

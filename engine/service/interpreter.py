@@ -226,6 +226,7 @@ class TableInterpreter:
         self._place_reasons: dict[int, _Reason] = {}  # refused placements (refill), by cell
         self._pad_reasons: dict[int, _Reason] = {}
         self._undo_note: _Reason | None = None
+        self._undo_steps: list[UndoStep] = []
         self.alerts: dict[tuple[Any, ...], Alert] = {}
         self._alert_counter = 0
         self.inputs = 0
@@ -745,7 +746,7 @@ class TableInterpreter:
                 and isinstance(actions[-count - 1], UseDeclinatio)):
             count += 1
         previous = replay(GameLog.of(game).without_last(count))
-        out.instructions = undo_instructions(game, previous)
+        out.instructions = [step.text for step in undo_steps(game, previous)]
         out.undone = count
         self.game = previous
         self.status = Status.PLAYING
@@ -753,10 +754,10 @@ class TableInterpreter:
         self.vanesco_wait = []
         self._lift_reasons.clear()
         self._place_reasons.clear()
-        undone = ", ".join(str(a) for a in actions[-count:])
+        undone = ", ".join(describe(a, previous) for a in actions[-count:])
+        self._undo_steps = undo_steps(game, previous)
         self._undo_note = _Reason("G4", "undone", f"Undone: {undone}.",
-                                  " ".join(out.instructions) or "Nothing to put back.",
-                                  severity="info")
+                                  "Nothing to put back.", severity="info")
 
     # ------------------------------------------------------------------ alerts
 
@@ -781,8 +782,17 @@ class TableInterpreter:
             wanted[("cell", cell, reason.code, expected, seen)] = reason
         for seat, reason in self._pad_reasons.items():
             wanted[("pad", seat, reason.code, self.pads.get(seat))] = reason
-        if self._undo_note is not None:
-            wanted[("undo", game.turns, len(game.actions))] = self._undo_note
+        note = self._undo_note
+        if note is not None:
+            steps = self._undo_steps
+            done = [step.done(self.cells) for step in steps]
+            lines = [f"{n}. {'✓ ' if ok else ''}{step.text}"
+                     for n, (step, ok) in enumerate(zip(steps, done, strict=True), 1)]
+            wanted[("undo", game.turns, len(game.actions))] = _Reason(
+                note.rule, note.code, note.message, " ".join(lines) or note.instruction,
+                note.severity, note.seat,
+                (("steps", [{"n": n, "text": st.text, "done": ok, "seen": st.cell is not None}
+                            for n, (st, ok) in enumerate(zip(steps, done, strict=True), 1)]),))
         return wanted
 
     def _cell_reason(self, game: Game, cell: int, expected: str | None,
@@ -849,6 +859,11 @@ class TableInterpreter:
         return " and keep it out of the game"
 
     def _refresh_alerts(self, out: Outcome, ts: float) -> None:
+        if self._undo_note is not None and all(s.done(self.cells) for s in self._undo_steps):
+            # Every step the readers can see is done: the table is back (a step they cannot
+            # see, a card back on a cauldron, was said with the others).
+            self._undo_note = None
+            self._undo_steps = []
         wanted = self._desired()
         for key in [k for k in self.alerts if k not in wanted]:
             out.cleared.append(self.alerts.pop(key))
@@ -983,28 +998,88 @@ class TableInterpreter:
             rows.append(row)
         return rows
 
+    def physical_layout(self) -> dict[str, Any] | None:
+        """Where every card of the game lies now, as a simulated table lays it out
+        (``hub/cmd/sim`` ``restore``): the square, each cauldron (bottom first), the spells
+        beside it, the pile's cards (unordered part, then those sent under it). Covered
+        cards included: this goes to the simulated hub only, never to a public view."""
+        game = self.game
+        if game is None or self.status not in (Status.PLAYING, Status.OVER):
+            return None
+        _, order, unknown, bottom = game.pile.state()
+        assert isinstance(order, tuple) and isinstance(unknown, frozenset)
+        assert isinstance(bottom, tuple)
+        return {
+            "cells": {cell_name(c): game.grid[c] for c in TAKEABLE_CELLS
+                      if game.grid[c] is not None},
+            "stacks": [list(s) for s in game.cauldrons],
+            "beside": [[slot[0] for slot in spells] for spells in game.spells],
+            "pile": sorted([*order, *unknown]),
+            "pile_bottom": list(bottom),
+        }
+
     @property
     def turn(self) -> int | None:
         game = self._playing()
         return game.seat if game is not None else None
 
 
-def undo_instructions(before: Game, after: Game) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class UndoStep:
+    """One numbered step of the way back after an undo; `cell`/`card`: what the readers see
+    once it is done (None: a step they cannot see, e.g. a card back on a cauldron)."""
+
+    text: str
+    cell: int | None = None
+    card: str | None = None
+    gone: bool = False  # done once `card` no longer lies on `cell` (a lift)
+
+    def done(self, cells: dict[int, str]) -> bool:
+        if self.cell is None:
+            return True
+        return (cells.get(self.cell) != self.card) if self.gone else (
+            cells.get(self.cell) == self.card)
+
+
+def describe(action: Action, after: Game) -> str:
+    """An undone action for people (card names, never ids); `after` is the game it was
+    undone to."""
+    if isinstance(action, Take):
+        card = after.grid[action.cell]
+        what = label(card) if card is not None else "a card"
+        return f"the take of {what} from {where(action.cell)}"
+    if isinstance(action, Refill):
+        return f"the refill with {label(action.card)}"
+    if isinstance(action, UseDeclinatio):
+        return "Declinatio"
+    if isinstance(action, Keep):
+        return "keeping the last card"
+    if isinstance(action, Discard):
+        return "discarding the last card"
+    return "the pass"
+
+
+def undo_steps(before: Game, after: Game) -> list[UndoStep]:
     """How to put the cards back after an undo: what differs between the two games."""
-    steps: list[str] = []
+    steps: list[UndoStep] = []
     for cell in TAKEABLE_CELLS:
         now, then = before.grid[cell], after.grid[cell]
         if now == then:
             continue
         if now is not None:
-            steps.append(f"Lift {label(now)} from {where(cell)} and put it back on top of the "
-                         "draw pile.")
+            steps.append(UndoStep(f"Lift {label(now)} from {where(cell)} and put it back on top "
+                                  "of the draw pile.", cell, now, gone=True))
         if then is not None:
-            steps.append(f"Put {label(then)} back on {where(cell)}.")
+            steps.append(UndoStep(f"Put {label(then)} back on {where(cell)}.", cell, then))
     for seat in range(after.players):
         gone = after.cauldrons[seat][len(before.cauldrons[seat]):]
         if len(after.cauldrons[seat]) > len(before.cauldrons[seat]) and gone:
             for card in gone:
-                steps.append(f"Take {label(card)} from under the draw pile and put it back on "
-                             f"top of seat {seat}'s cauldron.")
+                steps.append(UndoStep(f"Take {label(card)} from under the draw pile and put "
+                                      f"it back on top of seat {seat}'s cauldron."))
     return steps
+
+
+def undo_instructions(before: Game, after: Game) -> list[str]:
+    """The steps' texts (`undo_steps`)."""
+    return [step.text for step in undo_steps(before, after)]

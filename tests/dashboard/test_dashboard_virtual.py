@@ -24,7 +24,7 @@ def test_turns_through_the_virtual_table_api(table_stack: Stack) -> None:
     """Ten turns of gestures on the virtual table; the engine follows each (the whole game
     is played in the browser test)."""
     dash = table_stack.dash
-    with TestClient(dash.app) as client:
+    with TestClient(dash.app, headers=HOST) as client:
         start_game(client, table_stack, ["yellow", "red"], memory_aid=True)
         state = client.get("/api/table").json()
         assert state["virtual"]["dealt"] and len(state["virtual"]["cells"]) == 32

@@ -93,4 +93,5 @@ def test_bot_at_a_plain_corner_takes_from_the_line_declinatio_reaches() -> None:
     driver, fake = driver_at(game, USE_DECLINATIO, take)
     decide(driver, fake, game)
     assert [path for path, _ in fake.posts] == ["/api/virtual/gesture"]
-    assert json.loads(fake.posts[0][1]) == {"action": "lift", "where": cell_name(take.cell)}
+    assert json.loads(fake.posts[0][1]) == {"action": "lift", "where": cell_name(take.cell),
+                                            "as_seat": game.seat}
