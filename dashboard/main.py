@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from dashboard.bridge import Bridge
 from dashboard.config import Settings
-from dashboard.routers import host, pages, scores, seats, table, virtual
+from dashboard.routers import enrol, host, pages, scores, seats, table, virtual
 from dashboard.virtual import VirtualTable
 
 STATIC = Path(__file__).with_name("static")
@@ -75,7 +75,7 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
     app.state.bridge = bridge
     app.state.virtual = virtual_table
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
-    for router in (table.router, seats.router, host.router, virtual.router, scores.router,
-                   pages.router):
+    for router in (table.router, seats.router, host.router, enrol.router, virtual.router,
+                   scores.router, pages.router):
         app.include_router(router)
     return app
