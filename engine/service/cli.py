@@ -16,6 +16,9 @@ from engine.cli import CliError
 if TYPE_CHECKING:
     from engine.service.service import ServiceConfig
 
+# Where `cauldron setup` puts the engine's config on an installed table.
+INSTALLED_CONFIG = "/etc/cauldron/engine.toml"
+
 
 def _data_dir(value: str | None) -> Path:
     from engine.service.store import default_data_dir
@@ -42,7 +45,7 @@ def _load_config_file(path: str | None) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise CliError(f"{path}: engine = {section!r} is not a table; write an [engine] "
                        "section")
-    allowed = {"mqtt", "data_dir", "tables", "shard", "name", "hub_io"}
+    allowed = {"mqtt", "mqtt_password_file", "data_dir", "tables", "shard", "name", "hub_io"}
     unknown = set(section) - allowed
     if unknown:
         shown = ", ".join(k if k.isidentifier() else repr(k) for k in sorted(unknown))
@@ -96,11 +99,17 @@ def _parse_tables(value: Any) -> frozenset[str] | None:
 def _service_config(args: argparse.Namespace) -> ServiceConfig:
     """The service's settings: the command line over the config file over the defaults."""
     from engine.service.service import ServiceConfig
+    from engine.wire.mqtt import MqttError, with_password_file
 
     file = _load_config_file(args.config)
     shard_text = args.shard or file.get("shard")
+    try:
+        mqtt = with_password_file(args.mqtt or file.get("mqtt") or "mqtt://127.0.0.1:1883",
+                                  file.get("mqtt_password_file"))
+    except MqttError as exc:
+        raise CliError(str(exc)) from None
     return ServiceConfig(
-        mqtt=args.mqtt or file.get("mqtt") or "mqtt://127.0.0.1:1883",
+        mqtt=mqtt,
         data_dir=_data_dir(args.data_dir or file.get("data_dir")),
         tables=_parse_tables(args.tables or file.get("tables")),
         shard=_parse_shard(shard_text) if shard_text else None,
@@ -142,10 +151,22 @@ def _engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _games_data_dir(args: argparse.Namespace) -> Path:
+    """`cauldron games`: --data-dir, else the engine config's data_dir (--config, or the
+    installed table's /etc/cauldron/engine.toml), else the user's default."""
+    if getattr(args, "data_dir", None):
+        return _data_dir(args.data_dir)
+    config = getattr(args, "config", None)
+    if config is None and Path(INSTALLED_CONFIG).exists():
+        config = INSTALLED_CONFIG
+    value = _load_config_file(config).get("data_dir") if config else None
+    return _data_dir(value)
+
+
 def _games(args: argparse.Namespace) -> int:
     from engine.service.store import TableStore, stored_tables
 
-    data_dir = _data_dir(args.data_dir)
+    data_dir = _games_data_dir(args)
     tables = [args.table] if args.table else stored_tables(data_dir)
     rows = []
     for table in tables:
@@ -175,7 +196,7 @@ def _show(args: argparse.Namespace) -> int:
     from engine.service.errors import StoreError
     from engine.service.store import TableStore, table_path
 
-    data_dir = _data_dir(args.data_dir)
+    data_dir = _games_data_dir(args)
     path = table_path(data_dir, args.table)
     if not path.exists():
         raise CliError(f"no stored table {args.table!r} in {data_dir}; `cauldron games` lists "
@@ -219,7 +240,9 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_engine)
 
     g = subparsers.add_parser("games", help="list stored games; `games show` replays one")
-    g.add_argument("--data-dir", help="the engine's data dir")
+    g.add_argument("--config", help=f"the engine's TOML config (default {INSTALLED_CONFIG} "
+                   "when it exists): its data_dir")
+    g.add_argument("--data-dir", help="the engine's data dir (over --config)")
     g.add_argument("--table", help="only this table")
     g.add_argument("--json", action="store_true")
     g.set_defaults(handler=_games)
@@ -228,6 +251,7 @@ def register(subparsers: Any) -> None:
     s.add_argument("table")
     s.add_argument("game")
     s.add_argument("--data-dir", default=argparse.SUPPRESS, help="the engine's data dir")
+    s.add_argument("--config", default=argparse.SUPPRESS, help="the engine's TOML config")
     s.add_argument("--log", action="store_true",
                    help="print the rules log (JSON) instead; `cauldron replay FILE` reads it")
     s.add_argument("--json", action="store_true")
