@@ -20,7 +20,7 @@ from firmware.mfrc522 import MFRC522
 from firmware.scan import Demux, Scanner
 
 N_READERS = 36  # 32 cells + 4 scan pads; up to 40 with the same wiring
-SPI_HZ = 4_000_000
+SPI_HZ = scan.SPI_HZ
 PIN_SCK, PIN_MOSI, PIN_MISO = 18, 19, 16
 PIN_ADDRESS = (2, 3, 4, 5)
 PIN_BANKS = (6, 7, 8)
