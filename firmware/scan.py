@@ -298,6 +298,17 @@ class Scanner:
             self.fault_kind[reader] = error.kind
             return None, error.kind, "fault"
 
+    def _moved_from(self, reader: int, uid: str) -> list:
+        """A tag just confirmed on ``reader`` cannot still lie on another: the
+        card moved, and the old reader's removal (not confirmed yet when the
+        scan order reaches the new place first) is reported before the
+        placement."""
+        moved = []
+        for other in range(self.n_readers):
+            if other != reader and self.tracker.uid(other) == uid:
+                moved += self.tracker.apply_full({other: None})
+        return moved
+
     def _verify_due(self) -> list:
         if self.mode != MODE_FAST or self.verify_per_sweep <= 0:
             return []
@@ -332,9 +343,11 @@ class Scanner:
             if kind == "tag-error":
                 continue  # a tag answered badly: no information either way
             changes = self.tracker.update(reader, uid, fault)
+            if changes and changes[-1][0] == "placed":
+                changes = self._moved_from(reader, changes[-1][2]) + changes
             if emit:
-                for change, _reader, change_uid in changes:
-                    self.emit("P" if change == "placed" else "R", [str(reader), change_uid])
+                for change, where, change_uid in changes:
+                    self.emit("P" if change == "placed" else "R", [str(where), change_uid])
             events += changes
         self.sweeps += 1
         if emit:
