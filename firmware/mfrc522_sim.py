@@ -637,3 +637,71 @@ class SimTable:
 
     def faults(self, reader: int) -> Faults:
         return self.chips[reader].faults
+
+
+# ------------------------------------------------------------------------- pawn sensors
+
+
+class _HookPin(SimPin):
+    """An output pin that tells the board when its level changes."""
+
+    def __init__(
+        self, name: str, clock: VirtualClock, timings: Timings, level: int,
+        hook: Callable[[int, int], None],
+    ) -> None:
+        super().__init__(name, clock, timings, level)
+        self._hook = hook
+
+    def value(self, level: int | None = None) -> int:
+        old = self.level
+        result = super().value(level)
+        if level is not None and old != self.level:
+            self._hook(old, self.level)
+        return result
+
+
+class _InputPin:
+    def __init__(self, read: Callable[[], int], clock: VirtualClock, timings: Timings) -> None:
+        self._read = read
+        self._clock = clock
+        self._timings = timings
+
+    def value(self, level: int | None = None) -> int:
+        self._clock.advance(self._timings.gpio_write_us)
+        return self._read()
+
+
+class SimPawnBoard:
+    """Three 74HC165 in a chain with a DRV5032 Hall switch on inputs 0..19 (low
+    while a pawn's magnet is over it) and inputs 20..23 strapped to GND, VCC,
+    GND, VCC. ``fitted=False``: no board, the data line reads its pull-up (1)."""
+
+    def __init__(self, clock: VirtualClock, timings: Timings, fitted: bool = True) -> None:
+        self.fitted = fitted
+        self.magnets: set[int] = set()
+        self._shift = 0
+        self.load = _HookPin("PL", clock, timings, 1, self._on_load)
+        self.clock = _HookPin("CP", clock, timings, 0, self._on_clock)
+        self.data = _InputPin(self._qh, clock, timings)
+
+    def _inputs(self) -> int:
+        value = 0b1010 << 20
+        for position in range(20):
+            if position not in self.magnets:
+                value |= 1 << position
+        return value
+
+    def _on_load(self, old: int, new: int) -> None:
+        if new == 0:  # /PL low: parallel load
+            self._shift = self._inputs()
+
+    def _on_clock(self, old: int, new: int) -> None:
+        if new == 1 and self.load.level == 1:  # rising edge shifts towards QH
+            self._shift = (self._shift << 1) & 0xFFFFFF | 1  # DS (serial in) tied high
+
+    def _qh(self) -> int:
+        if not self.fitted:
+            return 1
+        if self.load.level == 0:
+            return (self._inputs() >> 23) & 1
+        return (self._shift >> 23) & 1

@@ -38,6 +38,7 @@ every 2**30 us, ~18 min) can never turn into a sleep of minutes.
 import binascii
 
 from firmware import mfrc522
+from firmware.pawns import PawnTracker, mask_hex
 from firmware.presence import PresenceTracker
 from firmware.protocol import FROM_HUB, ProtocolError, Sender, decode_frame
 
@@ -142,6 +143,7 @@ class Scanner:
         diff: object = None,
         order: object = None,
         lead: object = None,
+        pawns: object = None,
     ) -> None:
         self.readers = readers
         self.n_readers = len(readers)
@@ -170,6 +172,8 @@ class Scanner:
             # Overlapping fields only with an order checked for separation.
             lead = FIELD_LEAD if self.order == list(SCAN_ORDER) else 0
         self.lead = max(0, min(lead, self.n_readers - 1, (settle_us + POLL_US - 1) // POLL_US))
+        self.pawns = pawns  # firmware.pawns.PawnSensors or None
+        self.pawn_tracker = PawnTracker()
         self.sweeps = 0
         self._verify_next = 0
         self._reported_health = {}
@@ -180,12 +184,22 @@ class Scanner:
         self.write_line(self.sender.frame(kind, fields))
 
     def emit_error(self, text: str) -> None:
-        words = [w for w in text[:200].split(" ") if w]
+        text = "".join(ch if " " <= ch <= "~" else "?" for ch in text[:200])
+        words = [w for w in text.split(" ") if w]
         self.emit("ERR", words or ["error"])
 
     def send_full(self) -> None:
         for line in self.sender.full(self.tracker.state(), self.n_readers):
             self.write_line(line)
+        if self.pawn_tracker.mask is not None:
+            self.emit("PAWNS", [mask_hex(self.pawn_tracker.mask)])
+
+    def scan_pawns(self, emit: bool = True) -> None:
+        """Read the pawn sensors (if fitted); PAWNS when the debounced mask changed."""
+        if self.pawns is None:
+            return
+        if self.pawn_tracker.update(self.pawns.read()) and emit:
+            self.emit("PAWNS", [mask_hex(self.pawn_tracker.mask)])
 
     def send_health(self, everything: bool = False) -> None:
         states = self.tracker.health_all()
@@ -350,6 +364,7 @@ class Scanner:
                     self.emit("P" if change == "placed" else "R", [str(where), change_uid])
             events += changes
         self.sweeps += 1
+        self.scan_pawns(emit)
         if emit:
             self.send_health(everything=self.sweeps % self.health_every == 0)
         return events

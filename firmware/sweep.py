@@ -19,11 +19,11 @@ from typing import Any
 from firmware.mfrc522 import MFRC522
 from firmware.mfrc522_sim import SimTable, Timings
 from firmware.scan import (
-    SPI_HZ,
     MODE_FAST,
     MODE_FULL,
     MODE_NAIVE,
     SETTLE_US,
+    SPI_HZ,
     VERIFY_PER_SWEEP,
     Demux,
     Scanner,

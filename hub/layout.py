@@ -108,6 +108,8 @@ class Layout:
     def position_mm(self, reader: int) -> tuple[float, float]:
         """Centre of a reader's antenna, in mm from the top-left cell's centre."""
         place = self.place(reader)
+        col: float
+        row: float
         if place.kind == "cell":
             assert place.cell is not None
             col, row = place.cell[1], place.cell[0]

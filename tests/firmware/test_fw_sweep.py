@@ -78,6 +78,7 @@ def test_model_rejects_bad_arguments() -> None:
 
 
 def test_pico_entry_point_compiles() -> None:
-    for name in ("main.py", "scan.py", "mfrc522.py", "protocol.py", "presence.py"):
+    for name in ("main.py", "scan.py", "mfrc522.py", "protocol.py", "presence.py", "loop.py",
+                 "pawns.py"):
         source = (FIRMWARE / name).read_text()
         compile(source, str(FIRMWARE / name), "exec")
