@@ -91,6 +91,11 @@ class CommandRefused(Exception):
     """Raised by a `serve` handler to answer ``status: error`` with this reason."""
 
 
+class NoAnswer(Exception):
+    """Raised by a `serve` handler to send no response at all (another process answers:
+    e.g. an engine that does not own the table)."""
+
+
 @dataclass(frozen=True)
 class BrokerUrl:
     host: str
@@ -542,6 +547,8 @@ class WireClient:
             try:
                 data = handler(info, model)
                 response = CommandResponse(transaction=model.transaction, status="ok", data=data)
+            except NoAnswer:
+                return
             except (CommandRefused, WireError) as exc:
                 response = CommandResponse(
                     transaction=model.transaction, status="error", error=str(exc) or "refused"
