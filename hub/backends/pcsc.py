@@ -32,7 +32,7 @@ from hub.layout import Layout
 PCSC_HINT = (
     "install the PC/SC stack: `sudo apt install pcscd libpcsclite1 python3-pyscard` "
     "(or `pip install 'cauldron-table[pcsc]'`, which needs swig and libpcsclite-dev to build), "
-    "then `sudo systemctl enable --now pcscd`; see README, \"Scoring only\""
+    "then `sudo systemctl enable --now pcscd.socket`; see hardware/usb-reader.md"
 )
 GET_UID = [0xFF, 0xCA, 0x00, 0x00, 0x00]
 SW_OK = (0x90, 0x00)
