@@ -150,6 +150,7 @@ class MockTag:
 class _MockReader:
     tag: MockTag | None = None
     fail_reads: int = 0  # the next exchanges that fail (a read error)
+    fail_writes: int = 0  # the next page writes the tag refuses (63 00)
 
 
 class _MockConnection:
@@ -203,6 +204,11 @@ class MockPcscFactory:
         with self._lock:
             self.readers[name].fail_reads += exchanges
 
+    def fail_write(self, name: str, writes: int = 1) -> None:
+        """Make the tag on ``name`` refuse the next ``writes`` page writes."""
+        with self._lock:
+            self.readers[name].fail_writes += writes
+
     def reader_names(self) -> list[str]:
         with self._lock:
             return list(self.readers)
@@ -240,6 +246,9 @@ class MockPcscFactory:
             if ins == 0xB0:
                 return list(tag.memory[start:start + apdu[4]]), *SW_OK
             if ins == 0xD6 and apdu[4] == ndef.PAGE_SIZE:
+                if reader.fail_writes:
+                    reader.fail_writes -= 1
+                    return [], 0x63, 0x00
                 tag.memory[start:start + ndef.PAGE_SIZE] = bytes(apdu[5:9])
                 return [], *SW_OK
             return [], 0x6D, 0x00
