@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from engine.rules.cards import is_card_id
 from engine.wire.contract import (
     CommandRequest,
     HubEvent,
@@ -387,10 +388,20 @@ class Hub:
             return {"seat": place.seat}
         return {"position": place.position}
 
+    def card_for(self, uid: str) -> str | None:
+        """The tag map's card for ``uid``, else the card id written in the tag (read by the
+        back-end: a box whose tags carry their ids works without its tag map)."""
+        card = self.tagmap.card_for(uid)
+        if card is None:
+            carried = self.backend.tag_memory(uid)
+            if carried is not None and is_card_id(carried) and not carried.startswith("corner-"):
+                card = carried
+        return card
+
     def _change_event(self, change: Change) -> HubEvent:
         place = self.backend.layout.place(change.reader)
         where = self._place_fields(change.reader)
-        card_id = self.tagmap.card_for(change.uid)
+        card_id = self.card_for(change.uid)
         common: dict[str, Any] = {"action": change.kind, "reader": change.reader, "uid": change.uid}
         readers = {change.reader: change.uid if change.kind == "placed" else None}
         if card_id is None:
@@ -456,7 +467,7 @@ class Hub:
                 ReaderSeen(
                     reader=reader,
                     uid=uid,
-                    card_id=self.tagmap.card_for(uid) if uid else None,
+                    card_id=self.card_for(uid) if uid else None,
                     health=health.get(reader, "ok"),
                     **self._place_fields(reader),
                 )
@@ -566,5 +577,5 @@ class Hub:
             where = (place.cell_key if place.cell is not None
                      else f"pad:{place.seat}" if place.seat is not None
                      else f"pos:{place.position}")
-            lying[where] = self.tagmap.card_for(uid) or f"uid:{uid}"
+            lying[where] = self.card_for(uid) or f"uid:{uid}"
         return lying
