@@ -148,7 +148,7 @@ function allCards() {
   return groups;
 }
 
-function pickerHtml(name, count, label) {
+function pickerHtml(name, count, label, anyCard) {
   const owner = {};
   if (count) for (const seat of count.seats) for (const tap of seat.taps) owner[tap.card] = seat.name;
   const removed = count && count.setup.removed;
@@ -159,7 +159,7 @@ function pickerHtml(name, count, label) {
     for (const id of ids) {
       if (removed && id.startsWith(removed + "-")) continue;
       const taken = owner[id];
-      html += `<option value="${esc(id)}"${taken ? " disabled" : ""}>${esc(cardName(id))}${taken ? " — " + esc(s("in_seat", { seat: taken })) : ""}</option>`;
+      html += `<option value="${esc(id)}"${taken && !anyCard ? " disabled" : ""}>${esc(cardName(id))}${taken ? " — " + esc(s("in_seat", { seat: taken })) : ""}</option>`;
     }
     html += `</optgroup>`;
   }
@@ -317,7 +317,7 @@ function renderSim(reader, count) {
   const key = JSON.stringify([count.setup, count.seats.map((x) => x.taps.length)]);
   if (el.dataset.key === key) return;
   el.dataset.key = key;
-  el.innerHTML = `<form id="sim-form"><h2>${esc(s("sim"))}</h2><label>${esc(s("sim_help"))} ${pickerHtml("card", count, s("sim_help"))}</label> ` +
+  el.innerHTML = `<form id="sim-form"><h2>${esc(s("sim"))}</h2><label>${esc(s("sim_help"))} ${pickerHtml("card", count, s("sim_help"), true)}</label> ` +
     `<button class="btn" type="submit">${esc(s("sim_tap"))}</button></form>`;
 }
 
