@@ -21,7 +21,7 @@ from typing import Any
 
 from dashboard.bridge import Bridge
 from dashboard.models import VirtualPublic
-from engine.rules.names import cell_label, seat_label
+from engine.rules.names import cell_label, seat_name
 from engine.wire.contract import SimTablePublic, WireModel
 
 log = logging.getLogger("cauldron.dashboard")
@@ -59,7 +59,7 @@ class VirtualTable:
         """The latest public view (never waits: the MQTT dispatcher calls this)."""
         with self._lock:
             sim, waiting = self._sim, dict(self._waiting)
-        message = " ".join(f"{seat_label(s)}'s bot is waiting: {why}"
+        message = " ".join(f"{seat_name(s)}'s bot is waiting: {why}"
                            for s, why in sorted(waiting.items())) or None
         if sim is None:
             return VirtualPublic(enabled=True, message=message,
@@ -138,7 +138,7 @@ class VirtualTable:
                 sim = self._sim
             drawn = [o for o, h in (sim.hands.items() if sim else []) if h.origin == "pile"]
             if drawn:
-                who = "the host" if drawn[0] == HOST else seat_label(int(drawn[0]))
+                who = "the host" if drawn[0] == HOST else seat_name(int(drawn[0]))
                 raise VirtualError(f"the refill card is already in {who}'s hand")
         if acting is None:
             return
@@ -146,18 +146,18 @@ class VirtualTable:
         taps = [w.get("seat") for w in table.get("vanesco_wait") or [] if isinstance(w, dict)]
         if action in ("tap", "vanesco"):
             if seat != acting or acting not in taps:
-                raise VirtualError(f"{seat_label(acting)} taps only its own card, when a "
+                raise VirtualError(f"{seat_name(acting)} taps only its own card, when a "
                                    "Vanesco takes it")
             return
         if seat is not None and seat != acting:
-            raise VirtualError(f"{seat_label(acting)} acts on its own pad only")
+            raise VirtualError(f"{seat_name(acting)} acts on its own pad only")
         if where is not None and where.startswith("pad:") and where != f"pad:{acting}":
-            raise VirtualError(f"{seat_label(acting)} acts on its own pad only")
+            raise VirtualError(f"{seat_name(acting)} acts on its own pad only")
         takes = action == "take" or (action == "lift" and where is not None
                                      and not where.startswith("pad:"))
         if (takes or action in ("draw", "refill")) and (not playing or turn != acting):
             # Its own hand and pad are a seat's at any time; the square only at its turn.
-            raise VirtualError(f"it is not {seat_label(acting)}'s turn")
+            raise VirtualError(f"it is not {seat_name(acting)}'s turn")
 
     def gesture(self, action: str, where: str | None = None, seat: int | None = None,
                 owner: str = HOST) -> VirtualPublic:

@@ -18,7 +18,7 @@ from dashboard.deps import PIN_HEADER, BridgeDep, SeatNumberDep, SettingsDep, Vi
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import answered
 from dashboard.virtual import VirtualError, VirtualTable, owner_of
-from engine.rules.names import seat_label
+from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
 
 router = APIRouter(
@@ -41,7 +41,7 @@ class Actor(BaseModel):
 def _check_seat_secret(bridge: BridgeDep, seat: int, secret: str | None) -> Actor:
     if not bridge.secrets.check(bridge.game_id, seat, secret):
         raise HTTPException(status.HTTP_403_FORBIDDEN,
-                            f"this link does not open {seat_label(seat)} for the current "
+                            f"this link does not open {seat_name(seat)} for the current "
                             "game: scan the seat's QR code on the table screen again")
     return Actor(seat=seat)
 
@@ -79,7 +79,7 @@ def do_gesture(virtual: VirtualDep, actor: Actor, body: SimIn) -> VirtualPublic:
         hand = body.as_seat
     elif body.as_seat not in (None, actor.seat):
         raise HTTPException(status.HTTP_403_FORBIDDEN,
-                            f"{seat_label(actor.seat)} acts with its own hand only")
+                            f"{seat_name(actor.seat)} acts with its own hand only")
     try:
         virtual.check_moment(body.action, body.where, body.seat, actor.seat)
         return virtual.gesture(body.action, body.where, body.seat, owner_of(hand))
@@ -119,7 +119,7 @@ def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
     seat = state.game.view.expected.seat if state.game else None
     if actor.seat is not None and seat != actor.seat:
         raise HTTPException(status.HTTP_409_CONFLICT,
-                            f"it is not {seat_label(actor.seat)}'s turn")
+                            f"it is not {seat_name(actor.seat)}'s turn")
     return seat
 
 

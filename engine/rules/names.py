@@ -1,15 +1,23 @@
-"""Names for people: cells, seats and places as the screens and messages write them.
-
-Cells are "row R, column C" with R, C = 1..6 (top-left is row 1, column 1); seats are
-"Seat 1".."Seat 4", with their colour when known. Nothing shown to a person uses a raw id or
-a 0-based number (the wire keeps "r,c" 0-based and seats 0..3).
-"""
+"""Names for people (CONTRACTS.md, "Human-readable names"): seats are "Seat 1".."Seat 4"
+with their colour, cells "row R, column C" with R, C = 1..6 (top-left is row 1, column 1),
+never a raw 0-based number or a raw card id (the wire keeps "r,c" 0-based, seats 0..3)."""
 
 from __future__ import annotations
 
 from engine.rules.board import SIZE, parse_cell
-from engine.rules.cards import CARDS, card_label
+from engine.rules.cards import CARDS, CATALOGUE, Lang, card_label
 from engine.rules.errors import RulesError
+
+_COLOUR_NAMES = {c["id"]: c["names"] for c in CATALOGUE["colours"]}
+_SEAT_WORD = {"en": "Seat", "fr": "Place", "de": "Platz"}
+
+
+def seat_name(seat: int, colour: str | None = None, lang: Lang = "en") -> str:
+    """'Seat 1' for seat 0; 'Seat 1 (yellow)' with its colour."""
+    name = f"{_SEAT_WORD[lang]} {seat + 1}"
+    if colour in _COLOUR_NAMES:
+        return f"{name} ({_COLOUR_NAMES[colour][lang]})"
+    return name
 
 
 def cell_label(cell: int | str) -> str:
@@ -18,17 +26,12 @@ def cell_label(cell: int | str) -> str:
     return f"row {index // SIZE + 1}, column {index % SIZE + 1}"
 
 
-def seat_label(seat: int, colour: str | None = None) -> str:
-    """0 -> ``"Seat 1"`` (``"Seat 1 (blue)"`` with a colour)."""
-    return f"Seat {seat + 1}" + (f" ({colour})" if colour else "")
-
-
 def place_label(where: str) -> str:
     """A place of the wire (``"r,c"``, ``"pad:<seat>"``, ``"pile"``) for people."""
     if where == "pile":
         return "the draw pile"
     if where.startswith("pad:") and where[4:].isdigit():
-        return f"{seat_label(int(where[4:]))}'s pad"
+        return f"{seat_name(int(where[4:]))}'s pad"
     try:
         return cell_label(where)
     except (ValueError, RulesError):

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.rules.cards import CARDS
-from engine.rules.names import card_name, place_label, seat_label
+from engine.rules.names import card_name, place_label, seat_name
 from hub.backends.base import PollResult, RawBackend, ReaderRead
 from hub.errors import BackendError, TagMapError
 from hub.layout import Layout
@@ -89,7 +89,7 @@ def _seat(seat: Any) -> int:
 
 
 def _owner_label(owner: str) -> str:
-    return "the host" if owner == HOST else seat_label(int(owner)) if owner.isdigit() else owner
+    return "the host" if owner == HOST else seat_name(int(owner)) if owner.isdigit() else owner
 
 
 def _card(card: str) -> str:
@@ -499,7 +499,7 @@ class SimulatedTable(RawBackend):
         reader = self._reader(f"pad:{seat}")
         with self._lock:
             if not self._stacks[seat]:
-                raise self._refuse(f"{seat_label(seat)}'s cauldron is empty: nothing to tap")
+                raise self._refuse(f"{seat_name(seat)}'s cauldron is empty: nothing to tap")
             if reader in self._tags:
                 raise self._refuse(f"{place_label(f'pad:{seat}')} holds "
                                    f"{_card(self.card_at(self._tags[reader]))}: clear it first")
