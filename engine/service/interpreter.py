@@ -885,11 +885,6 @@ class TableInterpreter:
         return " and keep it out of the game"
 
     def _refresh_alerts(self, out: Outcome, ts: float) -> None:
-        if self._undo_note is not None and all(s.done(self.cells) for s in self._undo_steps):
-            # Every step the readers can see is done: the table is back (a step they cannot
-            # see, a card back on a cauldron, was said with the others).
-            self._undo_note = None
-            self._undo_steps = []
         wanted = self._desired()
         for key in [k for k in self.alerts if k not in wanted]:
             out.cleared.append(self.alerts.pop(key))

@@ -457,7 +457,9 @@ def test_undo_take_and_refill_together_with_instructions() -> None:
     note = next(a for a in interp.active_alerts if a.code == "undone")
     assert note.instruction.startswith("1. ✓")
     play(interp, lay("0,2", "yellow-a-3"))
-    assert alerts(interp) == []  # every step done: the note goes with the mismatch
+    assert alerts(interp) == [("G4", "undone")]  # only the notice of what was undone
+    note = interp.active_alerts[0]
+    assert [s["done"] for s in note.params["steps"]] == [True, True]
     play(interp, lift("0,2", "yellow-a-3"), pad_lay(0, "yellow-a-3"))
     assert interp.active_alerts == []
 
