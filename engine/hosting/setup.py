@@ -313,6 +313,9 @@ class Installer:
             "# Keep QoS 1 messages for clients that reconnect (the engine, the hubs).",
             "max_queued_messages 100000",
         ]
+        if not main and self.scratch:
+            # A rehearsal: Mosquitto runs as whoever starts it, and reads these files.
+            lines += [f"user {pwd.getpwuid(os.getuid()).pw_name}"]
         if "persistence" not in already:
             lines += ["persistence true"]
         if "persistence_location" not in already:
@@ -360,9 +363,26 @@ class Installer:
                 text = text.replace(f"@{key}@", value)
             self.put(p.unit(service), text, 0o644)
 
+    def by_hand(self) -> list[str]:
+        """The commands that start the table without systemd (what the units run)."""
+        p = self.paths
+        main = p.mosquitto_main if p.mosquitto_main.exists() else p.mosquitto_conf
+        commands = [f"mosquitto -c {main}"]
+        for service in ("engine", "hub", "dashboard"):
+            unit = p.unit(service).read_text(encoding="utf-8")
+            start = next(x for x in unit.splitlines() if x.startswith("ExecStart="))
+            command = start.removeprefix("ExecStart=")
+            if service == "dashboard":  # the unit's EnvironmentFile: the host PIN
+                command = f"(set -a; . {p.dashboard_env}; exec {command})"
+            commands.append(command)
+        return commands
+
     def restart(self) -> None:
         if self.scratch:
-            self.say("  (scratch root: no service restarted; start them by hand, see README)")
+            self.say("  (scratch root: nothing restarted) Start the table by hand, each in a "
+                     "terminal of its own, in this order:")
+            for command in self.by_hand():
+                self.say(f"    {command}")
             return
         if shutil.which("systemctl") is None:
             raise SetupError("systemctl is missing: this is not a systemd system; start "
