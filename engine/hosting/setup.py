@@ -319,7 +319,10 @@ class Installer:
         if "persistence" not in already:
             lines += ["persistence true"]
         if "persistence_location" not in already:
-            lines += [f"persistence_location {p.root / 'var' / 'lib' / 'mosquitto'}/"]
+            store = p.root / "var" / "lib" / "mosquitto"
+            if self.scratch:
+                store.mkdir(parents=True, exist_ok=True)
+            lines += [f"persistence_location {store}/"]
         owner = "mosquitto" if not self.scratch and _user_exists("mosquitto") else None
         self.put(p.mosquitto_conf, "\n".join(lines) + "\n", 0o644)
         acl = DEPLOY / "mosquitto" / "acl"
