@@ -280,7 +280,7 @@ class Installer:
         self.put(p.config("engine"), "\n".join(engine) + "\n", 0o640, None, a.user)
         pin = passwords["pin"]
         self.put(p.dashboard_env,
-                 "# The dashboard's host PIN (EnvironmentFile of cauldron-dashboard).\n"
+                 "# Secret of cauldron-dashboard (its EnvironmentFile): the code for /host.\n"
                  f"CAULDRON_HOST_PIN={pin}\n", 0o600, a.user, a.user)
         answers = ["# Written by `cauldron setup`: its answers, read again when it runs "
                    "again (and by `cauldron doctor`).", "[table]"]
