@@ -76,7 +76,8 @@ GAME_VERBS: Final[tuple[str, ...]] = (
 #             "card_id": str, "uid": str}   simulated table only (dashboard virtual table);
 #             "state" answers {"lying": {where: card id}}: what really lies on the readers
 HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim"]
-HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim")
+HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim", "enrol",
+                                     "readers")
 
 EventKind = Literal["cell", "pad", "pawn", "button", "unknown_tag", "reader_health"]
 EventAction = Literal["placed", "removed", "pressed"]
