@@ -33,6 +33,7 @@ from typing import Any
 
 from engine.rules.cards import is_card_id
 from engine.wire.contract import (
+    BoardHealth,
     CommandRequest,
     HubEvent,
     HubHealth,
@@ -94,6 +95,7 @@ class Hub:
         self._snapshot_due = True
         self._last_snapshot = 0.0
         self._last_health: HubHealth | None = None
+        self._pawns: frozenset[int] = frozenset()  # last pawn positions reported
         self._emit_lock = threading.Lock()
         self.listeners: list[Callable[[HubEvent], None]] = []
         # Enrolment mode: the enrolment, its pad's reader, and what was last said.
@@ -245,9 +247,18 @@ class Hub:
         changes = [c for c in result.changes if not self._enrol_change(c)]
         events = [self._change_event(change) for change in changes]
         events += self._health_events()
-        if events or result.resynced:
+        if result.pawns is not None:
+            events += self._pawn_events(result.pawns)
+        if events or result.resynced or result.board_changed:
             self._snapshot_due = True
         return events
+
+    def _pawn_events(self, sensed: frozenset[int]) -> list[HubEvent]:
+        """Hall-switch pawn sensors (hardware issue 13): one event per position that changed."""
+        before, self._pawns = self._pawns, sensed
+        return [self.emit(kind="pawn", action=action, position=position)
+                for action, positions in (("removed", before - sensed), ("placed", sensed - before))
+                for position in sorted(positions)]
 
     # ------------------------------------------------------------ enrolment mode
 
@@ -480,7 +491,15 @@ class Hub:
             backend=self.backend.name,
             readers=readers,
             enrolment=self.enrolment_status(),
+            board=self._board(),
+            pawns=None if (pawns := self.backend.pawns()) is None else sorted(pawns),
         )
+
+    def _board(self) -> BoardHealth | None:
+        board = self.backend.board()
+        if board is None:
+            return None
+        return BoardHealth(state=board.state, resets=board.resets, firmware=board.firmware)
 
     def publish_snapshot(self) -> None:
         self._snapshot_due = False
