@@ -281,6 +281,21 @@ def _claim(url: str, names: list[str], by: float) -> None:
         venue.close()
 
 
+def _wait_for_engine(client: object, by: float) -> None:
+    """Until the engine process answers a command (it has started and subscribed; on a
+    busy machine that takes longer than any fixed wait)."""
+    from engine.wire.mqtt import RequestTimeout, WireClient
+
+    assert isinstance(client, WireClient)
+    while time.monotonic() < by:
+        try:
+            client.request(Topics("bench-probe").cmd("history"), {}, timeout=1.0)
+            return
+        except RequestTimeout:
+            continue
+    raise RuntimeError("the engine process did not answer within 60 s")
+
+
 def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
     from engine.service.service import set_no_delay
     from engine.wire.mqtt import WireClient
@@ -308,7 +323,8 @@ def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
     try:
         client.start(wait=10)
         set_no_delay(client)
-        time.sleep(1.5)  # the engine process starts and subscribes
+        if not store:  # (at a venue, `_claim` waits for the engine to serve each level)
+            _wait_for_engine(client, time.monotonic() + 60)
         # The ladder, with the extra samples at 100 tables taken before any level that
         # may saturate the engine (a backlog would spill into the next level).
         plan = [(t, False) for t in LEVELS if t <= 100]
