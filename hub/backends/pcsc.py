@@ -32,7 +32,7 @@ from hub.layout import Layout
 PCSC_HINT = (
     "install the PC/SC stack: `sudo apt install pcscd libpcsclite1 python3-pyscard` "
     "(or `pip install 'cauldron-table[pcsc]'`, which needs swig and libpcsclite-dev to build), "
-    "then `sudo systemctl enable --now pcscd`; see README, \"Scoring only\""
+    "then `sudo systemctl enable --now pcscd.socket`; see hardware/usb-reader.md"
 )
 GET_UID = [0xFF, 0xCA, 0x00, 0x00, 0x00]
 SW_OK = (0x90, 0x00)
@@ -150,6 +150,7 @@ class MockTag:
 class _MockReader:
     tag: MockTag | None = None
     fail_reads: int = 0  # the next exchanges that fail (a read error)
+    fail_writes: int = 0  # the next page writes the tag refuses (63 00)
 
 
 class _MockConnection:
@@ -203,6 +204,11 @@ class MockPcscFactory:
         with self._lock:
             self.readers[name].fail_reads += exchanges
 
+    def fail_write(self, name: str, writes: int = 1) -> None:
+        """Make the tag on ``name`` refuse the next ``writes`` page writes."""
+        with self._lock:
+            self.readers[name].fail_writes += writes
+
     def reader_names(self) -> list[str]:
         with self._lock:
             return list(self.readers)
@@ -240,6 +246,9 @@ class MockPcscFactory:
             if ins == 0xB0:
                 return list(tag.memory[start:start + apdu[4]]), *SW_OK
             if ins == 0xD6 and apdu[4] == ndef.PAGE_SIZE:
+                if reader.fail_writes:
+                    reader.fail_writes -= 1
+                    return [], 0x63, 0x00
                 tag.memory[start:start + ndef.PAGE_SIZE] = bytes(apdu[5:9])
                 return [], *SW_OK
             return [], 0x6D, 0x00
