@@ -1,6 +1,10 @@
-/* Score-only mode: set-up, each seat's list and running score, podium. Its own module;
-   uses the shared page helpers of common.js (t, esc, cardHtml, cardLabel, colourName,
-   seatLabel, renderScores, liveSocket, renderBanners, announce). */
+/* Score-only mode: set-up, each seat's list and running score, podium. Its own module,
+   on the shared helpers (core.js) and the score breakdown of the score page (scoring.js). */
+import {
+  BOOT, CAT, announce, cardHtml, cardLabel, colourName, esc, keepFocus, liveSocket,
+  patchChildren, renderBanners, seatLabel, setHtml, t,
+} from "../core.js";
+import { scoresHtml } from "../scoring.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -307,7 +311,7 @@ function renderBreakdown(count) {
   if (SEAT !== null) scores = { seats: scores.seats.filter((x) => x.seat === SEAT), winners: scores.winners.filter((w) => w === SEAT) };
   const seats = {};
   for (const seat of count.seats) seats[seat.seat] = { colour: seat.colour };
-  renderScores(el, scores, seats, null);
+  el.innerHTML = scoresHtml(scores, seats, null);
   el._html = null;
   const h = el.querySelector("h2");
   if (h) h.textContent = count.finished ? s("final") : s("running");
@@ -317,7 +321,7 @@ function renderBreakdown(count) {
     for (const art of el.querySelectorAll(".score-seat.winner")) {
       art.classList.remove("winner");
       const h3 = art.querySelector("h3");
-      if (h3 && h3.firstChild && h3.firstChild.nodeType === 3) h3.firstChild.textContent = h3.firstChild.textContent.replace(/^★ /, "");
+      if (h3 && h3.firstChild && h3.firstChild.nodeType === 3) h3.firstChild.textContent = h3.firstChild.textContent.replace("★ ", "");
     }
   }
 }
