@@ -167,6 +167,7 @@ class GamePublicOut(_Public):
 class AlertPublic(_Public):
     alert_id: str
     rule: str
+    kind: str = Field(default="breach", description="breach, or notice (information only)")
     message: str
     instruction: str
     severity: str = "error"

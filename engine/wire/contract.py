@@ -338,6 +338,9 @@ class GameAlert(WireModel):
 
     alert_id: str = Field(min_length=1, max_length=64)
     rule: str = Field(pattern=RULE_PATTERN, description="rule id, e.g. 'G4'")
+    kind: Literal["breach", "notice"] = Field(
+        default="breach", description="breach: a rule was broken; notice: information only "
+        "(e.g. what an undo took back), not to be shown as a breach")
     message: str = Field(min_length=1, max_length=500)
     instruction: str = Field(max_length=500, description="what to do to put it right")
     severity: Severity = "error"
