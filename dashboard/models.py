@@ -38,6 +38,8 @@ class ExpectedPublic(_Public):
     take: list[str] = Field(default_factory=list)
     accio: list[str] = Field(default_factory=list)
     declinatio: bool = False
+    declinatio_line: int | None = None
+    declinatio_take: list[str] = Field(default_factory=list)
     # "pass" is a Python keyword: the wire name is kept through the alias.
     pass_: bool = Field(default=False, alias="pass", serialization_alias="pass")
     refill_cell: str | None = None
@@ -211,6 +213,9 @@ class TableState(_Public):
     status: ServiceStatus
     joined: list[bool] = Field(description="seats whose phone has joined this game")
     virtual: VirtualPublic | None = None
+    last_game: GamePublicOut | None = Field(
+        default=None, description="the last finished game (its scores), while another runs"
+    )
 
 
 class SeatState(BaseModel):
@@ -237,6 +242,11 @@ class SeatState(BaseModel):
     )
     game: GamePublicOut | None = None
     alerts: list[AlertPublic] = Field(default_factory=list)
+    play: bool = Field(
+        default=False,
+        description="one-tap play (POST /api/seats/{n}/play) works: a virtual table on the "
+        "simulated hub; else the phone shows the moves as instructions for the real cards",
+    )
 
 
 class CommandResult(BaseModel):

@@ -223,7 +223,8 @@ def test_manual_and_mixed_entry_with_recipes(page: Any, count_table: CountTable,
     # With 2 players the unused colour is out of the box: its tag is refused.
     count_table.lay("green-b-3")
     page.wait_for_selector("#message.refused")
-    assert "green cards are out of the box" in page.locator("#message").inner_text()
+    refusal = page.locator("#message").inner_text()
+    assert "with 2 players the green" in refusal and "cards are out of the box" in refusal
     # A card counted for the wrong seat is removed there.
     count_table.lay("grey-b-1")
     wait_card(page, 1, "grey-b-1")
