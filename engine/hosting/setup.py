@@ -117,6 +117,11 @@ class Paths:
         return self._p("var", "lib", "cauldron")
 
     @property
+    def keys(self) -> Path:
+        """The per-table keys (engine.wire.auth): one folder for the three services."""
+        return self.data / "keys"
+
+    @property
     def mosquitto(self) -> Path:
         return self._p("etc", "mosquitto")
 
@@ -248,6 +253,7 @@ class Installer:
         self.folder(p.data, 0o750, user, user)
         for service in SERVICES:
             self.folder(p.data / service, 0o750, user, user)
+        self.folder(p.keys, 0o700, user, user)
 
     def configs(self, passwords: dict[str, str]) -> None:
         a, p = self.answers, self.paths
@@ -372,9 +378,11 @@ class Installer:
         main = p.mosquitto_main if p.mosquitto_main.exists() else p.mosquitto_conf
         commands = [f"mosquitto -c {main}"]
         for service in ("engine", "hub", "dashboard"):
-            unit = p.unit(service).read_text(encoding="utf-8")
-            start = next(x for x in unit.splitlines() if x.startswith("ExecStart="))
-            command = start.removeprefix("ExecStart=")
+            unit = p.unit(service).read_text(encoding="utf-8").splitlines()
+            start = next(x for x in unit if x.startswith("ExecStart="))
+            env = " ".join(x.removeprefix("Environment=") for x in unit
+                           if x.startswith("Environment="))
+            command = (f"env {env} " if env else "") + start.removeprefix("ExecStart=")
             if service == "dashboard":  # the unit's EnvironmentFile: the host PIN
                 command = f"(set -a; . {p.dashboard_env}; exec {command})"
             commands.append(command)

@@ -103,9 +103,13 @@ def table(tmp_path: Path) -> Iterator[Table]:
         broker.stop()
 
 
-def exec_start(unit: Path) -> list[str]:
-    line = next(x for x in unit.read_text().splitlines() if x.startswith("ExecStart="))
-    return shlex.split(line.removeprefix("ExecStart="))
+def exec_start(unit: Path) -> tuple[list[str], dict[str, str]]:
+    """The unit's command and its Environment= settings."""
+    lines = unit.read_text().splitlines()
+    line = next(x for x in lines if x.startswith("ExecStart="))
+    env = dict(x.removeprefix("Environment=").split("=", 1) for x in lines
+               if x.startswith("Environment="))
+    return shlex.split(line.removeprefix("ExecStart=")), env
 
 
 @pytest.fixture
@@ -123,11 +127,12 @@ def services(table: Table) -> Iterator[None]:
         for name in ("engine", "hub", "dashboard"):
             log = (table.root / f"{name}.log").open("w")
             logs.append(log)
-            command = exec_start(etc / f"systemd/system/cauldron-{name}.service")
+            command, unit_env = exec_start(etc / f"systemd/system/cauldron-{name}.service")
             secrets = [f.read_text().strip().rpartition("=")[2]
                        for f in (etc / "cauldron/secrets").iterdir()]
             assert not [x for x in secrets if x in " ".join(command)]  # none on a command line
-            procs.append(subprocess.Popen(command, env=env, stdout=log, stderr=log,
+            procs.append(subprocess.Popen(command, env={**env, **unit_env}, stdout=log,
+                                          stderr=log,
                                           stdin=subprocess.DEVNULL))
         yield
     finally:
