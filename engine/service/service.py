@@ -556,14 +556,16 @@ class EngineService:
             if (outcome.actions or outcome.started or outcome.ended or outcome.undone
                     or not runtime.sent_seats):  # a seat's own view changes with the game
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
-        if outcome.undone and runtime.hub_backend == "sim":
+        if (outcome.undone or outcome.ended) and runtime.hub_backend == "sim":
             self._restore_sim(runtime)
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
 
     def _restore_sim(self, runtime: TableRuntime) -> None:
         """An undo on a simulated table is carried out physically: the hub lays the table
-        out as the game now holds it (its sensor events then clear the alerts)."""
+        out as the game now holds it (its sensor events then clear the alerts). At the end of
+        a game too: a Vanesco kept as the last card sends tops out of the game that nobody
+        taps any more, and the last card goes from the pad to its cauldron."""
         layout = runtime.interp.physical_layout()
         if layout is not None:
             self._hub_command(runtime, "sim", {"action": "restore", "layout": layout})

@@ -266,7 +266,7 @@ class SimulatedTable(RawBackend):
         try:
             return self.layout.reader_for(where)
         except ValueError as exc:
-            raise BackendError(str(exc)) from None
+            raise GestureRefused(str(exc)) from None
 
     def uid_of(self, card_id: str) -> str:
         return self.tagmap.uid_for(card_id) or made_up_uid(card_id)
