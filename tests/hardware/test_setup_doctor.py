@@ -103,9 +103,13 @@ def table(tmp_path: Path) -> Iterator[Table]:
         broker.stop()
 
 
-def exec_start(unit: Path) -> list[str]:
-    line = next(x for x in unit.read_text().splitlines() if x.startswith("ExecStart="))
-    return shlex.split(line.removeprefix("ExecStart="))
+def exec_start(unit: Path) -> tuple[list[str], dict[str, str]]:
+    """The unit's command and its Environment= settings."""
+    lines = unit.read_text().splitlines()
+    line = next(x for x in lines if x.startswith("ExecStart="))
+    env = dict(x.removeprefix("Environment=").split("=", 1) for x in lines
+               if x.startswith("Environment="))
+    return shlex.split(line.removeprefix("ExecStart=")), env
 
 
 @pytest.fixture
@@ -123,11 +127,12 @@ def services(table: Table) -> Iterator[None]:
         for name in ("engine", "hub", "dashboard"):
             log = (table.root / f"{name}.log").open("w")
             logs.append(log)
-            command = exec_start(etc / f"systemd/system/cauldron-{name}.service")
+            command, unit_env = exec_start(etc / f"systemd/system/cauldron-{name}.service")
             secrets = [f.read_text().strip().rpartition("=")[2]
                        for f in (etc / "cauldron/secrets").iterdir()]
             assert not [x for x in secrets if x in " ".join(command)]  # none on a command line
-            procs.append(subprocess.Popen(command, env=env, stdout=log, stderr=log,
+            procs.append(subprocess.Popen(command, env={**env, **unit_env}, stdout=log,
+                                          stderr=log,
                                           stdin=subprocess.DEVNULL))
         yield
     finally:
@@ -190,6 +195,12 @@ def test_generated_configs_pass_the_doctor_with_the_services_running(
     assert out.returncode == 0, out.stdout + out.stderr
     assert "each account may do exactly what the ACL says" in out.stdout
     assert "The table is ready." in out.stdout
+    # No log shows a password (the URLs are printed with ***).
+    secrets = [f.read_text().strip().rpartition("=")[2]
+               for f in (table.root / "etc/cauldron/secrets").iterdir()]
+    logs = {n: (table.root / f"{n}.log").read_text() for n in ("engine", "hub", "dashboard")}
+    assert all("***@127.0.0.1" in text for text in logs.values()), logs
+    assert not [s for s in secrets for text in logs.values() if s in text]
 
 
 def test_a_broken_acl_right_is_named(table: Table) -> None:
@@ -220,3 +231,26 @@ def test_password_hashes_are_mosquittos() -> None:
     stored = hash_password("s3cret", salt=b"0123456789ab")
     assert stored.startswith("$7$101$") and verify_password(stored, "s3cret")
     assert not verify_password(stored, "other")
+
+
+def test_a_refused_hub_says_the_account_is_wrong_not_waiting(table: Table) -> None:
+    (table.root / "etc/cauldron/secrets/hub.password").write_text("not-the-password\n")
+    hub = subprocess.Popen([CAULDRON, "hub", "--config",
+                            str(table.root / "etc/cauldron/hub.toml"), "--quiet"],
+                           stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                           stdin=subprocess.DEVNULL)
+    try:
+        assert hub.stderr is not None
+        lines = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = hub.stderr.readline()
+            lines.append(line)
+            if "refused the account" in line or "waiting for" in line:
+                break
+        said = "".join(lines)
+        assert "refused the account 'club-1'" in said and "sudo cauldron setup" in said, said
+        assert "waiting for the MQTT broker" not in said
+    finally:
+        hub.terminate()
+        hub.wait(10)
