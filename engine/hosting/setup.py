@@ -56,6 +56,7 @@ class Answers:
     dashboard_host: str = "0.0.0.0"
     dashboard_port: int = 8000
     lang: str = "en"
+    public_url: str = ""  # what phones open (QR codes); "": the Pi's LAN address
     user: str = "cauldron"
 
     def check(self) -> Answers:
@@ -78,6 +79,11 @@ class Answers:
             raise SetupError(f"--user {self.user!r} is not a plain user name")
         if self.lang not in ("fr", "en", "de"):
             raise SetupError(f"--lang {self.lang!r} is not fr, en or de")
+        if self.public_url and not self.public_url.startswith(("http://", "https://")):
+            raise SetupError(f"--public-url {self.public_url!r} must start with http:// or "
+                             "https:// (e.g. http://192.168.1.20:8000/)")
+        if any(c.isspace() for c in self.public_url):
+            raise SetupError(f"--public-url {self.public_url!r} has a space in it")
         return self
 
 
@@ -357,6 +363,7 @@ class Installer:
                           f"--mqtt mqtt://dashboard@{a.mqtt_host}:{a.mqtt_port} "
                           f"--mqtt-password-file {p.password('dashboard')} "
                           f"--data-dir {p.data / 'dashboard'}"
+                          + (f" --public-url {a.public_url}" if a.public_url else "")
                           + ("" if a.backend == "sim" else " --no-virtual")),
         }
         for service in SERVICES:
