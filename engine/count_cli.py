@@ -12,6 +12,7 @@ dashboard meet for this mode, as `engine.demo` is for the demo.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import threading
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from hub.backends.base import ReaderBackend
     from hub.tagmap import TagMap
 
+log = logging.getLogger("cauldron.count")
 POLL_INTERVAL = 0.02  # a tap is confirmed after two equal reads: ~40 ms
 
 
@@ -72,23 +74,28 @@ class ReaderLoop:
 
         while not self.stop.is_set():
             try:
-                result = self.backend.poll()
+                self._sweep()
             except HubError as exc:
                 self.desk.set_reader(health="absent", label=str(exc))
                 self.stop.wait(1.0)
-                continue
-            for change in result.changes:
-                if change.reader not in self.pads:
-                    continue
-                if change.kind == "placed":
-                    self.desk.reader_tap(change.uid, self.card_for(change.uid),
-                                         self._seat_of(change.reader))
-                self._signal(change.kind, change.uid)
-            if result.health:
-                health = self.backend.health()
-                bad = [health[r] for r in self.pads if health.get(r, "ok") != "ok"]
-                self.desk.set_reader(health=bad[0] if bad else "ok")
+            except Exception:  # the reader thread must outlive any one bad read
+                log.exception("count reader loop")
+                self.stop.wait(1.0)
             self.stop.wait(POLL_INTERVAL)
+
+    def _sweep(self) -> None:
+        result = self.backend.poll()
+        for change in result.changes:
+            if change.reader not in self.pads:
+                continue
+            if change.kind == "placed":
+                self.desk.reader_tap(change.uid, self.card_for(change.uid),
+                                     self._seat_of(change.reader))
+            self._signal(change.kind, change.uid)
+        if result.health:
+            health = self.backend.health()
+            bad = [health[r] for r in self.pads if health.get(r, "ok") != "ok"]
+            self.desk.set_reader(health=bad[0] if bad else "ok")
 
     def _seat_of(self, reader: int) -> int | None:
         """With one pad per seat (a table's pads), a pad's taps are its seat's; with one

@@ -386,6 +386,9 @@ function render() {
   if (!state) return;
   const count = state.count;
   renderReader(state.reader);
+  const saveError = document.getElementById("save-error");
+  saveError.hidden = !state.save_error;
+  saveError.textContent = state.save_error ? "⚠ " + state.save_error : "";
   renderLogin();
   renderSetup(count);
   renderMessage(state);
