@@ -358,9 +358,10 @@ class CountDesk:
                            "text": f"{card_name(card_id)} counted for {session.name(target)}"})
             return target
 
-    def reader_tap(self, uid: str, card_id: str | None) -> None:
-        """A tag was laid on the reader: count its card for the active seat, or say that the
-        tag is not enrolled. Never raises (it runs on the reader thread)."""
+    def reader_tap(self, uid: str, card_id: str | None, seat: int | None = None) -> None:
+        """A tag was laid on a reader: count its card for ``seat`` (a seat's own pad) or the
+        seat being counted, or say that the tag is not enrolled. Never raises (it runs on
+        the reader thread)."""
         if card_id is None:
             with self._lock:
                 self._changed({"kind": "unknown_tag", "uid": uid,
@@ -369,7 +370,7 @@ class CountDesk:
                                "link": "#enrol"})
             return
         with contextlib.suppress(CountRefused):
-            self.tap(card_id, None, "tag", uid)
+            self.tap(card_id, seat, "tag", uid)
 
     def act(self, action: Callable[[CountSession], Any], text: str | None = None) -> Any:
         """Run a host action on the session (undo, remove, done, active, options)."""

@@ -4,7 +4,8 @@ Wires a reader back-end (``pcsc``: a USB NFC reader, the default; ``sim``: a sim
 reader on the page; ``spi``/``serial``: the table's own pads, from its hub config) to the
 count page (`dashboard.count.CountDesk` served by `dashboard.main.create_count_app`): every
 tag laid on a pad is looked up in the tag map, else in the tag's own memory (NDEF text), and
-counted for the seat being counted. Nothing imports this module: it is where the hub and the
+counted for the seat being counted (with a table's pads, one per seat: for that pad's seat).
+Nothing imports this module: it is where the hub and the
 dashboard meet for this mode, as `engine.demo` is for the demo.
 """
 
@@ -80,13 +81,24 @@ class ReaderLoop:
                 if change.reader not in self.pads:
                     continue
                 if change.kind == "placed":
-                    self.desk.reader_tap(change.uid, self.card_for(change.uid))
+                    self.desk.reader_tap(change.uid, self.card_for(change.uid),
+                                         self._seat_of(change.reader))
                 self._signal(change.kind, change.uid)
             if result.health:
                 health = self.backend.health()
                 bad = [health[r] for r in self.pads if health.get(r, "ok") != "ok"]
                 self.desk.set_reader(health=bad[0] if bad else "ok")
             self.stop.wait(POLL_INTERVAL)
+
+    def _seat_of(self, reader: int) -> int | None:
+        """With one pad per seat (a table's pads), a pad's taps are its seat's; with one
+        reader, they go to the seat being counted."""
+        if len(self.pads) < 2:
+            return None
+        seat = self.backend.layout.place(reader).seat
+        session = self.desk.session
+        return seat if session is not None and seat is not None and seat < len(
+            session.seats) else None
 
     def _signal(self, kind: str, uid: str) -> None:
         with self._waiters:
