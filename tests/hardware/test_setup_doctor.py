@@ -150,7 +150,7 @@ def services(table: Table) -> Iterator[None]:
 
 
 def doctor(root: Path, *skip: str) -> subprocess.CompletedProcess[str]:
-    args = ["doctor", "--root", str(root), "--timeout", "5"]
+    args = ["doctor", "--root", str(root), "--timeout", "10"]  # a busy CI machine
     for name in skip:
         args += ["--skip", name]
     return cauldron(*args, timeout=120)
