@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.wire.contract import BoardHealth
+
 CardId = str
 
 
@@ -310,6 +312,8 @@ class ReadersOut(BaseModel):
     ts: float | None
     readers: list[ReaderHealthPublic]
     counts: dict[str, int]
+    board: BoardHealth | None = None  # the scan board (Pico): "hung" when it stopped answering
+    pawns: list[int] | None = None  # sensed pawn positions; None: no pawn sensors
 
 
 class EnrolmentOut(BaseModel):

@@ -11,18 +11,13 @@ from fastapi import APIRouter
 
 from dashboard.deps import BridgeDep, HostDep
 from dashboard.models import CommandResult, EnrolIn
-from dashboard.routers import answered
+from dashboard.routers import answered, host
 
-router = APIRouter(
-    prefix="/api/host",
-    tags=["host"],
-    responses={
-        401: {"description": "no host PIN given"},
-        403: {"description": "wrong host PIN"},
-        409: {"description": "refused by the hub (the reason says why)"},
-        503: {"description": "the broker or the hub does not answer"},
-    },
-)
+router = APIRouter(prefix=host.router.prefix, tags=["host"], responses={
+    **host.router.responses,
+    409: {"description": "refused by the hub (the reason says why)"},
+    503: {"description": "the broker or the hub does not answer"},
+})
 
 
 @router.post(

@@ -405,13 +405,23 @@ class Installer:
         if shutil.which("systemctl") is None:
             raise SetupError("systemctl is missing: this is not a systemd system; start "
                              "mosquitto and the three services by hand")
+        p = self.paths
         run(["systemctl", "daemon-reload"])
+        done = []
         # A new listener, account or ACL needs a restart (a reload does not re-read them all).
-        run(["systemctl", "restart", "mosquitto"])
+        if {p.mosquitto_conf, p.passwd, p.acl} & set(self.changed):
+            run(["systemctl", "restart", "mosquitto"])
+            done.append("restarted mosquitto")
         units = [f"cauldron-{s}" for s in SERVICES]
         run(["systemctl", "enable", "--quiet", *units])
-        run(["systemctl", "restart", *units])
-        self.say("  restarted mosquitto and " + ", ".join(units))
+        # Every service reads the broker and its own files: restart all when any changed.
+        if self.changed:
+            run(["systemctl", "restart", *units])
+            done.append("restarted " + ", ".join(units))
+        else:
+            run(["systemctl", "start", *units])  # running ones are left alone
+            done.append("nothing changed; made sure " + ", ".join(units) + " run")
+        self.say("  " + "; ".join(done))
 
     def install(self) -> None:
         say = self.say

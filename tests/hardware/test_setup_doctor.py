@@ -150,7 +150,7 @@ def services(table: Table) -> Iterator[None]:
 
 
 def doctor(root: Path, *skip: str) -> subprocess.CompletedProcess[str]:
-    args = ["doctor", "--root", str(root), "--timeout", "5"]
+    args = ["doctor", "--root", str(root), "--timeout", "10"]  # a busy CI machine
     for name in skip:
         args += ["--skip", name]
     return cauldron(*args, timeout=120)
@@ -295,3 +295,19 @@ def test_setup_asks_on_a_terminal_and_remembers(tmp_path: Path) -> None:
     assert 'table = "club-7"' in table and "pads = 2" in table and 'lang = "de"' in table
     again = cauldron("setup", "--root", str(root))  # no terminal: nothing asked, all kept
     assert again.returncode == 0 and "nothing to change" in again.stdout
+
+
+def test_games_reads_the_installed_engine_config(table: Table, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`cauldron games` on a table made by setup finds the engine's data dir by itself (as
+    root on the Pi, /etc/cauldron/engine.toml), or with --config."""
+    import engine.service.cli as service_cli
+    from engine.cli import main
+
+    config = table.root / "etc/cauldron/engine.toml"
+    data = table.root / "var/lib/cauldron/engine"
+    assert main(["games", "--config", str(config)]) == 0
+    assert str(data) in capsys.readouterr().out
+    monkeypatch.setattr(service_cli, "INSTALLED_CONFIG", str(config))
+    assert main(["games"]) == 0
+    assert str(data) in capsys.readouterr().out
