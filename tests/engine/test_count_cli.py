@@ -21,7 +21,7 @@ from engine.wire.broker import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CAULDRON = str(Path(sys.executable).parent / "cauldron")
-PIN = "1357"
+PIN = "135790"
 
 
 def request(url: str, method: str = "GET", body: dict[str, Any] | None = None) -> Any:
