@@ -584,7 +584,9 @@ class Hub:
                 sim.clear()
                 return {}
             if action == "state":  # what really lies where (the virtual table resyncs)
-                return {"lying": self._sim_lying(sim), "pawns": _sorted_or_none(sim.pawns())}
+                pawns = sim.pawns()  # with pawn sensors only
+                return {"lying": self._sim_lying(sim),
+                        **({} if pawns is None else {"pawns": sorted(pawns)})}
             if action in ("pawn", "pawns"):  # pawn sensors (hardware issue 13)
                 return self._sim_pawns(sim, action, args)
         except (HubError, ValueError) as exc:
@@ -618,7 +620,3 @@ class Hub:
                      else f"pos:{place.position}")
             lying[where] = self.card_for(uid) or f"uid:{uid}"
         return lying
-
-
-def _sorted_or_none(values: frozenset[int] | None) -> list[int] | None:
-    return None if values is None else sorted(values)
