@@ -168,6 +168,9 @@ class TableInfoPublic(_Public):
     vanesco_wait: list[VanescoWaitPublic] = Field(default_factory=list)
     dealing: DealingPublic | None = None
     inputs: int = Field(default=0, description="sensor inputs and commands taken this game")
+    pawns_sensed: list[int] | None = Field(
+        default=None, description="perimeter positions where a pawn sensor sees a pawn; "
+        "None: the table has no pawn sensors")
 
 
 class ViewPublic(_Public):
