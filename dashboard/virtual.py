@@ -66,19 +66,19 @@ def _per_seat() -> list[list[str]]:
 
 def in_progress(public: GamePublic | None) -> str | None:
     """The id of the game the engine has in progress (being dealt or played), else None."""
-    if public is None or public.game_id is None or public.view.get("over"):
+    if public is None or public.game_id is None or public.view.over:
         return None
-    table = public.view.get("table")
-    if isinstance(table, dict) and table.get("status") not in IN_PROGRESS:
+    table = public.view.table
+    if table is not None and table.status not in IN_PROGRESS:
         return None
     return public.game_id
 
 
 def _status(public: GamePublic) -> str:
-    table = public.view.get("table")
-    if isinstance(table, dict) and isinstance(table.get("status"), str):
-        return str(table["status"])
-    return "over" if public.view.get("over") else "unknown"
+    table = public.view.table
+    if table is not None:
+        return table.status
+    return "over" if public.view.over else "unknown"
 
 
 class SavedVirtual(BaseModel):

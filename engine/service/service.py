@@ -7,9 +7,9 @@ hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the tab
 *before* publishing anything, then publishes:
 
 - ``game/public`` (retained): `GamePublic`, the public view plus the table state;
-- ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (``you``: colour,
+- ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (its colour,
   recipes, own stack with the memory aid), published when it changes; a Perluceo reveal goes
-  once, not retained, with ``private_events``;
+  once, not retained, as the view's ``reveal``;
 - ``game/alert``: `GameAlert` raised (``active``) and cleared (same ``alert_id``);
 - ``game/events`` (QoS 1, not retained): `GameEvents`, the actions just applied and their
   public events (config and dealt grid when a game starts): what a person at the table
@@ -30,6 +30,7 @@ dispatcher thread.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import threading
@@ -42,7 +43,7 @@ from typing import Any
 
 from engine.rules import GameLog, replay
 from engine.rules.errors import RulesError
-from engine.rules.events import Event
+from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
 from engine.service.store import (
@@ -540,10 +541,11 @@ class EngineService:
                 runtime.sent_seats[seat] = payload
                 self.client.publish_raw(runtime.topics.game_seat(seat), payload, retain=True,
                                         qos=VIEW_QOS)
-            mine = [e.to_wire() for e in private if getattr(e, "seat", None) == seat]
-            if mine:  # once, not retained: a one-time look (G9)
+            reveals = [e.cauldron for e in private
+                       if isinstance(e, PerluceoReveal) and e.seat == seat]
+            if reveals:  # once, not retained: a one-time look (G9)
                 once = GameSeat(seat=seat, game_id=game_id, ts=now,
-                                view={**view, "private_events": mine})
+                                view=dataclasses.replace(view, reveal=reveals[-1]))
                 self._publish(runtime.topics.game_seat(seat), once)
 
     @staticmethod

@@ -32,7 +32,8 @@ ALL_ACTIONS: tuple[Action, ...] = (
     *REFILLS.values(),
 )
 MAX_ACTIONS = 400
-SETTINGS = settings(max_examples=35, deadline=None)
+# A whole game per example: a quarter of the profile's examples (tests/conftest.py).
+SETTINGS = settings(max_examples=max(5, settings().max_examples // 4))
 
 
 def where_cards_are(game: Game) -> Counter[str]:
