@@ -20,6 +20,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--mqtt", default="mqtt://127.0.0.1:1883", help="broker URL (mqtt://127.0.0.1:1883)"
     )
+    parser.add_argument(
+        "--mqtt-password-file", type=Path, default=None,
+        help="file holding the account's password (keeps it off the command line)",
+    )
     parser.add_argument("--table", default="t1", help="table id (default t1)")
     parser.add_argument(
         "--pin",
@@ -49,10 +53,11 @@ def _handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from engine.cli import CliError
-    from engine.wire.mqtt import BrokerUrl, MqttError
+    from engine.wire.mqtt import BrokerUrl, MqttError, with_password_file
 
     try:
         BrokerUrl.parse(args.mqtt)
+        mqtt = with_password_file(args.mqtt, args.mqtt_password_file)
     except MqttError as exc:
         raise CliError(str(exc)) from None
     from dashboard.config import Settings
@@ -60,7 +65,7 @@ def _handle(args: argparse.Namespace) -> int:
     fields: dict[str, Any] = {
         "host": args.host,
         "port": args.port,
-        "mqtt": args.mqtt,
+        "mqtt": mqtt,
         "table": args.table,
         "data_dir": args.data_dir or default_data_dir(),
         "default_lang": args.lang,
@@ -84,7 +89,10 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
 
     app = create_app(settings)
     url = f"http://{settings.host}:{settings.port}/"
-    print(f"dashboard for table {settings.table} on {url} (broker {settings.mqtt})", flush=True)
+    from engine.wire.mqtt import BrokerUrl
+
+    broker = BrokerUrl.parse(settings.mqtt).redacted()  # never the password
+    print(f"dashboard for table {settings.table} on {url} (broker {broker})", flush=True)
     if announce_pin:
         print(f"host PIN: {settings.pin}  (set one with --pin or $CAULDRON_HOST_PIN)", flush=True)
     try:

@@ -150,7 +150,18 @@ class EnrolmentOut(BaseModel):
     done: int | None = None
     total: int | None = None
     next: str | None = None
+    message: str | None = Field(default=None, description="what the hub last said")
     detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class EnrolIn(BaseModel):
+    """A host's enrolment step, carried out by the running hub."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["start", "undo", "skip", "stop"]
+    seat: int = Field(default=1, ge=1, le=4, description="whose pad to tap the cards on (1-4)")
+    write: bool = Field(default=False, description="also write the card id into each tag")
 
 
 class NewGameIn(BaseModel):

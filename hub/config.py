@@ -3,9 +3,10 @@
 Example ``hub.toml``::
 
     table = "table-1"                 # MQTT base topic cauldron/<table>/
-    mqtt = "mqtt://127.0.0.1:1883"    # mqtts://user:password@host:8883 for TLS
+    mqtt = "mqtt://127.0.0.1:1883"    # mqtt://ACCOUNT@host:1883; mqtts://...:8883 for TLS
+    # mqtt_password_file = "/etc/cauldron/secrets/hub.password"  # the account's password
     # mqtt_ca = "/etc/cauldron/ca.pem" # CA of the broker's certificate (mqtts only)
-    backend = "serial"                # sim | serial | spi
+    backend = "serial"                # sim | serial | spi | pcsc
     data_dir = "/var/lib/cauldron"    # outbox-<table>.sqlite, tagmap.json (and the sim table)
     pads = 4                          # scan pads (seats) fitted
     perimeter = false                 # pawn sensors on the 20 perimeter positions
@@ -21,6 +22,9 @@ Example ``hub.toml``::
     address_pins = [5, 6, 13, 19]     # BCM pins to the 74HC154s' A0..A3
     bank_pins = [26, 21, 20]          # one /E1 per 16 readers
     strobe_pin = 16                   # all /E2 tied together: the chip-select pulse
+
+    [pcsc]                            # backend = "pcsc": USB NFC readers as scan pads
+    readers = ["ACR122U"]             # name fragment per pad (default: in the order found)
 
     [io]                              # gpiozero pins (BCM); omit a key to go without
     turn_leds = [17, 27, 22, 23]
@@ -47,7 +51,7 @@ from typing import Any
 from engine.wire.contract import TopicError, check_table_id
 from hub.errors import ConfigError
 
-BACKENDS = ("sim", "serial", "spi")
+BACKENDS = ("sim", "serial", "spi", "pcsc")
 
 
 def default_data_dir() -> Path:
@@ -60,6 +64,7 @@ class HubConfig:
     table: str = "table-1"
     mqtt: str = "mqtt://127.0.0.1:1883"
     mqtt_ca: str | None = None  # CA bundle for mqtts:// (default: the system's)
+    mqtt_password_file: Path | None = None  # the account's password (0600), not in the URL
     backend: str = "sim"
     hub_id: str | None = None
     data_dir: Path = field(default_factory=default_data_dir)
@@ -70,12 +75,23 @@ class HubConfig:
     snapshot_interval: float = 0.5
     serial: dict[str, Any] = field(default_factory=dict)
     spi: dict[str, Any] = field(default_factory=dict)
+    pcsc: dict[str, Any] = field(default_factory=dict)
     io: dict[str, Any] = field(default_factory=dict)
     sim: dict[str, Any] = field(default_factory=dict)
 
     @property
     def hub_name(self) -> str:
         return self.hub_id or f"hub-{self.table}"
+
+    @property
+    def broker_url(self) -> str:
+        """``mqtt`` with the password from ``mqtt_password_file`` (raises `ConfigError`)."""
+        from engine.wire.mqtt import MqttError, with_password_file
+
+        try:
+            return with_password_file(self.mqtt, self.mqtt_password_file)
+        except MqttError as exc:
+            raise ConfigError(str(exc)) from None
 
     @property
     def outbox_path(self) -> Path:
@@ -95,8 +111,10 @@ class HubConfig:
             "table": (str,), "mqtt": (str,), "backend": (str,), "pads": (int,),
             "perimeter": (bool,), "poll_interval": (int, float),
             "snapshot_interval": (int, float), "serial": (dict,), "spi": (dict,),
+            "pcsc": (dict,),
             "io": (dict,), "sim": (dict,), "mqtt_ca": (str, type(None)),
             "hub_id": (str, type(None)), "data_dir": (Path,), "tagmap": (Path, type(None)),
+            "mqtt_password_file": (Path, type(None)),
         }
         for name, types in kinds.items():
             value = getattr(self, name)
@@ -136,7 +154,7 @@ class HubConfig:
             shown = ", ".join(k if k.isidentifier() else repr(k) for k in unknown)
             raise ConfigError(f"config {path}: unknown key(s) {shown}; known: {names}")
         data.update({k: v for k, v in overrides.items() if v is not None})
-        for key in ("data_dir", "tagmap"):
+        for key in ("data_dir", "tagmap", "mqtt_password_file"):
             if data.get(key) is not None:
                 if not isinstance(data[key], str | Path):
                     raise ConfigError(f"{key} = {data[key]!r} is not a str (a path)")

@@ -440,7 +440,7 @@ class TableInterpreter:
             self._pad_reasons[seat] = _Reason(
                 "G1", "unknown_tag", f"{label(seen)} lies on seat {seat}'s pad: it is not in "
                 "the tag map.", f"{off} If it is a game card, enrol its tag "
-                "(cauldron hub enrol).", params=params)
+                "(host page: Tag enrolment, or `cauldron enroll`).", params=params)
             return
         if (seat, seen) in self.vanesco_wait:
             self.vanesco_wait.remove((seat, seen))
@@ -657,8 +657,8 @@ class TableInterpreter:
         params = (("card", seen), ("cell", cell_name(cell)))
         if code == "unknown_tag":
             return _Reason("G1", code, f"{label(seen)} lies on {where(cell)}: it is not in the "
-                           "tag map.", f"{off}; enrol it (cauldron hub enrol) if it is a game "
-                           "card.", params=params)
+                           "tag map.", f"{off}; enrol it (host page: Tag enrolment, or "
+                           "`cauldron enroll`) if it is a game card.", params=params)
         if code == "not_in_deck":
             if seen in CARDS and CARDS[seen].colour == self.config.removed:
                 why = f"the {self.config.removed} ingredients are removed with 2 players"
@@ -814,7 +814,8 @@ class TableInterpreter:
             return _Reason("G1", "unknown_tag", f"{label(seen)} lies on {here}: it is not in "
                            "the tag map.", f"Lift it from {here}"
                            + (f" and put {label(expected)} back there." if expected else ".")
-                           + " Enrol the tag (cauldron hub enrol) if it is a game card.",
+                           + " Enrol the tag (host page: Tag enrolment, or `cauldron enroll`) "
+                           "if it is a game card.",
                            params=params)
         if cell in self._place_reasons:
             return self._place_reasons[cell]

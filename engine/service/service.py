@@ -32,14 +32,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import re
 import socket
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.rules import GameLog, replay
 from engine.rules.errors import RulesError
@@ -47,11 +50,12 @@ from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
 from engine.service.store import (
-    TableStore,
+    Store,
+    TableLog,
     default_data_dir,
+    open_store,
     sensor_input,
     snapshot_state,
-    stored_tables,
 )
 from engine.wire.contract import (
     CommandRequest,
@@ -67,7 +71,10 @@ from engine.wire.contract import (
     WireModel,
     encode,
 )
-from engine.wire.mqtt import CommandRefused, WireClient
+from engine.wire.mqtt import CommandRefused, NoAnswer, WireClient
+
+if TYPE_CHECKING:
+    from engine.service.ownership import Ownership
 
 log = logging.getLogger("cauldron.engine")
 VERSION = "1"
@@ -88,6 +95,10 @@ class ServiceConfig:
     buzz_ms: int = 300
     hub_io: bool = True  # send hub/cmd/turn and hub/cmd/buzz
     gap_timeout: float = 3.0
+    # Where games are kept: None (SQLite in data_dir) or a URL (`open_store`); with
+    # postgresql://, tables are claimed by the venue's engines (`engine.service.ownership`).
+    store: str | None = None
+    claim_interval: float = 1.0
 
     def serves(self, table: str) -> bool:
         if self.tables is not None and table not in self.tables:
@@ -111,7 +122,7 @@ class HubCursor:
 
 
 class TableRuntime:
-    def __init__(self, name: str, store: TableStore) -> None:
+    def __init__(self, name: str, store: TableLog) -> None:
         self.name = name
         self.topics: Topics = Topics(name)
         self.store = store
@@ -135,18 +146,28 @@ class EngineService:
             "events": 0, "duplicates": 0, "reordered": 0, "gaps_skipped": 0, "commands": 0,
             "refused": 0, "ignored_tables": 0, "errors": 0,
         }
+        self.store: Store = open_store(config.store or config.data_dir)
+        self.engine_id = engine_id(config.name)
+        # The venue's table list (SQLite: venue.toml in the data dir; PostgreSQL: in the
+        # database, followed by the ownership): other table ids are refused.
+        self.venue = None if self.store.claims else self.store.venue_tables()
+        self.ownership: Ownership | None = None
+        self._snapshots: dict[str, HubSnapshot] = {}  # latest per table, for a claim
         single = sorted(config.tables)[0] if config.tables and len(config.tables) == 1 else None
-        state_table = single or (config.name if config.shard is None
-                                 else f"{config.name}-{config.shard[0]}-of-{config.shard[1]}")
+        if self.store.claims:  # many engines, each its own liveness topic
+            state_table = self.engine_id
+        else:
+            state_table = single or (config.name if config.shard is None
+                                     else f"{config.name}-{config.shard[0]}-of-{config.shard[1]}")
         self.state_topic = Topics(state_table, config.base).engine_state
-        name = config.name
-        if config.shard is not None and name == "engine":  # shards need distinct client ids
-            name = f"engine-{config.shard[0]}-of-{config.shard[1]}"
         self.client = WireClient(
             config.mqtt,
-            client_id=f"cauldron-{name}",
+            # Unique per process: two engines under one client id would kick each other off.
+            # So the broker keeps no session for us: what a restart missed comes from the
+            # hub's outbox (its retained snapshot tells us to ask for a replay).
+            client_id=f"cauldron-{self.engine_id}",
             state_topic=self.state_topic,
-            clean_session=False,  # the broker keeps QoS 1 events for us while we restart
+            clean_session=True,
             base=config.base,
         )
         self._stopped = threading.Event()
@@ -157,9 +178,12 @@ class EngineService:
     # ------------------------------------------------------------------ lifecycle
 
     def load(self) -> None:
-        """Rebuild every open game of the tables this process serves, from their logs."""
-        for table in stored_tables(self.config.data_dir):
-            if not self.config.serves(table):
+        """Rebuild every open game of the tables this process serves, from their logs
+        (with a shared store, tables come as they are claimed instead)."""
+        if self.store.claims:
+            return
+        for table in self.store.tables():
+            if not self.serves(table):
                 continue
             try:
                 self.table(table)
@@ -180,9 +204,12 @@ class EngineService:
         self.client.start(wait=wait)
         if wait is not None:  # hub events and commands are heard from here on
             self.client.wait_ready(wait)
+        self._start_ownership()
         return self
 
     def stop(self) -> None:
+        if self.ownership is not None:  # hand every table over before going
+            self.ownership.stop()
         if self.client.connected:
             for runtime in self.tables.values():
                 self._publish(runtime.topics.engine_state,
@@ -190,6 +217,7 @@ class EngineService:
         self.client.stop()
         for runtime in self.tables.values():
             runtime.store.close()
+        self.store.close()
         self._stopped.set()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -198,7 +226,7 @@ class EngineService:
     def table(self, name: str) -> TableRuntime:
         runtime = self.tables.get(name)
         if runtime is None:
-            runtime = TableRuntime(name, TableStore.open(self.config.data_dir, name))
+            runtime = TableRuntime(name, self.store.table(name))
             runtime.topics = Topics(name, self.config.base)
             runtime.turn = runtime.interp.turn
             self.tables[name] = runtime
@@ -239,7 +267,7 @@ class EngineService:
         if not isinstance(model, HubEvent):
             return
         table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
-        if not self.config.serves(table) or table in self.broken:
+        if not self.serves(table) or table in self.broken:
             self.stats["ignored_tables"] += 1
             return
         self.receive(table, model)
@@ -298,7 +326,8 @@ class EngineService:
             cursor.gap_since = None
             cursor.retried = False
 
-    def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int, last: int) -> None:
+    def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int,
+                    last: int | None) -> None:
         request = CommandRequest(
             transaction=f"engine-replay-{first}-{last}",
             args={"epoch": cursor.epoch, "from_seq": first, "to_seq": last},
@@ -310,7 +339,9 @@ class EngineService:
         if not isinstance(model, HubSnapshot):
             return
         table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
-        if not self.config.serves(table) or table in self.broken:
+        if self.ownership is not None and len(self._snapshots) < 100_000:
+            self._snapshots[table] = model  # what to resume from if we claim it later
+        if not self.serves(table) or table in self.broken:
             return
         with self._lock:
             self._snapshot(table, model)
@@ -368,9 +399,9 @@ class EngineService:
     # ------------------------------------------------------------------ commands
 
     def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
-        if not self.config.serves(info.table):
+        if not self.serves(info.table):  # another engine answers: one answer per command
             self.stats["ignored_tables"] += 1
-            raise CommandRefused(f"this engine does not serve table {info.table}")
+            raise NoAnswer
         if info.table in self.broken:
             raise CommandRefused(f"table {info.table}'s log does not replay "
                                  f"({self.broken[info.table]}); see the engine's log")
@@ -406,8 +437,7 @@ class EngineService:
                 f"-{len(runtime.store.games()) + 1}")
             observed = interp.observed()
         outcome = interp.command(verb, args, seat=seat, ts=ts)
-        runtime.store.append(ts=ts, interp=interp, actions=outcome.actions, verb=verb, args=args,
-                             seat=seat, observed=observed, undone=outcome.undone)
+        self._store_command(runtime, ts, outcome, verb, args, seat, observed)
         self.stats["commands"] += 1
         self.publish_views(runtime, outcome)
         return {
@@ -418,6 +448,22 @@ class EngineService:
             "instructions": outcome.instructions,
             "prompt": interp.prompt(),
         }
+
+    def _store_command(self, runtime: TableRuntime, ts: float, outcome: Outcome, verb: str,
+                       args: dict[str, Any], seat: int | None,
+                       observed: dict[str, Any] | None) -> None:
+        """Write a command before anything is published; not written, it did not happen:
+        the game goes back to what the log says."""
+        try:
+            runtime.store.append(ts=ts, interp=runtime.interp, actions=outcome.actions,
+                                 verb=verb, args=args, seat=seat, observed=observed,
+                                 undone=outcome.undone)
+        except StoreError as exc:
+            self.stats["errors"] += 1
+            log.error("table %s: %s not stored: %s", runtime.name, verb, exc)
+            runtime.interp = runtime.store.rebuild()
+            raise Refused(f"{verb}: not stored, so nothing changed ({exc}); try again",
+                          code="storage") from None
 
     @staticmethod
     def _hint(interp: TableInterpreter, args: dict[str, Any], seat: int | None) -> dict[str, Any]:
@@ -564,6 +610,59 @@ class EngineService:
                                  args=args, source="engine")
         self._publish(runtime.topics.hub_cmd(verb), request)
 
+    # ------------------------------------------------------------------ ownership
+
+    def serves(self, table: str) -> bool:
+        """Whether this process serves `table` now: its settings allow it (tables, shard)
+        and, with a shared store, it holds the table's lock."""
+        if not self.config.serves(table):
+            return False
+        if self.venue is not None and table not in self.venue:
+            return False
+        return self.ownership is None or self.ownership.owns(table)
+
+    def _start_ownership(self) -> None:
+        from engine.service.ownership import Ownership
+        from engine.service.store.postgres import PostgresStore
+
+        if not isinstance(self.store, PostgresStore) or self.ownership is not None:
+            return
+        self.ownership = Ownership(self.store, self.engine_id, on_claim=self._claimed,
+                                   on_release=self._released, allowed=self.config.serves,
+                                   interval=self.config.claim_interval).start()
+
+    def _claimed(self, table: str) -> None:
+        """A table just became ours: its game from the log, what the hubs hold beyond it,
+        and its state for everyone watching."""
+        with self._lock:
+            self.broken.pop(table, None)
+            self.tables.pop(table, None)
+            try:
+                runtime = self.table(table)
+            except (ServiceError, RulesError) as exc:  # kept (and reported), not bounced
+                self.stats["errors"] += 1
+                self.broken[table] = str(exc)
+                log.error("table %s is not served: its log does not replay: %s", table, exc)
+                return
+            runtime.turn = None  # tell the hub whose turn it is
+            self._republish(runtime)
+            for cursor in runtime.cursors.values():  # events the last owner never stored
+                self._ask_replay(runtime, cursor, cursor.last + 1, None)
+            snapshot = self._snapshots.get(table)
+            if snapshot is not None:
+                self._snapshot(table, snapshot)
+            self.stats["claims"] = self.stats.get("claims", 0) + 1
+        log.info("table %s: claimed (%s)", table, runtime.interp.status.value)
+
+    def _released(self, table: str) -> None:
+        """A table goes to another engine: stop serving it (before its lock goes)."""
+        with self._lock:
+            runtime = self.tables.pop(table, None)
+            self.broken.pop(table, None)
+            if runtime is not None:
+                runtime.store.close()
+        log.info("table %s: handed over", table)
+
     # ------------------------------------------------------------------ queries
 
     def status(self) -> dict[str, Any]:
@@ -586,6 +685,13 @@ def set_no_delay(client: WireClient) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     except (AttributeError, OSError) as exc:  # TLS wrappers, a socket already closed
         log.debug("TCP_NODELAY not set: %s", exc)
+
+
+def engine_id(name: str) -> str:
+    """This engine's id: its name, host, pid and a random tag (unique on a venue's network,
+    even for two services in one process)."""
+    host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname().split(".")[0])[:20]
+    return f"{name[:24]}-{host}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
 
 
 def open_games(service: EngineService) -> list[str]:
