@@ -14,13 +14,15 @@ from fastapi.templating import Jinja2Templates
 from dashboard.config import LANGS, Lang
 from dashboard.deps import LangDep, SettingsDep
 from dashboard.i18n import COOKIE, bundle, strings
+from engine.rules.observer import board_view
 
+BOARD = board_view().to_wire()  # the rules' board: the scripts never repeat it
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parents[1] / "templates"))
 router = APIRouter(include_in_schema=False)
 
 
 def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> HTMLResponse:
-    boot = {**bundle(lang), "page": page, **extra}
+    boot = {**bundle(lang), "page": page, "board": BOARD, **extra}
     response = TEMPLATES.TemplateResponse(
         request,
         name,

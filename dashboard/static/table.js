@@ -1,7 +1,10 @@
 /* The table view (big screen) and, on /virtual, the playable virtual table. */
 "use strict";
 const PLAY = BOOT.page === "virtual";
-const CORNERS = new Set(["0,0", "0,5", "5,0", "5,5"]);
+/* The board comes from the rules engine (BOOT.board, engine/rules/observer.py): corner cards,
+   corner positions, the line each position faces, each line's cells. Never repeated here. */
+const BOARD = BOOT.board;
+const CORNERS = new Map(Object.entries(BOARD.corners));
 const perf = (window.__cauldron = {
   renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
   /* Resolves once the table view shows the update published at `ts` (benchmark, tests). */
@@ -29,17 +32,11 @@ function posSlot(p) {
 
 /* The line a pawn at perimeter position p faces (G3); null at a corner. */
 function facedLine(p) {
-  if (p % 5 === 0) return null;
-  if (p < 5) return 6 + p;
-  if (p < 10) return p - 5;
-  if (p < 15) return 6 + (15 - p);
-  return 20 - p;
+  return BOARD.faced_lines[p];
 }
 
 function lineCells(line) {
-  const cells = [];
-  for (let i = 0; i < 6; i++) cells.push(line < 6 ? `${line},${i}` : `${i},${line - 6}`);
-  return cells.filter((c) => !CORNERS.has(c));
+  return BOARD.lines[line];
 }
 
 /* What the table waits for, from the engine service's prompt (translated here). */
@@ -119,7 +116,7 @@ function renderBoard(state) {
       const corner = CORNERS.has(key);
       let card = v ? v.grid[r][c] : null;
       if (PLAY && virtual && !corner) card = virtual.cells[key] || null;
-      if (corner && !card) card = `corner-${{ "0,0": 1, "0,5": 2, "5,5": 3, "5,0": 4 }[key]}`;
+      if (corner && !card) card = CORNERS.get(key);
       const cls = ["cell"];
       let badge = "";
       let hint = "";
@@ -150,7 +147,7 @@ function renderBoard(state) {
       const sym = CAT.colours[s.colour] ? CAT.colours[s.colour].symbol : "";
       return `<span class="pawn c-${esc(s.colour)}${s.seat === active ? " active" : ""}" data-pawn="${s.seat}" title="${esc(seatLabel(s.seat, s.colour))}">${esc(sym)}${s.seat + 1}</span>`;
     }).join("");
-    const cls = ["pos", [0, 5, 10, 15].includes(p) ? "pos-corner" : "pos-edge"];
+    const cls = ["pos", BOARD.corner_positions.includes(p) ? "pos-corner" : "pos-edge"];
     if (fromPos === p && v.move_value) cls.push("from");
     const names = (pawnsAt[p] || []).map((s) => seatLabel(s.seat, s.colour)).join(", ");
     parts.push(`<div class="${cls.join(" ")}" style="grid-row:${row + 1};grid-column:${col + 1}" data-pos="${p}" aria-label="${p}${names ? ": " + esc(names) : ""}">` +

@@ -35,6 +35,7 @@ from engine.rules.actions import (
 from engine.rules.board import (
     CELL_LINES,
     CORNER_CELLS,
+    CORNER_ORDER,
     CORNER_POSITIONS,
     DEFAULT_START_POSITIONS,
     FACED_LINE,
@@ -292,7 +293,7 @@ class Game:
         self.grid: list[str | None] = [None] * board.CELLS
         for cell, card in zip(TAKEABLE_CELLS, deal.grid, strict=True):
             self.grid[cell] = card
-        for cell, corner in zip(sorted(CORNER_CELLS, key=_corner_order), CORNER_CARDS, strict=True):
+        for cell, corner in zip(CORNER_ORDER, CORNER_CARDS, strict=True):
             self.grid[cell] = corner
         if deal.pile is not None:
             self.pile = Pile(order=deal.pile)
@@ -847,7 +848,3 @@ class Game:
             f"phase {self.phase.value}, pile {len(self.pile)}>"
         )
 
-
-def _corner_order(cell: int) -> int:
-    """Corner cards clockwise from the top-left: 0,0 → corner-1 … 5,0 → corner-4."""
-    return {0: 0, 5: 1, 35: 2, 30: 3}[cell]

@@ -21,8 +21,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from engine.rules.actions import PASS, USE_DECLINATIO, Take
-from engine.rules.board import FACED_LINE, LINES, SIZE, TAKEABLE_CELLS, cell_name
-from engine.rules.cards import family_name
+from engine.rules.board import (
+    CORNER_ORDER,
+    CORNER_POSITIONS,
+    FACED_LINE,
+    LINES,
+    SIZE,
+    TAKEABLE_CELLS,
+    cell_name,
+)
+from engine.rules.cards import CORNER_CARDS, family_name
 from engine.rules.errors import IllegalAction
 
 if TYPE_CHECKING:
@@ -195,6 +203,32 @@ def _lists(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_lists(v) for v in value]
     return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardView:
+    """The fixed board, for screens that draw it (the dashboard's JavaScript reads this
+    rather than repeat it): the corner card on each corner cell, the perimeter positions
+    at a corner, the line a pawn at each position faces (None at a corner) and the
+    takeable cells of each line (rows 0-5, then columns 0-5)."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+    corners: dict[str, str]
+    corner_positions: tuple[int, ...]
+    faced_lines: tuple[int | None, ...]
+    lines: tuple[tuple[str, ...], ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return to_wire(self)
+
+
+def board_view() -> BoardView:
+    return BoardView(
+        corners={cell_name(c): card for c, card in zip(CORNER_ORDER, CORNER_CARDS, strict=True)},
+        corner_positions=tuple(sorted(CORNER_POSITIONS)),
+        faced_lines=FACED_LINE,
+        lines=tuple(tuple(cell_name(c) for c in line) for line in LINES),
+    )
 
 
 # ----- building the views -----------------------------------------------------------------

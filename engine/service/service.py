@@ -72,6 +72,7 @@ from engine.wire.contract import (
     encode,
 )
 from engine.wire.mqtt import CommandRefused, NoAnswer, WireClient
+from engine.wire.sequence import HubCursor
 
 if TYPE_CHECKING:
     from engine.service.ownership import Ownership
@@ -107,18 +108,6 @@ class ServiceConfig:
             index, count = self.shard
             return zlib.crc32(table.encode()) % count == index
         return True
-
-
-@dataclass
-class HubCursor:
-    """Where one hub's event stream stands for one table: dedup and reordering."""
-
-    epoch: str
-    last: int
-    pending: dict[int, HubEvent] = field(default_factory=dict)
-    gap_since: float | None = None
-    asked: int = 0  # highest seq already asked again
-    retried: bool = False  # the open gap was asked a second time
 
 
 class TableRuntime:
@@ -279,26 +268,21 @@ class EngineService:
 
     def _receive(self, table: str, event: HubEvent) -> list[Outcome]:
         runtime = self.table(table)
-        cursor = runtime.cursors.get(event.hub_id)
-        if cursor is None or cursor.epoch != event.epoch:
-            # First sight of this hub, or its outbox started a new epoch: begin here.
-            cursor = HubCursor(event.epoch, event.seq - 1)
-            runtime.cursors[event.hub_id] = cursor
-        if event.seq <= cursor.last or event.seq in cursor.pending:
+        # First sight of this hub, or its outbox started a new epoch: begin here.
+        cursor = HubCursor.of(runtime.cursors, event)
+        if not cursor.offer(event):
             self.stats["duplicates"] += 1
             log.info("table %s: dropped duplicate event %s/%s", table, event.epoch, event.seq)
             return []
         if event.seq != cursor.last + 1:
             self.stats["reordered"] += 1
-        cursor.pending[event.seq] = event
         return self._drain(runtime, event.hub_id, cursor)
 
     def _drain(self, runtime: TableRuntime, hub_id: str, cursor: HubCursor) -> list[Outcome]:
         outcomes = []
         while True:
-            while cursor.last + 1 in cursor.pending:
-                cursor.last += 1
-                outcome = self._process(runtime, cursor.pending.pop(cursor.last))
+            while (ready := cursor.pop_next()) is not None:
+                outcome = self._process(runtime, ready)
                 if outcome is not None:
                     outcomes.append(outcome)
             if not cursor.pending:
@@ -322,7 +306,7 @@ class EngineService:
             log.warning("table %s: events %s..%s of hub %s never came; skipping them",
                         runtime.name, cursor.last + 1, first_pending - 1, hub_id)
             self.stats["gaps_skipped"] += 1
-            cursor.last = first_pending - 1
+            cursor.skip_gap()
             cursor.gap_since = None
             cursor.retried = False
 

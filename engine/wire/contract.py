@@ -126,21 +126,6 @@ class WireModel(BaseModel):
     schema_version: Literal[1] = 1  # == SCHEMA_VERSION
 
 
-def cell_key(row: int, col: int) -> str:
-    """The wire form of grid cell (row, col): ``"r,c"``."""
-    if not (0 <= row < GRID_SIZE and 0 <= col < GRID_SIZE):
-        raise ValueError(f"cell ({row}, {col}) is outside the 6x6 grid")
-    return f"{row},{col}"
-
-
-def parse_cell(key: str) -> tuple[int, int]:
-    """``"r,c"`` -> (row, col)."""
-    if not re.match(CELL_PATTERN, key):
-        raise ValueError(f"cell {key!r} is not 'r,c' with r and c in 0..5")
-    row, col = key.split(",")
-    return int(row), int(col)
-
-
 class HubEvent(WireModel):
     """One sensor event from the hub (topic ``hub/event``, QoS 1).
 
