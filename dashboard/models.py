@@ -42,6 +42,7 @@ class GamePublicOut(_Public):
 class AlertPublic(_Public):
     alert_id: str
     rule: str
+    kind: str = Field(default="breach", description="breach, or notice (information only)")
     message: str
     instruction: str
     severity: str = "error"
@@ -85,6 +86,9 @@ class TableState(_Public):
     status: ServiceStatus
     joined: list[bool] = Field(description="seats whose phone has joined this game")
     virtual: VirtualPublic | None = None
+    last_game: GamePublicOut | None = Field(
+        default=None, description="the last finished game (its scores), while another runs"
+    )
 
 
 class SeatState(BaseModel):
@@ -111,6 +115,11 @@ class SeatState(BaseModel):
     )
     game: GamePublicOut | None = None
     alerts: list[AlertPublic] = Field(default_factory=list)
+    play: bool = Field(
+        default=False,
+        description="one-tap play (POST /api/seats/{n}/play) works: a virtual table on the "
+        "simulated hub; else the phone shows the moves as instructions for the real cards",
+    )
 
 
 class CommandResult(BaseModel):

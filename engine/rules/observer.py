@@ -22,15 +22,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from engine.rules.actions import PASS, USE_DECLINATIO, Take
 from engine.rules.board import (
-    CORNER_ORDER,
-    CORNER_POSITIONS,
     FACED_LINE,
     LINES,
+    PERIMETER,
     SIZE,
     TAKEABLE_CELLS,
     cell_name,
 )
-from engine.rules.cards import CORNER_CARDS, family_name
+from engine.rules.cards import CARDS, family_name
 from engine.rules.errors import IllegalAction
 
 if TYPE_CHECKING:
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
 # Read by pydantic when a view is a field of a wire model: unknown keys are refused.
 _STRICT: Final[dict[str, Any]] = {"extra": "forbid"}
 _LINE_SETS: Final = tuple(frozenset(cells) for cells in LINES)
+_ONE_SPELL_A_TURN: Final = frozenset({"vanesco", "perluceo"})  # never taken with Declinatio
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +88,10 @@ class ExpectedView:
     take: tuple[str, ...] = ()  # cells of the faced line that may be taken
     accio: tuple[str, ...] = ()  # cells only Accio reaches
     declinatio: bool = False
+    # At a corner with Declinatio: the line the pawn would then face and the cells it could
+    # take there (no Vanesco/Perluceo: one spell per turn), for the screens.
+    declinatio_line: int | None = None
+    declinatio_take: tuple[str, ...] = ()
     can_pass: bool = False
     refill_cell: str | None = None
     last_card: str | None = None
@@ -205,32 +209,6 @@ def _lists(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BoardView:
-    """The fixed board, for screens that draw it (the dashboard's JavaScript reads this
-    rather than repeat it): the corner card on each corner cell, the perimeter positions
-    at a corner, the line a pawn at each position faces (None at a corner) and the
-    takeable cells of each line (rows 0-5, then columns 0-5)."""
-
-    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
-    corners: dict[str, str]
-    corner_positions: tuple[int, ...]
-    faced_lines: tuple[int | None, ...]
-    lines: tuple[tuple[str, ...], ...]
-
-    def to_wire(self) -> dict[str, Any]:
-        return to_wire(self)
-
-
-def board_view() -> BoardView:
-    return BoardView(
-        corners={cell_name(c): card for c, card in zip(CORNER_ORDER, CORNER_CARDS, strict=True)},
-        corner_positions=tuple(sorted(CORNER_POSITIONS)),
-        faced_lines=FACED_LINE,
-        lines=tuple(tuple(cell_name(c) for c in line) for line in LINES),
-    )
-
-
 # ----- building the views -----------------------------------------------------------------
 
 
@@ -291,13 +269,22 @@ def expected_view(game: Game) -> ExpectedView:
     line = FACED_LINE[game.pawns[game.seat]]
     faced = _LINE_SETS[line] if line is not None else frozenset()
     takes = [a.cell for a in legal if type(a) is Take]
+    declinatio = USE_DECLINATIO in legal
+    decl_line = (FACED_LINE[(game.pawns[game.seat] + game.move_value) % PERIMETER]
+                 if declinatio else None)
+    decl_take = tuple(
+        cell_name(c) for c in (LINES[decl_line] if decl_line is not None else ())
+        if (card := game.grid[c]) is not None and CARDS[card].spell not in _ONE_SPELL_A_TURN
+    )
     return ExpectedView(
         seat=None if game.is_over() else game.seat,
         phase=game.phase.value,
         faced_line=line,
         take=tuple(cell_name(c) for c in takes if c in faced),
         accio=tuple(cell_name(c) for c in takes if c not in faced),
-        declinatio=USE_DECLINATIO in legal,
+        declinatio=declinatio,
+        declinatio_line=decl_line,
+        declinatio_take=decl_take,
         can_pass=PASS in legal,
         refill_cell=cell_name(game.refill_cell) if game.refill_cell is not None else None,
         last_card=game.last_card[1] if game.last_card else None,

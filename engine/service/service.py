@@ -583,7 +583,8 @@ class EngineService:
         rule = wire["rule"]
         params = dict(wire["params"])
         return GameAlert(
-            alert_id=wire["alert_id"], rule=rule, message=wire["message"][:500],
+            alert_id=wire["alert_id"], rule=rule, kind=wire.get("kind", "breach"),
+            message=wire["message"][:500],
             instruction=wire["instruction"][:500], severity=wire["severity"], seat=wire["seat"],
             active=active, game_id=game_id, ts=now, params=params,
         )

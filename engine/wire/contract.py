@@ -334,9 +334,43 @@ class VanescoWait(Part):
     card: str = Field(pattern=CARD_ID_PATTERN)  # the top card that seat must tap (face up)
 
 
+class DealCell(Part):
+    cell: str = Field(pattern=CELL_PATTERN)
+    name: str = Field(max_length=64, description="'row R, column C' (from 1)")
+    state: Literal["read", "missing", "wrong"]
+    card: str | None = Field(default=None, pattern=CARD_ID_PATTERN,
+                             description="the face-up card read there")
+    why: str | None = Field(default=None, max_length=500, description="why it is wrong")
+
+
+class SetAsideCard(Part):
+    card: str = Field(pattern=CARD_ID_PATTERN)
+    name: str = Field(max_length=128)
+
+
+class SetAside(Part):
+    """2 players: the removed colour's 8 cards, set aside before shuffling (G2)."""
+
+    colour: str = Field(max_length=16)
+    cards: list[SetAsideCard] = Field(default_factory=list, max_length=16)
+    text: str = Field(default="", max_length=1000)
+
+
+class DealNext(Part):
+    code: str = Field(max_length=32, description="set_aside, lay_cards, fix_wrong or starting")
+    text: str = Field(default="", max_length=1000)
+
+
 class Dealing(Part):
+    """The deal, guided (engine.service.deal_guide): public data only."""
+
     filled: int = Field(default=0, ge=0, le=36)
     missing: list[str] = Field(default_factory=list, max_length=36)
+    total: int = Field(default=32, ge=0, le=36)
+    counts: dict[str, int] = Field(default_factory=dict, description="read, missing, wrong")
+    cells: list[DealCell] = Field(default_factory=list, max_length=36)
+    set_aside: SetAside | None = None
+    next: DealNext | None = None
 
 
 class TableAlert(Part):
@@ -344,6 +378,8 @@ class TableAlert(Part):
 
     alert_id: str = Field(min_length=1, max_length=64)
     rule: str = Field(pattern=RULE_PATTERN)
+    kind: Literal["breach", "notice"] = Field(default="breach",
+                      description="breach, or notice (information only)")
     message: str = Field(max_length=500)
     instruction: str = Field(max_length=500)
     severity: Severity = "error"
@@ -420,6 +456,9 @@ class GameAlert(WireModel):
 
     alert_id: str = Field(min_length=1, max_length=64)
     rule: str = Field(pattern=RULE_PATTERN, description="rule id, e.g. 'G4'")
+    kind: Literal["breach", "notice"] = Field(
+        default="breach", description="breach: a rule was broken; notice: information only "
+        "(e.g. what an undo took back), not to be shown as a breach")
     message: str = Field(min_length=1, max_length=500)
     instruction: str = Field(max_length=500, description="what to do to put it right")
     severity: Severity = "error"
