@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass as view_dataclass
 
 from engine.rules.observer import ScoresView
-from engine.wire.contract import PublicTableView
+from engine.wire.contract import BoardHealth, PublicTableView
 
 CardId = str
 
@@ -152,6 +152,8 @@ class ReadersOut(BaseModel):
     ts: float | None
     readers: list[ReaderHealthPublic]
     counts: dict[str, int]
+    board: BoardHealth | None = None  # the scan board (Pico): "hung" when it stopped answering
+    pawns: list[int] | None = None  # sensed pawn positions; None: no pawn sensors
 
 
 class EnrolmentOut(BaseModel):

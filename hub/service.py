@@ -337,8 +337,9 @@ class Hub:
     def _start_enrolment(self, args: dict[str, Any]) -> None:
         if self.tagmap.path is None:
             raise CommandRefused(
-                "enrol: this simulated hub uses a virtual box (every card is known) and has no "
-                "tag map file; set tagmap in its config to enrol real tags")
+                "enrol: nothing to enrol: this simulated table knows every card already (a "
+                "virtual box). To rehearse enrolment, write {\"tags\": {}} into the file its "
+                "config's tagmap names and restart the hub")
         pad = args.get("pad", 0)
         write = args.get("write", False)
         if not isinstance(pad, int) or isinstance(pad, bool) or not isinstance(write, bool):

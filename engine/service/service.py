@@ -3,7 +3,7 @@
 Per table (``cauldron/<table>/…``) it subscribes to ``hub/event`` (QoS 1), drops duplicates
 by ``(epoch, seq)`` and puts reordered events back in order (a gap is asked again from the
 hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the table's
-`TableInterpreter`, writes the input and its actions to the table's log (`TableStore`)
+`TableInterpreter`, writes the input and its actions to the table's log (`engine.service.store`)
 *before* publishing anything, then publishes:
 
 - ``game/public`` (retained): `GamePublic`, the public view plus the table state;
@@ -24,8 +24,11 @@ Commands ``cmd/<verb>`` (`GAME_VERBS`): ``new_game`` (args: colours, first_seat,
 start_positions, removed_colour, recipes, recipe_cards, second_player_bonus, memory_aid),
 ``confirm``, ``undo``, ``keep``, ``discard``, ``declinatio``, ``end``. The answer is
 ``{transaction, status, data, error}``; a command that does not fit the moment is refused
-with a reason and changes nothing. Every table is handled on the MQTT client's single
-dispatcher thread.
+with a reason and changes nothing. An engine that does not serve the table (another shard,
+another engine's table at a venue, an id not in the venue's list) sends no answer at all, so
+each command gets exactly one. Every table is handled on the MQTT client's single
+dispatcher thread; with a PostgreSQL store, tables come and go as this engine claims and
+hands them over (`engine.service.ownership`).
 """
 
 from __future__ import annotations
