@@ -9,16 +9,17 @@ Example ``hub.toml``::
     backend = "serial"                # sim | serial | spi | pcsc
     data_dir = "/var/lib/cauldron"    # outbox-<table>.sqlite, tagmap.json (and the sim table)
     pads = 4                          # scan pads (seats) fitted
-    perimeter = false                 # pawn sensors on the 20 perimeter positions
+    perimeter = false                 # pawn sensors (Hall switches) on the 20 positions
 
     [serial]
     port = "/dev/ttyACM0"
     baudrate = 115200
+    # reset_pin = 26                  # BCM pin wired to the Pico's RUN: resets a hung board
 
     [spi]                             # readers on the Pi's own SPI bus
     bus = 0
     device = 0
-    speed_hz = 4000000
+    speed_hz = 1000000                # 1 MHz through the bank buffers (hardware/wiring.md)
     address_pins = [5, 6, 13, 19]     # BCM pins to the 74HC154s' A0..A3
     bank_pins = [26, 21, 20]          # one /E1 per 16 readers
     strobe_pin = 16                   # all /E2 tied together: the chip-select pulse

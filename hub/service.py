@@ -584,10 +584,31 @@ class Hub:
                 sim.clear()
                 return {}
             if action == "state":  # what really lies where (the virtual table resyncs)
-                return {"lying": self._sim_lying(sim)}
+                pawns = sim.pawns()  # with pawn sensors only
+                return {"lying": self._sim_lying(sim),
+                        **({} if pawns is None else {"pawns": sorted(pawns)})}
+            if action in ("pawn", "pawns"):  # pawn sensors (hardware issue 13)
+                return self._sim_pawns(sim, action, args)
         except (HubError, ValueError) as exc:
             raise CommandRefused(f"sim {action}: {exc}") from None
-        raise CommandRefused(f"sim: action {action!r} is not place, remove, clear or state")
+        raise CommandRefused(f"sim: action {action!r} is not place, remove, clear, state, pawn "
+                             "or pawns")
+
+    @staticmethod
+    def _sim_pawns(sim: Any, action: str, args: dict[str, Any]) -> dict[str, Any]:
+        """``pawn`` {"from": 3, "to": 5} moves one pawn; ``pawns`` {"positions": [...]} sets
+        them all (a game's start)."""
+        switches = sim.pawn_switches
+        if switches is None:
+            raise CommandRefused("sim: this table has no pawn sensors (perimeter = true)")
+        if action == "pawn":
+            switches.move(args.get("from"), args.get("to"))
+        else:
+            positions = args.get("positions")
+            if not isinstance(positions, list) or len(positions) > 4:
+                raise CommandRefused("sim pawns: positions must be a list of up to 4 positions")
+            switches.set(positions)
+        return {"pawns": sorted(switches.sensed())}
 
     def _sim_lying(self, sim: Any) -> dict[str, str]:
         """``{"2,3" | "pad:1" | "pos:7": card id (or "uid:<UID>" for an unknown tag)}``."""

@@ -399,6 +399,10 @@ class TableInfo(Part):
     alerts: list[TableAlert] = Field(default_factory=list, max_length=256)
     dealing: Dealing | None = None
     inputs: int = Field(default=0, ge=0, description="sensor inputs and commands this game")
+    pawns_sensed: list[int] | None = Field(
+        default=None, max_length=N_PERIMETER,
+        description="perimeter positions where a pawn sensor sees a pawn; None: the table has "
+        "no pawn sensors")
 
 
 @view_dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
