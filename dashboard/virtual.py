@@ -22,7 +22,7 @@ from typing import Any
 from dashboard.bridge import Bridge
 from dashboard.models import VirtualPublic
 from engine.rules.names import cell_label, seat_name
-from engine.wire.contract import SimTablePublic, WireModel
+from engine.wire.contract import GamePublic, SimTablePublic, WireModel
 
 log = logging.getLogger("cauldron.dashboard")
 HOST = "host"
@@ -30,6 +30,16 @@ HOST = "host"
 
 class VirtualError(Exception):
     """A gesture the virtual table cannot do (nothing in hand, the cell is taken, ...)."""
+
+
+def in_progress(public: GamePublic | None) -> str | None:
+    """The id of the game the engine has in progress (being dealt or played), else None."""
+    if public is None or public.game_id is None or public.view.over:
+        return None
+    table = public.view.table
+    if table is not None and table.status not in ("dealing", "playing"):
+        return None
+    return public.game_id
 
 
 def owner_of(seat: int | None) -> str:
@@ -120,7 +130,7 @@ class VirtualTable:
         """Refuse what the moment does not allow (`acting`: the seat whose secret was given,
         None for the host): raises `VirtualError`."""
         public = self.bridge.public
-        view: dict[str, Any] = public.view if public is not None else {}
+        view: dict[str, Any] = public.view.to_wire() if public is not None else {}
         table = view.get("table") if isinstance(view.get("table"), dict) else {}
         assert isinstance(table, dict)
         expected = view.get("expected") if isinstance(view.get("expected"), dict) else {}

@@ -339,8 +339,9 @@ class Hub:
     def _start_enrolment(self, args: dict[str, Any]) -> None:
         if self.tagmap.path is None:
             raise CommandRefused(
-                "enrol: this simulated hub uses a virtual box (every card is known) and has no "
-                "tag map file; set tagmap in its config to enrol real tags")
+                "enrol: nothing to enrol: this simulated table knows every card already (a "
+                "virtual box). To rehearse enrolment, write {\"tags\": {}} into the file its "
+                "config's tagmap names and restart the hub")
         pad = args.get("pad", 0)
         write = args.get("write", False)
         if not isinstance(pad, int) or isinstance(pad, bool) or not isinstance(write, bool):
@@ -612,10 +613,31 @@ class Hub:
                 sim.clear()
                 return {}
             if action == "state":  # what really lies where (the virtual table resyncs)
-                return {"lying": self._sim_lying(sim)}
+                pawns = sim.pawns()  # with pawn sensors only
+                return {"lying": self._sim_lying(sim),
+                        **({} if pawns is None else {"pawns": sorted(pawns)})}
+            if action in ("pawn", "pawns"):  # pawn sensors (hardware issue 13)
+                return self._sim_pawns(sim, action, args)
         except (HubError, ValueError) as exc:
             raise CommandRefused(f"sim {action}: {exc}") from None
-        raise CommandRefused(f"sim: action {action!r} is not place, remove, clear or state")
+        raise CommandRefused(f"sim: action {action!r} is not place, remove, clear, state, pawn "
+                             "or pawns")
+
+    @staticmethod
+    def _sim_pawns(sim: Any, action: str, args: dict[str, Any]) -> dict[str, Any]:
+        """``pawn`` {"from": 3, "to": 5} moves one pawn; ``pawns`` {"positions": [...]} sets
+        them all (a game's start)."""
+        switches = sim.pawn_switches
+        if switches is None:
+            raise CommandRefused("sim: this table has no pawn sensors (perimeter = true)")
+        if action == "pawn":
+            switches.move(args.get("from"), args.get("to"))
+        else:
+            positions = args.get("positions")
+            if not isinstance(positions, list) or len(positions) > 4:
+                raise CommandRefused("sim pawns: positions must be a list of up to 4 positions")
+            switches.set(positions)
+        return {"pawns": sorted(switches.sensed())}
 
     def _sim_lying(self, sim: Any) -> dict[str, str]:
         """``{"2,3" | "pad:1" | "pos:7": card id (or "uid:<UID>" for an unknown tag)}``."""

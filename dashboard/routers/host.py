@@ -17,7 +17,7 @@ from dashboard.models import (
     ReadersOut,
 )
 from dashboard.routers import answered
-from dashboard.virtual import VirtualError
+from dashboard.virtual import VirtualError, in_progress
 from engine.rules.cards import PLAYER_COLOURS, RECIPE_A, RECIPE_B
 from engine.rules.errors import RulesError
 from engine.rules.game import GameConfig
@@ -89,12 +89,10 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
         # The cards first, the engine after: the simulated hub answers once its readers saw
         # the whole deal, so the engine reads the new square, never half of the old one.
         assert virtual is not None
-        public = bridge.public
-        table = public.view.get("table") if public is not None else None
-        if isinstance(table, dict) and table.get("status") in ("dealing", "playing"):
+        playing = in_progress(bridge.public)
+        if playing is not None:
             raise HTTPException(status.HTTP_409_CONFLICT,
-                                f"game {public.game_id if public else ''} is in progress: "
-                                "end it first")
+                                f"game {playing} is in progress: end it first")
         try:
             virtual.deal(config["removed_colour"], rng.randrange(2**32))
         except VirtualError as exc:
@@ -140,7 +138,8 @@ def readers(_: HostDep, bridge: BridgeDep) -> ReadersOut:
         )
         counts[seen.health] = counts.get(seen.health, 0) + 1
     return ReadersOut(
-        hub_id=snap.hub_id, backend=snap.backend, ts=snap.ts, readers=rows, counts=counts
+        hub_id=snap.hub_id, backend=snap.backend, ts=snap.ts, readers=rows, counts=counts,
+        board=snap.board, pawns=snap.pawns,
     )
 
 

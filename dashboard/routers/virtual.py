@@ -144,7 +144,7 @@ def discard(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandR
 def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
     _active_seat(bridge, actor)
     state = bridge.table_state()
-    if state.game is None or not state.game.view.expected.pass_:
+    if state.game is None or not state.game.view.expected.can_pass:
         raise HTTPException(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)")
     return answered(bridge.command("confirm", source="virtual"))
 
