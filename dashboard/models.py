@@ -185,6 +185,9 @@ class NewGameIn(BaseModel):
 
     colours: list[str] = Field(min_length=2, max_length=4, description="one player colour per seat")
     first_seat: int = Field(default=0, ge=0, le=3)
+    start_positions: list[int] | None = Field(
+        default=None, max_length=4, description="each seat's starting perimeter position "
+        "(0-19; default: seat i beside corner i)")
     removed_colour: str | None = Field(default=None, description="2 players: colour removed")
     recipes: bool = False
     second_player_bonus: bool = False

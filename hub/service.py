@@ -592,7 +592,7 @@ class Hub:
         if not isinstance(sim, SimulatedTable):
             raise CommandRefused(f"sim: this hub reads real cards ({sim.name} back-end)")
         action, where = args.get("action"), args.get("where")
-        if action not in ("place", "remove", "clear", "state"):
+        if action not in ("place", "remove", "clear", "state", "pawn", "pawns"):
             try:
                 data = sim.gesture(args)
             except (HubError, ValueError) as exc:

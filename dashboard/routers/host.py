@@ -51,6 +51,7 @@ def game_config(form: NewGameIn) -> dict[str, Any]:
             {
                 "colours": form.colours,
                 "first_seat": form.first_seat,
+                "start_positions": form.start_positions,
                 "removed_colour": form.removed_colour if len(form.colours) == 2 else None,
                 "recipes": form.recipes,
                 "second_player_bonus": form.second_player_bonus,

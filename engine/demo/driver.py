@@ -80,6 +80,9 @@ class BotDriver:
                                  headers={PIN_HEADER: config.pin})
         self.stop_event = threading.Event()
         self.finished = threading.Event()  # `games` games played and shown
+        self.resumed = threading.Event()
+        self.resumed.set()
+        self.idle = threading.Event()  # paused and between two gestures
         self.games_started = 0
         self.games_over = 0
         self.results: list[dict[str, Any]] = []
@@ -123,8 +126,21 @@ class BotDriver:
 
     # ------------------------------------------------------------ the loop
 
+    def pause(self, paused: bool = True) -> None:
+        """Hold the bots between two gestures (the host's hand, a test); `idle` is set once
+        they are held."""
+        if paused:
+            self.resumed.clear()
+        else:
+            self.idle.clear()
+            self.resumed.set()
+
     def _run(self) -> None:
         while not self.stop_event.is_set():
+            if not self.resumed.is_set():
+                self.idle.set()
+                self.resumed.wait(0.1)
+                continue
             try:
                 self.tick()
             except (httpx.HTTPError, DriverError) as exc:
@@ -463,13 +479,26 @@ class BotDriver:
                 # Declinatio onto a line of Vanesco/Perluceo only ends the game (G7): no lift
                 # says so; at a real table the seat taps the card, here the table's button.
                 return self._button("/api/virtual/declinatio", state)
+            game = probe
             action = self._choose(probe, seat)  # the card from the newly faced line
         if isinstance(action, Pass):
             return self._button("/api/virtual/pass", state)
         if isinstance(action, Take):
-            return self._gesture({"action": "lift", "where": cell_name(action.cell),
-                                  "as_seat": seat}, state)
+            where = cell_name(action.cell)
+            if not self.config.pace and not self._ends_game(game, action):
+                # As fast as the table confirms: the whole take in one gesture (the phone's
+                # one tap); at a visible pace each step shows on the big screen.
+                return self._gesture({"action": "take", "where": where, "seat": seat,
+                                      "as_seat": seat}, state)
+            return self._gesture({"action": "lift", "where": where, "as_seat": seat}, state)
         raise DriverError(f"seat {seat}: the bot chose {action}, which no gesture expresses now")
+
+    @staticmethod
+    def _ends_game(game: Game, take: Take) -> bool:
+        """The take is the game's last card (keep or discard: decided once in hand)."""
+        probe = game.copy()
+        probe.apply(take)
+        return probe.phase is Phase.LAST_CARD
 
     def _last_card(self, state: dict[str, Any], seat: int, cell: str) -> bool:
         """The last card is in the bot's hand: keep it (lay it on the pad) or discard it."""
