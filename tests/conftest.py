@@ -37,6 +37,13 @@ if sys.path[0] != _ROOT:
 
 from engine.wire.broker import BrokerKind, LocalBroker, find_mosquitto  # noqa: E402
 
+# The tables' hub and command keys (engine.wire.auth): one private folder per test run, so
+# the hubs, engines and dashboards a test starts (in-process or as subprocesses) share them.
+if not os.environ.get("CAULDRON_KEYS_DIR"):
+    import tempfile
+
+    os.environ["CAULDRON_KEYS_DIR"] = tempfile.mkdtemp(prefix="cauldron-test-keys-")
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--soak", action="store_true", default=False, help="run soak tests too")

@@ -15,6 +15,7 @@ moment, so an open game is rebuilt by replaying from its ``new_game`` row onward
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -32,6 +33,7 @@ from engine.service.interpreter import (
     Status,
     TableInterpreter,
 )
+from engine.wire.auth import private_dir
 from engine.wire.contract import HubEvent, HubSnapshot, check_table_id, parse_cell
 
 _SCHEMA = """
@@ -133,7 +135,9 @@ class TableStore:
         self.path = path
         self.table = check_table_id(table)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
+            # 0600 from its creation; SQLite gives its -wal and -shm files the same mode.
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
             self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -148,6 +152,30 @@ class TableStore:
 
     def close(self) -> None:
         self._db.close()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT, rolled back on *any* error (a bad value, a full disk,
+        an exception in between): no half-written input, and no transaction left open
+        for the next write to land in and be lost with. Errors come out as `StoreError`."""
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            yield db
+            db.execute("COMMIT")
+        except BaseException as exc:
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error | ValueError | OverflowError | TypeError):
+                raise StoreError(f"cannot write the table log {self.path}: {exc}") from None
+            raise
+
+    def probe(self) -> None:
+        """Write (and commit) a little, to see whether the log can be written again."""
+        with self._transaction() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, ts REAL)")
+            db.execute("INSERT OR REPLACE INTO probe (id, ts) VALUES (1, julianday('now'))")
 
     # ------------------------------------------------------------------ writing
 
@@ -172,18 +200,11 @@ class TableStore:
         game_rows = game_id is not None and (
             bool(actions) or bool(undone) or verb is not None
             or self._status.get(game_id) != status)
-        try:
-            if hub_event is not None and not game_rows:
-                # The common case, a sensor event that changed no rule state: one statement,
-                # committed on its own.
-                cur = self._insert_hub_event(ts, hub_event, game_id)
-                return cur.rowcount > 0
-            db.execute("BEGIN IMMEDIATE")
+        with self._transaction():
             if hub_event is not None:
                 cur = self._insert_hub_event(ts, hub_event, game_id)
-                if cur.rowcount == 0:
-                    db.execute("ROLLBACK")
-                    return False
+                if cur.rowcount == 0 or not game_rows:  # a duplicate; or nothing else to add
+                    return cur.rowcount > 0
             else:
                 cur = db.execute(
                     "INSERT INTO inputs (ts, source, verb, seat, payload, observed, game_id) "
@@ -193,7 +214,6 @@ class TableStore:
                 )
             input_id = cur.lastrowid
             if game_id is not None and game_rows:
-                self._status[game_id] = status
                 rows = [(input_id, game_id, json.dumps(a.to_wire())) for a in actions]
                 if undone:
                     rows.insert(0, (input_id, game_id, json.dumps({"type": "undo",
@@ -202,24 +222,19 @@ class TableStore:
                     "INSERT INTO actions (input_id, game_id, action) VALUES (?, ?, ?)", rows
                 )
                 self._game_row(interp, input_id, ts, verb == "new_game")
-            db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise StoreError(f"cannot write the table log {self.path}: {exc}") from None
+        if game_id is not None and game_rows:  # only once committed
+            self._status[game_id] = status
         return True
 
     def append_snapshot(self, snapshot: HubSnapshot, interp: TableInterpreter) -> None:
         """Store a hub snapshot the interpreter resynchronised from."""
-        try:
-            self._db.execute(
+        with self._transaction() as db:
+            db.execute(
                 "INSERT INTO inputs (ts, source, hub_id, epoch, seq, payload, game_id) "
                 "VALUES (?, 'snapshot', ?, ?, ?, ?, ?)",
                 (snapshot.ts, snapshot.hub_id, snapshot.epoch, snapshot.last_seq,
                  snapshot.model_dump_json(), interp.game_id),
             )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot write the table log {self.path}: {exc}") from None
 
     def _insert_hub_event(self, ts: float, event: HubEvent,
                           game_id: str | None) -> sqlite3.Cursor:
