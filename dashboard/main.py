@@ -13,7 +13,8 @@ from fastapi.staticfiles import StaticFiles
 
 from dashboard.bridge import Bridge
 from dashboard.config import Settings
-from dashboard.routers import host, pages, scores, seats, table, virtual
+from dashboard.count import CountDesk
+from dashboard.routers import count, host, pages, scores, seats, table, virtual
 from dashboard.virtual import VirtualTable
 
 STATIC = Path(__file__).with_name("static")
@@ -24,6 +25,7 @@ TAGS = [
     {"name": "host", "description": "Host controls, protected by the host PIN."},
     {"name": "virtual table", "description": "Play with the simulated hub by clicking."},
     {"name": "scores", "description": "The final score breakdown."},
+    {"name": "count", "description": "Score-only mode: tap each seat's cards on one reader."},
 ]
 
 
@@ -74,8 +76,34 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
     app.state.settings = settings
     app.state.bridge = bridge
     app.state.virtual = virtual_table
+    app.state.count = count_desk(settings)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     for router in (table.router, seats.router, host.router, virtual.router, scores.router,
-                   pages.router):
+                   count.router, pages.router):
         app.include_router(router)
+    return app
+
+
+def count_desk(settings: Settings) -> CountDesk:
+    """The score-only count, kept in the data dir (a restart loses no tap)."""
+    return CountDesk(settings.data_dir / f"count-{settings.table}.json"
+                     if settings.data_dir else None)
+
+
+def create_count_app(settings: Settings, desk: CountDesk) -> FastAPI:
+    """Score-only mode on its own (`cauldron count`): the count page and its API, no broker,
+    no game; ``desk`` is fed by the reader its caller runs."""
+    from fastapi.responses import RedirectResponse
+
+    app = FastAPI(title="Cauldron Table: score-only count", version="0.1.0",
+                  openapi_tags=[t for t in TAGS if t["name"] == "count"])
+    app.state.settings = settings
+    app.state.count = desk
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    app.include_router(count.router)
+
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        return RedirectResponse("/count")
+
     return app

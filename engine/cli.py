@@ -17,6 +17,7 @@ from collections.abc import Sequence
 COMMAND_MODULES: tuple[str, ...] = (
     "engine.rules_cli",
     "engine.score_cli",
+    "engine.count_cli",
     "engine.benchkit",
     "hub.cli",
     "engine.service.cli",

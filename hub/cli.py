@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def _config_options(parser: argparse.ArgumentParser, mqtt: bool = True) -> None:
     parser.add_argument("--config", type=Path, help="hub config file (TOML or JSON)")
-    parser.add_argument("--backend", choices=["sim", "serial", "spi"],
+    parser.add_argument("--backend", choices=["sim", "serial", "spi", "pcsc"],
                         help="reader back-end (default from config, else sim)")
     parser.add_argument("--table", help="table id: topics go under cauldron/<table>/")
     parser.add_argument("--data-dir", type=Path, help="where the outbox and tag map live")
@@ -425,7 +425,7 @@ def register(subparsers: Any) -> None:
     _sim_options(enroll)
     enroll.add_argument("--pad", type=int, default=0, help="seat whose pad to use (default 0)")
     enroll.add_argument("--write", action="store_true",
-                        help="also write the card id into each tag (serial/spi back-ends)")
+                        help="also write the card id into each tag (serial/spi/pcsc back-ends)")
     enroll.add_argument("--idle-timeout", type=float, default=None,
                         help="stop after this many seconds without a tag")
     enroll.set_defaults(handler=_run_enroll)

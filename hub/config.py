@@ -5,7 +5,7 @@ Example ``hub.toml``::
     table = "table-1"                 # MQTT base topic cauldron/<table>/
     mqtt = "mqtt://127.0.0.1:1883"    # mqtts://user:password@host:8883 for TLS
     # mqtt_ca = "/etc/cauldron/ca.pem" # CA of the broker's certificate (mqtts only)
-    backend = "serial"                # sim | serial | spi
+    backend = "serial"                # sim | serial | spi | pcsc
     data_dir = "/var/lib/cauldron"    # outbox-<table>.sqlite, tagmap.json (and the sim table)
     pads = 4                          # scan pads (seats) fitted
     perimeter = false                 # pawn sensors on the 20 perimeter positions
@@ -21,6 +21,9 @@ Example ``hub.toml``::
     address_pins = [5, 6, 13, 19]     # BCM pins to the 74HC154s' A0..A3
     bank_pins = [26, 21, 20]          # one /E1 per 16 readers
     strobe_pin = 16                   # all /E2 tied together: the chip-select pulse
+
+    [pcsc]                            # backend = "pcsc": USB NFC readers as scan pads
+    readers = ["ACR122U"]             # name fragment per pad (default: in the order found)
 
     [io]                              # gpiozero pins (BCM); omit a key to go without
     turn_leds = [17, 27, 22, 23]
@@ -47,7 +50,7 @@ from typing import Any
 from engine.wire.contract import TopicError, check_table_id
 from hub.errors import ConfigError
 
-BACKENDS = ("sim", "serial", "spi")
+BACKENDS = ("sim", "serial", "spi", "pcsc")
 
 
 def default_data_dir() -> Path:
@@ -70,6 +73,7 @@ class HubConfig:
     snapshot_interval: float = 0.5
     serial: dict[str, Any] = field(default_factory=dict)
     spi: dict[str, Any] = field(default_factory=dict)
+    pcsc: dict[str, Any] = field(default_factory=dict)
     io: dict[str, Any] = field(default_factory=dict)
     sim: dict[str, Any] = field(default_factory=dict)
 
@@ -95,6 +99,7 @@ class HubConfig:
             "table": (str,), "mqtt": (str,), "backend": (str,), "pads": (int,),
             "perimeter": (bool,), "poll_interval": (int, float),
             "snapshot_interval": (int, float), "serial": (dict,), "spi": (dict,),
+            "pcsc": (dict,),
             "io": (dict,), "sim": (dict,), "mqtt_ca": (str, type(None)),
             "hub_id": (str, type(None)), "data_dir": (Path,), "tagmap": (Path, type(None)),
         }

@@ -13,6 +13,12 @@ MQTT brokers (real ones: Mosquitto when installed, else the embedded amqtt broke
   ``CAULDRON_TEST_BROKER=amqtt`` to force the embedded broker.
 - ``table_id`` (function) -> ``str``: a fresh table id such as ``"t-3f9a1c"``.
 
+PostgreSQL (real; `tests/pg_cluster.py`: a throw-away cluster, or ``CAULDRON_TEST_PG``):
+
+- ``pg_url`` (function) -> ``str``: a fresh empty database's URL, dropped afterwards.
+- ``store_url`` (function, parametrized ``sqlite`` / ``postgresql``) -> ``str``: a store for
+  `engine.service.store.open_store`; tests using it run on both back-ends.
+
 Options and markers:
 
 - ``--soak``: run tests marked ``@pytest.mark.soak`` (skipped otherwise).
@@ -89,3 +95,39 @@ def restartable_broker(broker_kind: BrokerKind) -> Iterator[LocalBroker]:
 @pytest.fixture
 def table_id() -> str:
     return f"t-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[object]:
+    from pg_cluster import Cluster, NoPostgres
+
+    cluster = Cluster()
+    try:
+        cluster.start()
+    except NoPostgres as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: object) -> Iterator[str]:
+    from pg_cluster import Cluster
+
+    assert isinstance(pg_cluster, Cluster)
+    url = pg_cluster.database()
+    try:
+        yield url
+    finally:
+        pg_cluster.drop(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "store")
+    return cast(str, request.getfixturevalue("pg_url"))

@@ -15,6 +15,7 @@ from engine.cli import CliError
 
 if TYPE_CHECKING:
     from engine.service.service import ServiceConfig
+    from engine.service.store import Store
 
 
 def _data_dir(value: str | None) -> Path:
@@ -42,7 +43,7 @@ def _load_config_file(path: str | None) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise CliError(f"{path}: engine = {section!r} is not a table; write an [engine] "
                        "section")
-    allowed = {"mqtt", "data_dir", "tables", "shard", "name", "hub_io"}
+    allowed = {"mqtt", "data_dir", "tables", "shard", "name", "hub_io", "store"}
     unknown = set(section) - allowed
     if unknown:
         shown = ", ".join(k if k.isidentifier() else repr(k) for k in sorted(unknown))
@@ -102,6 +103,7 @@ def _service_config(args: argparse.Namespace) -> ServiceConfig:
     return ServiceConfig(
         mqtt=args.mqtt or file.get("mqtt") or "mqtt://127.0.0.1:1883",
         data_dir=_data_dir(args.data_dir or file.get("data_dir")),
+        store=args.store or file.get("store") or None,
         tables=_parse_tables(args.tables or file.get("tables")),
         shard=_parse_shard(shard_text) if shard_text else None,
         name=_check_name(args.name or file.get("name") or "engine"),
@@ -115,6 +117,10 @@ def _engine(args: argparse.Namespace) -> int:
     from engine.wire.mqtt import MqttError
 
     config = _service_config(args)
+    if config.shard is not None and config.store and "://" in config.store \
+            and not config.store.startswith("sqlite:"):
+        raise CliError("--shard and a postgresql:// store do not go together: the engines "
+                       "split the venue's tables between them by themselves")
     # Two busy threads share the GIL (paho's network loop and the handler): hand it over
     # more often than every 5 ms, or a message waits for the other thread's whole slice.
     sys.setswitchinterval(0.001)
@@ -122,17 +128,22 @@ def _engine(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         service = EngineService(config)
-    except MqttError as exc:
+    except (MqttError, ServiceError) as exc:
         raise CliError(str(exc)) from None
-    print(f"cauldron engine: data in {config.data_dir}, broker {service.client.broker.redacted()}",
-          file=sys.stderr, flush=True)
+    print(f"cauldron engine {service.engine_id}: games in {service.store.redacted()}, broker "
+          f"{service.client.broker.redacted()}", file=sys.stderr, flush=True)
     try:
         service.start(wait=args.connect_timeout)
     except (MqttError, ServiceError) as exc:
         service.client.stop(timeout=0.5)  # no reconnect loop left behind
         raise CliError(str(exc)) from None
-    print(f"cauldron engine: serving {len(service.tables)} stored table(s) and any new one; "
-          "Ctrl-C to stop", file=sys.stderr, flush=True)
+    if service.store.claims:
+        print(f"cauldron engine: claiming its share of the venue's "
+              f"{len(service.store.venue_tables() or [])} table(s) (`cauldron games owners` "
+              "shows who serves which); Ctrl-C to stop", file=sys.stderr, flush=True)
+    else:
+        print(f"cauldron engine: serving {len(service.tables)} stored table(s) and any new "
+              "one; Ctrl-C to stop", file=sys.stderr, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: service.stop())
     try:
         while not service.wait(1.0):
@@ -142,25 +153,44 @@ def _engine(args: argparse.Namespace) -> int:
     return 0
 
 
-def _games(args: argparse.Namespace) -> int:
-    from engine.service.store import TableStore, stored_tables
+def _store(args: argparse.Namespace) -> Store:
+    """The store the `games` commands read: --store, else --data-dir, else the config
+    file's store/data_dir, else the default data dir."""
+    from engine.service.errors import StoreError
+    from engine.service.store import open_store
 
-    data_dir = _data_dir(args.data_dir)
-    tables = [args.table] if args.table else stored_tables(data_dir)
-    rows = []
-    for table in tables:
-        path = data_dir / "tables" / f"{table}.sqlite"
-        if not path.exists():
-            raise CliError(f"no stored table {table!r} in {data_dir}; `cauldron games` lists "
-                           "them")
-        store = TableStore(path, table)
-        rows.extend(store.games())
+    file = _load_config_file(getattr(args, "config", None))
+    where = (getattr(args, "store", None) or file.get("store")
+             or str(_data_dir(getattr(args, "data_dir", None) or file.get("data_dir"))))
+    try:
+        return open_store(where)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _games(args: argparse.Namespace) -> int:
+    from engine.service.errors import StoreError
+
+    store = _store(args)
+    try:
+        tables = [args.table] if args.table else store.tables()
+        rows = []
+        for table in tables:
+            if not store.has_table(table):
+                raise CliError(f"no stored table {table!r} in {store.redacted()}; "
+                               "`cauldron games` lists them")
+            log = store.table(table)
+            rows.extend(log.games())
+            log.close()
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    finally:
         store.close()
     if args.json:
         print(json.dumps([r.__dict__ for r in rows]))
         return 0
     if not rows:
-        print(f"no stored games in {data_dir}")
+        print(f"no stored games in {store.redacted()}")
         return 0
     print(f"{'table':<16} {'game':<24} {'status':<9} {'players':<8} winners")
     for r in rows:
@@ -173,16 +203,13 @@ def _games(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from engine.rules import GameLog
     from engine.service.errors import StoreError
-    from engine.service.store import TableStore, table_path
 
-    data_dir = _data_dir(args.data_dir)
-    path = table_path(data_dir, args.table)
-    if not path.exists():
-        raise CliError(f"no stored table {args.table!r} in {data_dir}; `cauldron games` lists "
-                       "them")
-    store = TableStore(path, args.table)
+    store = _store(args)
     try:
-        interp = store.rebuild(args.game)
+        if not store.has_table(args.table):
+            raise CliError(f"no stored table {args.table!r} in {store.redacted()}; "
+                           "`cauldron games` lists them")
+        interp = store.table(args.table).rebuild(args.game)
     except StoreError as exc:
         raise CliError(str(exc)) from None
     finally:
@@ -201,12 +228,116 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _owners(args: argparse.Namespace) -> int:
+    from engine.service.errors import StoreError
+    from engine.service.store.postgres import PostgresStore
+
+    store = _store(args)
+    try:
+        if not isinstance(store, PostgresStore):
+            raise CliError(f"{store.redacted()} is a SQLite store: the one engine using it "
+                           "serves every table; ownership is for a postgresql:// store")
+        owners = store.owners()
+        engines = store.live_engines()
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({"tables": {o.table: o.engine for o in owners}, "engines": engines}))
+        return 0
+    if not owners:
+        print("the venue has no tables yet: add them with `cauldron games tables --add t1,t2`")
+        return 0
+    print(f"{'table':<20} engine")
+    for o in owners:
+        print(f"{o.table:<20} {o.engine or '- (nobody: no engine has claimed it yet)'}")
+    print(f"{len(engines)} engine(s) live: {', '.join(engines) or 'none'}")
+    return 0
+
+
+def _tables(args: argparse.Namespace) -> int:
+    from engine.service.errors import StoreError
+
+    store = _store(args)
+    try:
+        add = _parse_tables(args.add) or frozenset()
+        remove = _parse_tables(args.remove) or frozenset()
+        if add or remove:
+            names: list[str] | None = store.set_venue_tables(sorted(add), sorted(remove))
+        else:
+            names = store.venue_tables()
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(names))
+    elif names is None:
+        print(f"no venue table list in {store.redacted()}: any table id is served; make one "
+              "with `cauldron games tables --add t1,t2`")
+    else:
+        print("\n".join(names) if names else "the venue's table list is empty")
+    return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    store = _store(args)  # opening a store applies its migrations
+    try:
+        print(f"{store.redacted()}: schema version {store.schema_version()}")
+    finally:
+        store.close()
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from engine.service.errors import StoreError
+    from engine.service.store.transfer import export_table
+
+    store = _store(args)
+    try:
+        if not store.has_table(args.table):
+            raise CliError(f"no stored table {args.table!r} in {store.redacted()}")
+        out = sys.stdout if args.out in (None, "-") else open(args.out, "w")  # noqa: SIM115
+        try:
+            count = export_table(store, args.table, out)
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    except (StoreError, OSError) as exc:
+        raise CliError(f"export: {exc}") from None
+    finally:
+        store.close()
+    print(f"exported table {args.table}: {count} input(s)", file=sys.stderr)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from engine.service.errors import StoreError
+    from engine.service.store.transfer import import_table
+
+    store = _store(args)
+    try:
+        with open(args.file) as fh:
+            table, count = import_table(store, fh, rename=args.table)
+    except OSError as exc:
+        raise CliError(f"import: cannot read {args.file}: {exc.strerror}") from None
+    except StoreError as exc:
+        raise CliError(f"import: {exc}") from None
+    finally:
+        store.close()
+    print(f"imported table {table}: {count} input(s) into {store.redacted()}")
+    return 0
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("engine", help="run the engine service (tables' games over MQTT)")
     p.add_argument("--config", help="TOML file with an [engine] section")
     p.add_argument("--mqtt", help="broker URL (default mqtt://127.0.0.1:1883)")
     p.add_argument("--data-dir", help="where table logs live (default "
                    "$XDG_DATA_HOME/cauldron/engine or ~/.local/share/cauldron/engine)")
+    p.add_argument("--store", help="where games are kept: postgresql://user@host/db for a "
+                   "venue (engines share its tables), or sqlite:///data-dir (the default)")
     p.add_argument("--tables", help="serve only these tables (comma-separated)")
     p.add_argument("--shard", help="serve the tables whose hash mod n is i (i/n)")
     p.add_argument("--name", help="service name (MQTT client id; default engine)")
@@ -218,8 +349,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(handler=_engine)
 
-    g = subparsers.add_parser("games", help="list stored games; `games show` replays one")
-    g.add_argument("--data-dir", help="the engine's data dir")
+    g = subparsers.add_parser("games", help="stored games (list, show), a venue's tables and "
+                              "their owners, export/import between stores")
+    _store_args(g, None)
     g.add_argument("--table", help="only this table")
     g.add_argument("--json", action="store_true")
     g.set_defaults(handler=_games)
@@ -227,8 +359,41 @@ def register(subparsers: Any) -> None:
     s = sub.add_parser("show", help="rebuild a stored game from its log and show it")
     s.add_argument("table")
     s.add_argument("game")
-    s.add_argument("--data-dir", default=argparse.SUPPRESS, help="the engine's data dir")
+    _store_args(s)
     s.add_argument("--log", action="store_true",
                    help="print the rules log (JSON) instead; `cauldron replay FILE` reads it")
     s.add_argument("--json", action="store_true")
     s.set_defaults(handler=_show)
+    o = sub.add_parser("owners", help="which engine serves which table (postgresql:// store)")
+    _store_args(o)
+    o.add_argument("--json", action="store_true")
+    o.set_defaults(handler=_owners)
+    t = sub.add_parser("tables", help="the venue's table list (others are refused)")
+    _store_args(t)
+    t.add_argument("--add", help="add these tables (comma-separated)")
+    t.add_argument("--remove", help="remove these tables (comma-separated)")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(handler=_tables)
+    m = sub.add_parser("migrate", help="bring the store's schema up to date; show its version")
+    _store_args(m)
+    m.set_defaults(handler=_migrate)
+    e = sub.add_parser("export", help="write one table's whole log as JSON lines")
+    e.add_argument("table")
+    e.add_argument("--out", help="file to write (default: standard output)")
+    _store_args(e)
+    e.set_defaults(handler=_export)
+    i = sub.add_parser("import", help="load a table's log written by `games export` (into "
+                       "an empty table; e.g. from SQLite into a venue's PostgreSQL)")
+    i.add_argument("file")
+    i.add_argument("--table", help="import under this table id instead")
+    _store_args(i)
+    i.set_defaults(handler=_import)
+
+
+def _store_args(parser: Any, default: Any = argparse.SUPPRESS) -> None:
+    """--store/--data-dir/--config on `games` and on each of its sub-commands."""
+    parser.add_argument("--store", default=default,
+                        help="postgresql://… or sqlite:///data-dir (default: the data dir)")
+    parser.add_argument("--data-dir", default=default, help="the engine's data dir (SQLite)")
+    parser.add_argument("--config", default=default,
+                        help="the engine's TOML config file (its store or data_dir)")

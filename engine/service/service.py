@@ -45,7 +45,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
+import re
 import socket
 import threading
 import time
@@ -53,7 +55,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.rules import GameLog, replay
 from engine.rules.cards import RECIPE_A, RECIPE_B
@@ -62,11 +64,12 @@ from engine.rules.events import Event
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
 from engine.service.store import (
-    TableStore,
+    Store,
+    TableLog,
     default_data_dir,
+    open_store,
     sensor_input,
     snapshot_state,
-    stored_tables,
 )
 from engine.wire.auth import (
     MAX_COMMAND_WINDOW,
@@ -76,7 +79,6 @@ from engine.wire.auth import (
     key_path,
     keys_dir,
     load_key,
-    private_dir,
 )
 from engine.wire.contract import (
     GAME_VERBS,
@@ -93,7 +95,10 @@ from engine.wire.contract import (
     WireModel,
     encode,
 )
-from engine.wire.mqtt import CommandRefused, WireClient
+from engine.wire.mqtt import CommandRefused, NoAnswer, WireClient
+
+if TYPE_CHECKING:
+    from engine.service.ownership import Ownership
 
 log = logging.getLogger("cauldron.engine")
 VERSION = "1"
@@ -117,6 +122,10 @@ class ServiceConfig:
     buzz_ms: int = 300
     hub_io: bool = True  # send hub/cmd/turn and hub/cmd/buzz
     gap_timeout: float = 3.0  # then the replay is asked again (never skipped)
+    # Where games are kept: None (SQLite in data_dir) or a URL (`open_store`); with
+    # postgresql://, tables are claimed by the venue's engines (`engine.service.ownership`).
+    store: str | None = None
+    claim_interval: float = 1.0
     keys: Path = field(default_factory=keys_dir)  # engine.wire.auth: hub and command keys
     max_open_logs: int = 256
     idle_close: float = 300.0  # seconds without input before a table's log is closed
@@ -145,11 +154,12 @@ class HubCursor:
 
 
 class TableRuntime:
-    def __init__(self, name: str, store: TableStore, data_dir: Path | None = None) -> None:
+    def __init__(self, name: str, store: TableLog,
+                 reopen: Callable[[], TableLog] | None = None) -> None:
         self.name = name
         self.topics: Topics = Topics(name)
-        self.data_dir = data_dir
-        self._store: TableStore | None = store
+        self._reopen = reopen
+        self._store: TableLog | None = store
         self.used = time.monotonic()
         self.interp = store.rebuild()
         self.cursors: dict[str, HubCursor] = {
@@ -161,12 +171,12 @@ class TableRuntime:
         self.pending_hub: str | None = None  # a new hub id waiting for the host
 
     @property
-    def store(self) -> TableStore:
+    def store(self) -> TableLog:
         """The table's log, opened again when it was closed for being idle."""
         self.used = time.monotonic()
         if self._store is None:
-            assert self.data_dir is not None
-            self._store = TableStore.open(self.data_dir, self.name)
+            assert self._reopen is not None, f"table {self.name}'s log was closed"
+            self._store = self._reopen()
         return self._store
 
     @property
@@ -192,6 +202,10 @@ class EngineService:
             "refused": 0, "ignored_tables": 0, "errors": 0, "forged": 0, "expired": 0,
             "gaps_refused": 0, "store_failures": 0,
         }
+        self.store: Store = open_store(config.store or config.data_dir)
+        self.engine_id = engine_id(config.name)
+        self.ownership: Ownership | None = None
+        self._snapshots: dict[str, HubSnapshot] = {}  # latest per table, for a claim
         self._known: dict[str, tuple[float, bool]] = {}  # table -> (checked at, has a key)
         self._keys: dict[tuple[str, str], tuple[float, TableKey | None]] = {}
         self._seen_commands: dict[tuple[str, str], float] = {}  # (table, tx) -> deadline
@@ -205,17 +219,20 @@ class EngineService:
         }
         assert set(self.handlers) == set(GAME_VERBS), "one handler per verb of the contract"
         single = sorted(config.tables)[0] if config.tables and len(config.tables) == 1 else None
-        state_table = single or (config.name if config.shard is None
-                                 else f"{config.name}-{config.shard[0]}-of-{config.shard[1]}")
+        if self.store.claims:  # many engines, each its own liveness topic
+            state_table = self.engine_id
+        else:
+            state_table = single or (config.name if config.shard is None
+                                     else f"{config.name}-{config.shard[0]}-of-{config.shard[1]}")
         self.state_topic = Topics(state_table, config.base).engine_state
-        name = config.name
-        if config.shard is not None and name == "engine":  # shards need distinct client ids
-            name = f"engine-{config.shard[0]}-of-{config.shard[1]}"
         self.client = WireClient(
             config.mqtt,
-            client_id=f"cauldron-{name}",
+            # Unique per process: two engines under one client id would kick each other off.
+            # So the broker keeps no session for us: what a restart missed comes from the
+            # hub's outbox (its retained snapshot tells us to ask for a replay).
+            client_id=f"cauldron-{self.engine_id}",
             state_topic=self.state_topic,
-            clean_session=False,  # the broker keeps QoS 1 events for us while we restart
+            clean_session=True,
             base=config.base,
         )
         self._stopped = threading.Event()
@@ -228,9 +245,11 @@ class EngineService:
 
     def load(self) -> None:
         """Rebuild every open game of the tables this process serves, from their logs
-        (at most `max_open_logs` stay open: start-up never runs out of files)."""
-        private_dir(self.config.data_dir)
-        for table in stored_tables(self.config.data_dir):
+        (with a shared store, tables come as they are claimed instead; at most
+        `max_open_logs` stay open: start-up never runs out of files)."""
+        if self.store.claims:
+            return
+        for table in self.store.tables():
             if not self.config.serves(table):
                 continue
             try:
@@ -252,11 +271,14 @@ class EngineService:
         self.client.start(wait=wait)
         if wait is not None:  # hub events and commands are heard from here on
             self.client.wait_ready(wait)
+        self._start_ownership()
         self._ticker = threading.Thread(target=self._tick_loop, name="engine-tick", daemon=True)
         self._ticker.start()
         return self
 
     def stop(self) -> None:
+        if self.ownership is not None:  # hand every table over before going
+            self.ownership.stop()
         if self.client.connected:
             for runtime in self.tables.values():
                 self._publish(runtime.topics.engine_state,
@@ -266,6 +288,7 @@ class EngineService:
         with self._lock:
             for runtime in self.tables.values():
                 runtime.close()
+        self.store.close()
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._stopped.wait(timeout)
@@ -274,8 +297,8 @@ class EngineService:
         runtime = self.tables.get(name)
         if runtime is None:
             self._close_least_used(keep=self.config.max_open_logs - 1)
-            runtime = TableRuntime(name, TableStore.open(self.config.data_dir, name),
-                                   self.config.data_dir)
+            runtime = TableRuntime(name, self.store.table(name),
+                                   reopen=lambda: self.store.table(name))
             runtime.topics = Topics(name, self.config.base)
             runtime.turn = runtime.interp.turn
             self.tables[name] = runtime
@@ -355,10 +378,10 @@ class EngineService:
     def configured(self, table: str) -> bool:
         """A table this engine serves: its shard's, and named in `tables`, or with a key,
         or a log of its own. Anything else is junk (a flood must not open logs)."""
-        if not self.config.serves(table) or table in self.broken:
+        if not self.serves(table) or table in self.broken:
             return False
-        if table in self.tables or (self.config.tables is not None):
-            return True
+        if table in self.tables or self.config.tables is not None or self.store.claims:
+            return True  # a table with a log, or one of the venue's
         now = time.monotonic()
         known = self._known.get(table)
         if known is None or (not known[1] and now - known[0] > 1.0):
@@ -375,8 +398,8 @@ class EngineService:
         self._log_bounded("table", "refused %s for table %r: not a table this engine serves "
                           "(no key in %s, not in --tables)", what, table[:64], self.config.keys)
 
-    def _hub_trusted(self, table: str, model: HubEvent | HubSnapshot) -> bool:
-        """A valid MAC of the table's hub key, from the table's registered hub."""
+    def _hub_signed(self, table: str, model: HubEvent | HubSnapshot) -> bool:
+        """A valid MAC of the table's hub key, for the hub that key was made for."""
         key = self._key(table, "hub")
         if key is None or not hub_mac_ok(model, table, key.key):
             key = self._key(table, "hub", reload=True)  # a hub enrolled since
@@ -391,6 +414,11 @@ class EngineService:
             self._log_bounded("forged", "refused hub message on table %s from %r: no valid MAC "
                               "of the table's hub key", table, model.hub_id[:64])
             return False
+        return True
+
+    def _hub_registered(self, table: str, model: HubEvent | HubSnapshot) -> bool:
+        """From the table's registered hub; a first hub is registered, another one waits
+        for the host to confirm it (a replaced Pi, or a stolen key)."""
         runtime = self.table(table)
         registered = self._registered_hub(runtime)
         if registered is None:
@@ -445,10 +473,13 @@ class EngineService:
             return
         table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
         with self._lock:
+            if not self.serves(table):  # another engine's (or shard's) table
+                self.stats["ignored_tables"] += 1
+                return
             if not self.configured(table):
                 self._refuse_table(table, "hub event")
                 return
-            if not self._hub_trusted(table, model):
+            if not self._hub_signed(table, model) or not self._hub_registered(table, model):
                 return
             self.receive(table, model)
 
@@ -464,10 +495,13 @@ class EngineService:
             # First sight of this hub, or its outbox started a new epoch: begin here.
             cursor = HubCursor(event.epoch, event.seq - 1)
             runtime.cursors[event.hub_id] = cursor
-        if event.seq <= cursor.last or event.seq in cursor.pending:
+        if event.seq <= cursor.last:
             self.stats["duplicates"] += 1
             log.info("table %s: dropped duplicate event %s/%s", table, event.epoch, event.seq)
             return []
+        if event.seq in cursor.pending:  # held back (out of order, or its write failed)
+            self.stats["duplicates"] += 1
+            return self._drain(runtime, event.hub_id, cursor)
         if event.seq - cursor.last > MAX_GAP:
             # More than any outbox keeps: the events between cannot come back. Never move
             # the cursor on the strength of one event: say so and wait for the host.
@@ -517,7 +551,8 @@ class EngineService:
                 self._ask_replay(runtime, cursor, cursor.last + 1, first_pending - 1)
             return outcomes
 
-    def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int, last: int) -> None:
+    def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int,
+                    last: int | None) -> None:
         request = CommandRequest(
             transaction=f"engine-replay-{first}-{last}",
             args={"epoch": cursor.epoch, "from_seq": first, "to_seq": last},
@@ -530,10 +565,16 @@ class EngineService:
             return
         table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
         with self._lock:
+            if not self._hub_signed(table, model):
+                return
+            if self.ownership is not None and len(self._snapshots) < 100_000:
+                self._snapshots[table] = model  # what to resume from if we claim it later
+            if not self.serves(table):
+                return
             if not self.configured(table):
                 self._refuse_table(table, "hub snapshot")
                 return
-            if not self._hub_trusted(table, model):
+            if not self._hub_registered(table, model):
                 return
             self._snapshot(table, model)
 
@@ -603,6 +644,9 @@ class EngineService:
         """A command from the broker: a served table, a signed request within its deadline
         (never one seen before), then its verb's handler."""
         table = info.table
+        if not self.serves(table):  # another engine answers: one answer per command
+            self.stats["ignored_tables"] += 1
+            raise NoAnswer
         assert info.verb is not None
         with self._lock:
             if not self.configured(table):
@@ -714,17 +758,7 @@ class EngineService:
         """Apply a game command, store it (or undo it and refuse), publish."""
         interp = runtime.interp
         outcome = interp.command(verb, args, seat=seat, ts=ts)
-        try:
-            runtime.store.append(ts=ts, interp=interp, actions=outcome.actions, verb=verb,
-                                 args=args, seat=seat, observed=observed,
-                                 undone=outcome.undone)
-        except StoreError as exc:
-            self.stats["store_failures"] += 1
-            runtime.interp = runtime.store.rebuild()  # the log is the truth
-            self._degrade(runtime, f"cannot write the table's log: {exc}")
-            raise Refused(f"{verb}: not done, the table's log cannot be written ({exc}); the "
-                          "engine retries by itself: try again in a moment",
-                          code="storage") from None
+        self._store_command(runtime, ts, outcome, verb, args, seat, observed)
         self.stats["commands"] += 1
         if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
             self._heal(runtime)
@@ -737,6 +771,23 @@ class EngineService:
             "instructions": outcome.instructions,
             "prompt": interp.prompt(),
         }
+
+    def _store_command(self, runtime: TableRuntime, ts: float, outcome: Outcome, verb: str,
+                       args: dict[str, Any], seat: int | None,
+                       observed: dict[str, Any] | None) -> None:
+        """Write a command before anything is published; not written, it did not happen:
+        the game goes back to what the log says."""
+        try:
+            runtime.store.append(ts=ts, interp=runtime.interp, actions=outcome.actions,
+                                 verb=verb, args=args, seat=seat, observed=observed,
+                                 undone=outcome.undone)
+        except StoreError as exc:
+            self.stats["store_failures"] += 1
+            log.error("table %s: %s not stored: %s", runtime.name, verb, exc)
+            runtime.interp = runtime.store.rebuild()
+            self._degrade(runtime, f"cannot write the table's log: {exc}")
+            raise Refused(f"{verb}: not stored, so nothing changed ({exc}); try again in a "
+                          "moment", code="storage") from None
 
     @staticmethod
     def _hint(interp: TableInterpreter, args: dict[str, Any], seat: int | None) -> dict[str, Any]:
@@ -815,21 +866,8 @@ class EngineService:
                             cursor.pending and cursor.gap_since is not None
                             and now - cursor.gap_since >= self.config.gap_timeout):
                         self._drain(runtime, hub_id, cursor)
-                if (runtime.degraded is not None and runtime.degraded.startswith("cannot write")
-                        and not any(c.pending for c in runtime.cursors.values())):
-                    self._probe_store(runtime)
                 if runtime.is_open and now - runtime.used > self.config.idle_close:
                     runtime.close()
-
-    def _probe_store(self, runtime: TableRuntime) -> None:
-        """A degraded table with nothing waiting (a snapshot or a command failed): heal
-        when the log can be written again."""
-        try:
-            runtime.store.probe()
-        except StoreError as exc:
-            self._degrade(runtime, f"cannot write the table's log: {exc}")
-            return
-        self._heal(runtime)
 
     # ------------------------------------------------------------------ publishing
 
@@ -918,6 +956,57 @@ class EngineService:
                                  args=args, source="engine")
         self._publish(runtime.topics.hub_cmd(verb), request)
 
+    # ------------------------------------------------------------------ ownership
+
+    def serves(self, table: str) -> bool:
+        """Whether this process serves `table` now: its settings allow it (tables, shard)
+        and, with a shared store, it holds the table's lock."""
+        if not self.config.serves(table):
+            return False
+        return self.ownership is None or self.ownership.owns(table)
+
+    def _start_ownership(self) -> None:
+        from engine.service.ownership import Ownership
+        from engine.service.store.postgres import PostgresStore
+
+        if not isinstance(self.store, PostgresStore) or self.ownership is not None:
+            return
+        self.ownership = Ownership(self.store, self.engine_id, on_claim=self._claimed,
+                                   on_release=self._released, allowed=self.config.serves,
+                                   interval=self.config.claim_interval).start()
+
+    def _claimed(self, table: str) -> None:
+        """A table just became ours: its game from the log, what the hubs hold beyond it,
+        and its state for everyone watching."""
+        with self._lock:
+            self.broken.pop(table, None)
+            self.tables.pop(table, None)
+            try:
+                runtime = self.table(table)
+            except (ServiceError, RulesError) as exc:  # kept (and reported), not bounced
+                self.stats["errors"] += 1
+                self.broken[table] = str(exc)
+                log.error("table %s is not served: its log does not replay: %s", table, exc)
+                return
+            runtime.turn = None  # tell the hub whose turn it is
+            self._republish(runtime)
+            for cursor in runtime.cursors.values():  # events the last owner never stored
+                self._ask_replay(runtime, cursor, cursor.last + 1, None)
+            snapshot = self._snapshots.get(table)
+            if snapshot is not None:
+                self._snapshot(table, snapshot)
+            self.stats["claims"] = self.stats.get("claims", 0) + 1
+        log.info("table %s: claimed (%s)", table, runtime.interp.status.value)
+
+    def _released(self, table: str) -> None:
+        """A table goes to another engine: stop serving it (before its lock goes)."""
+        with self._lock:
+            runtime = self.tables.pop(table, None)
+            self.broken.pop(table, None)
+            if runtime is not None:
+                runtime.close()
+        log.info("table %s: handed over", table)
+
     # ------------------------------------------------------------------ queries
 
     def status(self) -> dict[str, Any]:
@@ -940,6 +1029,12 @@ def set_no_delay(client: WireClient) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     except (AttributeError, OSError) as exc:  # TLS wrappers, a socket already closed
         log.debug("TCP_NODELAY not set: %s", exc)
+
+
+def engine_id(name: str) -> str:
+    """This process's id: its name, host and pid (unique on a venue's network)."""
+    host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname().split(".")[0])[:24]
+    return f"{name[:30]}-{host}-{os.getpid()}"
 
 
 def open_games(service: EngineService) -> list[str]:

@@ -61,18 +61,24 @@ def key_path(folder: Path, table: str, kind: KeyKind) -> Path:
     return folder / f"{check_table_id(table)}.{kind}.json"
 
 
-def private_dir(folder: Path) -> Path:
-    """Make `folder` (and missing parents) with mode 0700; tighten it if it is looser."""
+def private_dir(folder: Path, tighten: bool = False) -> Path:
+    """Make `folder` (and missing parents) with mode 0700. An existing folder is left as
+    it is unless `tighten` (a folder that is ours alone, never one given by a user)."""
+    if folder.is_dir():
+        if tighten:
+            with contextlib.suppress(OSError):
+                if folder.stat().st_mode & 0o077:
+                    folder.chmod(0o700)
+        return folder
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     with contextlib.suppress(OSError):
-        if folder.stat().st_mode & 0o077:
-            folder.chmod(0o700)
+        folder.chmod(0o700)  # the umask may have loosened it
     return folder
 
 
 def write_private(path: Path, data: bytes) -> None:
     """Write `path` atomically with mode 0600 from its creation (no window of 0644)."""
-    private_dir(path.parent)
+    private_dir(path.parent, tighten=path.parent == keys_dir())
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

@@ -100,6 +100,11 @@ class CommandRefused(Exception):
         self.rule = rule
 
 
+class NoAnswer(Exception):
+    """Raised by a `serve` handler to send no response at all (another process answers:
+    e.g. an engine that does not own the table)."""
+
+
 @dataclass(frozen=True)
 class BrokerUrl:
     host: str
@@ -573,6 +578,8 @@ class WireClient:
             try:
                 data = handler(info, model)
                 response = CommandResponse(transaction=model.transaction, status="ok", data=data)
+            except NoAnswer:
+                return
             except CommandRefused as exc:
                 response = CommandResponse(
                     transaction=model.transaction, status="error",

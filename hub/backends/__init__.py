@@ -2,7 +2,8 @@
 
 ``sim`` (`hub.backends.sim.SimulatedTable`), ``serial`` (`hub.backends.serial.SerialBackend`,
 the Pico firmware over USB) and ``spi`` (`hub.backends.spi.SpiBackend`, MFRC522 readers on
-the Pi). Each module is imported only when chosen, so ``spi`` needs the ``pi`` extra only on
+the Pi), ``pcsc`` (`hub.backends.pcsc.PcscBackend`, USB desktop NFC readers as scan pads).
+Each module is imported only when chosen, so ``spi`` needs the ``pi`` extra only on
 the Pi.
 
 A ``sim`` table keeps what lies on it in the config's data dir (``sim-<table>.json``), as real
@@ -48,8 +49,12 @@ def make_backend(config: HubConfig, tagmap: TagMap | None = None, *,
         from hub.backends.serial import SerialBackend
 
         return SerialBackend.from_config(layout, config.serial)
+    if config.backend == "pcsc":
+        from hub.backends.pcsc import PcscBackend
+
+        return PcscBackend.from_config(layout, config.pcsc)
     if config.backend == "spi":
         from hub.backends.spi import SpiBackend
 
         return SpiBackend.from_config(layout, config.spi)
-    raise ConfigError(f"unknown back-end {config.backend!r}; choose sim, serial or spi")
+    raise ConfigError(f"unknown back-end {config.backend!r}; choose sim, serial, spi or pcsc")

@@ -95,6 +95,11 @@ class ReaderBackend(ABC):
         (a seeded tag no longer there is ``removed``, another tag ``removed`` + ``placed``).
         Readers outside the layout are ignored."""
 
+    def tag_memory(self, uid: str) -> str | None:
+        """The card id written in tag ``uid``'s memory (NDEF text, `hub.ndef`), when the
+        back-end read one: a box works without its tag map. None otherwise."""
+        return None
+
     def write_tag(self, reader: int, card_id: str) -> None:
         raise UnsupportedError(
             f"the {self.name} back-end cannot write tags; enrol with the tag map only"

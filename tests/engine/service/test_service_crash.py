@@ -42,14 +42,14 @@ def wait_for(check: Callable[[], bool], timeout: float = 20.0, what: str = "") -
 class Table:
     """A real hub on a simulated table, played by gestures."""
 
-    def __init__(self, url: str, table: str, tmp: Path) -> None:
+    def __init__(self, url: str, table: str, tmp: Path, poll_interval: float = 0.002) -> None:
         tagmap = virtual_box_tagmap()
         self.sim = SimulatedTable(tagmap=tagmap)
         client = WireClient(url, client_id=f"hub-{table}", state_topic=Topics(table).hub_state,
                             reconnect_min=0.05, reconnect_max=0.3)
         self.hub = Hub(table=table, backend=self.sim, client=client,
                        outbox=Outbox(tmp / "outbox.sqlite"), tagmap=tagmap,
-                       poll_interval=0.002, snapshot_interval=0.2).start()
+                       poll_interval=poll_interval, snapshot_interval=0.2).start()
 
     def gesture(self, inp: SensorInput) -> None:
         before = self.hub.outbox.last_seq

@@ -1,0 +1,404 @@
+"""The store interface: an append-only log per table (and game), hub cursors, exactly-once.
+
+Two back-ends implement it, chosen by URL (`engine.service.store.open_store`): SQLite (one
+file per table, the embedded default) and PostgreSQL (one database for a venue, where table
+ownership follows advisory locks, `engine.service.ownership`).
+
+What each back-end keeps, per table:
+
+- ``inputs``: every accepted hub event, hub snapshot and command, in order (append-only);
+- ``actions``: the rules actions each input produced, per game;
+- ``games``: one summary row per game (status, result);
+- the hub cursors: each hub's last stored ``(epoch, seq)``, read back from ``inputs``.
+
+Exactly-once: a hub event is unique by ``(table, hub, epoch, seq)``, and it is written in the
+same transaction as the actions it produced, so a copy that comes again (a resend, a replay
+after failover) writes nothing. **Every write runs in one transaction that is rolled back on
+any error** (`TableLog._atomic`): all rows of an input or none, whatever fails where. A
+``new_game`` command row carries what the readers saw at that moment, so an open game is
+rebuilt by replaying from its ``new_game`` row onwards.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from engine.rules import Action
+from engine.service.errors import StoreError
+from engine.service.interpreter import (
+    UNKNOWN_PREFIX,
+    SensorInput,
+    SensorKind,
+    Status,
+    TableInterpreter,
+)
+from engine.wire.contract import HubEvent, HubSnapshot, check_table_id, parse_cell
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One versioned schema change; applied in order, each in its own transaction."""
+
+    version: int
+    what: str
+    sql: str
+
+
+@dataclass(frozen=True)
+class GameRow:
+    table: str
+    game_id: str
+    started_ts: float
+    updated_ts: float
+    status: str
+    config: dict[str, Any]
+    result: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class StoredInput:
+    id: int
+    source: str
+    payload: str
+    verb: str | None
+    seat: int | None
+    ts: float
+    observed: str | None
+
+
+@dataclass(frozen=True)
+class ExportedInput:
+    """One input with its actions, as `cauldron games export` writes it (JSON lines)."""
+
+    source: str
+    ts: float
+    hub_id: str | None
+    epoch: str | None
+    seq: int | None
+    verb: str | None
+    seat: int | None
+    payload: str
+    observed: str | None
+    game_id: str | None
+    actions: list[tuple[str, str]]  # (game_id, action JSON)
+
+
+class TableLog(ABC):
+    """The log of one table. Subclasses give the SQL; the rules of writing live here."""
+
+    table: str
+
+    def __init__(self, table: str) -> None:
+        self.table = check_table_id(table)
+        self._status: dict[str, str] = {}  # last game status written, per game
+
+    # ------------------------------------------------------------------ back-end primitives
+
+    @property
+    @abstractmethod
+    def where(self) -> str:
+        """Where this log lives, for error messages (a path, a redacted URL)."""
+
+    @abstractmethod
+    def _transaction(self) -> Any:
+        """A context manager: one transaction, committed on a normal exit and rolled back
+        when the block raises (anything). Yields the handle `_exec` takes."""
+
+    @abstractmethod
+    def _exec(self, tx: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement in `tx` (every write goes through here); returns the cursor."""
+
+    @abstractmethod
+    def _insert_input(self, tx: Any, row: ExportedInput) -> int | None:
+        """Insert an input; its id, or None when it is a hub event already stored."""
+
+    @abstractmethod
+    def _insert_actions(self, tx: Any, rows: list[tuple[int, str, str]]) -> None:
+        """Insert ``(input_id, game_id, action JSON)`` rows."""
+
+    @abstractmethod
+    def _write_game(self, tx: Any, game_id: str, input_id: int, ts: float, status: str,
+                    config: str | None, result: str | None) -> None:
+        """Insert (`config` given: a new game) or update a game's summary row."""
+
+    @abstractmethod
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a read query on this table's log (``{table}`` filters in the back-end's way)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # ------------------------------------------------------------------ the guarantee
+
+    @contextmanager
+    def _atomic(self) -> Iterator[Any]:
+        """One transaction for one input and everything it wrote: rolled back on any error,
+        which reaches the caller as `StoreError` (nothing of it is stored)."""
+        try:
+            with self._transaction() as tx:
+                yield tx
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"cannot write the table log {self.where}: {exc}") from exc
+
+    # ------------------------------------------------------------------ writing
+
+    def append(
+        self,
+        *,
+        ts: float,
+        interp: TableInterpreter,
+        actions: list[Action],
+        hub_event: HubEvent | None = None,
+        verb: str | None = None,
+        args: dict[str, Any] | None = None,
+        seat: int | None = None,
+        observed: dict[str, Any] | None = None,
+        undone: int = 0,
+    ) -> bool:
+        """Write one accepted input and what it did, atomically. False: a duplicate hub
+        event (already stored; nothing written)."""
+        game_id = interp.game_id
+        status = interp.status.value
+        game_rows = game_id is not None and (
+            bool(actions) or bool(undone) or verb is not None
+            or self._status.get(game_id) != status)
+        if hub_event is not None:
+            row = ExportedInput("hub", ts, hub_event.hub_id, hub_event.epoch, hub_event.seq,
+                                None, None, hub_event.model_dump_json(), None, game_id, [])
+        else:
+            row = ExportedInput("cmd", ts, None, None, None, verb, seat, json.dumps(args or {}),
+                                json.dumps(observed) if observed is not None else None,
+                                game_id, [])
+        with self._atomic() as tx:
+            input_id = self._insert_input(tx, row)
+            if input_id is None:
+                return False  # a duplicate: the transaction wrote nothing
+            if game_id is not None and game_rows:
+                rows = [(input_id, game_id, json.dumps(a.to_wire())) for a in actions]
+                if undone:
+                    rows.insert(0, (input_id, game_id, json.dumps({"type": "undo",
+                                                                   "count": undone})))
+                if rows:
+                    self._insert_actions(tx, rows)
+                self._game_row(tx, interp, input_id, ts, verb == "new_game")
+        if game_id is not None and game_rows:
+            self._status[game_id] = status  # only once committed
+        return True
+
+    def append_snapshot(self, snapshot: HubSnapshot, interp: TableInterpreter) -> None:
+        """Store a hub snapshot the interpreter resynchronised from."""
+        row = ExportedInput("snapshot", snapshot.ts, snapshot.hub_id, snapshot.epoch,
+                            snapshot.last_seq, None, None, snapshot.model_dump_json(), None,
+                            interp.game_id, [])
+        with self._atomic() as tx:
+            self._insert_input(tx, row)
+
+    def _game_row(self, tx: Any, interp: TableInterpreter, input_id: int, ts: float,
+                  new: bool) -> None:
+        assert interp.game_id is not None
+        result = None
+        if interp.game is not None and interp.status is Status.OVER:
+            result = json.dumps(interp.game.scores().to_json())
+        config = None
+        if new:
+            config = json.dumps(interp.config.to_wire() if interp.config else {})
+        self._write_game(tx, interp.game_id, input_id, ts, interp.status.value, config, result)
+
+    # ------------------------------------------------------------------ export / import
+
+    def export(self) -> Iterator[ExportedInput]:
+        """Every input in order, with its actions (`cauldron games export`)."""
+        actions: dict[int, list[tuple[str, str]]] = {}
+        for input_id, game_id, action in self._rows(
+                "SELECT input_id, game_id, action FROM {actions} WHERE {table} ORDER BY id"):
+            actions.setdefault(int(input_id), []).append((game_id, action))
+        for r in self._rows("SELECT id, source, ts, hub_id, epoch, seq, verb, seat, payload, "
+                            "observed, game_id FROM {inputs} WHERE {table} ORDER BY id"):
+            yield ExportedInput(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+                                actions.get(int(r[0]), []))
+
+    def import_inputs(self, inputs: list[ExportedInput], games: list[GameRow]) -> int:
+        """Append exported inputs and their games' rows, all in one transaction; refused
+        (nothing written) when this table already has a log."""
+        if self.count_inputs():
+            raise StoreError(f"table {self.table} already has a log in {self.where}; import "
+                             "into an empty table")
+        ids: dict[int, int] = {}
+        with self._atomic() as tx:
+            for number, row in enumerate(inputs):
+                input_id = self._insert_input(tx, row)
+                if input_id is None:
+                    raise StoreError(f"input #{number + 1} repeats a hub event "
+                                     f"({row.hub_id} {row.epoch}/{row.seq})")
+                ids[number] = input_id
+                if row.actions:
+                    self._insert_actions(tx, [(input_id, g, a) for g, a in row.actions])
+            starts = {r.game_id: n for n, r in enumerate(inputs)
+                      if r.verb == "new_game" and r.game_id is not None}
+            for game in games:
+                start = ids[starts[game.game_id]]
+                self._write_game(tx, game.game_id, start, game.started_ts, game.status,
+                                 json.dumps(game.config), None)
+                self._write_game(tx, game.game_id, start, game.updated_ts, game.status, None,
+                                 json.dumps(game.result) if game.result is not None else None)
+        return len(inputs)
+
+    # ------------------------------------------------------------------ reading
+
+    def hub_positions(self) -> dict[str, tuple[str, int]]:
+        """The hub cursors: each hub's last stored ``(epoch, seq)`` (events and snapshots)."""
+        rows = self._rows(
+            "SELECT hub_id, epoch, seq FROM {inputs} WHERE id IN (SELECT MAX(id) FROM {inputs} "
+            "WHERE {table} AND source IN ('hub', 'snapshot') GROUP BY hub_id)")
+        return {hub: (epoch, int(seq)) for hub, epoch, seq in rows}
+
+    def seen(self, event: HubEvent) -> bool:
+        return bool(self._rows(
+            "SELECT 1 FROM {inputs} WHERE {table} AND source = 'hub' AND hub_id = %s "
+            "AND epoch = %s AND seq = %s", (event.hub_id, event.epoch, event.seq)))
+
+    def count_inputs(self) -> int:
+        return int(self._rows("SELECT COUNT(*) FROM {inputs} WHERE {table}")[0][0])
+
+    def count_rows(self) -> tuple[int, int, int]:
+        """How many inputs, actions and games are stored (tests: nothing half-written)."""
+        return (self.count_inputs(),
+                int(self._rows("SELECT COUNT(*) FROM {actions} WHERE {table}")[0][0]),
+                int(self._rows("SELECT COUNT(*) FROM {games} WHERE {table}")[0][0]))
+
+    def _inputs(self, first_id: int, last_id: int | None = None) -> Iterator[StoredInput]:
+        query = ("SELECT id, source, payload, verb, seat, ts, observed FROM {inputs} "
+                 "WHERE {table} AND id >= %s" + (" AND id < %s" if last_id is not None else "")
+                 + " ORDER BY id")
+        params: tuple[int, ...] = (first_id,) if last_id is None else (first_id, last_id)
+        for row in self._rows(query, params):
+            yield StoredInput(*row)
+
+    def games(self) -> list[GameRow]:
+        rows = self._rows(
+            "SELECT game_id, started_ts, updated_ts, status, config, result FROM {games} "
+            "WHERE {table} ORDER BY started_input")
+        return [GameRow(self.table, g, s, u, st, json.loads(c), json.loads(r) if r else None)
+                for g, s, u, st, c, r in rows]
+
+    def rebuild(self, game_id: str | None = None) -> TableInterpreter:
+        """The interpreter as it stands after the last input (or, with `game_id`, at the end
+        of that game: just before the next new_game)."""
+        if game_id is None:
+            row = self._rows("SELECT MAX(id) FROM {inputs} WHERE {table} AND verb = 'new_game'")
+            start, end = (row[0][0] or 1), None
+            if row[0][0] is None:  # no game yet: from the first input
+                first = self._rows("SELECT MIN(id) FROM {inputs} WHERE {table}")
+                start = first[0][0] or 1
+        else:
+            found = self._rows("SELECT started_input FROM {games} WHERE {table} AND game_id = %s",
+                               (game_id,))
+            if not found:
+                raise StoreError(f"no game {game_id!r} in table {self.table}; list them with "
+                                 "`cauldron games`")
+            start = found[0][0]
+            nxt = self._rows("SELECT MIN(id) FROM {inputs} WHERE {table} AND "
+                             "verb = 'new_game' AND id > %s", (start,))
+            end = nxt[0][0]
+        interp: TableInterpreter | None = None
+        for stored in self._inputs(start, end):
+            if interp is None:
+                observed = json.loads(stored.observed) if stored.observed else {}
+                interp = TableInterpreter.from_observed(self.table, observed)
+            replay_input(interp, stored)
+        return interp or TableInterpreter(self.table)
+
+
+class Store(ABC):
+    """A venue's (or one machine's) store: where every table's log lives."""
+
+    kind: str  # "sqlite" or "postgresql"
+    claims = False  # True: tables are owned by one engine at a time (`engine.service.ownership`)
+
+    @abstractmethod
+    def table(self, name: str) -> TableLog:
+        """The log of table `name` (made when new)."""
+
+    @abstractmethod
+    def tables(self) -> list[str]:
+        """Tables that have a log here."""
+
+    @abstractmethod
+    def venue_tables(self) -> list[str] | None:
+        """The venue's table list (None: not kept here; any valid id is a table)."""
+
+    @abstractmethod
+    def set_venue_tables(self, add: Sequence[str] = (), remove: Sequence[str] = ()) -> list[str]:
+        """Add/remove tables from the venue's list; returns the list."""
+
+    @abstractmethod
+    def schema_version(self) -> int: ...
+
+    @abstractmethod
+    def redacted(self) -> str:
+        """The store's location, without a password."""
+
+    def has_table(self, name: str) -> bool:
+        return name in self.tables()
+
+    def close(self) -> None:  # noqa: B027 - nothing to close by default
+        pass
+
+
+def snapshot_state(snapshot: HubSnapshot) -> tuple[dict[int, str], dict[int, str]]:
+    """What a hub snapshot says lies on each cell and pad (unknown tags as ``uid:…``)."""
+    cells: dict[int, str] = {}
+    pads: dict[int, str] = {}
+    for reader in snapshot.readers:
+        if reader.uid is None:
+            continue
+        seen = reader.card_id or f"{UNKNOWN_PREFIX}{reader.uid}"
+        if reader.cell is not None:
+            row, col = parse_cell(reader.cell)
+            cells[row * 6 + col] = seen
+        elif reader.seat is not None:
+            pads[reader.seat] = seen
+    return cells, pads
+
+
+def sensor_input(event: HubEvent) -> SensorInput | None:
+    """A hub event as an interpreter input (None for pawn sensors and reader health)."""
+    if event.kind == "button":
+        assert event.button is not None
+        return SensorInput("button", button=event.button, seat=event.seat, ts=event.ts)
+    if event.kind not in ("cell", "pad", "unknown_tag") or event.action == "pressed":
+        return None
+    action: SensorKind = "placed" if event.action == "placed" else "removed"
+    card = event.card_id if event.kind != "unknown_tag" else None
+    if event.cell is not None:
+        row, col = parse_cell(event.cell)
+        return SensorInput(action, cell=row * 6 + col, card=card, uid=event.uid, ts=event.ts)
+    if event.seat is not None:
+        return SensorInput(action, pad=event.seat, card=card, uid=event.uid, ts=event.ts)
+    return None
+
+
+def replay_input(interp: TableInterpreter, stored: StoredInput) -> None:
+    """Feed one stored input to the interpreter again (crash recovery, `games show`)."""
+    if stored.source == "hub":
+        try:
+            event = HubEvent.model_validate_json(stored.payload)
+        except ValueError as exc:  # written by us: only a damaged file gets here
+            raise StoreError(f"input #{stored.id} is damaged: {exc}") from None
+        inp = sensor_input(event)
+        if inp is not None:
+            interp.handle(inp)
+        return
+    if stored.source == "snapshot":
+        snapshot = HubSnapshot.model_validate_json(stored.payload)
+        interp.resync(*snapshot_state(snapshot), ts=stored.ts)
+        return
+    assert stored.verb is not None
+    interp.command(stored.verb, json.loads(stored.payload), seat=stored.seat, ts=stored.ts)

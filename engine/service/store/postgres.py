@@ -1,0 +1,372 @@
+"""The PostgreSQL back-end: a venue's tables in one database (psycopg 3, a connection pool).
+
+Tables (``cauldron_`` prefix, in the connection's search path):
+
+- ``cauldron_inputs`` / ``cauldron_actions`` / ``cauldron_games``: the same log as SQLite's,
+  with a ``table_id`` column; a hub event is unique by ``(table_id, hub_id, epoch, seq)``;
+  inputs and actions refuse UPDATE and DELETE (append-only, by trigger);
+- ``cauldron_venue_tables``: the venue's table list, each with the number of its advisory
+  lock (`engine.service.ownership`);
+- ``cauldron_schema``: the versions applied (`MIGRATIONS`, applied under an advisory lock
+  so that engines starting together migrate once).
+
+An engine that owns tables writes through its own session (`PgSession`), the connection that
+holds its advisory locks: when that session ends, its locks go and so do its writes, so an
+engine cut off from the database can never write a table another engine has claimed.
+Everything else (reads, the CLI) borrows connections from the pool.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.service.errors import StoreError
+from engine.service.store.base import ExportedInput, Migration, Store, TableLog
+from engine.wire.contract import check_table_id
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+# Advisory lock namespace (the first int4 of the two-key form): "CALD".
+LOCK_NAMESPACE = 0x43414C44
+_MIGRATION_KEY = 0  # (LOCK_NAMESPACE, 0) serialises migrations; tables have keys >= 1
+APPLICATION_PREFIX = "cauldron-engine:"
+
+MIGRATIONS = (
+    Migration(1, "the append-only log: inputs, actions, games; the venue's tables", """
+CREATE TABLE IF NOT EXISTS cauldron_inputs (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_id TEXT NOT NULL,
+    ts DOUBLE PRECISION NOT NULL,
+    source TEXT NOT NULL,
+    hub_id TEXT, epoch TEXT, seq BIGINT,
+    verb TEXT, seat INTEGER,
+    payload TEXT NOT NULL,
+    observed TEXT,
+    game_id TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS cauldron_inputs_hub_key
+    ON cauldron_inputs (table_id, hub_id, epoch, seq) WHERE source = 'hub';
+CREATE INDEX IF NOT EXISTS cauldron_inputs_table ON cauldron_inputs (table_id, id);
+CREATE INDEX IF NOT EXISTS cauldron_inputs_new_game ON cauldron_inputs (table_id, id)
+    WHERE verb = 'new_game';
+CREATE TABLE IF NOT EXISTS cauldron_actions (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_id TEXT NOT NULL,
+    input_id BIGINT NOT NULL REFERENCES cauldron_inputs (id),
+    game_id TEXT NOT NULL,
+    action TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cauldron_actions_table ON cauldron_actions (table_id, id);
+CREATE TABLE IF NOT EXISTS cauldron_games (
+    table_id TEXT NOT NULL,
+    game_id TEXT NOT NULL,
+    started_input BIGINT NOT NULL,
+    started_ts DOUBLE PRECISION NOT NULL,
+    config TEXT NOT NULL,
+    status TEXT NOT NULL,
+    updated_ts DOUBLE PRECISION NOT NULL,
+    result TEXT,
+    PRIMARY KEY (table_id, game_id)
+);
+CREATE TABLE IF NOT EXISTS cauldron_venue_tables (
+    table_id TEXT PRIMARY KEY,
+    lock_key INTEGER GENERATED ALWAYS AS IDENTITY UNIQUE
+);
+"""),
+    Migration(2, "the hub cursors read by index", """
+CREATE INDEX IF NOT EXISTS cauldron_inputs_hub_last ON cauldron_inputs (table_id, hub_id, id)
+    WHERE source IN ('hub', 'snapshot');
+"""),
+    Migration(3, "the log is append-only: inputs and actions are never changed", """
+CREATE OR REPLACE FUNCTION cauldron_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the table log is append-only'; END $$;
+DROP TRIGGER IF EXISTS cauldron_inputs_append_only ON cauldron_inputs;
+CREATE TRIGGER cauldron_inputs_append_only BEFORE UPDATE OR DELETE ON cauldron_inputs
+    FOR EACH ROW EXECUTE FUNCTION cauldron_append_only();
+DROP TRIGGER IF EXISTS cauldron_actions_append_only ON cauldron_actions;
+CREATE TRIGGER cauldron_actions_append_only BEFORE UPDATE OR DELETE ON cauldron_actions
+    FOR EACH ROW EXECUTE FUNCTION cauldron_append_only();
+"""),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+_NAMES = {"{inputs}": "cauldron_inputs", "{actions}": "cauldron_actions",
+          "{games}": "cauldron_games", "{table}": "table_id = %s"}
+_NAME = re.compile("|".join(re.escape(k) for k in _NAMES))
+# Server-side keepalives: a dead engine's session (and its locks) ends within ~15 s even when
+# its machine vanishes without closing the connection (a killed process closes it at once).
+_SESSION_OPTIONS = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 " \
+                   "-c tcp_keepalives_count=3"
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - a dependency of the project
+        raise StoreError("PostgreSQL needs psycopg 3: pip install 'psycopg[binary]' "
+                         "psycopg-pool") from None
+    return psycopg
+
+
+def redact(url: str) -> str:
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+@dataclass(frozen=True)
+class Owner:
+    table: str
+    engine: str | None  # the owning engine's id (None: nobody serves it now)
+    address: str | None
+
+
+class PgSession:
+    """One engine's own connection: it holds the engine's advisory locks and does its
+    writes (one at a time, behind `lock`)."""
+
+    def __init__(self, url: str, engine_id: str) -> None:
+        pg = _psycopg()
+        self.engine_id = engine_id
+        self.lock = threading.RLock()
+        try:
+            self.conn: Connection[Any] = pg.connect(
+                url, autocommit=True, application_name=(APPLICATION_PREFIX + engine_id)[:63],
+                options=_SESSION_OPTIONS, connect_timeout=5,
+                keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=3)
+        except pg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL {redact(url)}: {exc}") from None
+        self.pid = int(self.conn.info.backend_pid)
+
+    @property
+    def alive(self) -> bool:
+        return not self.conn.closed and not self.conn.broken
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.lock:
+            cur = self.conn.execute(sql.encode(), tuple(params))
+            return cur.fetchall() if cur.description else []
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+class PgTableLog(TableLog):
+    """One table's log in the venue database."""
+
+    def __init__(self, store: PostgresStore, table: str) -> None:
+        super().__init__(table)
+        self._store = store
+
+    @property
+    def where(self) -> str:
+        return f"{self._store.redacted()} (table {self.table})"
+
+    def close(self) -> None:
+        pass  # connections belong to the store
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        with self._store.writer() as conn, conn.transaction():
+            yield conn
+
+    def _exec(self, tx: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        return tx.execute(sql, tuple(params))
+
+    def _insert_input(self, tx: Any, row: ExportedInput) -> int | None:
+        found = self._exec(
+            tx, "INSERT INTO cauldron_inputs (table_id, ts, source, hub_id, epoch, seq, verb, "
+            "seat, payload, observed, game_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            "%s) ON CONFLICT DO NOTHING RETURNING id",
+            (self.table, row.ts, row.source, row.hub_id, row.epoch, row.seq, row.verb,
+             row.seat, row.payload, row.observed, row.game_id)).fetchone()
+        return None if found is None else int(found[0])
+
+    def _insert_actions(self, tx: Any, rows: list[tuple[int, str, str]]) -> None:
+        # One statement for all of an input's actions (one round trip).
+        values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
+        params = [v for input_id, game, action in rows
+                  for v in (self.table, input_id, game, action)]
+        self._exec(tx, "INSERT INTO cauldron_actions (table_id, input_id, game_id, action) "
+                   f"VALUES {values}", params)
+
+    def _write_game(self, tx: Any, game_id: str, input_id: int, ts: float, status: str,
+                    config: str | None, result: str | None) -> None:
+        if config is not None:
+            self._exec(tx, "INSERT INTO cauldron_games (table_id, game_id, started_input, "
+                       "started_ts, config, status, updated_ts, result) VALUES (%s, %s, %s, "
+                       "%s, %s, %s, %s, %s) ON CONFLICT (table_id, game_id) DO UPDATE SET "
+                       "started_input = EXCLUDED.started_input, started_ts = "
+                       "EXCLUDED.started_ts, config = EXCLUDED.config, status = "
+                       "EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, result = "
+                       "EXCLUDED.result",
+                       (self.table, game_id, input_id, ts, config, status, ts, result))
+        else:
+            self._exec(tx, "UPDATE cauldron_games SET status = %s, updated_ts = %s, result = %s "
+                       "WHERE table_id = %s AND game_id = %s",
+                       (status, ts, result, self.table, game_id))
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        count = sql.count("{table}")
+        query = _NAME.sub(lambda m: _NAMES[m.group(0)], sql)
+        return self._store.query(query, (self.table,) * count + tuple(params))
+
+
+class PostgresStore(Store):
+    """A venue's store in PostgreSQL; tables are claimed by engines (`claims`)."""
+
+    kind = "postgresql"
+    claims = True
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 4,
+                 timeout: float = 10.0) -> None:
+        psycopg = _psycopg()
+        from psycopg_pool import ConnectionPool, PoolTimeout
+
+        self.url = url
+        self.session: PgSession | None = None  # an engine's own connection, once it has one
+        self._pool: ConnectionPool[Any] = ConnectionPool(
+            url, min_size=min_size, max_size=max_size, open=False,
+            kwargs={"autocommit": True, "connect_timeout": 5}, name="cauldron-store")
+        try:
+            self._pool.open(wait=True, timeout=timeout)
+        except (PoolTimeout, psycopg.Error) as exc:
+            self._pool.close()
+            raise StoreError(f"cannot connect to PostgreSQL {self.redacted()}: {exc}; is it "
+                             "running, and may this user connect?") from None
+        self.version = self.migrate()
+
+    def redacted(self) -> str:
+        return redact(self.url)
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+        self._pool.close()
+
+    # ------------------------------------------------------------------ connections
+
+    @contextmanager
+    def writer(self) -> Iterator[Connection[Any]]:
+        """The connection writes go through: the engine's own session when it has one
+        (so writes stop with its locks), else one from the pool."""
+        session = self.session
+        if session is not None:
+            with session.lock:
+                yield session.conn
+            return
+        with self._pool.connection() as conn:
+            yield conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        psycopg = _psycopg()
+        try:
+            with self._pool.connection() as conn:
+                cur = conn.execute(sql, tuple(params))
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot read {self.redacted()}: {exc}") from None
+
+    def open_session(self, engine_id: str) -> PgSession:
+        """A new own connection for an engine (replacing a broken one)."""
+        if self.session is not None:
+            self.session.close()
+        self.session = PgSession(self.url, engine_id)
+        return self.session
+
+    # ------------------------------------------------------------------ schema
+
+    def migrate(self) -> int:
+        psycopg = _psycopg()
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)",
+                             (LOCK_NAMESPACE, _MIGRATION_KEY))
+                conn.execute("CREATE TABLE IF NOT EXISTS cauldron_schema (version INTEGER "
+                             "PRIMARY KEY, what TEXT NOT NULL, applied TIMESTAMPTZ NOT NULL "
+                             "DEFAULT now())")
+                row = conn.execute("SELECT MAX(version) FROM cauldron_schema").fetchone()
+                version = int(row[0] or 0) if row else 0
+                if version > SCHEMA_VERSION:
+                    raise StoreError(f"{self.redacted()} has schema version {version}, newer "
+                                     f"than this program's ({SCHEMA_VERSION}); upgrade "
+                                     "cauldron-table")
+                for migration in MIGRATIONS:
+                    if migration.version > version:
+                        with conn.transaction():  # a savepoint per version
+                            conn.execute(migration.sql.encode())
+                            conn.execute("INSERT INTO cauldron_schema (version, what) VALUES "
+                                         "(%s, %s)", (migration.version, migration.what))
+                        version = migration.version
+            return version
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot migrate {self.redacted()}: {exc}") from None
+
+    def schema_version(self) -> int:
+        return int(self.query("SELECT MAX(version) FROM cauldron_schema")[0][0] or 0)
+
+    # ------------------------------------------------------------------ tables
+
+    def table(self, name: str) -> PgTableLog:
+        return PgTableLog(self, name)
+
+    def tables(self) -> list[str]:
+        return [r[0] for r in self.query(
+            "SELECT DISTINCT table_id FROM cauldron_inputs ORDER BY table_id")]
+
+    def has_table(self, name: str) -> bool:
+        return bool(self.query("SELECT 1 FROM cauldron_inputs WHERE table_id = %s LIMIT 1",
+                               (name,)))
+
+    def venue_tables(self) -> list[str] | None:
+        return [r[0] for r in self.query(
+            "SELECT table_id FROM cauldron_venue_tables ORDER BY table_id")]
+
+    def lock_keys(self) -> dict[str, int]:
+        """Each venue table's advisory lock number."""
+        return {t: int(k) for t, k in self.query(
+            "SELECT table_id, lock_key FROM cauldron_venue_tables")}
+
+    def set_venue_tables(self, add: Sequence[str] = (), remove: Sequence[str] = ()) -> list[str]:
+        psycopg = _psycopg()
+        added = [check_table_id(n) for n in add]
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                for name in added:
+                    conn.execute("INSERT INTO cauldron_venue_tables (table_id) VALUES (%s) "
+                                 "ON CONFLICT DO NOTHING", (name,))
+                for name in remove:
+                    conn.execute("DELETE FROM cauldron_venue_tables WHERE table_id = %s",
+                                 (name,))
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot change the venue's tables in {self.redacted()}: "
+                             f"{exc}") from None
+        return self.venue_tables() or []
+
+    # ------------------------------------------------------------------ ownership (read)
+
+    def live_engines(self) -> list[str]:
+        """Engines with a session on this database now (their ids)."""
+        return [r[0][len(APPLICATION_PREFIX):] for r in self.query(
+            "SELECT application_name FROM pg_stat_activity WHERE datname = "
+            "current_database() AND application_name LIKE %s ORDER BY application_name",
+            (APPLICATION_PREFIX + "%",))]
+
+    def owners(self) -> list[Owner]:
+        """Every venue table and the engine holding its lock now."""
+        rows = self.query(
+            "SELECT v.table_id, a.application_name, host(a.client_addr) "
+            "FROM cauldron_venue_tables v "
+            "LEFT JOIN pg_locks l ON l.locktype = 'advisory' AND l.granted "
+            "  AND l.classid = %s::oid AND l.objid = v.lock_key::oid AND l.objsubid = 2 "
+            "  AND l.database = (SELECT oid FROM pg_database WHERE datname = "
+            "current_database()) "
+            "LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+            "ORDER BY v.table_id", (LOCK_NAMESPACE,))
+        return [Owner(t, app[len(APPLICATION_PREFIX):] if app else None, addr)
+                for t, app, addr in rows]

@@ -1,0 +1,199 @@
+"""The PC/SC back-end (USB desktop NFC readers) against the drivable fake at the PC/SC
+boundary (`MockPcscFactory`): a card laid and lifted, a reader unplugged and plugged back, a
+read error, the card id carried in the tag, writing it at enrolment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from hub.backends import make_backend
+from hub.backends.base import Change
+from hub.backends.pcsc import MockPcscFactory, PcscBackend, PyscardFactory
+from hub.config import HubConfig
+from hub.enroll import Enrolment
+from hub.errors import BackendError, ConfigError
+from hub.layout import Layout
+from hub.tagmap import TagMap
+
+ACR = "ACS ACR122U PICC Interface 00 00"
+OTHER = "ACS ACR1252 1S CL Reader [ACR1252 1S CL Reader(1)] 01 00"
+UID = "04A1B2C3D4E5F6"
+UID2 = "04112233445566"
+
+
+def backend_with(*names: str, pads: int = 1) -> tuple[PcscBackend, MockPcscFactory]:
+    fake = MockPcscFactory(*names)
+    backend = PcscBackend(Layout(pads=pads), factory=fake)
+    backend.open()
+    return backend, fake
+
+
+def sweeps(backend: PcscBackend, n: int = 3) -> list[Change]:
+    changes: list[Change] = []
+    for _ in range(n):
+        changes += backend.poll().changes
+    return changes
+
+
+def test_a_card_laid_then_lifted_is_placed_then_removed_on_pad_0() -> None:
+    backend, fake = backend_with(ACR)
+    pad = backend.layout.pad_reader(0)
+    assert sweeps(backend) == []
+    fake.lay(ACR, UID)
+    assert sweeps(backend) == [Change("placed", pad, UID)]
+    assert backend.state()[pad] == UID
+    assert sweeps(backend) == []  # still lying there: nothing new
+    fake.lift(ACR)
+    assert sweeps(backend) == [Change("removed", pad, UID)]
+    assert backend.health()[pad] == "ok"
+
+
+def test_one_poll_seeing_the_card_is_not_yet_a_placement() -> None:
+    backend, fake = backend_with(ACR)
+    fake.lay(ACR, UID)
+    assert backend.poll().changes == []  # two equal reads confirm
+    assert backend.poll().changes == [Change("placed", backend.layout.pad_reader(0), UID)]
+
+
+def test_reader_unplugged_then_plugged_back() -> None:
+    backend, fake = backend_with(ACR)
+    pad = backend.layout.pad_reader(0)
+    fake.lay(ACR, UID)
+    sweeps(backend)
+    fake.unplug(ACR)
+    result = [backend.poll() for _ in range(3)]
+    assert all(r.changes == [] for r in result)  # unplugging invents no removal
+    assert backend.health()[pad] == "absent"
+    assert any(r.health == {pad: "absent"} for r in result)
+    # Plugged back with the card lifted meanwhile: the reader is back, the card is gone.
+    fake.plug(ACR)
+    changes = sweeps(backend)
+    assert backend.health()[pad] == "ok"
+    assert changes == [Change("removed", pad, UID)]
+    fake.lay(ACR, UID2)
+    assert sweeps(backend) == [Change("placed", pad, UID2)]
+
+
+def test_plugged_back_with_the_card_still_there_reports_nothing() -> None:
+    backend, fake = backend_with(ACR)
+    fake.lay(ACR, UID)
+    sweeps(backend)
+    fake.unplug(ACR)
+    sweeps(backend)
+    fake.plug(ACR)
+    fake.lay(ACR, UID)
+    assert sweeps(backend) == []
+    assert backend.health()[backend.layout.pad_reader(0)] == "ok"
+
+
+def test_a_read_error_is_a_silent_reader_not_a_removal() -> None:
+    backend, fake = backend_with(ACR)
+    pad = backend.layout.pad_reader(0)
+    fake.lay(ACR, UID)
+    sweeps(backend)
+    fake.fail(ACR, exchanges=3)
+    result = [backend.poll() for _ in range(3)]
+    assert all(r.changes == [] for r in result)
+    assert backend.health()[pad] == "silent"
+    assert sweeps(backend) == []  # the exchanges work again: the card is still there
+    assert backend.health()[pad] == "ok"
+    assert backend.state()[pad] == UID
+
+
+def test_a_single_failed_exchange_changes_nothing() -> None:
+    backend, fake = backend_with(ACR)
+    fake.lay(ACR, UID)
+    sweeps(backend)
+    fake.fail(ACR)
+    assert sweeps(backend, 4) == []
+    assert backend.health()[backend.layout.pad_reader(0)] == "ok"
+
+
+def test_the_card_id_written_in_the_tag_is_read_with_its_uid() -> None:
+    backend, fake = backend_with(ACR)
+    fake.lay(ACR, UID, card_id="violet-b-3")
+    sweeps(backend)
+    assert backend.tag_memory(UID) == "violet-b-3"
+    fake.lay(ACR, UID2)  # a blank tag carries nothing
+    sweeps(backend)
+    assert backend.tag_memory(UID2) is None
+    transmits = fake.transmits
+    sweeps(backend)
+    assert fake.transmits - transmits == 3  # memory is read once per tag, then UID only
+
+
+def test_write_tag_then_read_back_and_enrolment_with_the_usb_reader(tmp_path) -> None:
+    backend, fake = backend_with(ACR)
+    pad = backend.layout.pad_reader(0)
+    enrolment = Enrolment(TagMap(tmp_path / "tagmap.json"), order=["blue-a-4", "accio-1"],
+                          backend=backend, reader=pad, write_tags=True)
+    fake.lay(ACR, UID)
+    [change] = sweeps(backend)
+    assert "Enrolled blue-a-4" in enrolment.tag_seen(change.uid)
+    assert backend.tag_memory(UID) == "blue-a-4"
+    fake.lift(ACR)
+    sweeps(backend)
+    tag = fake.lay(ACR, UID2)
+    fake.fail(ACR, exchanges=1)
+    [change] = sweeps(backend)
+    fake.fail(ACR, exchanges=1)
+    assert "Could not write accio-1" in enrolment.tag_seen(change.uid)
+    assert "accio-1" not in enrolment.tagmap.cards()
+    assert "Enrolled accio-1" in enrolment.tag_seen(change.uid)
+    assert bytes(tag.memory[:4]) == b"\x03\x0e\xd1\x01"
+
+
+def test_write_tag_without_a_tag_says_so() -> None:
+    backend, _fake = backend_with(ACR)
+    with pytest.raises(BackendError, match="no tag on the reader"):
+        backend.write_tag(backend.layout.pad_reader(0), "blue-a-4")
+
+
+def test_two_readers_are_two_pads_and_config_names_choose_the_order() -> None:
+    fake = MockPcscFactory(ACR, OTHER)
+    backend = PcscBackend(Layout(pads=2), factory=fake, names=["ACR1252"])
+    backend.open()
+    assert backend.reader_names() == {backend.layout.pad_reader(0): OTHER,
+                                      backend.layout.pad_reader(1): ACR}
+    fake.lay(ACR, UID)
+    assert sweeps(backend) == [Change("placed", backend.layout.pad_reader(1), UID)]
+
+
+def test_a_reader_plugged_in_after_start_takes_the_free_pad() -> None:
+    backend, fake = backend_with(ACR, pads=2)
+    pad1 = backend.layout.pad_reader(1)
+    sweeps(backend)
+    assert backend.health()[pad1] == "absent"
+    fake.plug(OTHER)
+    fake.lay(OTHER, UID)
+    assert sweeps(backend) == [Change("placed", pad1, UID)]
+    assert backend.health()[pad1] == "ok"
+
+
+def test_no_reader_plugged_is_a_clear_error() -> None:
+    backend = PcscBackend(Layout(pads=1), factory=MockPcscFactory())
+    with pytest.raises(BackendError, match="no PC/SC reader found: plug the USB reader in"):
+        backend.open()
+
+
+def test_without_pyscard_the_error_says_what_to_install(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "smartcard", None)
+    with pytest.raises(Exception, match="apt install pcscd"):
+        PyscardFactory()
+    backend = make_backend(HubConfig(backend="pcsc", pads=1))
+    with pytest.raises(BackendError, match="python3-pyscard"):
+        backend.open()
+
+
+def test_config_readers_must_be_a_list_of_names() -> None:
+    with pytest.raises(ConfigError, match=r"\[pcsc\] readers"):
+        make_backend(HubConfig(backend="pcsc", pcsc={"readers": "ACR122U"}))
+
+
+def test_importing_the_pcsc_backend_loads_no_pyscard() -> None:
+    code = ("import sys, hub.backends.pcsc, hub.backends, hub.cli; "
+            "sys.exit(1 if 'smartcard' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
