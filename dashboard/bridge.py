@@ -138,6 +138,7 @@ class Bridge:
         self.alerts: dict[str, GameAlert] = {}
         self.hub_state: Literal["online", "offline", "unknown"] = "unknown"
         self._engine_table_state: Literal["online", "offline", "unknown"] = "unknown"
+        self.engine_degraded: str | None = None  # the engine says why it cannot follow
         self._engine_liveness: tuple[str, Literal["online", "offline"]] | None = None
         self.health: HubHealth | None = None
         # Perluceo reveals (seat -> (game id, cards)): sent once by the engine, kept here
@@ -246,6 +247,7 @@ class Bridge:
         follow = model.liveness_topic
         with self._lock:
             self._engine_table_state = model.state
+            self.engine_degraded = model.degraded if model.state == "online" else None
             followed = self._engine_liveness[0] if self._engine_liveness else None
             if follow != followed:
                 self._engine_liveness = None
@@ -296,6 +298,7 @@ class Bridge:
             hub=self.hub_state,
             engine=self.engine_state,
             hub_backend=self.health.backend if self.health else None,
+            engine_degraded=self.engine_degraded,
         )
 
     def table_state(self) -> TableState:

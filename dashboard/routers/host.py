@@ -18,7 +18,7 @@ from dashboard.models import (
 )
 from dashboard.routers import answered
 from dashboard.virtual import VirtualError
-from engine.rules.cards import PLAYER_COLOURS, RECIPE_A, RECIPE_B
+from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.errors import RulesError
 from engine.rules.game import GameConfig
 from engine.wire.contract import N_SEATS
@@ -79,12 +79,8 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
     if deal == "virtual" and virtual is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the virtual table is switched off")
     rng = random.Random(form.seed)
-    if form.recipes:
-        # One recipe A and one B per seat, dealt here; each phone shows its own (G11).
-        a, b = list(RECIPE_A), list(RECIPE_B)
-        rng.shuffle(a)
-        rng.shuffle(b)
-        config["recipe_cards"] = [[a[i], b[i]] for i in range(len(form.colours))]
+    # The recipe cards (G11) are dealt by the engine: on the broker a command is seen by
+    # every client, each seat's recipes only on its own game/seat/<n>.
     # The engine first: it refuses while a game is in progress, and then reads the deal
     # from the readers as the cards are laid.
     result = answered(bridge.command("new_game", config))

@@ -257,8 +257,8 @@ def test_host_commands_reach_the_engine(client: TestClient, dash_app: Dash) -> N
     assert request.args["colours"] == ["red", "blue", "green"]
     assert request.args["first_seat"] == 2 and request.args["memory_aid"] is True
     assert request.args["second_player_bonus"] is True
-    assert len(request.args["recipe_cards"]) == 3
-    assert all(a.startswith("A-") and b.startswith("B-") for a, b in request.args["recipe_cards"])
+    # No seat's recipe cards on the broker: the engine deals them (G11).
+    assert request.args["recipes"] is True and "recipe_cards" not in request.args
     for verb in ("undo", "confirm", "end"):
         assert client.post(f"/api/host/{verb}", headers=HOST).json()["ok"] is True
         assert dash_app.requests[-1][0] == verb

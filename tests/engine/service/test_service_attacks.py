@@ -369,3 +369,20 @@ def test_a_new_hub_waits_for_the_host(scene: Scene) -> None:
         wait_for(lambda: scene.interp.inputs == 6, 10, "the new hub's event")
     finally:
         ensure_key(keys_dir(), TABLE, "hub", HUB_ID)  # the next test's hub
+
+
+def test_new_game_carries_no_recipe_cards_on_the_broker(scene: Scene) -> None:
+    # What any client of an open broker sees (here: an account that may read commands).
+    eavesdropper = Client(scene.port, "engine")
+    try:
+        eavesdropper.watch(TOPICS.cmd("new_game"))
+        args = {"colours": ["red", "blue", "green"], "recipes": True}
+        reply = scene.dashboard.client.request(TOPICS.cmd("new_game"), args, timeout=10)
+        assert reply.status == "ok", reply.error
+        wait_for(lambda: bool(eavesdropper.of(TOPICS.cmd("new_game"))), 10, "the command")
+        seen = json.dumps(reply.data) + json.dumps(eavesdropper.of(TOPICS.cmd("new_game")))
+    finally:
+        eavesdropper.stop()
+    dealt = scene.interp.recipe_cards  # dealt by the engine, one A and one B per seat
+    assert len(dealt) == 3 and all(len(pair) == 2 for pair in dealt)
+    assert not any(recipe in seen for pair in dealt for recipe in pair)
