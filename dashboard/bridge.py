@@ -372,8 +372,9 @@ class Bridge:
         game_id = self.game_id
         if game_id is None:
             return None
-        secret = self.secrets.secret(game_id, seat)
-        url = f"{base_url.rstrip('/')}/seat/{seat}?secret={secret}"
+        # A one-time code, not the secret (dashboard.seats): it is traded once, at /join.
+        token = self.secrets.join_token(game_id, seat)
+        url = f"{base_url.rstrip('/')}/join/{seat}?token={token}"
         return JoinInfo(seat=seat, url=url, joined=self.secrets.joined(game_id)[seat])
 
     # ------------------------------------------------------------ fan-out

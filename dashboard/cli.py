@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--pin",
         default=os.environ.get("CAULDRON_HOST_PIN"),
-        help="host PIN (4-32 letters/digits; default $CAULDRON_HOST_PIN, else a random one "
+        help="host PIN (6-32 letters/digits; default $CAULDRON_HOST_PIN, else a random one "
         "printed at start)",
     )
     parser.add_argument(

@@ -165,6 +165,8 @@ def seat_links(_: HostDep, bridge: BridgeDep, request: Request) -> list[JoinInfo
     return links
 
 
+@router.post("/seats/{seat}/free", summary="Free a seat: its secret opens nothing any more, "
+             "and it has a new QR code")
 @router.post("/seats/{seat}/reissue", summary="A new secret (and QR code) for one seat")
 def reissue(_: HostDep, bridge: BridgeDep, request: Request, seat: int) -> JoinInfo:
     game_id = bridge.game_id
