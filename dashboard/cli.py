@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument(
-        "--mqtt", default="mqtt://127.0.0.1:1883", help="broker URL (mqtt://127.0.0.1:1883)"
+        "--mqtt", default=None,
+        help="broker URL (default $CAULDRON_MQTT or the systemd credential mqtt-url, else "
+        "mqtt://127.0.0.1:1883); a password belongs there, not on the command line",
     )
     parser.add_argument("--table", default="t1", help="table id (default t1)")
     parser.add_argument(
         "--pin",
-        default=os.environ.get("CAULDRON_HOST_PIN"),
-        help="host PIN (6-32 letters/digits; default $CAULDRON_HOST_PIN, else a random one "
-        "printed at start)",
+        default=None,
+        help="host PIN (6-32 letters/digits; default $CAULDRON_HOST_PIN or the systemd "
+        "credential host-pin, else a random one printed at start); on the command line any "
+        "local user can read it",
     )
     parser.add_argument(
         "--data-dir", type=Path, default=None,
@@ -49,12 +53,21 @@ def _handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from engine.cli import CliError
+    from engine.wire.auth import on_command_line_warning, secret_setting
     from engine.wire.mqtt import BrokerUrl, MqttError
 
+    if args.pin:
+        print(on_command_line_warning("--pin", "CAULDRON_HOST_PIN"), file=sys.stderr)
+    args.pin = args.pin or secret_setting("CAULDRON_HOST_PIN", "host-pin")
+    mqtt = args.mqtt or secret_setting("CAULDRON_MQTT", "mqtt-url") or "mqtt://127.0.0.1:1883"
     try:
-        BrokerUrl.parse(args.mqtt)
+        broker = BrokerUrl.parse(mqtt)
     except MqttError as exc:
         raise CliError(str(exc)) from None
+    if args.mqtt and broker.password:
+        print(on_command_line_warning("the broker password", "CAULDRON_MQTT"),
+              file=sys.stderr)
+    args.mqtt = mqtt
     from dashboard.config import Settings
 
     fields: dict[str, Any] = {
@@ -84,7 +97,10 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
 
     app = create_app(settings)
     url = f"http://{settings.host}:{settings.port}/"
-    print(f"dashboard for table {settings.table} on {url} (broker {settings.mqtt})", flush=True)
+    from engine.wire.mqtt import BrokerUrl
+
+    broker = BrokerUrl.parse(settings.mqtt).redacted()  # never the password in a log
+    print(f"dashboard for table {settings.table} on {url} (broker {broker})", flush=True)
     if announce_pin:
         print(f"host PIN: {settings.pin}  (set one with --pin or $CAULDRON_HOST_PIN)", flush=True)
     try:

@@ -97,11 +97,21 @@ def _parse_tables(value: Any) -> frozenset[str] | None:
 def _service_config(args: argparse.Namespace) -> ServiceConfig:
     """The service's settings: the command line over the config file over the defaults."""
     from engine.service.service import ServiceConfig
+    from engine.wire.auth import on_command_line_warning, secret_setting
+    from engine.wire.mqtt import BrokerUrl, MqttError
 
     file = _load_config_file(args.config)
+    if args.mqtt:
+        try:
+            if BrokerUrl.parse(args.mqtt).password:
+                print(on_command_line_warning("the broker password", "CAULDRON_MQTT"),
+                      file=sys.stderr)
+        except MqttError as exc:
+            raise CliError(str(exc)) from None
     shard_text = args.shard or file.get("shard")
     return ServiceConfig(
-        mqtt=args.mqtt or file.get("mqtt") or "mqtt://127.0.0.1:1883",
+        mqtt=(args.mqtt or file.get("mqtt") or secret_setting("CAULDRON_MQTT", "mqtt-url")
+              or "mqtt://127.0.0.1:1883"),
         data_dir=_data_dir(args.data_dir or file.get("data_dir")),
         store=args.store or file.get("store") or None,
         tables=_parse_tables(args.tables or file.get("tables")),

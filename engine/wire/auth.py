@@ -169,3 +169,27 @@ def command_mac_ok(request: CommandRequest, table: str, verb: str, key: bytes) -
         return False
     want = _mac(key, f"cmd/{verb}", table, _canonical(request, "auth"))
     return hmac.compare_digest(want, request.auth)
+
+
+# ---------------------------------------------------------------- secrets of the services
+
+
+def secret_setting(env: str, credential: str) -> str | None:
+    """A secret setting (a PIN, a broker URL with its password) from a systemd credential
+    (``LoadCredential=<credential>:…``, read from ``$CREDENTIALS_DIRECTORY``) or else the
+    environment (``EnvironmentFile=``): never from a command line, where every local user
+    reads it (``ps``, ``/proc/<pid>/cmdline``)."""
+    folder = os.environ.get("CREDENTIALS_DIRECTORY")
+    if folder:
+        try:
+            value = (Path(folder) / credential).read_text(encoding="utf-8").strip()
+        except OSError:
+            value = ""
+        if value:
+            return value
+    return os.environ.get(env) or None
+
+
+def on_command_line_warning(what: str, env: str) -> str:
+    return (f"warning: {what} on the command line can be read by every user of this machine "
+            f"(ps); put it in ${env} (an EnvironmentFile) or a systemd credential instead")
