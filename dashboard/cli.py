@@ -56,17 +56,13 @@ def _handle(args: argparse.Namespace) -> int:
     from engine.wire.auth import on_command_line_warning, secret_setting
     from engine.wire.mqtt import BrokerUrl, MqttError
 
-    if args.pin:
-        print(on_command_line_warning("--pin", "CAULDRON_HOST_PIN"), file=sys.stderr)
+    pin_argument = bool(args.pin)
     args.pin = args.pin or secret_setting("CAULDRON_HOST_PIN", "host-pin")
     mqtt = args.mqtt or secret_setting("CAULDRON_MQTT", "mqtt-url") or "mqtt://127.0.0.1:1883"
     try:
         broker = BrokerUrl.parse(mqtt)
     except MqttError as exc:
         raise CliError(str(exc)) from None
-    if args.mqtt and broker.password:
-        print(on_command_line_warning("the broker password", "CAULDRON_MQTT"),
-              file=sys.stderr)
     args.mqtt = mqtt
     from dashboard.config import Settings
 
@@ -87,6 +83,11 @@ def _handle(args: argparse.Namespace) -> int:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise CliError(f"--{where.replace('_', '-')}: {first['msg']}") from None
+    if pin_argument:
+        print(on_command_line_warning("--pin", "CAULDRON_HOST_PIN"), file=sys.stderr)
+    if broker.password and mqtt != secret_setting("CAULDRON_MQTT", "mqtt-url"):
+        print(on_command_line_warning("the broker password", "CAULDRON_MQTT"),
+              file=sys.stderr)
     return serve(settings, announce_pin=not args.pin)
 
 

@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 
 from engine.demo.stack import DemoOptions, DemoStack
 
-PIN = "4321"
+PIN = "432198"
 
 
 @pytest.fixture
