@@ -134,6 +134,7 @@ class Bridge:
         self._lock = threading.RLock()
         self.public: GamePublic | None = None
         self.public_out: GamePublicOut | None = None
+        self.last_finished: GamePublicOut | None = None  # kept for /scores in the next game
         self.seat_views: dict[int, GameSeat] = {}
         self.alerts: dict[str, GameAlert] = {}
         self.hub_state: Literal["online", "offline", "unknown"] = "unknown"
@@ -196,6 +197,8 @@ class Bridge:
             new_game = self.public is None or self.public.game_id != model.game_id
             self.public = model
             self.public_out = out
+            if out is not None and out.view.over and out.view.end and out.view.end.scores:
+                self.last_finished = out
             if new_game:
                 self.alerts = {
                     k: a for k, a in self.alerts.items() if a.game_id in (None, model.game_id)
@@ -306,6 +309,9 @@ class Bridge:
             game = self.public_out
             alerts = [AlertPublic.model_validate(a.model_dump()) for a in self.alerts.values()]
             game_id = self.public.game_id if self.public else None
+            last = self.last_finished
+        if last is not None and game is not None and last.game_id == game.game_id:
+            last = None  # the finished game is the current one
         return TableState(
             table=self.settings.table,
             game=game,
@@ -313,6 +319,7 @@ class Bridge:
             status=self.status(),
             joined=self.secrets.joined(game_id),
             virtual=self.virtual_public(),
+            last_game=last,
         )
 
     def seat_state(self, seat: int) -> SeatState:
@@ -358,6 +365,7 @@ class Bridge:
             can_declinatio=blocked,
             game=game,
             alerts=alerts,
+            play=self.settings.virtual and self.status().hub_backend == "sim",
         )
 
     def dismiss_reveal(self, seat: int) -> bool:

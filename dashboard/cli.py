@@ -23,6 +23,10 @@ def register(subparsers: Any) -> None:
         help="broker URL (default $CAULDRON_MQTT or the systemd credential mqtt-url, else "
         "mqtt://127.0.0.1:1883); a password belongs there, not on the command line",
     )
+    parser.add_argument(
+        "--mqtt-password-file", type=Path, default=None,
+        help="file holding the account's password (keeps it off the command line)",
+    )
     parser.add_argument("--table", default="t1", help="table id (default t1)")
     parser.add_argument(
         "--pin",
@@ -54,13 +58,15 @@ def _handle(args: argparse.Namespace) -> int:
 
     from engine.cli import CliError
     from engine.wire.auth import on_command_line_warning, secret_setting
-    from engine.wire.mqtt import BrokerUrl, MqttError
+    from engine.wire.mqtt import BrokerUrl, MqttError, with_password_file
 
     pin_argument = bool(args.pin)
+    url_argument = args.mqtt
     args.pin = args.pin or secret_setting("CAULDRON_HOST_PIN", "host-pin")
     mqtt = args.mqtt or secret_setting("CAULDRON_MQTT", "mqtt-url") or "mqtt://127.0.0.1:1883"
     try:
         broker = BrokerUrl.parse(mqtt)
+        mqtt = with_password_file(mqtt, args.mqtt_password_file)
     except MqttError as exc:
         raise CliError(str(exc)) from None
     args.mqtt = mqtt
@@ -69,7 +75,7 @@ def _handle(args: argparse.Namespace) -> int:
     fields: dict[str, Any] = {
         "host": args.host,
         "port": args.port,
-        "mqtt": args.mqtt,
+        "mqtt": mqtt,
         "table": args.table,
         "data_dir": args.data_dir or default_data_dir(),
         "default_lang": args.lang,
@@ -85,7 +91,7 @@ def _handle(args: argparse.Namespace) -> int:
         raise CliError(f"--{where.replace('_', '-')}: {first['msg']}") from None
     if pin_argument:
         print(on_command_line_warning("--pin", "CAULDRON_HOST_PIN"), file=sys.stderr)
-    if broker.password and mqtt != secret_setting("CAULDRON_MQTT", "mqtt-url"):
+    if url_argument and broker.password:
         print(on_command_line_warning("the broker password", "CAULDRON_MQTT"),
               file=sys.stderr)
     return serve(settings, announce_pin=not args.pin)
@@ -100,7 +106,7 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
     url = f"http://{settings.host}:{settings.port}/"
     from engine.wire.mqtt import BrokerUrl
 
-    broker = BrokerUrl.parse(settings.mqtt).redacted()  # never the password in a log
+    broker = BrokerUrl.parse(settings.mqtt).redacted()  # never the password
     print(f"dashboard for table {settings.table} on {url} (broker {broker})", flush=True)
     if announce_pin:
         print(f"host PIN: {settings.pin}  (set one with --pin or $CAULDRON_HOST_PIN)", flush=True)

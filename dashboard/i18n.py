@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,13 @@ from engine.rules.cards import CATALOGUE
 
 I18N_DIR = Path(__file__).with_name("i18n")
 COOKIE = "lang"
+# A venue whose box prints other family names renames them in <data dir>/families.toml:
+#   [grey-a]
+#   fr = "Queues de rat"
+#   en = "Rat tails"
+#   de = "Rattenschwänze"
+FAMILIES_FILE = "families.toml"
+log = logging.getLogger("cauldron.dashboard")
 
 
 @cache
@@ -75,6 +84,37 @@ def catalogue_for(lang: Lang) -> dict[str, Any]:
     }
 
 
-def bundle(lang: Lang) -> dict[str, Any]:
-    """Everything a page's script needs for its language."""
-    return {"lang": lang, "t": strings(lang), "catalogue": catalogue_for(lang)}
+def family_renames(data_dir: Path | None) -> dict[str, dict[str, str]]:
+    """The venue's family names (``families.toml`` in the data dir), checked: unknown
+    families or languages are reported and skipped, never shown."""
+    if data_dir is None:
+        return {}
+    path = data_dir / FAMILIES_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        log.warning("%s is not valid TOML (%s): the catalogue's names are used", path, exc)
+        return {}
+    known = {f["id"] for f in CATALOGUE["families"]}
+    out: dict[str, dict[str, str]] = {}
+    for family, names in data.items():
+        if family not in known or not isinstance(names, dict):
+            log.warning("%s: %r is not a family id (e.g. grey-a): skipped", path, family)
+            continue
+        out[family] = {lang: str(name).strip() for lang, name in names.items()
+                       if lang in LANGS and str(name).strip()}
+    return out
+
+
+def bundle(lang: Lang, renames: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """Everything a page's script needs for its language (with the venue's family names)."""
+    catalogue = catalogue_for(lang)
+    if renames:
+        families = dict(catalogue["families"])
+        for family, names in renames.items():
+            if lang in names:
+                families[family] = names[lang]
+        catalogue = {**catalogue, "families": families}
+    return {"lang": lang, "t": strings(lang), "catalogue": catalogue}

@@ -15,7 +15,7 @@ from dashboard.bridge import Bridge
 from dashboard.config import Settings
 from dashboard.count import CountDesk
 from dashboard.guard import secure
-from dashboard.routers import count, host, pages, scores, seats, table, virtual
+from dashboard.routers import count, enrol, host, pages, scores, seats, table, virtual
 from dashboard.virtual import VirtualTable
 
 STATIC = Path(__file__).with_name("static")
@@ -80,8 +80,8 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
     app.state.virtual = virtual_table
     app.state.count = count_desk(settings)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
-    for router in (table.router, seats.router, host.router, virtual.router, scores.router,
-                   count.router, pages.router):
+    for router in (table.router, seats.router, host.router, enrol.router, virtual.router,
+                   scores.router, count.router, pages.router):
         app.include_router(router)
     return app
 

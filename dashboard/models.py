@@ -38,6 +38,8 @@ class ExpectedPublic(_Public):
     take: list[str] = Field(default_factory=list)
     accio: list[str] = Field(default_factory=list)
     declinatio: bool = False
+    declinatio_line: int | None = None
+    declinatio_take: list[str] = Field(default_factory=list)
     # "pass" is a Python keyword: the wire name is kept through the alias.
     pass_: bool = Field(default=False, alias="pass", serialization_alias="pass")
     refill_cell: str | None = None
@@ -167,6 +169,7 @@ class GamePublicOut(_Public):
 class AlertPublic(_Public):
     alert_id: str
     rule: str
+    kind: str = Field(default="breach", description="breach, or notice (information only)")
     message: str
     instruction: str
     severity: str = "error"
@@ -212,6 +215,9 @@ class TableState(_Public):
     status: ServiceStatus
     joined: list[bool] = Field(description="seats whose phone has joined this game")
     virtual: VirtualPublic | None = None
+    last_game: GamePublicOut | None = Field(
+        default=None, description="the last finished game (its scores), while another runs"
+    )
 
 
 class SeatState(BaseModel):
@@ -238,6 +244,11 @@ class SeatState(BaseModel):
     )
     game: GamePublicOut | None = None
     alerts: list[AlertPublic] = Field(default_factory=list)
+    play: bool = Field(
+        default=False,
+        description="one-tap play (POST /api/seats/{n}/play) works: a virtual table on the "
+        "simulated hub; else the phone shows the moves as instructions for the real cards",
+    )
 
 
 class CommandResult(BaseModel):
@@ -277,7 +288,18 @@ class EnrolmentOut(BaseModel):
     done: int | None = None
     total: int | None = None
     next: str | None = None
+    message: str | None = Field(default=None, description="what the hub last said")
     detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class EnrolIn(BaseModel):
+    """A host's enrolment step, carried out by the running hub."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["start", "undo", "skip", "stop"]
+    seat: int = Field(default=1, ge=1, le=4, description="whose pad to tap the cards on (1-4)")
+    write: bool = Field(default=False, description="also write the card id into each tag")
 
 
 class NewGameIn(BaseModel):

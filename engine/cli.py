@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dashboard.cli",
     "engine.bots.cli",
     "engine.demo.cli",
+    "engine.hosting.cli",
 )
 
 

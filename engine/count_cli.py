@@ -140,6 +140,20 @@ class ReaderLoop:
             raise ValueError(f"the tag map cannot be saved: {exc}") from None
 
 
+def connect(backend: ReaderBackend, tagmap: TagMap, desk: CountDesk) -> ReaderLoop:
+    """Feed ``desk`` from ``backend`` (an opened back-end) on a reader thread, started here;
+    stop it with ``loop.stop.set()``."""
+    loop = ReaderLoop(backend, tagmap, desk)
+    desk.set_reader(kind=backend.name, label=_reader_label(backend),
+                    simulated=backend.name == "sim")
+    if backend.name == "sim":
+        desk.sim_tap = loop.sim_tap
+    if tagmap.path is not None:
+        desk.enrol = loop.enrol
+    loop.thread.start()
+    return loop
+
+
 def _check_port(host: str, port: int) -> None:
     import socket
 
@@ -211,14 +225,7 @@ def _serve(args: argparse.Namespace, config: Any, backend: ReaderBackend, tagmap
         raise CliError(f"--{first['loc'][0]}: {first['msg']}") from None
     _check_port(args.host, args.port)
     desk = CountDesk(config.data_dir / f"count-{config.table}.json")
-    loop = ReaderLoop(backend, tagmap, desk)
-    desk.set_reader(kind=backend.name, label=_reader_label(backend),
-                    simulated=backend.name == "sim")
-    if backend.name == "sim":
-        desk.sim_tap = loop.sim_tap
-    if tagmap.path is not None:
-        desk.enrol = loop.enrol
-    loop.thread.start()
+    loop = connect(backend, tagmap, desk)
     app = create_count_app(settings, desk)
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     if note:

@@ -1,39 +1,49 @@
 """Pico entry point (MicroPython, RP2040). Runs on boot as /main.py.
 
-Not imported under CPython: the tests only compile() it. Everything it calls
-(firmware.scan, firmware.mfrc522, firmware.presence, firmware.protocol) is
-tested under CPython against firmware.mfrc522_sim.
+Everything it calls is tested under CPython against firmware.mfrc522_sim, and
+this file itself runs under the MicroPython unix port with stand-in `machine`
+pins (tests/firmware/test_fw_micropython.py).
 
-Pin map (see hardware/wiring.md):
-  SPI0  SCK GP18, MOSI GP19, MISO GP16 (MISO comes through the 74HC125 buffers)
+Pin map (see hardware/wiring.md, generated from hardware/netlist.py):
+  SPI0  SCK GP18, MOSI GP19, MISO GP16 (through the per-reader 74HC125 gates)
   demux A0..A3 GP2..GP5, bank /E1 GP6 GP7 GP8 (3 x 74HC154), strobe /E2 GP9
-  reader NRSTPD (shared) GP10, heartbeat LED "LED"
+  reader NRSTPD GP10 (through the bank buffers), heartbeat LED "LED"
+  pawn sensors (3 x 74HC165): /PL GP11, CLK GP12, QH GP13
 """
 
+import gc
 import select
 import sys
 import time
 
-from machine import SPI, Pin
+import micropython
+from machine import SPI, WDT, Pin
 
+from firmware import scan
+from firmware.loop import WDT_MS, Loop, Output
 from firmware.mfrc522 import MFRC522
-from firmware.scan import Demux, Scanner
+from firmware.pawns import PawnSensors
 
-N_READERS = 36  # 32 cells + 4 scan pads; up to 40 with the same wiring
-SPI_HZ = 4_000_000
+N_READERS = 36  # 32 cells + 4 scan pads; up to 48 with the same wiring
+SPI_HZ = scan.SPI_HZ
 PIN_SCK, PIN_MOSI, PIN_MISO = 18, 19, 16
 PIN_ADDRESS = (2, 3, 4, 5)
 PIN_BANKS = (6, 7, 8)
 PIN_STROBE = 9
 PIN_RESET = 10
-MAX_LINE = 600  # longer input is cut; decode_frame then rejects it as oversize
+PIN_PAWN_LOAD, PIN_PAWN_CLOCK, PIN_PAWN_DATA = 11, 12, 13
 
 
 def main() -> None:
+    # A 0x03 byte from the hub must not stop the program (REPL): it is read as
+    # an ordinary character and rejected as a bad line.
+    micropython.kbd_intr(-1)
+    watchdog = WDT(timeout=WDT_MS)
     reset = Pin(PIN_RESET, Pin.OUT, value=0)  # hard reset every reader once
     time.sleep_ms(2)
     reset.value(1)
     time.sleep_ms(50)
+    watchdog.feed()
     spi = SPI(
         0,
         baudrate=SPI_HZ,
@@ -45,36 +55,35 @@ def main() -> None:
         mosi=Pin(PIN_MOSI),
         miso=Pin(PIN_MISO, Pin.IN, Pin.PULL_DOWN),  # vanished reader reads 0x00
     )
-    demux = Demux(
+    demux = scan.Demux(
         [Pin(p, Pin.OUT, value=0) for p in PIN_ADDRESS],
         [Pin(p, Pin.OUT, value=1) for p in PIN_BANKS],
         Pin(PIN_STROBE, Pin.OUT, value=1),
     )
     readers = [MFRC522(spi, demux.cs, time, time.ticks_diff) for _ in range(N_READERS)]
-    out = sys.stdout
+    pawns = PawnSensors(
+        Pin(PIN_PAWN_LOAD, Pin.OUT, value=1),
+        Pin(PIN_PAWN_CLOCK, Pin.OUT, value=0),
+        Pin(PIN_PAWN_DATA, Pin.IN, Pin.PULL_UP),
+    )
+    scanner = scan.Scanner(readers, demux, time, None, diff=time.ticks_diff, pawns=pawns)
+    stdin, stdout = sys.stdin, sys.stdout
+    poll_in = select.poll()
+    poll_in.register(stdin, select.POLLIN)
+    poll_out = select.poll()
+    poll_out.register(stdout, select.POLLOUT)
 
-    def write_line(line: str) -> None:
-        out.write(line)
+    def read_char() -> str:
+        return stdin.read(1) if poll_in.poll(0) else ""
 
-    scanner = Scanner(readers, demux, time, write_line, diff=time.ticks_diff)
-    poller = select.poll()
-    poller.register(sys.stdin, select.POLLIN)
-    led = Pin("LED", Pin.OUT)
-    scanner.boot()
-    pending = ""
+    def writable() -> bool:
+        return bool(poll_out.poll(0))
+
+    output = Output(stdout.write, writable, time, time.ticks_diff)
+    loop = Loop(scanner, output, read_char, watchdog, gc.collect, Pin("LED", Pin.OUT))
+    loop.start()
     while True:
-        try:
-            scanner.sweep()
-        except Exception as error:  # never die: report and keep scanning
-            scanner.emit_error("sweep failed: %s" % error)  # noqa: UP031
-        led.toggle()
-        while poller.poll(0):
-            char = sys.stdin.read(1)
-            if char == "\n":
-                scanner.handle_line(pending)
-                pending = ""
-            elif char != "\r" and len(pending) < MAX_LINE:
-                pending += char
+        loop.step()
 
 
 main()

@@ -38,6 +38,7 @@ ModeReg = 0x11
 TxModeReg = 0x12
 RxModeReg = 0x13
 TxControlReg = 0x14
+TX_CRC_ON = 0x80  # TxModeReg TxCRCEn: the chip appends CRC_A to what it sends
 TxASKReg = 0x15
 CRCResultRegH = 0x21
 CRCResultRegL = 0x22
@@ -96,9 +97,14 @@ SAK_CASCADE = 0x04
 KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0x12, 0xB2)
 
 # Timer: TPrescaler = 169 -> f_timer = 13.56 MHz / (2*169+1) = 40 kHz (25 us).
+# The timer runs (TReload + 1) ticks (datasheet 8.5), so a window of N ticks
+# loads TReload = N - 1.
 TIMER_PRESCALER = 169
 TIMER_TICK_US = (2 * TIMER_PRESCALER + 1) / 13.56
-# WUPA answer window: FDT (91 us) + the first ATQA bits, with margin.
+# WUPA answer window. With TAuto the timer starts at the end of transmission
+# and stops only after the 5th received bit (start bit + 4 data bits,
+# datasheet 8.5): it must outlast FDT 91.15 us + 5 x 9.44 us = 138.4 us.
+# 6 ticks = 150.0 us leaves 11.6 us.
 PROBE_TIMEOUT_US = 150
 # Data exchanges (anticollision, select, read): ISO max FDT for these is small,
 # the brief asks for a ~1-2 ms ceiling.
@@ -109,8 +115,21 @@ WRITE_TIMEOUT_US = 10000
 # Interrupt polling gives up (chip stuck) after the timer should have fired
 # plus this margin.
 _IRQ_MARGIN_US = 3000
+_MAX_READ = 64  # the FIFO: the longest multi-register read
 _RESET_WAIT_US = 50000
 _CRC_CACHE_SIZE = 12
+
+
+_IRQ_LEVEL = (ComIrqReg, FIFOLevelReg)
+_POLL_REGS = (ComIrqReg, ErrorReg, FIFOLevelReg, ControlReg)
+_CRC_RESULT = (CRCResultRegL, CRCResultRegH)
+_FIFO_READS = [(FIFODataReg,) * n for n in range(_MAX_READ + 1)]
+# Preallocated SPI buffers shared by every driver (one bus, one transaction at
+# a time): the poll path allocates nothing, so the Pico's garbage collector
+# has little to do. Index = transaction length; ~4 KB in all.
+_W2 = bytearray(2)
+_TX = [bytearray(n) for n in range(_MAX_READ + 2)]
+_RX = [bytearray(n) for n in range(_MAX_READ + 2)]
 
 
 class ReaderError(Exception):
@@ -133,8 +152,9 @@ def ticks_diff(end: int, start: int) -> int:
 
 
 def timer_reload_for_us(timeout_us: float) -> int:
+    """TReload for a window of at least ``timeout_us`` (the timer runs TReload + 1 ticks)."""
     ticks = int(timeout_us / TIMER_TICK_US + 0.999)
-    return max(1, min(0xFFFF, ticks))
+    return max(1, min(0xFFFF, ticks - 1))
 
 
 class MFRC522:
@@ -144,15 +164,22 @@ class MFRC522:
         self.clock = clock
         self._diff = diff or ticks_diff
         self._reload = -1  # cached TReload value, -1 = unknown
+        self._tx_crc = -1  # cached TxModeReg, -1 = unknown
         self._crc_cache = {}
         self.version = 0
+        self._w2 = _W2
+        self._tx = _TX
+        self._rx = _RX
 
     # ---------------------------------------------------------------- raw SPI
 
     def write_reg(self, reg: int, value: int) -> None:
+        buf = self._w2
+        buf[0] = (reg << 1) & 0x7E
+        buf[1] = value & 0xFF
         self.cs(True)
         try:
-            self.spi.write(bytes(((reg << 1) & 0x7E, value & 0xFF)))
+            self.spi.write(buf)
         finally:
             self.cs(False)
 
@@ -163,18 +190,21 @@ class MFRC522:
         finally:
             self.cs(False)
 
-    def read_regs(self, regs: list) -> bytearray:
-        """Read several registers in one transaction."""
-        tx = bytearray(len(regs) + 1)
+    def read_regs(self, regs: list) -> memoryview:
+        """Read several registers in one transaction. The answer lives in a
+        preallocated buffer: valid until the next read (copy what you keep)."""
+        n = len(regs) + 1
+        tx = self._tx[n]
+        rx = self._rx[n]
         for i, reg in enumerate(regs):
             tx[i] = ((reg << 1) & 0x7E) | 0x80
-        rx = bytearray(len(tx))
+        tx[n - 1] = 0
         self.cs(True)
         try:
             self.spi.write_readinto(tx, rx)
         finally:
             self.cs(False)
-        return rx[1:]
+        return memoryview(rx)[1:]
 
     def read_reg(self, reg: int) -> int:
         return self.read_regs([reg])[0]
@@ -203,8 +233,9 @@ class MFRC522:
                 raise ReaderError("soft reset did not finish within 50 ms")
             self.clock.sleep_us(200)
         self._reload = -1
-        # TAuto: the timer starts at the end of each transmission and stops at
-        # the first received bit, so "no tag" ends after the timeout alone.
+        self._tx_crc = -1
+        # TAuto: the timer starts at the end of each transmission and stops
+        # after the 5th received bit, so "no tag" ends after the timeout alone.
         self.write_reg(TModeReg, 0x80 | (TIMER_PRESCALER >> 8))
         self.write_reg(TPrescalerReg, TIMER_PRESCALER & 0xFF)
         self.set_timeout_us(PROBE_TIMEOUT_US)
@@ -221,6 +252,14 @@ class MFRC522:
             self.write_reg(TReloadRegL, reload & 0xFF)
             self._reload = reload
 
+    def set_tx_crc(self, on: bool) -> None:
+        """Let the chip append CRC_A to sent frames (TxCRCEn): no coprocessor
+        round trip (6 SPI transactions) for a new SELECT, READ, WRITE or HLTA."""
+        value = TX_CRC_ON if on else 0x00
+        if value != self._tx_crc:
+            self.write_reg(TxModeReg, value)
+            self._tx_crc = value
+
     def antenna_on(self) -> None:
         self.write_reg(TxControlReg, ANTENNA_ON)
 
@@ -230,11 +269,17 @@ class MFRC522:
     # ---------------------------------------------------------------- exchange
 
     def prepare(
-        self, data: bytes, tx_last_bits: int = 0, timeout_us: float = DATA_TIMEOUT_US
+        self,
+        data: bytes,
+        tx_last_bits: int = 0,
+        timeout_us: float = DATA_TIMEOUT_US,
+        tx_crc: bool = False,
     ) -> None:
         """Load a frame and arm Transceive without sending it yet (split from
-        ``send`` so the scan loop can do this while the antenna settles)."""
+        ``send`` so the scan loop can do this while the antenna settles).
+        ``tx_crc``: the chip appends CRC_A to the frame."""
         self.set_timeout_us(timeout_us)
+        self.set_tx_crc(tx_crc)
         self.write_reg(ComIrqReg, IRQ_ALL)  # clear all interrupt flags
         self.write_reg(FIFOLevelReg, 0x80)  # flush the FIFO
         self.write_fifo(data)
@@ -242,7 +287,7 @@ class MFRC522:
         self.write_reg(CommandReg, CMD_TRANSCEIVE)
         # Health check in the same breath: a stuck or vanished chip cannot show
         # exactly our bytes in its FIFO with no interrupt pending.
-        irq, level = self.read_regs([ComIrqReg, FIFOLevelReg])
+        irq, level = self.read_regs(_IRQ_LEVEL)
         if level & 0x7F != len(data) or irq & (IRQ_RX | IRQ_TIMER | IRQ_ERR):
             version = self.read_version()
             if version in (0x00, 0xFF):
@@ -260,9 +305,7 @@ class MFRC522:
         start = self.clock.ticks_us()
         limit = self._timeout_us + _IRQ_MARGIN_US
         while True:
-            irq, error, level, control = self.read_regs(
-                [ComIrqReg, ErrorReg, FIFOLevelReg, ControlReg]
-            )
+            irq, error, level, control = self.read_regs(_POLL_REGS)
             if irq & (IRQ_RX | IRQ_IDLE):
                 break
             if irq & IRQ_TIMER:
@@ -274,18 +317,24 @@ class MFRC522:
         if error & (ERR_BUFFER_OVFL | ERR_PARITY | ERR_PROTOCOL):
             raise TagError("receive error 0x%02X" % error)
         level &= 0x7F
-        data = self.read_regs([FIFODataReg] * level) if level else bytearray()
-        return data, control & 0x07
+        bits = control & 0x07
+        data = bytes(self.read_regs(_FIFO_READS[level])) if level else b""
+        return data, bits
 
     def transceive(
-        self, data: bytes, tx_last_bits: int = 0, timeout_us: float = DATA_TIMEOUT_US
+        self,
+        data: bytes,
+        tx_last_bits: int = 0,
+        timeout_us: float = DATA_TIMEOUT_US,
+        tx_crc: bool = False,
     ) -> tuple:
-        self.prepare(data, tx_last_bits, timeout_us)
+        self.prepare(data, tx_last_bits, timeout_us, tx_crc)
         return self.send()
 
     def calc_crc(self, data: bytes) -> bytes:
         """CRC_A of ``data`` by the chip's coprocessor (2 bytes, LSB first)."""
         self.write_reg(CommandReg, CMD_IDLE)
+        self.set_tx_crc(False)
         self.write_reg(DivIrqReg, IRQ_CRC)  # clear CRCIRq
         self.write_reg(FIFOLevelReg, 0x80)
         self.write_fifo(data)
@@ -294,14 +343,14 @@ class MFRC522:
         while not self.read_reg(DivIrqReg) & IRQ_CRC:
             if self._diff(self.clock.ticks_us(), start) > _IRQ_MARGIN_US:
                 raise ReaderError("CRC coprocessor did not finish: stuck")
-        low, high = self.read_regs([CRCResultRegL, CRCResultRegH])
+        low, high = self.read_regs(_CRC_RESULT)
         self.write_reg(CommandReg, CMD_IDLE)
         return bytes((low, high))
 
     def crc(self, data: bytes) -> bytes:
-        """CRC_A through a small cache: the frames a poll repeats (SELECT of a
-        known UID, HLTA, the SAK answers) cost the coprocessor round trip
-        (6 SPI transactions) only once per reader."""
+        """CRC_A through a small cache, to check answers: the SAK answers
+        repeat, so checking them costs the coprocessor round trip (6 SPI
+        transactions) only once per reader. Sent frames use TxCRCEn instead."""
         key = bytes(data)
         value = self._crc_cache.get(key)
         if value is None:
@@ -354,8 +403,8 @@ class MFRC522:
         """SELECT one cascade level with 4 UID bytes: SAK, or None if no tag
         with these bytes answered."""
         bcc = part[0] ^ part[1] ^ part[2] ^ part[3]
-        frame = self.with_crc(bytes((level_cmd, 0x70)) + bytes(part) + bytes((bcc,)))
-        answer = self.transceive(frame)
+        frame = bytes((level_cmd, 0x70)) + bytes(part) + bytes((bcc,))
+        answer = self.transceive(frame, 0, DATA_TIMEOUT_US, True)
         if answer is None:
             return None
         data, _bits = answer
@@ -396,8 +445,10 @@ class MFRC522:
 
     def halt(self) -> None:
         """HLTA: the tag goes to HALT (only WUPA wakes it). No answer expected;
-        an answer means the tag did not understand."""
-        answer = self.transceive(self.with_crc(bytes((PICC_HLTA, 0x00))), 0, PROBE_TIMEOUT_US)
+        an answer means the tag did not understand. The scan loop does not
+        send it: the field goes off right after a poll, which resets the tag
+        anyway, so an HLTA there would cost ~0.5 ms for nothing."""
+        answer = self.transceive(bytes((PICC_HLTA, 0x00)), 0, PROBE_TIMEOUT_US, True)
         if answer is not None:
             raise TagError("tag answered HLTA")
 
@@ -405,7 +456,7 @@ class MFRC522:
 
     def ntag_read(self, page: int) -> bytes:
         """READ: 16 bytes (pages page..page+3) of the selected tag."""
-        answer = self.transceive(self.with_crc(bytes((NTAG_READ, page))))
+        answer = self.transceive(bytes((NTAG_READ, page)), 0, DATA_TIMEOUT_US, True)
         if answer is None:
             raise TagError("no answer to READ of page %d" % page)
         data, bits = answer
@@ -421,7 +472,7 @@ class MFRC522:
         if len(four) != 4:
             raise ValueError("an NTAG page is 4 bytes")
         answer = self.transceive(
-            self.with_crc(bytes((NTAG_WRITE, page)) + bytes(four)), 0, WRITE_TIMEOUT_US
+            bytes((NTAG_WRITE, page)) + bytes(four), 0, WRITE_TIMEOUT_US, True
         )
         if answer is None:
             raise TagError("no answer to WRITE of page %d" % page)

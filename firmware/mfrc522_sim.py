@@ -15,8 +15,10 @@ Timing model (all in microseconds, see ``Timings``):
   (4 bits for an ACK/NAK) + end (1).
 - Frame delay time PCD -> PICC: (9*128 + 84)/fc = 91.15 us when the last bit
   sent was 1, (9*128 + 20)/fc = 86.43 us when it was 0.
-- MFRC522 timer (TAuto): starts at the end of transmission and stops at the
-  first received bit; period = (2*TPrescaler + 1) * (TReload + 1) / 13.56 MHz.
+- MFRC522 timer (TAuto): starts at the end of transmission and stops after the
+  5th received bit (datasheet 8.5); period = (2*TPrescaler + 1) * (TReload + 1)
+  / 13.56 MHz. An answer whose 5th bit comes after the timer fired is lost.
+- TxCRCEn (TxModeReg bit 7): the chip appends CRC_A to every frame it sends.
 - CRC coprocessor: ``crc_byte_us`` per byte. Soft reset: ``soft_reset_us``.
 - A tag answers only once the field has been on for ``tag_power_up_us``; a
   field off for longer than ``tag_reset_off_us`` resets the tag (HALT is lost).
@@ -105,7 +107,9 @@ class Timings:
     spi_byte_gap_us: float = 0.25  # RP2040 PL022 FIFO refill between bytes
     host_call_us: float = 8.0  # one machine.SPI call from MicroPython (native emitter)
     gpio_write_us: float = 3.0  # one Pin.value() from MicroPython
-    tag_power_up_us: float = 300.0  # NTAG21x ready after field-on (assumption, see timing.md)
+    # A tag is ready this long after field-on: ISO/IEC 14443-3 allows a PICC up
+    # to 5 ms; NXP's reader library waits 5.1 ms. The worst case is the default.
+    tag_power_up_us: float = 5100.0
     tag_reset_off_us: float = 1000.0
     soft_reset_us: float = 1000.0
     crc_byte_us: float = 0.6
@@ -347,6 +351,8 @@ class SimChip:
 
     def _start_transmission(self, frame: bytes, last_bits: int) -> None:
         now = self.clock.now_us
+        if self.regs[0x12] & 0x80 and frame:  # TxCRCEn
+            frame = frame + crc_a(frame)
         n = len(frame)
         if n == 0:
             return
@@ -374,6 +380,8 @@ class SimChip:
             if answer is None:
                 answer, error = answers[0][0], error | 0x02  # ParityErr
         timer = self._timer_period_us() if self.regs[0x2A] & 0x80 else None
+        if answers and timer is not None and tx_end + fdt + 5 * BIT_US > tx_end + timer:
+            answers = []  # the timer fired before it could stop: the answer is lost
         if answers:
             rx_bits = 1 + (9 * len(answer) if answer_bits == 0 else answer_bits) + 1
             rx_start = tx_end + fdt
@@ -590,6 +598,10 @@ class SimTable:
         self.demux = Demux74HC154(self.clock, self.timings, banks=3)
         self.fields_on: set[int] = set()
         self.max_fields_on = 0
+        # Pairs of readers too close to have their fields on together (set by
+        # the caller from the table geometry, hub.layout); counted in crosstalk.
+        self.neighbours: set[frozenset[int]] = set()
+        self.crosstalk = 0
         self.field_log: list[tuple[float, int, bool]] = []
         self.chips = [
             SimChip(i, self.clock, self.timings, self.rng, self._field_changed)
@@ -599,6 +611,8 @@ class SimTable:
 
     def _field_changed(self, index: int, on: bool) -> None:
         if on:
+            if any(frozenset((index, other)) in self.neighbours for other in self.fields_on):
+                self.crosstalk += 1
             self.fields_on.add(index)
         else:
             self.fields_on.discard(index)
@@ -623,3 +637,71 @@ class SimTable:
 
     def faults(self, reader: int) -> Faults:
         return self.chips[reader].faults
+
+
+# ------------------------------------------------------------------------- pawn sensors
+
+
+class _HookPin(SimPin):
+    """An output pin that tells the board when its level changes."""
+
+    def __init__(
+        self, name: str, clock: VirtualClock, timings: Timings, level: int,
+        hook: Callable[[int, int], None],
+    ) -> None:
+        super().__init__(name, clock, timings, level)
+        self._hook = hook
+
+    def value(self, level: int | None = None) -> int:
+        old = self.level
+        result = super().value(level)
+        if level is not None and old != self.level:
+            self._hook(old, self.level)
+        return result
+
+
+class _InputPin:
+    def __init__(self, read: Callable[[], int], clock: VirtualClock, timings: Timings) -> None:
+        self._read = read
+        self._clock = clock
+        self._timings = timings
+
+    def value(self, level: int | None = None) -> int:
+        self._clock.advance(self._timings.gpio_write_us)
+        return self._read()
+
+
+class SimPawnBoard:
+    """Three 74HC165 in a chain with a DRV5032 Hall switch on inputs 0..19 (low
+    while a pawn's magnet is over it) and inputs 20..23 strapped to GND, VCC,
+    GND, VCC. ``fitted=False``: no board, the data line reads its pull-up (1)."""
+
+    def __init__(self, clock: VirtualClock, timings: Timings, fitted: bool = True) -> None:
+        self.fitted = fitted
+        self.magnets: set[int] = set()
+        self._shift = 0
+        self.load = _HookPin("PL", clock, timings, 1, self._on_load)
+        self.clock = _HookPin("CP", clock, timings, 0, self._on_clock)
+        self.data = _InputPin(self._qh, clock, timings)
+
+    def _inputs(self) -> int:
+        value = 0b1010 << 20
+        for position in range(20):
+            if position not in self.magnets:
+                value |= 1 << position
+        return value
+
+    def _on_load(self, old: int, new: int) -> None:
+        if new == 0:  # /PL low: parallel load
+            self._shift = self._inputs()
+
+    def _on_clock(self, old: int, new: int) -> None:
+        if new == 1 and self.load.level == 1:  # rising edge shifts towards QH
+            self._shift = (self._shift << 1) & 0xFFFFFF | 1  # DS (serial in) tied high
+
+    def _qh(self) -> int:
+        if not self.fitted:
+            return 1
+        if self.load.level == 0:
+            return (self._inputs() >> 23) & 1
+        return (self._shift >> 23) & 1

@@ -26,6 +26,9 @@ Firmware -> hub:
 - ``HEALTH <reader>=<ok|silent|flicker|absent> ...``  each frame self-contained,
   split like FULL when long (no part marker needed).
 - ``ACK <seq>`` / ``NAK <seq> <reason...>``     answer to a hub ``WRITE``
+- ``PAWNS <mask>``                              positions with a pawn (pawn sensors fitted
+  only): 5 upper-case hex digits, bit p = perimeter position p; on change (debounced),
+  after every FULL report
 - ``PONG``                                      answer to ``PING``
 - ``ERR <text...>``                             firmware-side problem, free text
 
@@ -43,7 +46,7 @@ MAX_READER = 63
 HEALTH_STATES = ("ok", "silent", "flicker", "absent")
 EMPTY = "-"
 
-FROM_FIRMWARE = ("HELLO", "P", "R", "FULL", "HEALTH", "ACK", "NAK", "PONG", "ERR")
+FROM_FIRMWARE = ("HELLO", "P", "R", "FULL", "HEALTH", "PAWNS", "ACK", "NAK", "PONG", "ERR")
 FROM_HUB = ("SYNC", "WRITE", "PING")
 
 # kind -> (minimum field count, maximum field count or -1 for "no limit")
@@ -53,6 +56,7 @@ _FIELD_COUNTS = {
     "R": (2, 2),
     "FULL": (2, -1),
     "HEALTH": (1, -1),
+    "PAWNS": (1, 1),
     "ACK": (1, 1),
     "NAK": (2, -1),
     "PONG": (0, 0),
@@ -193,6 +197,16 @@ def check_card_id(card_id: str) -> str:
     return card_id
 
 
+def parse_pawn_mask(text: str) -> int:
+    """``PAWNS`` field -> bit mask of the 20 perimeter positions."""
+    if len(text) != 5 or not all(ch in _HEX for ch in text):
+        raise ProtocolError("pawn mask %r is not 5 upper-case hex digits" % text)
+    value = int(text, 16)
+    if value >> 20:
+        raise ProtocolError("pawn mask %r sets a position above 19" % text)
+    return value
+
+
 def _split_pair(text: str) -> tuple:
     eq = text.find("=")
     if eq <= 0 or eq == len(text) - 1 or text.find("=", eq + 1) >= 0:
@@ -265,6 +279,8 @@ def _check_fields(kind: str, fields: list) -> list:
                     "HEALTH state %r of reader %d is not one of %s"
                     % (value, reader, "/".join(HEALTH_STATES))
                 )
+    elif kind == "PAWNS":
+        parse_pawn_mask(fields[0])
     elif kind in ("ACK", "NAK"):
         _parse_seq(fields[0])
     elif kind == "WRITE":

@@ -4,37 +4,65 @@
 Plain Python for MicroPython (the Pico) and CPython (tests and the sweep model
 against ``firmware.mfrc522_sim``).
 
-One poll of reader ``i`` (only this reader's antenna is ever on):
-1. select it on the demultiplexer (address + bank pins);
-2. antenna on; load WUPA into the FIFO while the tag powers up;
-3. after ``settle_us`` from antenna-on, send WUPA (7-bit short frame) with a
-   150 us timer: no answer -> empty;
-4. an answer on a reader whose UID is already confirmed is taken as "that tag
+Readers are polled in ``SCAN_ORDER``. A tag may need up to 5 ms in the field
+before it answers (ISO/IEC 14443-3; NXP's reader library waits 5.1 ms), so
+the field of the reader ``lead`` places further on in the order is switched on
+while this one is polled: each field has been on for ``lead`` polls when its
+turn comes, and the wake-ups overlap. ``SCAN_ORDER`` keeps any ``lead + 1``
+consecutive readers at least 125 mm apart (no two neighbouring antennas on at
+once; checked against ``hub.layout`` by tests/firmware/test_fw_scan_order.py).
+
+One poll of reader ``i`` (its field is already on):
+1. select it on the demultiplexer (address + bank pins); load WUPA;
+2. wait until the field has been on ``settle_us``; send WUPA (7-bit short
+   frame) with a 150 us timer: no answer -> empty;
+3. an answer on a reader whose UID is already confirmed is taken as "that tag
    is still there" (probe); ``verify_per_sweep`` occupied readers per sweep,
    round robin, are verified instead with SELECT of the known UID (no
    anticollision needed); a reader with an unknown or unconfirmed tag gets the
-   full anticollision + SELECT at both cascade levels (acquire), then HLTA;
-5. antenna off (this also resets the tag, so every poll starts from IDLE and
-   WUPA wakes it whether or not the last poll halted it).
+   full anticollision + SELECT at both cascade levels (acquire);
+4. antenna off (this resets the tag, so every poll starts from IDLE; no HLTA
+   is needed).
 
 Why the probe is safe: replacing a card takes a person far longer than the
 gap between two polls of a reader (one sweep, <= 40 ms), so a swap shows up
 as at least one empty poll and the new card is acquired in full; a swap that
 somehow slips through is caught by the round-robin verification within
-``n_readers / verify_per_sweep`` sweeps (~1.4 s for 36 readers).
+``n_readers / verify_per_sweep`` sweeps (~1.2 s for 36 readers).
+
+Clock: every wait is computed with ``ticks_diff`` and clamped to its own
+maximum, so a tick counter that wrapped (MicroPython's ``ticks_us`` wraps
+every 2**30 us, ~18 min) can never turn into a sleep of minutes.
 """
 
 import binascii
 
 from firmware import mfrc522
+from firmware.pawns import PawnTracker, mask_hex
 from firmware.presence import PresenceTracker
 from firmware.protocol import FROM_HUB, ProtocolError, Sender, decode_frame
 
-FW_VERSION = "1.0.0"
-# Field-on to WUPA. The NTAG21x must have powered up; ISO 14443-3 allows a
-# PICC up to 5 ms, NTAG21x on a reader 1-2 cm away is ready far sooner
-# (see hardware/timing.md for the assumption and how to measure it).
-SETTLE_US = 400
+FW_VERSION = "1.1.0"
+# Field-on to WUPA: the ISO/IEC 14443-3 worst case as NXP's library uses it.
+# `cauldron readers --bench` measures the real wake-up of the table's tags and
+# tells what to set here (hardware/bench-test.md).
+SETTLE_US = 5100
+# At most this many fields warm up while one reader is polled (7 on at once).
+FIELD_LEAD = 6
+# Poll order of the 36 readers of a table (hub/layout.py numbering): any 7
+# consecutive readers (cyclically) are >= 125 mm apart. Found by a search,
+# checked by tests/firmware/test_fw_scan_order.py.
+SCAN_ORDER = (
+    19, 7, 17, 28, 33, 32, 5, 25, 13, 21, 23, 2, 9, 11, 31, 0, 20, 24,
+    22, 8, 12, 10, 1, 26, 29, 35, 14, 3, 18, 6, 16, 30, 27, 15, 4, 34,
+)
+# SPI clock: 1 MHz through the per-bank 74LVC244 buffers (hardware/wiring.md:
+# the margin is computed by hardware/netlist.py; 4 MHz would not hold on 50 cm
+# cables). main.py uses it.
+SPI_HZ = 1_000_000
+# Time one poll takes without waiting (modelled ~0.55-0.65 ms): the lead is
+# the number of polls that cover the settle time.
+POLL_US = 600
 VERIFY_PER_SWEEP = 1
 HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s)
 REINIT_EVERY = 25  # sweeps between re-init attempts of a failed reader
@@ -113,6 +141,9 @@ class Scanner:
         mode: str = MODE_FAST,
         health_every: int = HEALTH_EVERY,
         diff: object = None,
+        order: object = None,
+        lead: object = None,
+        pawns: object = None,
     ) -> None:
         self.readers = readers
         self.n_readers = len(readers)
@@ -131,6 +162,18 @@ class Scanner:
         self.last_error = [""] * self.n_readers
         self.fault_kind = ["silent"] * self.n_readers
         self._off_at = [None] * self.n_readers  # ticks when the field last went off
+        self._on_at = [None] * self.n_readers  # ticks when the field went on, None = off
+        if order is None:
+            order = SCAN_ORDER if self.n_readers == len(SCAN_ORDER) else range(self.n_readers)
+        self.order = list(order)
+        if sorted(self.order) != list(range(self.n_readers)):
+            raise ValueError("order must list every reader once")
+        if lead is None:
+            # Overlapping fields only with an order checked for separation.
+            lead = FIELD_LEAD if self.order == list(SCAN_ORDER) else 0
+        self.lead = max(0, min(lead, self.n_readers - 1, (settle_us + POLL_US - 1) // POLL_US))
+        self.pawns = pawns  # firmware.pawns.PawnSensors or None
+        self.pawn_tracker = PawnTracker()
         self.sweeps = 0
         self._verify_next = 0
         self._reported_health = {}
@@ -141,12 +184,22 @@ class Scanner:
         self.write_line(self.sender.frame(kind, fields))
 
     def emit_error(self, text: str) -> None:
-        words = [w for w in text[:200].split(" ") if w]
+        text = "".join(ch if " " <= ch <= "~" else "?" for ch in text[:200])
+        words = [w for w in text.split(" ") if w]
         self.emit("ERR", words or ["error"])
 
     def send_full(self) -> None:
         for line in self.sender.full(self.tracker.state(), self.n_readers):
             self.write_line(line)
+        if self.pawn_tracker.mask is not None:
+            self.emit("PAWNS", [mask_hex(self.pawn_tracker.mask)])
+
+    def scan_pawns(self, emit: bool = True) -> None:
+        """Read the pawn sensors (if fitted); PAWNS when the debounced mask changed."""
+        if self.pawns is None:
+            return
+        if self.pawn_tracker.update(self.pawns.read()) and emit:
+            self.emit("PAWNS", [mask_hex(self.pawn_tracker.mask)])
 
     def send_health(self, everything: bool = False) -> None:
         states = self.tracker.health_all()
@@ -171,26 +224,52 @@ class Scanner:
         self.needs_init[reader] = False
         return None
 
-    def _activate(self, reader: int) -> object:
-        """Select, antenna on, WUPA after the settle time. Returns (driver, ATQA or None)."""
+    def _elapsed(self, since: int) -> int:
+        """Microseconds since ``since`` (ticks); a negative difference (the
+        counter wrapped more than half a period ago) counts as 'long ago'."""
+        elapsed = self._diff(self.clock.ticks_us(), since)
+        return elapsed if elapsed >= 0 else 1 << 29
+
+    def _field_on(self, reader: int) -> None:
+        """Select ``reader`` and switch its field on (after the field reset
+        time, so the tag starts from IDLE)."""
         off_at = self._off_at[reader]
         if off_at is not None:
-            wait = FIELD_RESET_US - self._diff(self.clock.ticks_us(), off_at)
-            if wait > 0:
+            wait = FIELD_RESET_US - self._elapsed(off_at)
+            if 0 < wait <= FIELD_RESET_US:
                 self.clock.sleep_us(wait)
         self.demux.select(reader)
+        self.readers[reader].antenna_on()
+        self._on_at[reader] = self.clock.ticks_us()
+
+    def _activate(self, reader: int) -> object:
+        """Field on (unless the pipeline did it already), WUPA once the field
+        has been on ``settle_us``. Returns (driver, ATQA or None)."""
         driver = self.readers[reader]
-        driver.antenna_on()
-        on_at = self.clock.ticks_us()
+        if self._on_at[reader] is None:
+            self._field_on(reader)
+        else:
+            self.demux.select(reader)
         driver.prepare(WUPA_FRAME, 7, mfrc522.PROBE_TIMEOUT_US)
-        wait = self.settle_us - self._diff(self.clock.ticks_us(), on_at)
-        if wait > 0:
+        wait = self.settle_us - self._elapsed(self._on_at[reader])
+        if 0 < wait <= self.settle_us:
             self.clock.sleep_us(wait)
         return driver, driver.send()
 
     def _field_off(self, reader: int) -> None:
+        self.demux.select(reader)
         self.readers[reader].antenna_off()
         self._off_at[reader] = self.clock.ticks_us()
+        self._on_at[reader] = None
+
+    def _warm(self, reader: int) -> None:
+        """Switch a later reader's field on early (pipeline); never a reader
+        that needs init: its poll decides whether to touch it."""
+        if self._on_at[reader] is None and not self.needs_init[reader]:
+            try:
+                self._field_on(reader)
+            except mfrc522.ReaderError:
+                self.needs_init[reader] = True
 
     def poll(self, reader: int, verify: bool = False) -> tuple:
         """Poll one reader: ``(uid_hex or None, fault or None, kind)``; kind is
@@ -216,13 +295,11 @@ class Scanner:
                     if self.mode == MODE_FAST and not verify:
                         return confirmed, None, "probe"
                     if driver.select_known(binascii.unhexlify(confirmed)):
-                        driver.halt()
                         return confirmed, None, "verify"
                     # Not the tag we knew: it went back to IDLE; wake it again.
                     if driver.wupa() is None:
                         return None, None, "empty"
                 uid = uid_hex(driver.read_uid())
-                driver.halt()
                 return uid, None, "acquire"
             finally:
                 self._field_off(reader)
@@ -234,6 +311,17 @@ class Scanner:
             self.needs_init[reader] = True
             self.fault_kind[reader] = error.kind
             return None, error.kind, "fault"
+
+    def _moved_from(self, reader: int, uid: str) -> list:
+        """A tag just confirmed on ``reader`` cannot still lie on another: the
+        card moved, and the old reader's removal (not confirmed yet when the
+        scan order reaches the new place first) is reported before the
+        placement."""
+        moved = []
+        for other in range(self.n_readers):
+            if other != reader and self.tracker.uid(other) == uid:
+                moved += self.tracker.apply_full({other: None})
+        return moved
 
     def _verify_due(self) -> list:
         if self.mode != MODE_FAST or self.verify_per_sweep <= 0:
@@ -255,17 +343,28 @@ class Scanner:
         HEALTH for readers whose health changed."""
         due = self._verify_due()
         events = []
-        for reader in range(self.n_readers):
+        order = self.order
+        n = len(order)
+        lead = self.lead
+        for step in range(lead):  # steady state: already on from the last sweep
+            self._warm(order[step])
+        for step in range(n):
+            reader = order[step]
+            if lead:
+                self._warm(order[(step + lead) % n])
             uid, fault, kind = self.poll(reader, reader in due)
             self.last_kind[reader] = kind
             if kind == "tag-error":
                 continue  # a tag answered badly: no information either way
             changes = self.tracker.update(reader, uid, fault)
+            if changes and changes[-1][0] == "placed":
+                changes = self._moved_from(reader, changes[-1][2]) + changes
             if emit:
-                for change, _reader, change_uid in changes:
-                    self.emit("P" if change == "placed" else "R", [str(reader), change_uid])
+                for change, where, change_uid in changes:
+                    self.emit("P" if change == "placed" else "R", [str(where), change_uid])
             events += changes
         self.sweeps += 1
+        self.scan_pawns(emit)
         if emit:
             self.send_health(everything=self.sweeps % self.health_every == 0)
         return events
@@ -320,7 +419,6 @@ class Scanner:
                 if not driver.select_known(binascii.unhexlify(uid)):
                     return "another tag is on reader %d" % reader
                 mfrc522.write_card_id(driver, card_id)
-                driver.halt()
             finally:
                 self._field_off(reader)
         except (mfrc522.TagError, mfrc522.ReaderError, ValueError) as error:

@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -142,9 +143,9 @@ def _run_hub(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = _load_config(args)
     try:
-        client = WireClient(config.mqtt, client_id=config.hub_name, tls_ca=config.mqtt_ca,
-                            state_topic=Topics(config.table).hub_state)
-    except MqttError as exc:
+        client = WireClient(config.broker_url, client_id=config.hub_name,
+                            tls_ca=config.mqtt_ca, state_topic=Topics(config.table).hub_state)
+    except (MqttError, HubError) as exc:
         raise CliError(str(exc)) from None
     tagmap, note = _tagmap_for(config)
     backend = _backend_for(config, tagmap, sim_state=True)
@@ -185,8 +186,12 @@ def _run_hub(args: argparse.Namespace) -> int:
           + (f" ({pending} undelivered event(s) from before)" if pending else ""),
           file=sys.stderr, flush=True)
     if not client.wait_connected(3):
-        print(f"waiting for the MQTT broker at {client.broker.redacted()} (events are kept "
-              "on disk until it answers)...", file=sys.stderr, flush=True)
+        if client.refused:
+            print(client.not_connected_reason(3) + ". The hub keeps trying; events are kept "
+                  "on disk meanwhile.", file=sys.stderr, flush=True)
+        else:
+            print(f"waiting for the MQTT broker at {client.broker.redacted()} (events are "
+                  "kept on disk until it answers)...", file=sys.stderr, flush=True)
     player = _start_sim(backend, steps, args.sim_speed, stop) if steps else None
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
@@ -208,7 +213,127 @@ def _run_hub(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- cauldron enroll
 
 
+def _hub_link(config: HubConfig, purpose: str, timeout: float = 3.0) -> Any:
+    """A client that can ask this table's running hub (hub/cmd/*), or None when no hub
+    answers. It logs in with the hub's own account under a client id of its own."""
+    import uuid
+
+    from engine.wire.mqtt import MqttError, WireClient
+    from hub.errors import HubError
+
+    try:
+        client = WireClient(config.broker_url,
+                            client_id=f"{config.hub_name}-{purpose}-{uuid.uuid4().hex[:6]}",
+                            tls_ca=config.mqtt_ca)
+    except (MqttError, HubError) as exc:
+        raise CliError(str(exc)) from None
+    client.start()
+    if not client.wait_connected(timeout):
+        refused = client.refused
+        reason = client.not_connected_reason(timeout)
+        client.stop(timeout=0.5)
+        if refused:
+            raise CliError(reason)
+        return None
+    return client
+
+
+def _ask_hub(client: Any, table: str, verb: str, args: dict[str, Any],
+             timeout: float = 5.0) -> dict[str, Any] | None:
+    """``hub/cmd/<verb>``; the answer's data, None when no hub answers; refusals raise."""
+    from engine.wire.contract import Topics
+    from engine.wire.mqtt import RequestTimeout
+
+    try:
+        reply = client.request(Topics(table).hub_cmd(verb), args, timeout=timeout)
+    except RequestTimeout:
+        return None
+    if reply.status != "ok":
+        raise CliError(reply.error or f"the hub refused {verb}")
+    data = reply.data
+    return data if isinstance(data, dict) else {}
+
+
+def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> int | None:
+    """Drive the running hub's enrolment mode from the terminal; None: no hub answered."""
+    import select
+
+    from hub.enroll import COMMANDS_HELP
+
+    def ask(action: str, **more: Any) -> dict[str, Any] | None:
+        return _ask_hub(client, config.table, "enrol", {"action": action, **more})
+
+    status = ask("start", pad=args.pad, write=args.write)
+    if status is None:
+        return None
+    print(f"The running hub {config.hub_name} enrols: tap each card on Seat {args.pad + 1}'s "
+          f"pad. {COMMANDS_HELP} (then Enter). The host page shows the same progress.",
+          flush=True)
+    said = None
+    idle_since = time.monotonic()
+    try:
+        while True:
+            message = status.get("message")
+            if message != said:
+                said = message
+                idle_since = time.monotonic()
+                print(message, flush=True)
+            if not status.get("active"):
+                done, total = status.get("done"), status.get("total")
+                return 0 if done is not None and done == total else 1
+            word = None
+            ready, _, _ = select.select([sys.stdin], [], [], 0.2)
+            if ready:
+                line = sys.stdin.readline()
+                word = (line.strip().lower()[:1] or "?") if line else "q"
+            if word is not None:
+                action = {"u": "undo", "s": "skip", "q": "stop"}.get(word)
+                if action is None:
+                    print(f"Unknown command {line.strip()!r}: {COMMANDS_HELP}", flush=True)
+                    continue
+                status = ask(action) or status
+                continue
+            if (args.idle_timeout is not None
+                    and time.monotonic() - idle_since > args.idle_timeout):
+                print(f"No tag for {args.idle_timeout:g} s.", flush=True)
+                status = ask("stop") or status
+                print(status.get("message"), flush=True)
+                return 1
+            status = ask("status") or status
+    except KeyboardInterrupt:
+        status = ask("stop") or status
+        print(f"\n{status.get('message')}", flush=True)
+        return 1
+
+
 def _run_enroll(args: argparse.Namespace) -> int:
+    config = _load_config(args)
+    if not args.offline and not _sim_wanted(args):
+        client = _hub_link(config, "enrol")
+        if client is not None:
+            try:
+                result = _enroll_live(args, config, client)
+            finally:
+                client.stop(timeout=0.5)
+            if result is not None:
+                return result
+        print(f"No hub answers for table {config.table} at "
+              f"{_redacted(config)}: enrolling directly from the readers (stop the hub "
+              "first if it runs elsewhere).", file=sys.stderr, flush=True)
+    return _enroll_offline(args, config)
+
+
+def _sim_wanted(args: argparse.Namespace) -> bool:
+    return getattr(args, "sim_script", None) is not None or getattr(args, "sim_demo", False)
+
+
+def _redacted(config: HubConfig) -> str:
+    from engine.wire.mqtt import BrokerUrl
+
+    return BrokerUrl.parse(config.mqtt).redacted()
+
+
+def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     import select
 
     from engine.rules.cards import enrolment_order
@@ -216,7 +341,6 @@ def _run_enroll(args: argparse.Namespace) -> int:
     from hub.errors import BackendError, TagMapError
     from hub.tagmap import TagMap
 
-    config = _load_config(args)
     try:
         tagmap = TagMap.load(config.tagmap_path)
     except TagMapError as exc:
@@ -245,12 +369,8 @@ def _run_enroll(args: argparse.Namespace) -> int:
         line = sys.stdin.readline()
         return line if line else "q"
 
-    publish = _enrolment_publisher(args, config, enrolment, backend)
-
     def say(text: str) -> None:
         print(text, flush=True)
-        if publish is not None:
-            publish()
 
     print(f"Enrolling into {config.tagmap_path}: tap each card on pad {args.pad}. "
           f"{COMMANDS_HELP} (then Enter).", flush=True)
@@ -260,52 +380,12 @@ def _run_enroll(args: argparse.Namespace) -> int:
         complete = run_enrolment(enrolment, backend, pad, read_command, say,
                                  idle_timeout=args.idle_timeout)
     except KeyboardInterrupt:
-        print(f"\nStopped. {enrolment.progress()} - saved; run again to resume.")
+        print("\n" + enrolment.stopped())
         complete = False
     finally:
         stop.set()
         backend.close()
-        if publish is not None:
-            publish.client.stop()
     return 0 if complete else 1
-
-
-def _enrolment_publisher(args: argparse.Namespace, config: HubConfig, enrolment: Any,
-                         backend: ReaderBackend) -> Any:
-    """With --mqtt: publish progress as the retained hub/snapshot and hub/health
-    (``enrolment`` field), for the dashboard's host page. Returns a callable, or None."""
-    if not args.mqtt:
-        return None
-    from engine.wire.contract import HubHealth, HubSnapshot, ReaderSeen, Topics
-    from engine.wire.mqtt import MqttError, WireClient
-
-    topics = Topics(config.table)
-    try:
-        client = WireClient(config.mqtt, client_id=f"{config.hub_name}-enrol",
-                            tls_ca=config.mqtt_ca, state_topic=topics.hub_state).start()
-    except MqttError as exc:
-        raise CliError(str(exc)) from None
-
-    def publish() -> None:
-        layout = backend.layout
-        readers = []
-        for reader, uid in backend.state().items():
-            place = layout.place(reader)
-            readers.append(ReaderSeen(reader=reader, uid=uid, cell=place.cell_key,
-                                      seat=place.seat, position=place.position,
-                                      card_id=enrolment.tagmap.card_for(uid) if uid else None,
-                                      health=backend.health().get(reader, "ok")))
-        snapshot = HubSnapshot(
-            hub_id=config.hub_name, epoch="enrolment", last_seq=0, ts=time.time(),
-            backend=backend.name, readers=readers,
-            enrolment={"done": enrolment.done, "total": enrolment.total,
-                       "next": enrolment.current, "skipped": list(enrolment.skipped)},
-        )
-        client.publish(topics.hub_snapshot, snapshot, retain=True)
-        client.publish(topics.hub_health, HubHealth.of(snapshot), retain=True)
-
-    publish.client = client  # type: ignore[attr-defined]
-    return publish
 
 
 # ---------------------------------------------------------------- cauldron readers
@@ -313,26 +393,33 @@ def _enrolment_publisher(args: argparse.Namespace, config: HubConfig, enrolment:
 
 def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
     """The 6x6 grid and the pads as text: card id (or UID) and health per reader."""
+    state = backend.state()
+    cards = {r: tagmap.card_for(uid) for r, uid in state.items() if uid}
+    return render_readers(backend.layout, state, cards, backend.health(), width)
+
+
+def render_readers(layout: Any, state: Mapping[int, str | None],
+                   cards: Mapping[int, str | None],
+                   health: Mapping[int, str], width: int = 14) -> str:
+    """`render_grid` from plain data (a live hub's ``readers`` answer, or a back-end)."""
     from hub.layout import CORNERS
 
-    state, health = backend.state(), backend.health()
     marks = {"ok": " ", "flicker": "~", "silent": "!", "absent": "x"}
 
     def cell(reader: int) -> str:
         uid = state.get(reader)
-        text = (tagmap.card_for(uid) or f"?{uid[-6:]}") if uid else "."
-        return f"{marks[health.get(reader, 'ok')]}{text}"[:width].ljust(width)
+        text = (cards.get(reader) or f"?{uid[-6:]}") if uid else "."
+        return f"{marks.get(health.get(reader, 'ok'), '?')}{text}"[:width].ljust(width)
 
-    layout = backend.layout
-    lines = ["      " + "".join(f"col {c}".ljust(width) for c in range(6))]
+    lines = ["      " + "".join(f"col {c + 1}".ljust(width) for c in range(6))]
     for row in range(6):
         parts = []
         for col in range(6):
             parts.append("[corner]".ljust(width) if (row, col) in CORNERS
                          else cell(layout.cell_reader(row, col)))
-        lines.append(f"row {row} " + "".join(parts))
+        lines.append(f"row {row + 1} " + "".join(parts))
     lines.append("")
-    lines.append("pads  " + "".join(f"{seat}:{cell(layout.pad_reader(seat))}"
+    lines.append("pads  " + "".join(f"{seat + 1}:{cell(layout.pad_reader(seat))}"
                                      for seat in range(layout.pads)))
     problems = {r: h for r, h in health.items() if h != "ok"}
     lines.append("")
@@ -342,8 +429,52 @@ def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
     return "\n".join(lines)
 
 
+def _readers_live(args: argparse.Namespace, config: HubConfig, client: Any) -> int | None:
+    """Show the running hub's readers (``hub/cmd/readers``); None when no hub answers."""
+    from hub.layout import Layout
+
+    live = sys.stdout.isatty() and not args.once
+    try:
+        while True:
+            data = _ask_hub(client, config.table, "readers", {})
+            if data is None:
+                return None
+            rows = data.get("readers", [])
+            layout = Layout(pads=int(data.get("pads", config.pads)),
+                            perimeter=any(r.get("position") is not None for r in rows))
+            state = {r["reader"]: r["uid"] for r in rows if r.get("uid")}
+            cards = {r["reader"]: r.get("card_id") for r in rows}
+            health = {r["reader"]: r.get("health", "ok") for r in rows}
+            grid = render_readers(layout, state, cards, health)
+            head = (f"hub {data.get('hub_id')} ({data.get('backend')} back-end, "
+                    f"{data.get('tags_known')} tags known), live")
+            if not live:
+                print(head + "\n" + grid, flush=True)
+                if args.once:
+                    return 0
+            else:
+                sys.stdout.write("\x1b[H\x1b[J" + head + "\n" + grid + "\n\nCtrl-C to stop\n")
+                sys.stdout.flush()
+            time.sleep(max(args.interval, 0.2))
+    except KeyboardInterrupt:
+        return 0
+
+
 def _run_readers(args: argparse.Namespace) -> int:
     config = _load_config(args)
+    if not args.direct and not _sim_wanted(args):
+        client = _hub_link(config, "readers")
+        if client is not None:
+            try:
+                result = _readers_live(args, config, client)
+            finally:
+                client.stop(timeout=0.5)
+            if result is not None:
+                return result
+        print(f"No hub answers for table {config.table} at {_redacted(config)}: reading the "
+              "readers directly" + (" (a simulated table of its own, not the hub's)"
+                                    if config.backend == "sim" else ""),
+              file=sys.stderr, flush=True)
     tagmap, _note = _tagmap_for(config)
     backend = _backend_for(config, tagmap)
     steps = _sim_steps(args, backend)
@@ -418,10 +549,12 @@ def register(subparsers: Any) -> None:
     enroll = subparsers.add_parser(
         "enroll", help="enrol the box's tags: tap each card on a pad",
         description="Walk through every card of the box in catalogue order; tap each on the "
-                    "pad. Resumes where it stopped.")
-    _config_options(enroll, mqtt=False)
-    enroll.add_argument("--mqtt", help="also publish progress on hub/snapshot to this broker "
-                                       "(the dashboard shows it)")
+                    "pad. Resumes where it stopped. With the hub running, the hub enrols (so "
+                    "the host page shows the progress and the new tags are used at once).")
+    _config_options(enroll)
+    enroll.add_argument("--offline", action="store_true",
+                        help="read the pad directly, without the running hub (the hub must "
+                             "be stopped)")
     _sim_options(enroll)
     enroll.add_argument("--pad", type=int, default=0, help="seat whose pad to use (default 0)")
     enroll.add_argument("--write", action="store_true",
@@ -431,8 +564,12 @@ def register(subparsers: Any) -> None:
     enroll.set_defaults(handler=_run_enroll)
 
     readers = subparsers.add_parser(
-        "readers", help="live grid of what each reader sees (table set-up)")
-    _config_options(readers, mqtt=False)
+        "readers", help="live grid of what each reader sees (table set-up)",
+        description="Asks the running hub what each reader sees; with no hub running (or "
+                    "--direct) reads the readers itself.")
+    _config_options(readers)
+    readers.add_argument("--direct", action="store_true",
+                         help="read the readers directly, not through the running hub")
     _sim_options(readers)
     readers.add_argument("--once", action="store_true", help="print one grid and exit")
     readers.add_argument("--sweeps", type=int, default=5, help="sweeps before --once prints")

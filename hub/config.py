@@ -3,7 +3,8 @@
 Example ``hub.toml``::
 
     table = "table-1"                 # MQTT base topic cauldron/<table>/
-    mqtt = "mqtt://127.0.0.1:1883"    # mqtts://user:password@host:8883 for TLS
+    mqtt = "mqtt://127.0.0.1:1883"    # mqtt://ACCOUNT@host:1883; mqtts://...:8883 for TLS
+    # mqtt_password_file = "/etc/cauldron/secrets/hub.password"  # the account's password
     # mqtt_ca = "/etc/cauldron/ca.pem" # CA of the broker's certificate (mqtts only)
     backend = "serial"                # sim | serial | spi | pcsc
     data_dir = "/var/lib/cauldron"    # outbox-<table>.sqlite, tagmap.json (and the sim table)
@@ -63,6 +64,7 @@ class HubConfig:
     table: str = "table-1"
     mqtt: str = "mqtt://127.0.0.1:1883"
     mqtt_ca: str | None = None  # CA bundle for mqtts:// (default: the system's)
+    mqtt_password_file: Path | None = None  # the account's password (0600), not in the URL
     backend: str = "sim"
     hub_id: str | None = None
     data_dir: Path = field(default_factory=default_data_dir)
@@ -80,6 +82,16 @@ class HubConfig:
     @property
     def hub_name(self) -> str:
         return self.hub_id or f"hub-{self.table}"
+
+    @property
+    def broker_url(self) -> str:
+        """``mqtt`` with the password from ``mqtt_password_file`` (raises `ConfigError`)."""
+        from engine.wire.mqtt import MqttError, with_password_file
+
+        try:
+            return with_password_file(self.mqtt, self.mqtt_password_file)
+        except MqttError as exc:
+            raise ConfigError(str(exc)) from None
 
     @property
     def outbox_path(self) -> Path:
@@ -102,6 +114,7 @@ class HubConfig:
             "pcsc": (dict,),
             "io": (dict,), "sim": (dict,), "mqtt_ca": (str, type(None)),
             "hub_id": (str, type(None)), "data_dir": (Path,), "tagmap": (Path, type(None)),
+            "mqtt_password_file": (Path, type(None)),
         }
         for name, types in kinds.items():
             value = getattr(self, name)
@@ -141,7 +154,7 @@ class HubConfig:
             shown = ", ".join(k if k.isidentifier() else repr(k) for k in unknown)
             raise ConfigError(f"config {path}: unknown key(s) {shown}; known: {names}")
         data.update({k: v for k, v in overrides.items() if v is not None})
-        for key in ("data_dir", "tagmap"):
+        for key in ("data_dir", "tagmap", "mqtt_password_file"):
             if data.get(key) is not None:
                 if not isinstance(data[key], str | Path):
                     raise ConfigError(f"{key} = {data[key]!r} is not a str (a path)")

@@ -17,7 +17,7 @@ from hub.backends.base import ReaderBackend
 from hub.errors import BackendError, TagMapError
 from hub.tagmap import TagMap
 
-COMMANDS_HELP = "u = undo last, s = skip this card, q = quit (progress is saved)"
+COMMANDS_HELP = "u = undo the last step, s = skip this card, q = stop (what is enrolled stays)"
 
 
 @dataclass
@@ -28,7 +28,9 @@ class Enrolment:
     reader: int | None = None
     write_tags: bool = False
     skipped: list[str] = field(default_factory=list)
-    history: list[str] = field(default_factory=list)  # card ids enrolled this session
+    # ("enrolled" | "skipped", card id) in the order they happened this session: `undo`
+    # takes back the last, whichever it was.
+    history: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.write_tags and (self.backend is None
@@ -82,14 +84,22 @@ class Enrolment:
                 self.tagmap.remove_card(card)
                 return f"Could not write {card} into tag {uid}: {exc}. Tap it again."
         self.tagmap.save()
-        self.history.append(card)
+        self.history.append(("enrolled", card))
         written = " (written into the tag)" if self.write_tags else ""
         return f"Enrolled {card} = tag {uid}{written}. Lift it."
+
+    @property
+    def enrolled_now(self) -> int:
+        """Cards enrolled (and saved) in this session."""
+        return sum(1 for kind, _ in self.history if kind == "enrolled")
 
     def undo(self) -> str:
         if not self.history:
             return "Nothing to undo in this session."
-        card = self.history.pop()
+        kind, card = self.history.pop()
+        if kind == "skipped":
+            self.skipped.remove(card)
+            return f"Skip undone: {card} is asked again; tap it on the pad."
         uid = self.tagmap.remove_card(card)
         self.tagmap.save()
         return f"Undone: {card} (tag {uid}) is no longer enrolled; tap it again."
@@ -99,7 +109,23 @@ class Enrolment:
         if card is None:
             return "Nothing to skip."
         self.skipped.append(card)
-        return f"Skipped {card} (not enrolled; run `cauldron enroll` again to do it later)."
+        self.history.append(("skipped", card))
+        return f"Skipped {card} (not enrolled; enrol again later to do it, or u to undo)."
+
+    def stopped(self) -> str:
+        """What to say when the person stops: saved only when something was."""
+        if not self.enrolled_now:
+            return f"Stopped. {self.progress()}; nothing new was enrolled this time."
+        where = f" in {self.tagmap.path}" if self.tagmap.path else ""
+        return (f"Stopped. {self.progress()}; the {self.enrolled_now} card(s) enrolled this "
+                f"time are saved{where}. Enrol again to resume.")
+
+    def status(self) -> dict[str, object]:
+        """Progress for the host page (no UID: the tags' numbers mean nothing to people)."""
+        card = self.current
+        return {"done": self.done, "total": self.total, "next": card,
+                "next_label": card_label(card, "en") if card else None,
+                "skipped": list(self.skipped), "enrolled_now": self.enrolled_now}
 
 
 def run_enrolment(
@@ -122,7 +148,7 @@ def run_enrolment(
             last_activity = time.monotonic()
             word = command.strip().lower()[:1]
             if word == "q":
-                say(f"Stopped. {enrolment.progress()} - saved; run again to resume.")
+                say(enrolment.stopped())
                 return False
             message = {"u": enrolment.undo, "s": enrolment.skip}.get(word)
             say(message() if message else f"Unknown command {command.strip()!r}: {COMMANDS_HELP}")
@@ -133,7 +159,7 @@ def run_enrolment(
                 say(enrolment.tag_seen(change.uid))
                 say(enrolment.prompt())
         if idle_timeout is not None and time.monotonic() - last_activity > idle_timeout:
-            say(f"No tag for {idle_timeout:g} s; stopping. Progress is saved.")
+            say(f"No tag for {idle_timeout:g} s. " + enrolment.stopped())
             return False
         time.sleep(poll_interval)
     return not enrolment.skipped

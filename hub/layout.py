@@ -11,6 +11,7 @@ Reader order (the chip-select order of the firmware and the SPI back-end):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,6 +23,19 @@ CORNERS: frozenset[tuple[int, int]] = frozenset({(0, 0), (0, 5), (5, 0), (5, 5)}
 CELLS: tuple[tuple[int, int], ...] = tuple(
     (r, c) for r in range(GRID_SIZE) for c in range(GRID_SIZE) if (r, c) not in CORNERS
 )
+
+
+# Cell pitch (x = along a row, y = down a column): a 59 x 91 mm card + a 6 mm gap
+# (hardware/layout.md; the card size is to be measured on the printed copy).
+CELL_PITCH_MM = (65.0, 97.0)
+# Two antennas closer than this are never on together (the firmware's SCAN_ORDER keeps
+# any FIELD_LEAD + 1 consecutive readers this far apart). Two cell pitches along a row
+# (130 mm) pass, a diagonal neighbour (117 mm) does not. An estimate, ~3x the RC522's
+# read range with a 25 mm tag (3-4 cm): the bench test checks it (hardware/bench-test.md).
+FIELD_SEPARATION_MM = 125.0
+# Scan pads of seats 0..3 (bottom, left, top, right edge), in cell pitches from the
+# top-left cell centre: two pitches out from the middle of their edge.
+PAD_CENTRES = ((2.5, 7.0), (-2.0, 2.5), (2.5, -2.0), (7.0, 2.5))
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,29 @@ class Layout:
         except KeyError:
             raise ValueError(f"perimeter position {position} has no reader") from None
 
+    def position_mm(self, reader: int) -> tuple[float, float]:
+        """Centre of a reader's antenna, in mm from the top-left cell's centre."""
+        place = self.place(reader)
+        col: float
+        row: float
+        if place.kind == "cell":
+            assert place.cell is not None
+            col, row = place.cell[1], place.cell[0]
+        elif place.kind == "pad":
+            assert place.seat is not None
+            col, row = PAD_CENTRES[place.seat]
+        else:
+            assert place.position is not None
+            col, row = _perimeter_centre(place.position)
+        return col * CELL_PITCH_MM[0], row * CELL_PITCH_MM[1]
+
+    def neighbour_pairs(self, min_mm: float = FIELD_SEPARATION_MM) -> list[tuple[int, int]]:
+        """Reader pairs closer than ``min_mm``: their fields must never be on together."""
+        n = self.n_readers
+        where = [self.position_mm(r) for r in range(n)]
+        return [(a, b) for a in range(n) for b in range(a + 1, n)
+                if math.dist(where[a], where[b]) < min_mm]
+
     def reader_for(self, where: str) -> int:
         """Reader of a place written as ``"2,3"`` / ``"cell:2,3"``, ``"pad:1"``, ``"pos:7"``."""
         kind, _, value = where.partition(":") if ":" in where else ("cell", "", where)
@@ -105,3 +142,16 @@ class Layout:
         except ValueError as exc:
             raise ValueError(f"place {where!r}: {exc}") from None
         raise ValueError(f"place {where!r} is not 'r,c', 'pad:<seat>' or 'pos:<0-19>'")
+
+
+def _perimeter_centre(position: int) -> tuple[float, float]:
+    """(column, row) of a perimeter position (G3: clockwise from the top-left corner),
+    one pitch outside the grid."""
+    side, step = divmod(position, 5)
+    if side == 0:
+        return -1.0 + 1.4 * step, -1.0
+    if side == 1:
+        return 6.0, -1.0 + 1.4 * step
+    if side == 2:
+        return 6.0 - 1.4 * step, 6.0
+    return -1.0, 6.0 - 1.4 * step

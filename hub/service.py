@@ -15,6 +15,12 @@ A retained ``hub/snapshot`` says what every reader sees and the last seq; a reta
 The hub answers ``hub/cmd/<verb>`` (see `engine.wire.contract.HUB_VERBS`): the engine drives
 the table I/O with ``turn`` (the turn LEDs) and ``buzz`` (an illegal move); the hub reads no
 ``game/*`` topic (the broker's ACL gives it none). Button presses go out as ``button`` events.
+
+Enrolment is a mode of the running hub (``hub/cmd/enrol``, from the host page or
+``cauldron enroll``): while it runs, tags laid on the chosen pad are enrolled instead of
+reported, progress goes out in the snapshot's ``enrolment`` field, and a new tag is known at
+once. ``hub/cmd/readers`` answers what every reader sees (``cauldron readers``). The tag
+map file is read again when another program changes it.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from engine.rules.cards import is_card_id
 from engine.wire.auth import ensure_key, keys_dir, sign_hub
 from engine.wire.contract import (
+    BoardHealth,
     CommandRequest,
     HubEvent,
     HubHealth,
@@ -38,7 +46,8 @@ from engine.wire.contract import (
 )
 from engine.wire.mqtt import CommandRefused, WireClient
 from hub.backends.base import Change, PollResult, ReaderBackend
-from hub.errors import BackendError, HubError
+from hub.enroll import Enrolment
+from hub.errors import BackendError, HubError, TagMapError
 from hub.outbox import Outbox
 from hub.tagmap import TagMap
 
@@ -92,8 +101,17 @@ class Hub:
         self._snapshot_due = True
         self._last_snapshot = 0.0
         self._last_health: HubHealth | None = None
+        self._pawns: frozenset[int] = frozenset()  # last pawn positions reported
         self._emit_lock = threading.Lock()
         self.listeners: list[Callable[[HubEvent], None]] = []
+        # Enrolment mode: the enrolment, its pad's reader, and what was last said.
+        self._enrol_lock = threading.RLock()
+        self._enrolment: Enrolment | None = None
+        self._enrol_pad: int | None = None
+        self._enrol_said: str | None = None
+        self._enrol_held: dict[int, str] = {}  # tags laid on the pad while enrolling
+        self._tagmap_stamp = self._stamp()
+        self._last_tagmap_check = time.monotonic()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -174,7 +192,44 @@ class Hub:
         if now - self._last_resend_check >= self.resend_after / 2:
             self._last_resend_check = now
             self.resend_stale()
+        if now - self._last_tagmap_check >= 1.0:
+            self._last_tagmap_check = now
+            self.reload_tagmap_if_changed()
         return events
+
+    # ------------------------------------------------------------ tag map
+
+    def _stamp(self) -> tuple[int, int] | None:
+        path = self.tagmap.path
+        try:
+            info = path.stat() if path is not None else None
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size) if info is not None else None
+
+    def reload_tagmap_if_changed(self) -> bool:
+        """Read the tag map file again when another program changed it (never while this
+        hub enrols: then it is the writer). Returns True when reloaded."""
+        path = self.tagmap.path
+        if path is None or self._enrolment is not None:
+            return False
+        stamp = self._stamp()
+        if stamp == self._tagmap_stamp or stamp is None:
+            return False
+        try:
+            fresh = TagMap.load(path)
+        except TagMapError as exc:
+            log.warning("tag map changed but cannot be used (%s); keeping the one in memory",
+                        exc)
+            self._tagmap_stamp = stamp
+            return False
+        self.tagmap = fresh
+        if getattr(self.backend, "tagmap", None) is not None:  # the sim lays cards by id
+            self.backend.tagmap = fresh  # type: ignore[attr-defined]
+        self._tagmap_stamp = stamp
+        self._snapshot_due = True
+        log.warning("tag map %s changed: reloaded (%d tags)", path, len(fresh))
+        return True
 
     def resend_stale(self) -> int:
         """Publish again events still unacknowledged ``resend_after`` seconds after they were
@@ -195,11 +250,132 @@ class Hub:
         return len(rows)
 
     def handle(self, result: PollResult) -> list[HubEvent]:
-        events = [self._change_event(change) for change in result.changes]
+        changes = [c for c in result.changes if not self._enrol_change(c)]
+        events = [self._change_event(change) for change in changes]
         events += self._health_events()
-        if events or result.resynced:
+        if result.pawns is not None:
+            events += self._pawn_events(result.pawns)
+        if events or result.resynced or result.board_changed:
             self._snapshot_due = True
         return events
+
+    def _pawn_events(self, sensed: frozenset[int]) -> list[HubEvent]:
+        """Hall-switch pawn sensors (hardware issue 13): one event per position that changed."""
+        before, self._pawns = self._pawns, sensed
+        return [self.emit(kind="pawn", action=action, position=position)
+                for action, positions in (("removed", before - sensed), ("placed", sensed - before))
+                for position in sorted(positions)]
+
+    # ------------------------------------------------------------ enrolment mode
+
+    def _enrol_change(self, change: Change) -> bool:
+        """A change on the enrolment pad goes to the enrolment, not out as an event (the
+        engine never sees a tag it does not know yet). True when consumed."""
+        with self._enrol_lock:
+            enrolment = self._enrolment
+            if change.kind == "removed" and self._enrol_held.get(change.reader) == change.uid:
+                del self._enrol_held[change.reader]  # lifted after the enrolment ended
+                return True
+            if enrolment is None or change.reader != self._enrol_pad:
+                return False
+            if change.kind == "placed":
+                self._enrol_held[change.reader] = change.uid
+                said = enrolment.tag_seen(change.uid)
+                self._tagmap_stamp = self._stamp()
+                if enrolment.current is None:
+                    said += " " + self._finish_enrolment()
+                self._enrol_said = said
+                log.info("enrolment: %s", said)
+            self._snapshot_due = True
+            return True
+
+    def _finish_enrolment(self) -> str:
+        enrolment = self._enrolment
+        assert enrolment is not None
+        self._enrolment = None
+        if enrolment.skipped:
+            return (f"Enrolment ended: {enrolment.done}/{enrolment.total} cards; skipped: "
+                    f"{', '.join(enrolment.skipped)} (start again to enrol them).")
+        return f"Every card is enrolled ({enrolment.done}/{enrolment.total})."
+
+    def enrolment_status(self) -> dict[str, Any] | None:
+        """What the snapshot says about enrolment (None when none ran since the start)."""
+        with self._enrol_lock:
+            enrolment = self._enrolment
+            if enrolment is None:
+                if self._enrol_said is None:
+                    return None
+                done = sum(1 for _ in self.tagmap.cards())
+                return {"active": False, "message": self._enrol_said, "enrolled": done}
+            assert self._enrol_pad is not None
+            pad = self.backend.layout.place(self._enrol_pad).seat
+            return {"active": True, "pad": pad, "message": self._enrol_said,
+                    **enrolment.status()}
+
+    def _enrol(self, args: dict[str, Any]) -> dict[str, Any]:
+        action = args.get("action", "status")
+        with self._enrol_lock:
+            enrolment = self._enrolment
+            if action == "start":
+                if enrolment is None:
+                    self._start_enrolment(args)
+            elif action == "status":
+                pass
+            elif action in ("undo", "skip", "stop"):
+                if enrolment is None:
+                    raise CommandRefused(f"enrol {action}: no enrolment is running; start one")
+                if action == "stop":
+                    self._enrolment = None
+                    self._enrol_said = enrolment.stopped()
+                else:
+                    self._enrol_said = enrolment.undo() if action == "undo" else enrolment.skip()
+                    self._tagmap_stamp = self._stamp()
+                    if enrolment.current is None:
+                        self._enrol_said += " " + self._finish_enrolment()
+            else:
+                raise CommandRefused(f"enrol: action {action!r} is not start, undo, skip, stop "
+                                     "or status")
+            self._snapshot_due = True
+            status = self.enrolment_status()
+        self.publish_snapshot()
+        return status or {"active": False}
+
+    def _start_enrolment(self, args: dict[str, Any]) -> None:
+        if self.tagmap.path is None:
+            raise CommandRefused(
+                "enrol: this simulated hub uses a virtual box (every card is known) and has no "
+                "tag map file; set tagmap in its config to enrol real tags")
+        pad = args.get("pad", 0)
+        write = args.get("write", False)
+        if not isinstance(pad, int) or isinstance(pad, bool) or not isinstance(write, bool):
+            raise CommandRefused("enrol start: pad must be a seat number, write true or false")
+        try:
+            reader = self.backend.layout.pad_reader(pad)
+        except ValueError:
+            raise CommandRefused(f"enrol start: this table has no pad for seat {pad + 1} "
+                                 f"(pads: {self.backend.layout.pads})") from None
+        if self.backend.state().get(reader) is not None:
+            raise CommandRefused(f"enrol start: a card lies on Seat {pad + 1}'s pad; lift it "
+                                 "first")
+        try:
+            enrolment = Enrolment(self.tagmap, backend=self.backend, reader=reader,
+                                  write_tags=write)
+        except BackendError as exc:
+            raise CommandRefused(f"enrol start: {exc}") from None
+        if enrolment.current is None:
+            raise CommandRefused(f"enrol start: every card is already enrolled "
+                                 f"({enrolment.done}/{enrolment.total})")
+        self._enrolment, self._enrol_pad = enrolment, reader
+        self._enrol_said = (f"Enrolling on Seat {pad + 1}'s pad: tap each card as asked. "
+                            + enrolment.prompt())
+
+    def readers_answer(self) -> dict[str, Any]:
+        """``hub/cmd/readers``: what every reader sees now (card ids and UIDs: the ACL lets
+        only the engine and the hub's own account read this answer)."""
+        snapshot = self.snapshot()
+        return {"hub_id": self.hub_id, "backend": self.backend.name,
+                "pads": self.backend.layout.pads, "tags_known": len(self.tagmap),
+                "readers": [r.model_dump(mode="json") for r in snapshot.readers]}
 
     def _health_events(self) -> list[HubEvent]:
         """A reader's health is reported once it has held for ``health_hold`` seconds, so a
@@ -229,10 +405,20 @@ class Hub:
             return {"seat": place.seat}
         return {"position": place.position}
 
+    def card_for(self, uid: str) -> str | None:
+        """The tag map's card for ``uid``, else the card id written in the tag (read by the
+        back-end: a box whose tags carry their ids works without its tag map)."""
+        card = self.tagmap.card_for(uid)
+        if card is None:
+            carried = self.backend.tag_memory(uid)
+            if carried is not None and is_card_id(carried) and not carried.startswith("corner-"):
+                card = carried
+        return card
+
     def _change_event(self, change: Change) -> HubEvent:
         place = self.backend.layout.place(change.reader)
         where = self._place_fields(change.reader)
-        card_id = self.tagmap.card_for(change.uid)
+        card_id = self.card_for(change.uid)
         common: dict[str, Any] = {"action": change.kind, "reader": change.reader, "uid": change.uid}
         readers = {change.reader: change.uid if change.kind == "placed" else None}
         if card_id is None:
@@ -299,7 +485,7 @@ class Hub:
                 ReaderSeen(
                     reader=reader,
                     uid=uid,
-                    card_id=self.tagmap.card_for(uid) if uid else None,
+                    card_id=self.card_for(uid) if uid else None,
                     health=health.get(reader, "ok"),
                     **self._place_fields(reader),
                 )
@@ -311,9 +497,18 @@ class Hub:
             ts=self.clock(),
             backend=self.backend.name,
             readers=readers,
+            enrolment=self.enrolment_status(),
+            board=self._board(),
+            pawns=None if (pawns := self.backend.pawns()) is None else sorted(pawns),
         ), self.table, self.key)
         assert isinstance(snapshot, HubSnapshot)
         return snapshot
+
+    def _board(self) -> BoardHealth | None:
+        board = self.backend.board()
+        if board is None:
+            return None
+        return BoardHealth(state=board.state, resets=board.resets, firmware=board.firmware)
 
     def publish_snapshot(self) -> None:
         self._snapshot_due = False
@@ -353,6 +548,10 @@ class Hub:
             return {"ms": ms}
         if verb == "sim":
             return self._sim(args)
+        if verb == "enrol":
+            return self._enrol(args)
+        if verb == "readers":
+            return self.readers_answer()
         raise CommandRefused(f"unknown hub command {verb!r}")
 
     def _replay(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -406,5 +605,5 @@ class Hub:
             where = (place.cell_key if place.cell is not None
                      else f"pad:{place.seat}" if place.seat is not None
                      else f"pos:{place.position}")
-            lying[where] = self.tagmap.card_for(uid) or f"uid:{uid}"
+            lying[where] = self.card_for(uid) or f"uid:{uid}"
         return lying

@@ -145,12 +145,13 @@ def enrolment(_: HostDep, bridge: BridgeDep) -> EnrolmentOut:
     def as_int(value: Any) -> int | None:
         return value if isinstance(value, int) else None
 
-    nxt = data.get("next")
+    nxt, message = data.get("next"), data.get("message")
     return EnrolmentOut(
-        active=True,
+        active=data.get("active", True) is not False,
         done=as_int(data.get("done")),
         total=as_int(data.get("total")),
         next=str(nxt) if nxt is not None else None,
+        message=message if isinstance(message, str) else None,
         detail=data,
     )
 

@@ -6,21 +6,25 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request, status
 from fastapi import Path as PathParam
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from dashboard.config import LANGS, Lang
 from dashboard.deps import LangDep, SettingsDep
-from dashboard.i18n import COOKIE, bundle, strings
+from dashboard.geometry import geometry
+from dashboard.i18n import COOKIE, bundle, family_renames, strings
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parents[1] / "templates"))
 router = APIRouter(include_in_schema=False)
 
 
 def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> HTMLResponse:
-    boot = {**bundle(lang), "page": page, **extra}
+    settings = request.app.state.settings
+    virtual = settings.virtual
+    boot = {**bundle(lang, family_renames(settings.data_dir)), "geometry": geometry(),
+            "page": page, "virtual": virtual, **extra}
     response = TEMPLATES.TemplateResponse(
         request,
         name,
@@ -29,6 +33,7 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
             "langs": LANGS,
             "t": strings(lang),
             "page": page,
+            "virtual": virtual,
             # JSON inside <script type="application/json">: "</" must not end the tag.
             "boot": json.dumps(boot, ensure_ascii=False).replace("</", "<\\/"),
             **extra,
@@ -41,12 +46,16 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
 
 @router.get("/", response_class=HTMLResponse)
 def table_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
-    return render(request, "table.html", lang, "table", table=settings.table, play=False)
+    return render(request, "table.html", lang, "table", table=settings.table)
 
 
 @router.get("/virtual", response_class=HTMLResponse)
 def virtual_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
-    return render(request, "table.html", lang, "virtual", table=settings.table, play=True)
+    if not settings.virtual:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            "this table has no virtual table (the dashboard runs with --no-virtual)")
+    return render(request, "virtual.html", lang, "virtual", table=settings.table)
 
 
 @router.get("/seat/{seat}", response_class=HTMLResponse)
@@ -64,3 +73,18 @@ def host_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLRes
 @router.get("/scores", response_class=HTMLResponse)
 def scores_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
     return render(request, "scores.html", lang, "scores", table=settings.table)
+
+
+FAVICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64">'
+    '<rect width="64" height="64" rx="12" fill="#0d1117"/>'
+    '<path d="M12 26h40l-4 26a6 6 0 0 1-6 5H22a6 6 0 0 1-6-5z" fill="#ffdd00"/>'
+    '<circle cx="24" cy="16" r="5" fill="#3fb950"/><circle cx="38" cy="12" r="4" fill="#58a6ff"/>'
+    "</svg>"
+)
+
+
+@router.get("/favicon.ico")
+def favicon() -> Response:
+    return Response(FAVICON, media_type="image/svg+xml",
+                    headers={"Cache-Control": "public, max-age=86400"})

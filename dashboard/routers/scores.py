@@ -18,6 +18,8 @@ router = APIRouter(tags=["scores"])
 def scores(bridge: BridgeDep) -> ScoresPublic:
     state = bridge.table_state()
     end = state.game.view.end if state.game else None
+    if (end is None or end.scores is None) and state.last_game is not None:
+        end = state.last_game.view.end  # the last finished game, while the next one runs
     if end is None or end.scores is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no finished game yet")
     return end.scores

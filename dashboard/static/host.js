@@ -1,5 +1,6 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-"use strict";
+import { BOOT, api, colourName, esc, liveSocket, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
+
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
 let pin = sessionStorage.getItem(PIN_KEY) || "";
@@ -43,12 +44,25 @@ function readerSlot(place) {
   return "";
 }
 
+/* A reader's place for people: "row 2, column 3", "pad of Seat 1", "position 7". */
+function placeLabel(place) {
+  let m = /^cell (\d),(\d)$/.exec(place);
+  if (m) return t("cell", { r: Number(m[1]) + 1, c: Number(m[2]) + 1 });
+  m = /^pad (\d)$/.exec(place);
+  if (m) return t("pad", { seat: t("seat_n", { n: Number(m[1]) + 1 }) });
+  m = /^pos (\d+)$/.exec(place);
+  if (m) return t("position", { n: Number(m[1]) + 1 });
+  return place;
+}
+
+let lastState = null;
+
 async function refreshPanels() {
   try {
     const readers = await hostApi("GET", "/api/host/readers");
     const el = document.getElementById("readers");
     el.innerHTML = readers.readers.length ? `<p>${esc(Object.entries(readers.counts).map(([h, n]) => `${t("health_" + h)}: ${n}`).join(" · "))}</p><div class="reader-grid">` +
-      readers.readers.map((r) => `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" style="${readerSlot(r.place)}" title="${esc(r.place)}">${esc(r.place)}<br><strong>${r.health === "ok" ? "✓" : "⚠"} ${esc(t("health_" + r.health))}</strong>${r.occupied ? " ▣" : ""}</span>`).join("") + `</div>`
+      readers.readers.map((r) => `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" style="${readerSlot(r.place)}">${esc(placeLabel(r.place))}<br><strong>${r.health === "ok" ? "✓" : "⚠"} ${esc(t("health_" + r.health))}</strong>${r.occupied ? " ▣" : ""}</span>`).join("") + `</div>`
       : `<p>${esc(t("readers_none"))}</p>`;
     const en = await hostApi("GET", "/api/host/enrolment");
     document.getElementById("enrolment").textContent = en.active
@@ -58,7 +72,12 @@ async function refreshPanels() {
     const key = links.map((l) => l.url + l.joined).join("|");
     if (box.dataset.key !== key) {
       box.dataset.key = key;
-      box.innerHTML = links.map((l) => `<figure class="qr" data-seat="${l.seat}"><div class="qr-img" id="qr-${l.seat}"></div><figcaption>${esc(t("seat_n", { n: l.seat + 1 }))}${l.joined ? " ✓ " + esc(t("joined")) : ""}<br><a href="${esc(l.url)}">${esc(t("seat_n", { n: l.seat + 1 }))}</a> <button type="button" class="btn small" data-reissue="${l.seat}">${esc(t("reissue"))}</button></figcaption></figure>`).join("");
+      const view = lastState && lastState.game ? lastState.game.view : null;
+      box.innerHTML = links.map((l) => {
+        const name = view ? seatOf(view, l.seat) : seatLabel(l.seat);
+        return `<figure class="qr" data-seat="${l.seat}"><div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption>${l.joined ? "✓ " + esc(t("joined")) + " · " : ""}` +
+          `<a href="${esc(l.url)}">${esc(t("open_seat", { seat: name }))}</a> <button type="button" class="btn small" data-reissue="${l.seat}">${esc(t("reissue"))}</button></figcaption></figure>`;
+      }).join("");
       for (const l of links) {
         const res = await fetch(`/api/seats/${l.seat}/qr.svg`, { headers: { "X-Host-Pin": pin } });
         if (res.ok) document.getElementById(`qr-${l.seat}`).innerHTML = await res.text();
@@ -66,6 +85,26 @@ async function refreshPanels() {
     }
   } catch (e) {
     if (e.status === 403 || e.status === 401) { logout(); }
+  }
+}
+
+/* The status line, in every state (no game, dealing, playing, over): never throws. */
+function renderStatus(state) {
+  const g = state.game;
+  const v = g ? g.view : null;
+  const st = document.getElementById("host-status");
+  let text = t("no_game");
+  if (v && v.over) text = t("game_over");
+  else if (v && v.table && v.table.status === "dealing") text = promptText(v) || t("deal_title");
+  else if (v && v.turn != null && v.seats[v.turn]) text = `${t("turn_of", { seat: seatOf(v, v.turn) })} · ${t("phase_" + v.phase)}`;
+  else if (v) text = promptText(v) || t("no_game");
+  st.textContent = text;
+  // Mid-game the new-game form folds away (it stays one click away).
+  const playing = !!(v && !v.over && v.table && v.table.status === "playing");
+  const details = document.getElementById("new-game-box");
+  if (details && details.dataset.auto !== String(playing)) {
+    details.dataset.auto = String(playing);
+    details.open = !playing;
   }
 }
 
@@ -86,7 +125,8 @@ async function command(path, body) {
   } catch (e) { msg(t("error", { message: e.message }), true); }
 }
 
-document.addEventListener("DOMContentLoaded", () => {
+{
+  if (!BOOT.virtual) for (const o of document.querySelectorAll("#deal option[value='virtual'], #deal option[value='auto']")) o.remove();
   buildForm();
   document.getElementById("players").addEventListener("change", buildForm);
   document.getElementById("login-form").addEventListener("submit", async (ev) => {
@@ -125,10 +165,9 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   liveSocket("/ws/table", (state) => {
     if (state.type !== "table") return;
-    const g = state.game;
-    const st = document.getElementById("host-status");
-    st.textContent = g ? `${g.game_id || ""} · ${g.view.over ? t("game_over") : t("turn_of", { seat: seatLabel(g.view.turn, g.view.seats[g.view.turn].colour) }) + " · " + t("phase_" + g.view.phase)}` : t("no_game");
+    lastState = state;
+    renderStatus(state);
     renderBanners(state.status, true);
   }, (up) => renderBanners(null, up));
   if (pin) hostApi("POST", "/api/host/login").then(() => showHost(true)).catch(() => logout());
-});
+}

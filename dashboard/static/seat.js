@@ -1,98 +1,223 @@
-/* A seat's private view on a phone. */
-"use strict";
+/* The phone: a seat's controller. Alerts first; "Your action is needed" for every input the
+   engine waits for from this seat; one tap per take, refill or Vanesco tap on the virtual
+   table (POST /api/seats/{n}/play), the same as instructions at a real table. */
+import { boardParts } from "./board.js";
+import {
+  CAT, alertsHtml, announce, api, cardHtml, cardLabel, cellLabel, colourName, esc, humanise,
+  lineLabel, liveSocket, patchChildren, posLabel, renderBanners, seatLabel, seatOf, setHtml, t,
+  tn, usesText,
+} from "./core.js";
+
 const params = new URLSearchParams(location.search);
 const SEAT = Number(location.pathname.split("/").pop());
 const SECRET = params.get("secret") || "";
 let socketUp = false;
 let last = null;
 let closedForGood = null;
+let turnKey = null;
+let busy = false;
 
 function q(path) { return `${path}?secret=${encodeURIComponent(SECRET)}`; }
 
+/* Every input the engine waits for from this seat, as a list of
+   {kind, text, card?, where?, body?, verb?}: a button when this table can play it. */
+function needed(state) {
+  const v = state.game && state.game.view;
+  if (!v || v.over || !v.table || v.table.status !== "playing") return [];
+  const info = v.table;
+  const p = info.prompt || {};
+  const ex = v.expected || {};
+  const out = [];
+  if (p.code === "vanesco_tap" && p.seat === SEAT) {
+    const card = info.vanesco_wait.length ? info.vanesco_wait[0].card : null;
+    out.push({ kind: "vanesco", text: t("do_vanesco", { card: cardLabel(card) }), card, body: { action: "vanesco" } });
+    return out;
+  }
+  if (p.seat !== SEAT) return out;
+  if (p.code === "last_card" || state.can_keep) {
+    out.push({ kind: "keep", text: t("do_keep", { card: cardLabel(state.last_card || ex.last_card) }), verb: "keep", id: "keep" });
+    out.push({ kind: "discard", text: t("do_discard"), verb: "discard", id: "discard" });
+    return out;
+  }
+  if (p.code === "lay_on_pad" && info.held) {
+    out.push({ kind: "take", text: t("do_lay", { card: cardLabel(info.held.card) }), card: info.held.card, where: info.held.cell,
+      body: { action: "take", where: info.held.cell } });
+    return out;
+  }
+  if (p.code === "refill" && ex.refill_cell) {
+    out.push({ kind: "refill", text: t("do_refill", { cell: cellLabel(ex.refill_cell) }), where: ex.refill_cell,
+      body: { action: "refill", where: ex.refill_cell } });
+    return out;
+  }
+  if (p.code === "corner_blocked") {
+    out.push({ kind: "declinatio", text: t("declinatio_end"), help: t("declinatio_end_help"), verb: "declinatio", id: "declinatio", danger: true });
+  }
+  const grid = (key) => { const [r, c] = key.split(",").map(Number); return v.grid[r][c]; };
+  for (const key of ex.take || []) out.push({ kind: "take", card: grid(key), where: key, text: t("do_take", { card: cardLabel(grid(key)), cell: cellLabel(key) }), body: { action: "take", where: key } });
+  for (const key of ex.declinatio_take || []) out.push({ kind: "take", via: "declinatio", card: grid(key), where: key, text: t("do_take_declinatio", { card: cardLabel(grid(key)), cell: cellLabel(key) }), body: { action: "take", where: key } });
+  for (const key of ex.accio || []) out.push({ kind: "take", via: "accio", card: grid(key), where: key, text: t("do_take_accio", { card: cardLabel(grid(key)), cell: cellLabel(key) }), body: { action: "take", where: key } });
+  if (ex.pass) out.push({ kind: "pass", text: t("do_pass"), body: { action: "pass" } });
+  return out;
+}
+
+function situation(v) {
+  const ex = v.expected || {};
+  const s = v.seats[SEAT];
+  if (!s) return "";
+  if (ex.phase === "take" && s.faced_line != null) return t("you_face", { pos: posLabel(s.pawn), line: lineLabel(s.faced_line), moves: tn("move_value", v.move_value) });
+  if (ex.declinatio_line != null) return t("you_corner_decl", { pos: posLabel(s.pawn), line: lineLabel(ex.declinatio_line) });
+  return "";
+}
+
+function renderAction(state) {
+  const el = document.getElementById("seat-action");
+  const v = state.game && state.game.view;
+  const todo = needed(state);
+  const mine = state.alerts.filter((a) => a.seat === SEAT);
+  if (!todo.length && !mine.length) { el.hidden = true; setHtml(el, ""); return todo; }
+  el.hidden = false;
+  const play = state.play;
+  const takes = todo.filter((x) => x.kind === "take");
+  const others = todo.filter((x) => x.kind !== "take");
+  let html = `<h2 class="needed"><span aria-hidden="true">➜</span> ${esc(t("action_needed"))}</h2>`;
+  if (mine.length) html += `<p class="fix-first">${esc(t("fix_alert_first"))}</p>`;
+  if (v && takes.length) html += `<p class="situation">${esc(situation(v))}</p>`;
+  if (!play && todo.length) html += `<p class="real-table">${esc(t("real_table_note"))}</p>`;
+  const item = (x) => {
+    const card = x.card ? cardHtml(x.card, "small") : "";
+    const via = x.via ? `<span class="via">${esc(t("via_" + x.via))}</span>` : "";
+    if (x.verb) {
+      const help = x.help ? `<p id="${x.id}-help">${esc(x.help)}</p>` : "";
+      return `<li>${help}<button type="button" class="btn big${x.danger ? " danger" : ""}" id="${x.id}" data-verb="${x.verb}"${x.help ? ` aria-describedby="${x.id}-help"` : ""}>${esc(x.text)}</button></li>`;
+    }
+    if (!play) return `<li class="instruction" data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}>${card}<span>${esc(x.text)}</span>${via}</li>`;
+    return `<li><button type="button" class="btn big play" data-play='${esc(JSON.stringify(x.body))}' data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}>${card}<span class="what">${esc(x.text)}</span>${via}</button></li>`;
+  };
+  if (takes.length) html += `<ul class="choices takes">${takes.map(item).join("")}</ul>`;
+  if (others.length) html += `<ul class="choices">${others.map(item).join("")}</ul>`;
+  html += `<p id="play-msg" class="play-msg" role="status"></p>`;
+  // a declinatio that ends the game keeps its id'd wrapper (tests, screen readers)
+  if (todo.some((x) => x.kind === "declinatio")) html = `<div id="seat-declinatio">${html}</div>`;
+  setHtml(el, html);
+  return todo;
+}
+
+function renderMine(state) {
+  const pub = document.getElementById("seat-public");
+  const v = state.game && state.game.view;
+  const s = v && v.seats[SEAT];
+  if (!s) { setHtml(pub, ""); return; }
+  const spells = s.spells.length ? `<h2>${esc(t("spells"))}</h2><ul class="spells">${s.spells.map((sp) => `<li class="spell${sp.uses_left > 0 ? "" : " spent"}">${cardHtml(sp.card, "small")} <span>${esc(usesText(sp.uses_left))}</span></li>`).join("")}</ul>` : "";
+  setHtml(pub, `<h2>${esc(t("your_cauldron_top"))}</h2><div class="mine">${s.top ? cardHtml(s.top, "small") : `<span class="none">${esc(t("empty"))}</span>`}` +
+    `<span>${esc(tn("cards_n", s.cauldron_size))} · ${esc(posLabel(s.pawn))}</span></div>${spells}` +
+    `<p class="pile">${esc(t("pile"))}: ${esc(tn("cards_n", v.pile_size))}</p>`);
+}
+
 function render(state) {
   last = state;
-  const head = document.getElementById("seat-head");
-  const game = state.game;
-  const v = game && game.view;
-  head.innerHTML = `<h2><span class="swatch c-${esc(state.colour || "")}" aria-hidden="true">${esc(state.colour && CAT.colours[state.colour] ? CAT.colours[state.colour].symbol : "")}</span> ${esc(seatLabel(SEAT, state.colour))}</h2>`;
-  const msg = document.getElementById("seat-msg");
-  if (!v) msg.innerHTML = `<p>${esc(t("no_game"))}</p>`;
-  else if (v.over) msg.innerHTML = `<p class="big">${esc(t("game_over"))} — <a href="/scores">${esc(t("see_scores"))}</a></p>`;
-  else if (v.turn === SEAT) msg.innerHTML = `<p class="big your-turn">▶ ${esc(t("your_turn"))} ${esc(t("move_value", { n: v.move_value }))} — ${esc(t("phase_" + v.phase))}</p>`;
-  else msg.innerHTML = `<p>${esc(t("waiting_for", { seat: seatLabel(v.turn, v.seats[v.turn].colour) }))}</p>`;
+  const v = state.game && state.game.view;
+  setHtml(document.getElementById("seat-head"), `<span class="swatch c-${esc(state.colour || "")}" aria-hidden="true">${esc(state.colour && CAT.colours[state.colour] ? CAT.colours[state.colour].symbol : "")}</span> ${esc(seatLabel(SEAT, state.colour))}`);
+  setHtml(document.getElementById("seat-alerts"), alertsHtml(state.alerts, v ? v.seats : []));
+  const todo = renderAction(state);
 
-  const actions = document.getElementById("seat-actions");
-  actions.hidden = !state.can_keep;
-  // At a corner where Declinatio would face only Vanesco/Perluceo: using it ends the game (G7).
-  document.getElementById("seat-declinatio").hidden = !(state.can_declinatio && v && !v.over);
-  document.getElementById("last-card").textContent = state.last_card ? t("last_card", { card: cardLabel(state.last_card) }) : "";
+  const msg = document.getElementById("seat-msg");
+  if (!v) setHtml(msg, `<p>${esc(t("no_game"))}</p>`);
+  else if (v.over) setHtml(msg, `<p class="big">${esc(t("game_over"))} — <a href="/scores">${esc(t("see_scores"))}</a></p>`);
+  else if (v.table && v.table.status === "dealing") setHtml(msg, `<p>${esc(t("deal_wait"))}</p>`);
+  else if (todo.length) setHtml(msg, "");
+  else if (v.turn === SEAT) setHtml(msg, `<p class="big your-turn">▶ ${esc(t("your_turn"))}</p>`);
+  else if (v.turn != null) {
+    const p = v.table && v.table.prompt;
+    const who = p && p.seat != null ? p.seat : v.turn;
+    setHtml(msg, `<p>${esc(t("waiting_for", { seat: seatOf(v, who) }))}</p>`);
+  }
+
+  // The square, small: the cells this seat may take are buttons (one tap = the take).
+  const playable = new Map(todo.filter((x) => x.body && x.where).map((x) => [x.where, x]));
+  const board = document.getElementById("seat-board");
+  document.getElementById("seat-board-box").hidden = !v || !v.seats.length;
+  patchChildren(board, v && v.seats.length ? boardParts(v, { button: (key) => state.play && playable.has(key) }) : []);
+
+  renderMine(state);
 
   const reveal = document.getElementById("reveal");
   if (state.reveal) {
     reveal.hidden = false;
-    reveal.innerHTML = `<h3>${esc(t("perluceo"))}</h3><ol class="stack-list">${state.reveal.map((c) => `<li>${cardHtml(c, "small")}</li>`).join("")}</ol>` +
-      `<button type="button" class="btn" id="hide-reveal">${esc(t("seen_it"))}</button>`;
-    document.getElementById("hide-reveal").addEventListener("click", () => api("POST", q(`/api/seats/${SEAT}/reveal/dismiss`)).catch(() => {}));
-  } else { reveal.hidden = true; reveal.innerHTML = ""; }
+    setHtml(reveal, `<h2>${esc(t("perluceo"))}</h2><ol class="stack-list">${state.reveal.map((c) => `<li>${cardHtml(c, "small")}</li>`).join("")}</ol>` +
+      `<button type="button" class="btn" id="hide-reveal">${esc(t("seen_it"))}</button>`);
+  } else { reveal.hidden = true; setHtml(reveal, ""); }
 
   const stack = document.getElementById("stack");
-  if (!v) stack.innerHTML = "";
+  if (!v) setHtml(stack, "");
   else if (state.stack) {
-    stack.innerHTML = `<h3>${esc(t("your_cauldron"))} <small>(${esc(t("memory_aid_on"))})</small></h3>` +
-      (state.stack.length ? `<ol class="stack-list" data-stack="1">${state.stack.map((c) => `<li>${cardHtml(c, "small")}</li>`).join("")}</ol>` : `<p>${esc(t("empty"))}</p>`);
-  } else {
-    stack.innerHTML = `<p class="note" data-memory-off="1">${esc(t("memory_aid_off"))}</p>`;
-  }
+    setHtml(stack, `<h2>${esc(t("your_cauldron"))} <small>(${esc(t("memory_aid_on"))})</small></h2>` +
+      (state.stack.length ? `<ol class="stack-list" data-stack="1">${state.stack.map((c) => `<li>${cardHtml(c, "small")}</li>`).join("")}</ol>` : `<p>${esc(t("empty"))}</p>`));
+  } else setHtml(stack, `<p class="note" data-memory-off="1">${esc(t("memory_aid_off"))}</p>`);
 
-  const pub = document.getElementById("seat-public");
-  if (v && v.seats[SEAT]) {
-    const s = v.seats[SEAT];
-    pub.innerHTML = `<p>${esc(t("cauldron"))}: ${esc(t("cards_n", { n: s.cauldron_size }))} · ${esc(t("top"))}: ${s.top ? cardHtml(s.top, "small") : esc(t("empty"))}</p>` +
-      (s.spells.length ? `<ul class="spells">${s.spells.map((sp) => `<li>✦ ${esc(cardLabel(sp.card))} — ${esc(sp.uses_left > 0 ? t("uses_left", { n: sp.uses_left }) : t("spent"))}</li>`).join("")}</ul>` : "") +
-      `<p>${esc(t("pile"))}: ${esc(t("cards_n", { n: v.pile_size }))}</p>`;
-  } else pub.innerHTML = "";
-
-  const rec = document.getElementById("recipes");
-  rec.innerHTML = state.recipes.length ? `<h3>${esc(t("your_recipes"))}</h3><ul>${state.recipes.map((r) => {
+  setHtml(document.getElementById("recipes"), state.recipes.length ? `<h2>${esc(t("your_recipes"))}</h2><ul>${state.recipes.map((r) => {
     const name = CAT.recipes[r];
     return `<li>${esc(r.startsWith("A-") ? "A: " + colourName(name) : "B: " + name)}</li>`;
-  }).join("")}</ul>` : "";
+  }).join("")}</ul>` : "");
 
-  const al = document.getElementById("seat-alerts");
-  al.innerHTML = state.alerts.map((a) => `<div class="alert"><span class="rule">⚠ ${esc(t("rule", { rule: a.rule }))}</span><p>${esc(humaniseSeats(a.message, v ? v.seats : []))}</p><p><strong>${esc(t("what_to_do"))}</strong> ${esc(humaniseSeats(a.instruction, v ? v.seats : []))}</p></div>`).join("");
+  // A hint belongs to one moment of one turn: cleared when the turn or phase changes.
+  const key = v ? `${state.game.game_id}|${v.turns}|${v.turn}|${v.phase}` : "";
+  if (key !== turnKey) { turnKey = key; setHtml(document.getElementById("hint-text"), ""); }
+  document.body.dataset.todo = todo.map((x) => x.kind + (x.where ? ":" + x.where : "")).join(" ");
+  document.body.dataset.inputs = v && v.table ? String(v.table.inputs) : "";
   renderBanners(null, socketUp);
 }
 
 function stopWith(text) {
-  document.getElementById("seat-msg").innerHTML = `<p class="big error" role="alert">${esc(text)}</p>`;
-  for (const id of ["stack", "reveal", "seat-public", "recipes", "seat-alerts"]) document.getElementById(id).innerHTML = "";
-  document.getElementById("seat-actions").hidden = true;
-  document.getElementById("seat-declinatio").hidden = true;
+  setHtml(document.getElementById("seat-msg"), `<p class="big error" role="alert"><span aria-hidden="true">✖</span> ${esc(text)}</p>`);
+  for (const id of ["stack", "reveal", "seat-public", "recipes", "seat-alerts", "seat-action"]) setHtml(document.getElementById(id), "");
+  document.getElementById("seat-action").hidden = true;
+  document.getElementById("seat-board-box").hidden = true;
 }
 
-document.addEventListener("DOMContentLoaded", () => {
-  for (const verb of ["keep", "discard", "declinatio"]) {
-    document.getElementById(verb).addEventListener("click", async () => {
-      try { await api("POST", q(`/api/seats/${SEAT}/${verb}`)); }
-      catch (e) { announce(t("error", { message: e.message }), true); }
-    });
+function playMsg(text, isError) {
+  const el = document.getElementById("play-msg");
+  if (el) { el.textContent = text || ""; el.classList.toggle("error", !!isError); }
+  if (text && isError) announce(text, true);
+}
+
+async function send(fn) {
+  if (busy) return;
+  busy = true;
+  try { await fn(); playMsg(""); }
+  catch (e) { playMsg(t("error", { message: e.message }), true); }
+  finally { busy = false; }
+}
+
+document.addEventListener("click", (ev) => {
+  const play = ev.target.closest("[data-play]");
+  if (play) { ev.preventDefault(); send(() => api("POST", q(`/api/seats/${SEAT}/play`), JSON.parse(play.dataset.play))); return; }
+  const cell = ev.target.closest("#seat-board [data-act='cell']");
+  if (cell) {
+    const x = needed(last || {}).find((n) => n.where === cell.dataset.where && n.body);
+    if (x) { ev.preventDefault(); send(() => api("POST", q(`/api/seats/${SEAT}/play`), x.body)); }
+    return;
   }
-  document.getElementById("hint").addEventListener("click", async () => {
-    const out = document.getElementById("hint-text");
-    try {
-      const res = await api("POST", q(`/api/seats/${SEAT}/hint`));
-      const h = res.data;
-      out.innerHTML = `<h3>${esc(t("hint_title"))}</h3>` +
-        (h.card ? `<p>${esc(t("hint_for", { card: cardLabel(h.card) }))}${h.cell ? " (" + esc(h.cell) + ")" : ""}</p>` : "") +
-        `<p data-hint-reason="1">${esc(h.reason)}</p>`;
-    } catch (e) { out.innerHTML = `<p class="error">${esc(e.message)}</p>`; }
-  });
-  const sock = liveSocket(`/ws/seat/${SEAT}?secret=${encodeURIComponent(SECRET)}`, (msg) => {
-    if (msg.type === "expired") { closedForGood = "expired"; sock.stop(); stopWith(t("expired")); return; }
-    if (msg.type === "seat") render(msg);
-  }, (up, code) => {
-    socketUp = up || closedForGood !== null;
-    if (code === 4403) { closedForGood = "forbidden"; stopWith(t("forbidden")); socketUp = true; }
-    renderBanners(null, socketUp);
-  });
+  const verb = ev.target.closest("[data-verb]");
+  if (verb) { ev.preventDefault(); send(() => api("POST", q(`/api/seats/${SEAT}/${verb.dataset.verb}`))); return; }
+  if (ev.target.closest("#hide-reveal")) api("POST", q(`/api/seats/${SEAT}/reveal/dismiss`)).catch(() => {});
+});
+
+document.getElementById("hint").addEventListener("click", async () => {
+  const out = document.getElementById("hint-text");
+  try {
+    const res = await api("POST", q(`/api/seats/${SEAT}/hint`));
+    const h = res.data;
+    setHtml(out, `<h2>${esc(t("hint_title"))}</h2>` +
+      (h.card ? `<p>${esc(t("hint_for", { card: cardLabel(h.card) }))}${h.cell ? " — " + esc(cellLabel(h.cell)) : ""}</p>` : "") +
+      `<p data-hint-reason="1">${esc(humanise(h.reason, last && last.game ? last.game.view.seats : []))}</p>`);
+  } catch (e) { setHtml(out, `<p class="error">${esc(e.message)}</p>`); }
+});
+
+const sock = liveSocket(`/ws/seat/${SEAT}?secret=${encodeURIComponent(SECRET)}`, (msg) => {
+  if (msg.type === "expired") { closedForGood = "expired"; sock.stop(); stopWith(t("expired")); return; }
+  if (msg.type === "seat") render(msg);
+}, (up, code) => {
+  socketUp = up || closedForGood !== null;
+  if (code === 4403) { closedForGood = "forbidden"; stopWith(t("forbidden")); socketUp = true; }
+  renderBanners(null, socketUp);
 });

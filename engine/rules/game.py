@@ -866,13 +866,24 @@ class Game:
         line = FACED_LINE[self.pawns[self.seat]]
         faced = _LINE_SETS[line] if line is not None else frozenset()
         takes = [a.cell for a in legal if type(a) is Take]
+        # At a corner with Declinatio: the line the pawn would then face and the cells it
+        # could take there (no Vanesco/Perluceo: one spell per turn), for the screens.
+        declinatio = USE_DECLINATIO in legal
+        decl_line = FACED_LINE[(self.pawns[self.seat] + self.move_value) % PERIMETER] \
+            if declinatio else None
+        decl_take = [
+            cell_name(c) for c in (LINES[decl_line] if decl_line is not None else ())
+            if self.grid[c] is not None and self.grid[c] not in _NOT_WITH_SPELL
+        ]
         return {
             "seat": None if self.is_over() else self.seat,
             "phase": self.phase.value,
             "faced_line": line,
             "take": [cell_name(c) for c in takes if c in faced],
             "accio": [cell_name(c) for c in takes if c not in faced],
-            "declinatio": USE_DECLINATIO in legal,
+            "declinatio": declinatio,
+            "declinatio_line": decl_line,
+            "declinatio_take": decl_take,
             "pass": PASS in legal,
             "refill_cell": cell_name(self.refill_cell) if self.refill_cell is not None else None,
             "last_card": self.last_card[1] if self.last_card else None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import tomllib
@@ -16,6 +17,9 @@ from engine.cli import CliError
 if TYPE_CHECKING:
     from engine.service.service import ServiceConfig
     from engine.service.store import Store
+
+# Where `cauldron setup` puts the engine's config on an installed table.
+INSTALLED_CONFIG = "/etc/cauldron/engine.toml"
 
 
 def _data_dir(value: str | None) -> Path:
@@ -43,7 +47,8 @@ def _load_config_file(path: str | None) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise CliError(f"{path}: engine = {section!r} is not a table; write an [engine] "
                        "section")
-    allowed = {"mqtt", "data_dir", "tables", "shard", "name", "hub_io", "store"}
+    allowed = {"mqtt", "mqtt_password_file", "data_dir", "tables", "shard", "name", "hub_io",
+               "store"}
     unknown = set(section) - allowed
     if unknown:
         shown = ", ".join(k if k.isidentifier() else repr(k) for k in sorted(unknown))
@@ -98,7 +103,7 @@ def _service_config(args: argparse.Namespace) -> ServiceConfig:
     """The service's settings: the command line over the config file over the defaults."""
     from engine.service.service import ServiceConfig
     from engine.wire.auth import on_command_line_warning, secret_setting
-    from engine.wire.mqtt import BrokerUrl, MqttError
+    from engine.wire.mqtt import BrokerUrl, MqttError, with_password_file
 
     file = _load_config_file(args.config)
     if args.mqtt:
@@ -109,9 +114,14 @@ def _service_config(args: argparse.Namespace) -> ServiceConfig:
         except MqttError as exc:
             raise CliError(str(exc)) from None
     shard_text = args.shard or file.get("shard")
+    try:
+        mqtt = with_password_file(args.mqtt or file.get("mqtt")
+                                  or secret_setting("CAULDRON_MQTT", "mqtt-url")
+                                  or "mqtt://127.0.0.1:1883", file.get("mqtt_password_file"))
+    except MqttError as exc:
+        raise CliError(str(exc)) from None
     return ServiceConfig(
-        mqtt=(args.mqtt or file.get("mqtt") or secret_setting("CAULDRON_MQTT", "mqtt-url")
-              or "mqtt://127.0.0.1:1883"),
+        mqtt=mqtt,
         data_dir=_data_dir(args.data_dir or file.get("data_dir")),
         store=args.store or file.get("store") or None,
         tables=_parse_tables(args.tables or file.get("tables")),
@@ -169,7 +179,11 @@ def _store(args: argparse.Namespace) -> Store:
     from engine.service.errors import StoreError
     from engine.service.store import open_store
 
-    file = _load_config_file(getattr(args, "config", None))
+    config = getattr(args, "config", None)
+    if (config is None and not getattr(args, "data_dir", None)
+            and os.access(INSTALLED_CONFIG, os.R_OK)):
+        config = INSTALLED_CONFIG  # on a table made by `cauldron setup`
+    file = _load_config_file(config)
     where = (getattr(args, "store", None) or file.get("store")
              or str(_data_dir(getattr(args, "data_dir", None) or file.get("data_dir"))))
     try:

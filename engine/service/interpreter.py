@@ -25,7 +25,7 @@ replays them), so nothing here reads a clock or a random source.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Final, Literal
 
@@ -42,7 +42,7 @@ from engine.rules import (
     UseDeclinatio,
     replay,
 )
-from engine.rules.actions import DISCARD, KEEP, PASS, TAKES, USE_DECLINATIO, Discard, Keep
+from engine.rules.actions import DISCARD, KEEP, PASS, TAKES, USE_DECLINATIO, Discard, Keep, Pass
 from engine.rules.board import (
     CELL_LINES,
     FACED_LINE,
@@ -56,6 +56,7 @@ from engine.rules.board import (
 from engine.rules.cards import CARDS, RECIPES, card_label, deck_for
 from engine.rules.errors import RulesError
 from engine.rules.events import Event, VanescoResolved
+from engine.service.deal_guide import deal_guidance
 from engine.service.errors import Refused
 
 SensorKind = Literal["placed", "removed", "button"]
@@ -137,11 +138,13 @@ class Alert:
     seat: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
     ts: float = 0.0
+    kind: Literal["breach", "notice"] = "breach"  # notice: informs, no rule was broken
 
     def to_wire(self) -> dict[str, Any]:
         return {
             "alert_id": self.alert_id,
             "rule": self.rule,
+            "kind": self.kind,
             "message": self.message,
             "instruction": self.instruction,
             "severity": self.severity,
@@ -160,6 +163,7 @@ class _Reason:
     severity: Literal["info", "warning", "error"] = "error"
     seat: int | None = None
     params: tuple[tuple[str, Any], ...] = ()
+    kind: Literal["breach", "notice"] = "breach"
 
 
 @dataclass(slots=True)
@@ -427,7 +431,7 @@ class TableInterpreter:
             self._pad_reasons[seat] = _Reason(
                 "G1", "unknown_tag", f"{label(seen)} lies on seat {seat}'s pad: it is not in "
                 "the tag map.", f"{off} If it is a game card, enrol its tag "
-                "(cauldron hub enrol).", params=params)
+                "(host page: Tag enrolment, or `cauldron enroll`).", params=params)
             return
         if (seat, seen) in self.vanesco_wait:
             self.vanesco_wait.remove((seat, seen))
@@ -482,9 +486,11 @@ class TableInterpreter:
                     params=(*params, ("turn", game.seat)))
                 return
             if game.grid[cell] == seen:
+                # One fault, one alert: the cell's alert says it (see _desired).
                 self._pad_reasons[seat] = _Reason(
                     reason.rule, "not_taken", f"{label(seen)} was not taken: {reason.message}",
-                    f"{off} Put it back on {where(cell)}.", seat=seat, params=params)
+                    f"{off} Put it back on {where(cell)}.", seat=seat,
+                    params=(*params, ("from", cell_name(cell))))
                 return
         self._pad_reasons[seat] = _Reason(
             "G4", "unexpected_pad", f"Nothing is to be laid on seat {seat}'s pad now "
@@ -613,6 +619,13 @@ class TableInterpreter:
         if self._deal_state()[0] == len(TAKEABLE_CELLS) and not self._deal_problems():
             self._start(out)
 
+    def _deal_guidance(self) -> dict[str, Any]:
+        """The deal guided for the table view (`engine.service.deal_guide`)."""
+        assert self.config is not None
+        wrong = {cell: reason.message for cell, reason in self._deal_problems().items()}
+        seen = {cell: self.cells[cell] for cell in TAKEABLE_CELLS if cell in self.cells}
+        return deal_guidance(self.config, seen, wrong)
+
     def _deal_state(self) -> tuple[int, list[str]]:
         missing = [cell_name(c) for c in TAKEABLE_CELLS if c not in self.cells]
         return len(TAKEABLE_CELLS) - len(missing), missing
@@ -644,8 +657,8 @@ class TableInterpreter:
         params = (("card", seen), ("cell", cell_name(cell)))
         if code == "unknown_tag":
             return _Reason("G1", code, f"{label(seen)} lies on {where(cell)}: it is not in the "
-                           "tag map.", f"{off}; enrol it (cauldron hub enrol) if it is a game "
-                           "card.", params=params)
+                           "tag map.", f"{off}; enrol it (host page: Tag enrolment, or "
+                           "`cauldron enroll`) if it is a game card.", params=params)
         if code == "not_in_deck":
             if seen in CARDS and CARDS[seen].colour == self.config.removed:
                 why = f"the {self.config.removed} ingredients are removed with 2 players"
@@ -753,10 +766,10 @@ class TableInterpreter:
         self.vanesco_wait = []
         self._lift_reasons.clear()
         self._place_reasons.clear()
-        undone = ", ".join(str(a) for a in actions[-count:])
+        undone = "; ".join(undone_text(a) for a in actions[-count:])
         self._undo_note = _Reason("G4", "undone", f"Undone: {undone}.",
                                   " ".join(out.instructions) or "Nothing to put back.",
-                                  severity="info")
+                                  severity="info", kind="notice")
 
     # ------------------------------------------------------------------ alerts
 
@@ -770,6 +783,13 @@ class TableInterpreter:
         if game is None:
             return wanted
         held = self.held
+        # A refused card laid on the pad is the same fault as its lift: one alert, whose
+        # instruction now starts from the pad.
+        on_pads = {
+            cell_name(cell): (seat, r) for seat, r in self._pad_reasons.items()
+            for cell in self._lift_reasons
+            if r.code == "not_taken" and dict(r.params).get("from") == cell_name(cell)
+            and self.cells.get(cell) is None}
         for cell in TAKEABLE_CELLS:
             expected = game.grid[cell]
             if held is not None and held.cell == cell:
@@ -778,8 +798,12 @@ class TableInterpreter:
             if seen == expected:
                 continue
             reason = self._cell_reason(game, cell, expected, seen)
+            if seen is None and cell in self._lift_reasons and cell_name(cell) in on_pads:
+                reason = replace(reason, instruction=on_pads[cell_name(cell)][1].instruction)
             wanted[("cell", cell, reason.code, expected, seen)] = reason
         for seat, reason in self._pad_reasons.items():
+            if reason.code == "not_taken" and any(s == seat for s, _ in on_pads.values()):
+                continue  # said by the cell's alert
             wanted[("pad", seat, reason.code, self.pads.get(seat))] = reason
         if self._undo_note is not None:
             wanted[("undo", game.turns, len(game.actions))] = self._undo_note
@@ -801,7 +825,8 @@ class TableInterpreter:
             return _Reason("G1", "unknown_tag", f"{label(seen)} lies on {here}: it is not in "
                            "the tag map.", f"Lift it from {here}"
                            + (f" and put {label(expected)} back there." if expected else ".")
-                           + " Enrol the tag (cauldron hub enrol) if it is a game card.",
+                           + " Enrol the tag (host page: Tag enrolment, or `cauldron enroll`) "
+                           "if it is a game card.",
                            params=params)
         if cell in self._place_reasons:
             return self._place_reasons[cell]
@@ -863,7 +888,7 @@ class TableInterpreter:
             else:
                 alert_id = current.alert_id
             alert = Alert(alert_id, reason.rule, reason.code, reason.message, reason.instruction,
-                          reason.severity, reason.seat, dict(reason.params), ts)
+                          reason.severity, reason.seat, dict(reason.params), ts, reason.kind)
             self.alerts[key] = alert
             out.raised.append(alert)
 
@@ -921,6 +946,9 @@ class TableInterpreter:
 
     def table_view(self) -> dict[str, Any]:
         filled, missing = self._deal_state()
+        dealing = None
+        if self.status is Status.DEALING:
+            dealing = {"filled": filled, "missing": missing, **self._deal_guidance()}
         return {
             "status": self.status.value,
             "game_id": self.game_id,
@@ -928,8 +956,7 @@ class TableInterpreter:
             "held": self.held.to_wire() if self.held else None,
             "vanesco_wait": [{"seat": s, "card": c} for s, c in self.vanesco_wait],
             "alerts": [a.to_wire() for a in self.alerts.values()],
-            "dealing": {"filled": filled, "missing": missing}
-            if self.status is Status.DEALING else None,
+            "dealing": dealing,
             "inputs": self.inputs,
         }
 
@@ -987,6 +1014,17 @@ class TableInterpreter:
     def turn(self) -> int | None:
         game = self._playing()
         return game.seat if game is not None else None
+
+
+def undone_text(action: Action) -> str:
+    """An undone action in a host's words (rows and columns counted from 1)."""
+    if isinstance(action, Take):
+        r, c = divmod(action.cell, 6)
+        return f"the card taken from row {r + 1}, column {c + 1}"
+    if isinstance(action, Refill):
+        return f"the refill with {label(action.card)}"
+    return {UseDeclinatio: "the Declinatio", Pass: "the pass", Keep: "keeping the last card",
+            Discard: "discarding the last card"}.get(type(action), str(action))
 
 
 def undo_instructions(before: Game, after: Game) -> list[str]:

@@ -109,6 +109,16 @@ class Ownership:
         if session is None or not session.alive:
             raise StoreError("the engine's PostgreSQL session is closed")
         self.rounds += 1
+        # The session answers and still holds our locks (one ended by the server, e.g.
+        # pg_terminate_backend, fails here: then we serve nothing until a new one claims).
+        held_here = {int(r[0]) for r in session.execute(
+            "SELECT objid FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = "
+            "'advisory' AND classid = %s::oid AND objsubid = 2", (LOCK_NAMESPACE,))}
+        for table, key in list(self._owned.items()):
+            if key not in held_here:
+                log.warning("ownership: the lock of table %s was lost; not serving it", table)
+                self.on_release(table)
+                self._owned.pop(table, None)
         keys = {t: k for t, k in self.store.lock_keys().items() if self.allowed(t)}
         for table in self.owned():  # removed from the venue, or no longer ours to serve
             if table not in keys:

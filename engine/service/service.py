@@ -51,6 +51,7 @@ import re
 import socket
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -204,6 +205,9 @@ class EngineService:
         }
         self.store: Store = open_store(config.store or config.data_dir)
         self.engine_id = engine_id(config.name)
+        # The venue's table list (SQLite: venue.toml in the data dir; PostgreSQL: in the
+        # database, followed by the ownership): other table ids are refused.
+        self.venue = None if self.store.claims else self.store.venue_tables()
         self.ownership: Ownership | None = None
         self._snapshots: dict[str, HubSnapshot] = {}  # latest per table, for a claim
         self._known: dict[str, tuple[float, bool]] = {}  # table -> (checked at, has a key)
@@ -250,7 +254,7 @@ class EngineService:
         if self.store.claims:
             return
         for table in self.store.tables():
-            if not self.config.serves(table):
+            if not self.serves(table):
                 continue
             try:
                 self.table(table)
@@ -945,7 +949,8 @@ class EngineService:
         rule = wire["rule"]
         params = dict(wire["params"])
         return GameAlert(
-            alert_id=wire["alert_id"], rule=rule, message=wire["message"][:500],
+            alert_id=wire["alert_id"], rule=rule, kind=wire.get("kind", "breach"),
+            message=wire["message"][:500],
             instruction=wire["instruction"][:500], severity=wire["severity"], seat=wire["seat"],
             active=active, game_id=game_id, ts=now, params=params,
         )
@@ -962,6 +967,8 @@ class EngineService:
         """Whether this process serves `table` now: its settings allow it (tables, shard)
         and, with a shared store, it holds the table's lock."""
         if not self.config.serves(table):
+            return False
+        if self.venue is not None and table not in self.venue:
             return False
         return self.ownership is None or self.ownership.owns(table)
 
@@ -1032,9 +1039,10 @@ def set_no_delay(client: WireClient) -> None:
 
 
 def engine_id(name: str) -> str:
-    """This process's id: its name, host and pid (unique on a venue's network)."""
-    host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname().split(".")[0])[:24]
-    return f"{name[:30]}-{host}-{os.getpid()}"
+    """This engine's id: its name, host, pid and a random tag (unique on a venue's network,
+    even for two services in one process)."""
+    host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname().split(".")[0])[:20]
+    return f"{name[:24]}-{host}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
 
 
 def open_games(service: EngineService) -> list[str]:

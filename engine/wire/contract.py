@@ -80,7 +80,8 @@ GAME_VERBS: Final[tuple[str, ...]] = (
 #             "card_id": str, "uid": str}   simulated table only (dashboard virtual table);
 #             "state" answers {"lying": {where: card id}}: what really lies on the readers
 HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim"]
-HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim")
+HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim", "enrol",
+                                     "readers")
 
 EventKind = Literal["cell", "pad", "pawn", "button", "unknown_tag", "reader_health"]
 EventAction = Literal["placed", "removed", "pressed"]
@@ -143,7 +144,8 @@ class HubEvent(WireModel):
     button has ``button="undo"`` and no seat.
 
     - ``cell``/``pad``/``pawn`` + ``placed``/``removed``: a known tag (``card_id`` set; for a
-      pawn ``pawn_seat`` is the pawn's owner).
+      pawn ``pawn_seat`` is the pawn's owner). A pawn sensed by a Hall switch (a magnet, no
+      tag) has neither ``uid`` nor ``card_id``: only its ``position``.
     - ``unknown_tag`` + ``placed``/``removed``: a tag not in the tag map (``card_id`` None),
       at a cell, pad or perimeter position; the engine may ask for enrolment.
     - ``button`` + ``pressed``: ``button="confirm"`` with ``seat``, or ``button="undo"``.
@@ -178,7 +180,7 @@ class HubEvent(WireModel):
         if kind in ("cell", "pad", "pawn", "unknown_tag"):
             if self.action not in ("placed", "removed"):
                 raise ValueError(f"a {kind} event needs action 'placed' or 'removed'")
-            if self.uid is None:
+            if self.uid is None and kind != "pawn":  # a sensed pawn is a magnet, not a tag
                 raise ValueError(f"a {kind} event needs the tag uid")
             want = {"cell": ["cell"], "pad": ["seat"], "pawn": ["position"]}.get(kind)
             if want is not None and places != want:
@@ -242,6 +244,16 @@ class ReaderSeen(WireModel):
     health: ReaderHealth = "ok"
 
 
+class BoardHealth(WireModel):
+    """The scan board (the Pico) of a serial or SPI hub: ``hung`` when it stopped answering
+    PING (the hub then resets it), ``disconnected`` while its cable is out; ``resets``
+    counts the hub's resets of it."""
+
+    state: Literal["ok", "hung", "disconnected"] = "ok"
+    resets: int = Field(default=0, ge=0)
+    firmware: str | None = Field(default=None, max_length=32)
+
+
 class HubSnapshot(WireModel):
     """``hub/snapshot`` (retained): every reader's confirmed content and health now.
 
@@ -257,6 +269,11 @@ class HubSnapshot(WireModel):
     readers: list[ReaderSeen] = Field(max_length=64)
     enrolment: dict[str, Any] | None = Field(
         default=None, description="enrolment progress {done, total, next} while enrolling"
+    )
+    board: BoardHealth | None = None
+    pawns: list[int] | None = Field(
+        default=None, max_length=N_PERIMETER,
+        description="perimeter positions where a pawn is sensed; None: pawns not sensed",
     )
     mac: str | None = Field(default=None, pattern=MAC_PATTERN,
                             description="HMAC of the hub's key (engine.wire.auth)")
@@ -285,13 +302,15 @@ class HubHealth(WireModel):
     enrolment: dict[str, Any] | None = Field(
         default=None, description="enrolment progress {done, total, next} while enrolling"
     )
+    board: BoardHealth | None = None
+    pawns: list[int] | None = Field(default=None, max_length=N_PERIMETER)
 
     @classmethod
     def of(cls, snapshot: HubSnapshot) -> HubHealth:
         """The card-free part of a snapshot."""
         return cls(
             hub_id=snapshot.hub_id, ts=snapshot.ts, backend=snapshot.backend,
-            enrolment=snapshot.enrolment,
+            enrolment=snapshot.enrolment, board=snapshot.board, pawns=snapshot.pawns,
             readers=[ReaderHealthSeen(reader=r.reader, cell=r.cell, seat=r.seat,
                                       position=r.position, health=r.health,
                                       occupied=r.uid is not None)
@@ -331,6 +350,9 @@ class GameAlert(WireModel):
 
     alert_id: str = Field(min_length=1, max_length=64)
     rule: str = Field(pattern=RULE_PATTERN, description="rule id, e.g. 'G4'")
+    kind: Literal["breach", "notice"] = Field(
+        default="breach", description="breach: a rule was broken; notice: information only "
+        "(e.g. what an undo took back), not to be shown as a breach")
     message: str = Field(min_length=1, max_length=500)
     instruction: str = Field(max_length=500, description="what to do to put it right")
     severity: Severity = "error"

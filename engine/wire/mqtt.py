@@ -51,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
@@ -144,6 +144,30 @@ class BrokerUrl:
     def redacted(self) -> str:
         user = f"{self.username}:***@" if self.username else ""
         return f"{'mqtts' if self.tls else 'mqtt'}://{user}{self.host}:{self.port}"
+
+
+def with_password_file(url: str, password_file: str | Path | None) -> str:
+    """``url`` with the password read from ``password_file`` (first line), so secrets stay
+    off command lines and out of config files: ``mqtt://hub@host:1883`` + a 0600 file."""
+    if password_file is None:
+        return url
+    path = Path(password_file)
+    try:
+        password = path.read_text(encoding="utf-8").splitlines()[0].strip()
+    except OSError as exc:
+        raise MqttError(f"cannot read the MQTT password file {path}: {exc.strerror}; run the "
+                        "command as root (sudo) or as the table's service user") from None
+    except IndexError:
+        raise MqttError(f"the MQTT password file {path} is empty; run `cauldron setup` "
+                        "again") from None
+    broker = BrokerUrl.parse(url)
+    if not broker.username:
+        raise MqttError(f"broker URL {broker.redacted()} names no account, but a password "
+                        f"file ({path}) is given; write mqtt://ACCOUNT@host:port")
+    scheme = "mqtts" if broker.tls else "mqtt"
+    host = f"[{broker.host}]" if ":" in broker.host else broker.host
+    return (f"{scheme}://{quote(broker.username, safe='')}:{quote(password, safe='')}"
+            f"@{host}:{broker.port}")
 
 
 @dataclass
@@ -253,12 +277,28 @@ class WireClient:
             self._client.connect_async(self.broker.host, self.broker.port, self.keepalive)
             self._client.loop_start()
         if wait is not None and not self.wait_connected(wait):
-            reason = f": {self.last_error}" if self.last_error else ""
-            raise MqttError(
-                f"could not connect to the MQTT broker at {self.broker.redacted()} within "
-                f"{wait:g} s{reason}; is it running (e.g. `mosquitto -p {self.broker.port}`)?"
-            )
+            raise MqttError(self.not_connected_reason(wait))
         return self
+
+    @property
+    def refused(self) -> bool:
+        """The broker answered but refused this account (not: the broker is away)."""
+        error = (self.last_error or "").lower()
+        return "refused" in error and ("authori" in error or "password" in error)
+
+    def not_connected_reason(self, waited: float) -> str:
+        """Why there is no connection, and what to do, in a host's words."""
+        where = self.broker.redacted()
+        if self.refused:
+            account = self.broker.username or "(no account)"
+            return (f"the MQTT broker at {where} refused the account {account!r} "
+                    f"({self.last_error}): the account or its password is wrong, or Mosquitto "
+                    "was not restarted since the account was made. Run `sudo cauldron setup` "
+                    "again (it writes the accounts and restarts Mosquitto), then "
+                    "`sudo cauldron doctor`")
+        reason = f": {self.last_error}" if self.last_error else ""
+        return (f"could not connect to the MQTT broker at {where} within {waited:g} s{reason}; "
+                f"is it running (e.g. `mosquitto -p {self.broker.port}`)?")
 
     def wait_connected(self, timeout: float) -> bool:
         return self._connected.wait(timeout)

@@ -30,6 +30,17 @@ from hub.layout import Layout
 
 ChangeKind = Literal["placed", "removed"]
 Health = Literal["ok", "silent", "flicker", "absent"]
+BoardState = Literal["ok", "hung", "disconnected"]
+
+
+@dataclass(frozen=True)
+class BoardStatus:
+    """The scan board behind a back-end (the Pico): ``hung`` when it stopped answering
+    PING; ``resets`` counts the times the hub reset it."""
+
+    state: BoardState = "ok"
+    resets: int = 0
+    firmware: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,8 @@ class PollResult:
     changes: list[Change] = field(default_factory=list)
     health: dict[int, Health] = field(default_factory=dict)  # readers whose health changed
     resynced: bool = False  # the state was re-read in full (after a reconnect)
+    board_changed: bool = False  # `ReaderBackend.board()` changed (hung, back, reset)
+    pawns: frozenset[int] | None = None  # sensed pawn positions, when they changed
 
 
 class ReaderBackend(ABC):
@@ -98,6 +111,14 @@ class ReaderBackend(ABC):
     def tag_memory(self, uid: str) -> str | None:
         """The card id written in tag ``uid``'s memory (NDEF text, `hub.ndef`), when the
         back-end read one: a box works without its tag map. None otherwise."""
+        return None
+
+    def board(self) -> BoardStatus | None:
+        """The scan board's status; None for back-ends without one (the simulator)."""
+        return None
+
+    def pawns(self) -> frozenset[int] | None:
+        """Perimeter positions where a pawn is sensed; None when pawns are not sensed."""
         return None
 
     def write_tag(self, reader: int, card_id: str) -> None:

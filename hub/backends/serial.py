@@ -11,6 +11,13 @@ reader, on boot and on ``SYNC``), ``HEALTH`` and ``HELLO``. This back-end:
   (after a restart of the hub, what it believed is what it last reported: `seed_state`);
 - survives the cable being pulled: the port is closed, reopened every ``reconnect_delay``
   seconds, and resynchronised; nothing is invented meanwhile;
+- asks again (``SYNC``) when a FULL report arrived in part, or did not arrive within
+  ``sync_timeout`` seconds;
+- sees a hung board: it sends ``PING`` every ``ping_interval`` seconds; with no ``PONG``
+  within ``ping_timeout`` the board is ``hung`` (`board`, published in ``hub/health``), is
+  reset (``reset``: a pulse on the Pico's RUN pin when ``[serial] reset_pin`` is wired, else
+  the port is closed and reopened) and resynchronised;
+- reports the pawn positions of ``PAWNS`` lines (pawn sensors fitted);
 - writes a card id into a tag (``WRITE`` -> ``ACK``/``NAK``) for enrolment.
 """
 
@@ -21,6 +28,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from firmware.protocol import (
@@ -31,15 +39,17 @@ from firmware.protocol import (
     decode_frame,
     full_part,
     parse_pairs,
+    parse_pawn_mask,
     seq_gap,
 )
-from hub.backends.base import Change, Health, PollResult, ReaderBackend
+from hub.backends.base import BoardStatus, Change, Health, PollResult, ReaderBackend
 from hub.errors import BackendError, ConfigError
 from hub.layout import Layout
 
 log = logging.getLogger("cauldron.hub.serial")
 
 PortOpener = Callable[[], Any]  # returns a pyserial-like object (read/write/close/in_waiting)
+Resetter = Callable[[], None]
 _HEALTH: dict[str, Health] = {"ok": "ok", "silent": "silent", "flicker": "flicker",
                               "absent": "absent"}
 
@@ -56,8 +66,23 @@ class SerialBackend(ReaderBackend):
         port_name: str = "serial port",
         reconnect_delay: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        ping_interval: float = 2.0,
+        ping_timeout: float = 3.0,
+        sync_timeout: float = 3.0,
+        reset: Resetter | None = None,
     ) -> None:
         super().__init__(layout)
+        self.ping_interval = ping_interval
+        self.ping_timeout = ping_timeout
+        self.sync_timeout = sync_timeout
+        self._reset = reset
+        self._ping_sent: float | None = None
+        self._next_ping = 0.0
+        self._sync_sent: float | None = None
+        self._board: BoardStatus = BoardStatus()
+        self._board_changed = False
+        self._pawns: frozenset[int] | None = None
+        self.hangs = 0
         self._opener = opener
         self.port_name = port_name
         self.reconnect_delay = reconnect_delay
@@ -96,13 +121,19 @@ class SerialBackend(ReaderBackend):
         if not isinstance(delay, int | float) or isinstance(delay, bool) or not 0 < delay <= 3600:
             raise ConfigError(f"[serial] reconnect_delay = {delay!r} is not 0..3600 seconds")
 
+        reset_pin = config.get("reset_pin")
+        if reset_pin is not None and (not isinstance(reset_pin, int)
+                                      or isinstance(reset_pin, bool) or not 0 <= reset_pin <= 27):
+            raise ConfigError(f"[serial] reset_pin = {reset_pin!r} is not a BCM pin 0..27 "
+                              "(the Pi pin wired to the Pico's RUN pin)")
+
         def opener() -> Any:
             import serial  # pyserial
 
             return serial.serial_for_url(str(port), baudrate=baudrate, timeout=0)
 
-        return cls(layout, opener, port_name=str(port),
-                   reconnect_delay=float(delay))
+        return cls(layout, opener, port_name=str(port), reconnect_delay=float(delay),
+                   reset=None if reset_pin is None else run_pin_reset(reset_pin))
 
     # ------------------------------------------------------------ link
 
@@ -126,8 +157,16 @@ class SerialBackend(ReaderBackend):
         self._buffer.clear()
         self._last_seq = None
         self._synced = False
-        self.send("SYNC")
+        self._ping_sent = None
+        self._next_ping = self.clock() + self.ping_interval
+        self._sync()
         return True
+
+    def _sync(self) -> None:
+        """Ask for a FULL report (and note when, to ask again if it never completes)."""
+        self._full_parts = {}
+        self._sync_sent = self.clock()
+        self.send("SYNC")
 
     def close(self) -> None:
         if self._port is not None:
@@ -140,6 +179,53 @@ class SerialBackend(ReaderBackend):
         self.close()
         self.reconnects += 1
         self._next_attempt = self.clock() + self.reconnect_delay
+        self._set_board(state="disconnected")
+
+    def _set_board(self, **changes: Any) -> None:
+        board = replace(self._board, **changes)
+        if board != self._board:
+            self._board = board
+            self._board_changed = True
+
+    def board(self) -> BoardStatus:
+        return self._board
+
+    def pawns(self) -> frozenset[int] | None:
+        return self._pawns
+
+    def _watch(self) -> None:
+        """PING the board; a board that does not answer in time is hung: reset it."""
+        if self._port is None:
+            return
+        now = self.clock()
+        if self._ping_sent is not None:
+            if now - self._ping_sent <= self.ping_timeout:
+                return
+            self.hangs += 1
+            log.error("the scan board on %s did not answer PING within %g s: resetting it",
+                      self.port_name, self.ping_timeout)
+            self._set_board(state="hung", resets=self._board.resets + 1)
+            self._ping_sent = None
+            self.close()  # reopened (and resynchronised) after reconnect_delay
+            self._next_attempt = now + self.reconnect_delay
+            if self._reset is not None:
+                try:
+                    self._reset()
+                except Exception as exc:  # a reset pin problem must not stop the hub
+                    log.error("resetting the scan board failed: %s", exc)
+            return
+        if now >= self._next_ping:
+            try:
+                self.send("PING")
+            except BackendError:
+                return
+            self._ping_sent = now
+            self._next_ping = now + self.ping_interval
+        if (not self._synced and self._sync_sent is not None
+                and now - self._sync_sent > self.sync_timeout):
+            log.info("no complete FULL report %g s after SYNC; asking again", self.sync_timeout)
+            with contextlib.suppress(BackendError):
+                self._sync()
 
     def send(self, kind: str, fields: list[str] | None = None) -> int:
         """Send one frame to the firmware; returns its seq."""
@@ -183,10 +269,17 @@ class SerialBackend(ReaderBackend):
         result, self._carry = self._carry, PollResult()
         if self._port is None:
             if self.clock() < self._next_attempt or not self._try_open():
-                return result
+                return self._finish(result)
             self.resyncs += 1
         for line in self._read_lines():
             self._handle_line(line, result)
+        self._watch()
+        return self._finish(result)
+
+    def _finish(self, result: PollResult) -> PollResult:
+        if self._board_changed:
+            self._board_changed = False
+            result.board_changed = True
         return result
 
     def _handle_line(self, line: bytes, result: PollResult) -> None:
@@ -198,20 +291,21 @@ class SerialBackend(ReaderBackend):
             return
         if frame.kind == "HELLO":
             self.firmware = frame.fields[0]
+            self._set_board(firmware=frame.fields[0])
             if int(frame.fields[1]) < self.n_readers:
                 log.warning("firmware scans %s readers, the layout needs %d",
                             frame.fields[1], self.n_readers)
             self._last_seq = frame.seq
-            self._synced = False  # a reboot: wait for its FULL
+            self._synced = False  # a reboot: wait for its FULL (asked again if it never comes)
+            self._sync_sent = self.clock()
             return
         if self._last_seq is not None and seq_gap(self._last_seq, frame.seq):
             self.rejects["gap"] += 1
             log.info("lost %d line(s) from the firmware; resynchronising",
                      seq_gap(self._last_seq, frame.seq))
             self._synced = False
-            self._full_parts.clear()
             try:
-                self.send("SYNC")
+                self._sync()
             except BackendError:
                 return
         self._last_seq = frame.seq
@@ -228,6 +322,15 @@ class SerialBackend(ReaderBackend):
                     if self._health[reader] != health:
                         self._health[reader] = health
                         result.health[reader] = health
+        elif kind == "PAWNS":
+            mask = parse_pawn_mask(frame.fields[0])
+            pawns = frozenset(p for p in range(20) if mask >> p & 1)
+            if pawns != self._pawns:
+                self._pawns = pawns
+                result.pawns = pawns
+        elif kind == "PONG":
+            self._ping_sent = None
+            self._set_board(state="ok")
         elif kind in ("ACK", "NAK"):
             self._replies[int(frame.fields[0])] = frame
         elif kind == "ERR":
@@ -255,7 +358,11 @@ class SerialBackend(ReaderBackend):
             self._full_parts = {}
             self._full_expected = parts
         elif parts != self._full_expected or part - 1 not in self._full_parts:
-            self._full_parts = {}  # a part went missing: wait for the next full report
+            # A part went missing: ask for the whole report again.
+            log.info("FULL report part %d/%d came without the one before; asking again",
+                     part, parts)
+            with contextlib.suppress(BackendError):
+                self._sync()
             return
         self._full_parts[part] = {r: (str(u) if u else None) for r, u in parse_pairs(frame).items()}
         if len(self._full_parts) < parts:
@@ -264,6 +371,8 @@ class SerialBackend(ReaderBackend):
         for piece in self._full_parts.values():
             full.update(piece)
         self._full_parts = {}
+        self._sync_sent = None
+        self._set_board(state="ok")
         for reader in range(self.n_readers):
             uid = full.get(reader)
             current = self._state[reader]
@@ -304,3 +413,18 @@ class SerialBackend(ReaderBackend):
                 return
             time.sleep(0.005)
         raise BackendError(f"no answer from the firmware to WRITE within {timeout:g} s")
+
+
+def run_pin_reset(pin: int, pulse: float = 0.1) -> Resetter:
+    """Reset the Pico by pulling its RUN pin low for ``pulse`` seconds from a Pi GPIO
+    (gpiozero; wired RUN <- 1 kOhm <- GPIO, hardware/wiring.md)."""
+
+    def reset() -> None:
+        from gpiozero import DigitalOutputDevice
+
+        with DigitalOutputDevice(pin, active_high=False, initial_value=False) as run:
+            run.on()
+            time.sleep(pulse)
+            run.off()
+
+    return reset

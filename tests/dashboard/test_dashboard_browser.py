@@ -129,7 +129,9 @@ def test_alert_appears_and_clears(dash: Dash, page: Any) -> None:
                        "faces.", instruction="Put the card back on 2,3.")
     alert = page.wait_for_selector("#alerts .alert[data-alert='a-7']")
     assert "Rule G6" in alert.inner_text()
-    assert "Put the card back on 2,3." in alert.inner_text()
+    # the engine's 0-based "2,3" reads as people count: row 3, column 4
+    assert "Put the card back on row 3, column 4." in alert.inner_text()
+    assert "is not in column 2" in alert.inner_text()
     page.wait_for_function("document.querySelector('#announce-alert').textContent.includes('G6')")
     screenshot(page, "table-alert")
     dash.publish_alert("a-7", active=False, rule="G6")
@@ -258,7 +260,7 @@ def test_declinatio_button_on_the_phone_and_the_virtual_table_G7(
                and dash.bridge.public.view["table"]["inputs"] == interp.inputs, 5, "the view")
     page.goto(dash.url + "/virtual?lang=fr")  # translated, not the engine's English text
     prompt = page.wait_for_selector("#turn [data-prompt='corner_blocked']").inner_text()
-    assert "face à la ligne 3, qui ne contient que des Vanesco/Perluceo" in prompt
+    assert "face à la ligne 4, qui ne contient que des Vanesco/Perluceo" in prompt  # 1-based
     page.wait_for_selector("#declinatio-btn", state="visible")
     assert page.is_visible("#pass-btn")
     other = dash.bridge.secrets.secret(dash.bridge.game_id or "", 1 - seat)

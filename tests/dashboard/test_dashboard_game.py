@@ -125,12 +125,13 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
         steps += 1
         if steps == 40:
             screenshot(page, "virtual-table")
-    page.wait_for_selector("#scores-inline:not([hidden]) .score-seat")
-    assert page.locator("#scores-inline .score-seat").count() == 2
+    page.goto(url + "/?lang=en")  # the big screen's podium
+    page.wait_for_selector("#podium:not([hidden]) .podium-list li")
+    assert page.locator("#podium .podium-list li").count() == 2
     truth = table_stack.engine.tables[table_stack.dash.table].interp.game.scores()
     for seat in truth.seats:
-        total = page.inner_text(f"#scores-inline .score-seat[data-seat='{seat.seat}'] .total")
-        assert int(total) == seat.total
+        total = page.inner_text(f"#podium li[data-seat='{seat.seat}'] .total")
+        assert int(total.split()[0]) == seat.total
     page.goto(url + "/scores?lang=en")
     page.wait_for_selector("#scores .score-seat")
     assert "Winner" in page.inner_text("#scores .winners")

@@ -32,8 +32,15 @@ def test_same_keys_in_every_language() -> None:
 def test_every_key_used_by_the_pages_is_defined() -> None:
     keys = set(strings("en"))
     used: set[str] = set()
+    counted: set[str] = set()
     for path in (DASH / "static").glob("*.js"):
-        used |= set(re.findall(r"""\bt\(\s*"([a-z0-9_]+)\"""", path.read_text("utf-8")))
+        text = path.read_text("utf-8")
+        used |= set(re.findall(r"""\bt\(\s*"([a-z0-9_]+)\"""", text))
+        counted |= set(re.findall(r"""\btn\(\s*"([a-z0-9_]+)\"""", text))
+    assert counted, "the pages use counted (plural) strings"
+    for key in counted:  # every counted string has the forms the three languages need
+        assert {f"{key}#one", f"{key}#other"} <= keys, key
+    assert not {k.partition("#")[0] for k in keys if "#" in k} - counted, "unused plurals"
     for path in (DASH / "templates").glob("*.html"):
         used |= set(re.findall(r"\bt\.([a-z0-9_]+)", path.read_text("utf-8")))
     assert used, "the pages use translated strings"
@@ -42,7 +49,9 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
     families = {
         "phase_": ["take", "declinatio", "refill", "last_card", "over"],
         "health_": ["ok", "silent", "flicker", "absent"],
-        "end_reason_": ["line_emptied", "declinatio_blocked"],
+        "end_reason_": ["line_emptied", "declinatio_blocked", "host"],
+        "sev_": ["error", "warning", "info"],
+        "via_": ["accio", "declinatio"],
     }
     assert prefixes <= set(families)
     for prefix, values in families.items():

@@ -18,6 +18,13 @@ import sys
 from firmware.mfrc522 import MFRC522
 from firmware.scan import Demux, Scanner
 
+PERIOD = 1 << 30  # ticks_us period on the RP2040 (the unix port's is 2**62)
+
+
+def ticks_diff_pico(end: int, start: int) -> int:
+    """time.ticks_diff as on the Pico, whose ticks_us wraps every 2**30 us."""
+    return ((end - start + PERIOD // 2) & (PERIOD - 1)) - PERIOD // 2
+
 
 class Mismatch(Exception):
     pass
@@ -89,8 +96,9 @@ def run(
         [pins("E1_%d" % b) for b in range(3)],  # noqa: UP031
         pins("E2"),
     )
-    readers = [MFRC522(spi, demux.cs, clock) for _ in range(transcript["n"])]
-    scanner = Scanner(readers, demux, clock, write_line)
+    diff = ticks_diff_pico if transcript.get("wrap") else None
+    readers = [MFRC522(spi, demux.cs, clock, diff) for _ in range(transcript["n"])]
+    scanner = Scanner(readers, demux, clock, write_line, diff=diff)
     for step in transcript["steps"]:
         if on_step is not None:
             on_step(step)

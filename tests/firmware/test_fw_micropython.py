@@ -21,7 +21,9 @@ from firmware.mfrc522_sim import SimPin, SimTable
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-PICO_FILES = ["protocol.py", "presence.py", "mfrc522.py", "scan.py", "main.py"]
+PICO_FILES = ["protocol.py", "presence.py", "mfrc522.py", "scan.py", "loop.py", "pawns.py",
+              "main.py"]
+PERIOD = 1 << 30
 
 
 def tool(name: str) -> str:
@@ -31,13 +33,17 @@ def tool(name: str) -> str:
     return found
 
 
-def record(tmp_path: Path) -> Path:
+def record(tmp_path: Path, wrap: bool = False) -> Path:
+    """Record the scenario; ``wrap``: the clock starts 20 ms before the Pico's ticks_us
+    wraps and shows the wrapped value, as on the RP2040."""
     table = SimTable(4)
     events: list[list[Any]] = []
+    if wrap:
+        table.clock.now_us = PERIOD - 20_000
 
     class Clock:
         def ticks_us(self) -> int:
-            value = table.clock.ticks_us()
+            value = table.clock.ticks_us() % PERIOD
             events.append(["t", value])
             return value
 
@@ -75,6 +81,7 @@ def record(tmp_path: Path) -> Path:
 
     transcript: dict[str, Any] = {
         "n": 4,
+        "wrap": wrap,
         "steps": [
             ["place", "1", "04A1B2C3D4E5F6"],
             ["boot"],
@@ -94,16 +101,22 @@ def record(tmp_path: Path) -> Path:
     run(transcript, SPI(), Clock(), lambda name: Pin(name, sim_pins[name]), lines.append, on_step)
     transcript["events"] = events
     transcript["lines"] = lines
+    transcript["end_us"] = table.clock.now_us
     path = tmp_path / "transcript.json"
     path.write_text(json.dumps(transcript))
     return path
 
 
-def test_scan_loop_replays_identically_on_micropython(tmp_path: Path) -> None:
-    path = record(tmp_path)
+@pytest.mark.parametrize("wrap", [False, True], ids=["plain", "across-tick-wrap"])
+def test_scan_loop_replays_identically_on_micropython(tmp_path: Path, wrap: bool) -> None:
+    path = record(tmp_path, wrap)
     transcript = json.loads(path.read_text())
     kinds = [line.split(" ")[1] for line in transcript["lines"]]
     assert {"HELLO", "FULL", "HEALTH", "P", "R", "ERR"} <= set(kinds)
+    if wrap:
+        assert transcript["end_us"] > PERIOD  # the scenario ran across the wrap
+        sleeps = [e[1] for e in transcript["events"] if e[0] == "s"]
+        assert max(sleeps) <= 5100
     assert kinds[-1] == "ACK"  # the WRITE right after a sweep worked
     env = dict(os.environ, MICROPYPATH=str(ROOT))
     result = subprocess.run(
@@ -127,3 +140,30 @@ def test_pico_modules_compile_with_mpy_cross(tmp_path: Path) -> None:
             timeout=60,
         )
         assert result.returncode == 0, f"{name}: {result.stderr}"
+
+
+def test_main_runs_on_micropython_with_watchdog_and_no_repl_break() -> None:
+    """firmware/main.py itself on the MicroPython unix port (stand-in pins, no reader
+    answers): it disables Ctrl-C first, arms the watchdog, feeds it, answers a 0x03 line
+    with ERR and goes on to serve PING and SYNC."""
+    from firmware.loop import WDT_MS
+    from firmware.protocol import decode_frame, encode_frame
+    from firmware.scan import SPI_HZ
+
+    stdin = "\x03\x03\n" + encode_frame(7, "PING", []) + encode_frame(8, "SYNC", [])
+    env = dict(os.environ, MICROPYPATH=f"{ROOT}:{ROOT / 'tests' / 'firmware'}")
+    result = subprocess.run(
+        [tool("micropython"), str(ROOT / "tests" / "firmware" / "mpy_main.py")],
+        input=stdin, capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    *lines, summary = result.stdout.splitlines()
+    frames = [decode_frame(line) for line in lines]
+    kinds = [f.kind for f in frames]
+    assert kinds[:3] == ["HELLO", "FULL", "HEALTH"]
+    assert kinds[3:5] == ["ERR", "PONG"] and "0x03" in frames[3].text()
+    assert "FULL" in kinds[5:]  # SYNC served after the bad line
+    assert summary.startswith("MAIN DONE 200 ")
+    calls = summary.split(" ", 3)[3]
+    assert calls.startswith("[('kbd_intr', -1), ('wdt', %d)" % WDT_MS)  # noqa: UP031
+    assert "('spi', %d)" % SPI_HZ in calls  # noqa: UP031

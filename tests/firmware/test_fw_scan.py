@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from firmware.mfrc522_sim import Faults, SimTable
 from firmware.protocol import Frame, decode_frame, encode_frame, parse_pairs
-from firmware.scan import MODE_FAST, MODE_FULL, MODE_NAIVE, SETTLE_US, Scanner
+from firmware.scan import FW_VERSION, MODE_FAST, MODE_FULL, MODE_NAIVE, SETTLE_US, Scanner
 from firmware.sweep import build
 
 N = 8
@@ -39,7 +39,7 @@ def test_boot_announces_then_reports_full_state() -> None:
     scanner.boot()
     kinds = [f.kind for f in frames(lines)]
     assert kinds[:3] == ["HELLO", "FULL", "HEALTH"]
-    assert frames(lines)[0].fields == ["1.0.0", str(N)]
+    assert frames(lines)[0].fields == [FW_VERSION, str(N)]
     full = parse_pairs(frames(lines)[1])
     assert full == {r: (uid(2) if r == 2 else None) for r in range(N)}
     assert [f.seq for f in frames(lines)] == list(range(len(lines)))

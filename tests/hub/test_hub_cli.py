@@ -45,9 +45,10 @@ def test_readers_once_shows_the_grid(tmp_path: Path) -> None:
     out = cauldron("readers", "--backend", "sim", "--once", "--sim-script", str(script),
                    "--sweeps", "40", "--data-dir", str(tmp_path))
     assert out.returncode == 0, out.stderr
-    row2 = next(line for line in out.stdout.splitlines() if line.startswith("row 2"))
-    assert "immuto-2" in row2
-    assert "3: accio-1" in out.stdout and "all readers ok" in out.stdout
+    # Rows, columns and seats are named for people (1..6, Seat 1..4), as everywhere.
+    row3 = next(line for line in out.stdout.splitlines() if line.startswith("row 3"))
+    assert "immuto-2" in row3
+    assert "4: accio-1" in out.stdout and "all readers ok" in out.stdout
 
 
 def test_hub_sim_publishes_a_script_in_order(mqtt_broker: str, table_id: str,
@@ -125,25 +126,31 @@ def test_enroll_from_a_scripted_pad(tmp_path: Path) -> None:
     assert "3/84" in out.stdout and "saved" in out.stdout
 
 
-def test_enroll_publishes_progress_for_the_dashboard(mqtt_broker: str, table_id: str,
-                                                     tmp_path: Path) -> None:
-    from engine.wire.contract import HubSnapshot
+def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
+                                         tmp_path: Path) -> None:
+    """With the hub up, `cauldron enroll` drives the hub's enrolment (no second process
+    reads the pad or writes the hub's topics); u undoes a skip; q stops and says truly
+    that nothing was saved."""
+    from hub.backends.sim import SimulatedTable
+    from hub.outbox import Outbox
+    from hub.service import Hub
+    from hub.tagmap import TagMap
 
-    script = tmp_path / "taps.txt"
-    script.write_text("place pad:2 uid=04000000000009\nwait 0.05\nremove pad:2\nwait 0.05\n")
-    snapshots: list[HubSnapshot] = []
-    with WireClient(mqtt_broker) as watcher:
-        watcher.subscribe(Topics(table_id).hub_snapshot,
-                          lambda t, m: snapshots.append(m),  # type: ignore[arg-type]
-                          wait=5)
-        out = cauldron("enroll", "--backend", "sim", "--data-dir", str(tmp_path), "--pad", "2",
-                       "--sim-script", str(script), "--idle-timeout", "0.4", "--mqtt",
-                       mqtt_broker, "--table", table_id)
-        assert out.returncode == 1, out.stderr
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and not any(
-                s.enrolment and s.enrolment["done"] == 1 for s in snapshots):
-            time.sleep(0.02)
-    progress = [s.enrolment for s in snapshots if s.enrolment]
-    assert progress[0] == {"done": 0, "total": 84, "next": "yellow-a-1", "skipped": []}
-    assert progress[-1]["done"] == 1 and progress[-1]["next"] == "yellow-a-2", out.stdout
+    tagmap = TagMap.load(tmp_path / "tagmap.json")
+    client = WireClient(mqtt_broker, client_id=f"hub-{table_id}",
+                        state_topic=Topics(table_id).hub_state)
+    hub = Hub(table=table_id, backend=SimulatedTable(tagmap=tagmap), client=client,
+              outbox=Outbox(tmp_path / "o.sqlite"), tagmap=tagmap).start()
+    try:
+        assert client.wait_ready(10)
+        out = subprocess.run(
+            [sys.executable, "-c", "import sys; from engine.cli import main; "
+             "sys.exit(main(sys.argv[1:]))", "enroll", "--mqtt", mqtt_broker, "--table",
+             table_id, "--pad", "2"],
+            input="s\nu\nq\n", capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        hub.stop()
+    assert out.returncode == 1, out.stderr
+    assert "The running hub" in out.stdout and "Seat 3's pad" in out.stdout, out.stdout
+    assert "Skipped yellow-a-1" in out.stdout and "Skip undone: yellow-a-1" in out.stdout
+    assert "nothing new was enrolled" in out.stdout and "are saved" not in out.stdout

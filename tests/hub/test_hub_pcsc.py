@@ -197,3 +197,46 @@ def test_importing_the_pcsc_backend_loads_no_pyscard() -> None:
     code = ("import sys, hub.backends.pcsc, hub.backends, hub.cli; "
             "sys.exit(1 if 'smartcard' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_a_whole_enrolment_on_the_usb_reader_writes_every_tag(tmp_path) -> None:
+    """`cauldron enroll --backend pcsc --write`'s loop: a person taps each card in turn (laid
+    until the reader has it, then lifted), one lift is slow, one write fails once."""
+    from hub.enroll import run_enrolment
+
+    backend, fake = backend_with(ACR)
+    pad = backend.layout.pad_reader(0)
+    order = ["yellow-a-1", "yellow-a-2", "immuto-1", "vanesco-4"]
+    enrolment = Enrolment(TagMap(tmp_path / "tagmap.json"), order=list(order), backend=backend,
+                          reader=pad, write_tags=True)
+    tags = {card: f"04{i:012X}" for i, card in enumerate(order, start=1)}
+    said: list[str] = []
+    failed_once = False
+    laid_at = 0
+
+    def person() -> str | None:  # between two polls: what the person's hand does next
+        nonlocal failed_once, laid_at
+        lying = fake.readers[ACR].tag
+        card = enrolment.current
+        if card is None:
+            return None
+        if lying is None:
+            if backend.state()[pad] is not None:
+                return None  # the reader has not yet seen the lift
+            laid_at = len(said)
+            fake.lay(ACR, tags[card])
+            if card == "immuto-1" and not failed_once:
+                failed_once = True
+                fake.fail_write(ACR)  # the tag refuses a page write once: asked again
+        elif len(said) > laid_at:  # the screen answered: lift it (and tap again if asked)
+            fake.lift(ACR)
+        return None
+
+    assert run_enrolment(enrolment, backend, pad, person, said.append, poll_interval=0,
+                         idle_timeout=5), "\n".join(said)
+    assert TagMap.load(tmp_path / "tagmap.json").items() == [(tags[c], c) for c in order]
+    assert any("Could not write immuto-1" in line for line in said)
+    for card in order:
+        fake.lay(ACR, tags[card])
+        sweeps(backend)
+    assert all(backend.tag_memory(tags[c]) == c for c in order)

@@ -36,6 +36,8 @@ class FakeFirmware:
         self.n_readers = n_readers
         self.received: list[str] = []
         self.write_ok = True
+        self.hung = False  # a hung board reads nothing and answers nothing
+        self.drop_full_part: int | None = None  # lose this part of the next FULL report
 
     def write(self, text: str | bytes) -> None:
         os.write(self.master, text.encode() if isinstance(text, str) else text)
@@ -45,14 +47,19 @@ class FakeFirmware:
 
     def serve(self) -> None:
         """Answer what the hub sent so far."""
-        while select.select([self.master], [], [], 0)[0]:
+        while not self.hung and select.select([self.master], [], [], 0)[0]:
             data = os.read(self.master, 4096).decode()
             for line in data.splitlines():
                 frame = decode_frame(line, FROM_HUB)
                 self.received.append(frame.kind)
                 if frame.kind == "SYNC":
-                    for full in self.sender.full(self.state, self.n_readers):
+                    for part, full in enumerate(self.sender.full(self.state, self.n_readers)):
+                        if part + 1 == self.drop_full_part:
+                            self.drop_full_part = None
+                            continue  # lost on the wire (its seq too: no gap shows)
                         self.write(full)
+                elif frame.kind == "PING":
+                    self.frame("PONG")
                 elif frame.kind == "WRITE":
                     reply = [str(frame.seq)] + ([] if self.write_ok else ["no", "tag"])
                     self.frame("ACK" if self.write_ok else "NAK", reply)
@@ -138,7 +145,7 @@ def test_cable_pulled_then_back_resyncs_without_inventing_events(link: Any) -> N
     backend.open()
     pump(backend, fw, lambda c: len(c) == 1)
     fw.pull_cable()
-    assert backend.poll() == PollResult()
+    assert backend.poll() == PollResult(board_changed=True)  # disconnected: nothing invented
     assert not backend.connected and backend.reconnects == 1
     # Meanwhile the card on reader 1 was lifted and another laid on reader 2.
     new = FakeFirmware()

@@ -12,6 +12,7 @@ from gpiozero import Device
 from gpiozero.pins.mock import MockFactory
 
 from firmware.mfrc522_sim import SimTable
+from firmware.scan import FIELD_LEAD
 from hub.backends.base import Change
 from hub.backends.spi import Rig, SpiBackend, gpio_pins, pi_rig
 from hub.config import HubConfig
@@ -54,6 +55,7 @@ def simulated_rig(table: SimTable) -> Rig:
 
 def test_register_level_simulator_to_hub_changes() -> None:
     table = SimTable(36)
+    table.neighbours = {frozenset(pair) for pair in Layout().neighbour_pairs()}
     backend = SpiBackend(Layout(), lambda: simulated_rig(table))
     table.place(5, UID)
     backend.open()
@@ -66,7 +68,8 @@ def test_register_level_simulator_to_hub_changes() -> None:
     for _ in range(5):
         changes += backend.poll().changes
     assert changes[1:] == [Change("removed", 5, UID), Change("placed", 33, UID)]
-    assert table.max_fields_on <= 1  # only the polled reader's antenna is ever on
+    # Wake-ups overlap, but never two neighbouring antennas on together.
+    assert table.max_fields_on == FIELD_LEAD + 1 and table.crosstalk == 0
     backend.write_tag(33, "blue-a-4")
     from firmware.mfrc522 import parse_card_id
 

@@ -1,12 +1,20 @@
-/* Score-only mode: set-up, each seat's list and running score, podium. Its own module;
-   uses the shared page helpers of common.js (t, esc, cardHtml, cardLabel, colourName,
-   seatLabel, renderScores, liveSocket, renderBanners, announce). */
+/* Score-only mode: set-up, each seat's list and running score, podium. Its own module,
+   on the shared helpers (core.js) and the score breakdown of the score page (scoring.js). */
+import {
+  BOOT, CAT, announce, cardHtml, cardLabel, colourName, esc, keepFocus, liveSocket,
+  patchChildren, renderBanners, seatLabel, setHtml, t,
+} from "../core.js";
+import { scoresHtml } from "../scoring.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
 const SEAT = BOOT.seat;  // a seat's phone: only that seat, no controls
 const L = {
   en: {
+    msg_counted: "{card} counted for {seat}", msg_duplicate: "{card} is already counted for {seat}: every card exists once. Remove it there first if it went to the wrong seat.",
+    msg_already: "{card} is already counted for {seat}", msg_removed: "{card} cannot be in this game: with 2 players the {colour} cards are out of the box",
+    msg_recipes_off: "{card} cannot count: the recipe variant is off for this count", msg_unknown: "This tag (…{uid}) is not enrolled, so its card is unknown: enrol it, or pick the card by hand.",
+    msg_new: "New count: {seats}", sim_label: "simulated reader",
     title: "count", pin: "Host PIN", login: "Open the controls", wrong_pin: "Wrong PIN",
     setup: "New count", players: "Players", colour_of: "Colour of seat {n}", options: "Options",
     recipes_opt: "Recipe variant (recipe cards count)", bonus_opt: "+2 for the second player",
@@ -30,6 +38,10 @@ const L = {
     cards_n: "{n} cards", cards_1: "1 card", place: "{n}.", in_seat: "counted for {seat}",
   },
   fr: {
+    msg_counted: "{card} compté pour {seat}", msg_duplicate: "{card} est déjà compté pour {seat} : chaque carte existe une fois. Retirez-la d'abord là-bas si elle est allée à la mauvaise place.",
+    msg_already: "{card} est déjà compté pour {seat}", msg_removed: "{card} ne peut pas être dans cette partie : à 2 joueurs les cartes {colour} sont retirées de la boîte",
+    msg_recipes_off: "{card} ne compte pas : la variante recettes n'est pas activée", msg_unknown: "Cette étiquette (…{uid}) n'est pas enregistrée, sa carte est inconnue : enregistrez-la, ou choisissez la carte à la main.",
+    msg_new: "Nouveau décompte : {seats}", sim_label: "lecteur simulé",
     title: "décompte", pin: "Code hôte", login: "Ouvrir les commandes", wrong_pin: "Code erroné",
     setup: "Nouveau décompte", players: "Joueurs", colour_of: "Couleur de la place {n}", options: "Options",
     recipes_opt: "Variante recettes (les cartes recette comptent)", bonus_opt: "+2 pour le deuxième joueur",
@@ -53,6 +65,10 @@ const L = {
     cards_n: "{n} cartes", cards_1: "1 carte", place: "{n}.", in_seat: "compté pour {seat}",
   },
   de: {
+    msg_counted: "{card} gezählt für {seat}", msg_duplicate: "{card} ist schon für {seat} gezählt: jede Karte gibt es einmal. Dort zuerst entfernen, wenn sie beim falschen Platz landete.",
+    msg_already: "{card} ist schon für {seat} gezählt", msg_removed: "{card} kann nicht im Spiel sein: zu zweit sind die {colour} Karten aus der Schachtel",
+    msg_recipes_off: "{card} zählt nicht: die Rezept-Variante ist aus", msg_unknown: "Dieser Tag (…{uid}) ist nicht angelernt, seine Karte ist unbekannt: anlernen oder die Karte von Hand wählen.",
+    msg_new: "Neue Zählung: {seats}", sim_label: "simulierter Leser",
     title: "Zählung", pin: "Gastgeber-PIN", login: "Steuerung öffnen", wrong_pin: "Falsche PIN",
     setup: "Neue Zählung", players: "Spieler", colour_of: "Farbe von Platz {n}", options: "Optionen",
     recipes_opt: "Rezept-Variante (Rezeptkarten zählen)", bonus_opt: "+2 für den zweiten Spieler",
@@ -148,7 +164,7 @@ function allCards() {
   return groups;
 }
 
-function pickerHtml(name, count, label) {
+function pickerHtml(name, count, label, anyCard) {
   const owner = {};
   if (count) for (const seat of count.seats) for (const tap of seat.taps) owner[tap.card] = seat.name;
   const removed = count && count.setup.removed;
@@ -157,9 +173,9 @@ function pickerHtml(name, count, label) {
     if (count && group === s("recipes_g") && !count.setup.recipes) continue;
     html += `<optgroup label="${esc(group)}">`;
     for (const id of ids) {
-      if (removed && id.startsWith(removed + "-")) continue;
+      if (removed && id.startsWith(removed + "-") && !anyCard) continue;
       const taken = owner[id];
-      html += `<option value="${esc(id)}"${taken ? " disabled" : ""}>${esc(cardName(id))}${taken ? " — " + esc(s("in_seat", { seat: taken })) : ""}</option>`;
+      html += `<option value="${esc(id)}"${taken && !anyCard ? " disabled" : ""}>${esc(cardName(id))}${taken ? " — " + esc(s("in_seat", { seat: taken })) : ""}</option>`;
     }
     html += `</optgroup>`;
   }
@@ -172,7 +188,7 @@ function renderReader(reader) {
   let text = s("reader_none"), cls = "reader-chip";
   if (reader.kind) {
     const key = reader.health === "absent" ? "reader_absent" : reader.health === "silent" ? "reader_silent" : "reader_ok";
-    text = s(key, { label: reader.label });
+    text = s(key, { label: reader.simulated ? s("sim_label") : reader.label });
     cls += reader.health === "ok" ? " ok" : " bad";
   }
   el.className = cls;
@@ -295,7 +311,7 @@ function renderBreakdown(count) {
   if (SEAT !== null) scores = { seats: scores.seats.filter((x) => x.seat === SEAT), winners: scores.winners.filter((w) => w === SEAT) };
   const seats = {};
   for (const seat of count.seats) seats[seat.seat] = { colour: seat.colour };
-  renderScores(el, scores, seats, null);
+  el.innerHTML = scoresHtml(scores, seats, null);
   el._html = null;
   const h = el.querySelector("h2");
   if (h) h.textContent = count.finished ? s("final") : s("running");
@@ -305,7 +321,7 @@ function renderBreakdown(count) {
     for (const art of el.querySelectorAll(".score-seat.winner")) {
       art.classList.remove("winner");
       const h3 = art.querySelector("h3");
-      if (h3 && h3.firstChild && h3.firstChild.nodeType === 3) h3.firstChild.textContent = h3.firstChild.textContent.replace(/^★ /, "");
+      if (h3 && h3.firstChild && h3.firstChild.nodeType === 3) h3.firstChild.textContent = h3.firstChild.textContent.replace("★ ", "");
     }
   }
 }
@@ -317,7 +333,7 @@ function renderSim(reader, count) {
   const key = JSON.stringify([count.setup, count.seats.map((x) => x.taps.length)]);
   if (el.dataset.key === key) return;
   el.dataset.key = key;
-  el.innerHTML = `<form id="sim-form"><h2>${esc(s("sim"))}</h2><label>${esc(s("sim_help"))} ${pickerHtml("card", count, s("sim_help"))}</label> ` +
+  el.innerHTML = `<form id="sim-form"><h2>${esc(s("sim"))}</h2><label>${esc(s("sim_help"))} ${pickerHtml("card", count, s("sim_help"), true)}</label> ` +
     `<button class="btn" type="submit">${esc(s("sim_tap"))}</button></form>`;
 }
 
@@ -336,6 +352,23 @@ function renderEnrol(data) {
   el.innerHTML = html;
 }
 
+/* The last tap's outcome in the page's language (the server's English text otherwise). */
+function messageText(m, count) {
+  const seatOf = (n) => (count && n !== null && n !== undefined && count.seats[n]) ? seatLabel(n, count.seats[n].colour) : "";
+  const card = m.card ? cardName(m.card) : "";
+  if (m.kind === "counted") return s("msg_counted", { card, seat: seatOf(m.seat) });
+  if (m.kind === "unknown_tag") return s("msg_unknown", { uid: m.uid.slice(-6) });
+  if (m.kind === "refused" && m.code === "duplicate") return s("msg_duplicate", { card, seat: seatOf(m.other_seat) });
+  if (m.kind === "refused" && m.code === "already_here") return s("msg_already", { card, seat: seatOf(m.other_seat) });
+  if (m.kind === "refused" && m.code === "impossible" && count) {
+    const removed = count.setup.removed;
+    if (m.card.startsWith("A-") || m.card.startsWith("B-")) return s("msg_recipes_off", { card });
+    if (removed && m.card.startsWith(removed + "-")) return s("msg_removed", { card, colour: colourName(removed) });
+  }
+  if (m.kind === "info" && m.text.startsWith("New count") && count) return s("msg_new", { seats: count.seats.map((x) => seatLabel(x.seat, x.colour)).join(", ") });
+  return m.text;
+}
+
 function renderMessage(data) {
   const m = data.message;
   if (!m || m.id === lastMessage) return;
@@ -343,9 +376,10 @@ function renderMessage(data) {
   const el = document.getElementById("message");
   el.className = "count-message " + m.kind;
   const icon = { counted: "✓", refused: "⛔", unknown_tag: "⚠", info: "ℹ" }[m.kind] || "";
-  el.innerHTML = `${icon} ${esc(m.text)}` + (m.link ? ` <a href="${esc(m.link)}">${esc(s("enrol"))} →</a>` : "");
+  const text = messageText(m, data.count);
+  el.innerHTML = `${icon} ${esc(text)}` + (m.link ? ` <a href="${esc(m.link)}">${esc(s("enrol"))} →</a>` : "");
   el.dataset.kind = m.kind;
-  announce(m.text, m.kind === "refused" || m.kind === "unknown_tag");
+  announce(text, m.kind === "refused" || m.kind === "unknown_tag");
 }
 
 function render() {

@@ -142,9 +142,11 @@ def test_lift_from_a_line_the_pawn_does_not_face_alerts_g6_until_put_back() -> N
     alert = out.raised[0]
     assert alert.instruction == f"Put {card_label('red-a-2')} back on cell 1,1."
     assert "column 2" in alert.message and alert.to_wire()["params"]["code"] == "illegal_take"
-    # Laying it on the pad does not take it either.
+    # Laying it on the pad does not take it either: still one alert, now from the pad.
     out = interp.handle(pad_lay(0, "red-a-2"))
-    assert out.actions == [] and ("G6", "not_taken") in alerts(interp)
+    assert out.actions == [] and alerts(interp) == [("G6", "illegal_take")]
+    assert [a.alert_id for a in out.raised] == [alert.alert_id]
+    assert out.raised[0].instruction.startswith("Lift ") and "pad" in out.raised[0].instruction
     interp.handle(pad_lift(0, "red-a-2"))
     out = interp.handle(lay("1,1", "red-a-2"))
     assert [a.alert_id for a in out.cleared] == [alert.alert_id]

@@ -229,3 +229,109 @@ def test_every_write_rolls_back_on_an_error_at_any_statement(
         assert failing >= 3 and after[1] > before[1]  # input, actions, game row
     if kind == "new_game":
         assert failing >= 2 and after[2] == before[2] + 1
+
+
+def test_export_and_import_round_trip_between_sqlite_and_postgresql(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    single = str(tmp_path / "single")
+    service = _service(single)
+    _feed(service, "club", 3, seed=9, decisions=400)  # a finished game
+    _feed(service, "club", 2, seed=10, decisions=20)  # and one in play
+    live = service.tables["club"].interp
+    first = tmp_path / "from-sqlite.jsonl"
+    assert main(["games", "--store", single, "export", "club", "--out", str(first)]) == 0
+    # Into the venue's PostgreSQL: the same games, the same state, and a venue table.
+    assert main(["games", "--store", pg_url, "import", str(first)]) == 0
+    assert "imported table club" in capsys.readouterr().out
+    venue = open_store(pg_url)
+    log = venue.table("club")
+    assert [(g.game_id, g.status, g.result) for g in log.games()] == [
+        (g.game_id, g.status, g.result) for g in open_store(single).table("club").games()]
+    assert log.rebuild().public_view() == live.public_view()
+    assert log.hub_positions() == open_store(single).table("club").hub_positions()
+    assert venue.venue_tables() == ["club"]
+    # Importing again is refused and changes nothing.
+    counts = log.count_rows()
+    assert main(["games", "--store", pg_url, "import", str(first)]) == 2
+    assert "already has a log" in capsys.readouterr().err
+    assert log.count_rows() == counts
+    # And back into a fresh SQLite store: byte for byte the same export.
+    second = tmp_path / "from-postgresql.jsonl"
+    assert main(["games", "--store", pg_url, "export", "club", "--out", str(second)]) == 0
+    back = str(tmp_path / "back")
+    assert main(["games", "--store", back, "import", str(second)]) == 0
+    third = tmp_path / "back.jsonl"
+    assert main(["games", "--store", back, "export", "club", "--out", str(third)]) == 0
+    assert first.read_text() == second.read_text() == third.read_text()
+    finished = log.games()[0]
+    assert open_store(back).table("club").rebuild(finished.game_id).status.value == "over"
+    # A file that is not an export is refused with what to do.
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"hello": 1}\n')
+    assert main(["games", "--store", back, "import", str(junk), "--table", "other"]) == 2
+    assert "not a table log written by `cauldron games export`" in capsys.readouterr().err
+
+
+def test_migrations_are_versioned_and_a_newer_schema_is_refused(store_url: str) -> None:
+    store = open_store(store_url)
+    from engine.service.store import postgres, sqlite
+
+    latest = (postgres if store.kind == "postgresql" else sqlite).SCHEMA_VERSION
+    assert store.schema_version() == latest >= 3
+    log = store.table("t1")
+    assert log.count_inputs() == 0
+    log.close()
+    if store.kind == "sqlite":
+        import sqlite3
+
+        path = Path(store_url) / "tables" / "old.sqlite"  # a file from before migrations
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path)
+        db.executescript(sqlite.MIGRATIONS[0].sql)
+        db.execute("INSERT INTO inputs (ts, source, payload) VALUES (1, 'cmd', '{}')")
+        db.commit()
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 0
+        db.close()
+        old = store.table("old")
+        assert old.count_inputs() == 1
+        assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == latest
+        old.close()
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA user_version = 99")
+        db.commit()
+        db.close()
+        with pytest.raises(StoreError, match="newer than this program"):
+            store.table("old")
+    else:
+        assert isinstance(store, postgres.PostgresStore)
+        versions = [r[0] for r in store.query("SELECT version FROM cauldron_schema ORDER BY 1")]
+        assert versions == list(range(1, latest + 1))
+        assert open_store(store_url).schema_version() == latest  # opening again: no change
+        store.query("INSERT INTO cauldron_schema (version, what) VALUES (99, 'future')")
+        with pytest.raises(StoreError, match="newer than this program"):
+            open_store(store_url)
+    store.close()
+
+
+def test_the_venue_table_list_refuses_other_tables(
+    store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["games", "--store", store_url, "tables", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) in (None, [])
+    assert main(["games", "--store", store_url, "tables", "--add", "t1,t2"]) == 0
+    assert main(["games", "--store", store_url, "tables", "--remove", "t2"]) == 0
+    capsys.readouterr()
+    assert main(["games", "--store", store_url, "tables", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == ["t1"]
+    assert main(["games", "--store", store_url, "tables", "--add", "bad id!"]) == 2
+    assert "table id" in capsys.readouterr().err
+    service = _service(store_url)
+    if service.store.kind == "sqlite":  # (PostgreSQL: only venue tables are ever claimed)
+        assert service.serves("t1") and not service.serves("t2")
+        from engine.wire.contract import CommandRequest, parse_topic
+        from engine.wire.mqtt import NoAnswer
+
+        request = CommandRequest(transaction="x1", args={})
+        with pytest.raises(NoAnswer):  # an unknown table: refused, and no answer
+            service._on_command(parse_topic("cauldron/t2/cmd/history"), request)

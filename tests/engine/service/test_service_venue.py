@@ -82,7 +82,7 @@ class Venue:
         return {o.table: o.engine for o in self.store.owners()}
 
     def engine_of(self, process: subprocess.Popen[bytes]) -> str:
-        return next(e for e in self.store.live_engines() if e.endswith(f"-{process.pid}"))
+        return next(e for e in self.store.live_engines() if f"-{process.pid}-" in e)
 
     def inputs(self, table: str) -> int:
         with self.lock:
@@ -266,3 +266,46 @@ def test_failover_time_median_of_five_kills(venue: Venue, tmp_path: Path) -> Non
     times = _venue_failover(venue, tmp_path, kills=5, restart=True)
     print(f"failover times: {', '.join(f'{t:.2f} s' for t in times)}; median "
           f"{statistics.median(times):.2f} s (machine: {os.cpu_count()} cpus)")
+
+
+def test_two_sharded_engines_give_one_answer_per_command_and_distinct_client_ids(
+    mqtt_broker: str, tmp_path: Path
+) -> None:
+    from engine.service.service import EngineService, ServiceConfig
+
+    # The same name in both configs (as one engine.toml copied to two machines).
+    engines = [EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / f"d{i}",
+                                           shard=(i, 2), name="venue")) for i in range(2)]
+    assert engines[0].client.client_id != engines[1].client.client_id
+    answers: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def count(topic: str, payload: bytes) -> None:
+        with lock:
+            answers[json.loads(payload)["transaction"]] += 1
+
+    client = WireClient(mqtt_broker, client_id=f"host-{uuid.uuid4().hex[:6]}")
+    client.subscribe("cauldron/+/cmd/+/response", raw=count, wait=10)
+    client.start(wait=10)
+    try:
+        for engine in engines:
+            engine.start(wait=10)
+        tables = [f"sh-{uuid.uuid4().hex[:6]}-{k}" for k in range(4)]
+        sent = []
+        for table in tables:
+            reply = client.request(Topics(table).cmd("history"), {}, timeout=10)
+            assert reply.status == "error" and "no game" in str(reply.error)
+            sent.append(reply.transaction)
+        # A last command to a table of each shard, answered after the ones above: by then
+        # a second answer to any earlier command would have come.
+        for shard in range(2):
+            table = next(t for t in (f"probe-{k}" for k in range(100))
+                         if engines[shard].config.serves(t))
+            client.request(Topics(table).cmd("history"), {}, timeout=10)
+        with lock:
+            assert [answers[t] for t in sent] == [1] * len(sent)
+        assert all(e.client.connected for e in engines)  # nobody was kicked off
+    finally:
+        client.stop()
+        for engine in engines:
+            engine.stop()

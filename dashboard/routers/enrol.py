@@ -1,0 +1,39 @@
+"""Enrolment from the host page (PIN protected): the running hub enrols, this only asks it.
+
+``POST /api/host/enrol`` sends ``hub/cmd/enrol`` (start on a seat's pad, undo, skip, stop);
+the progress comes back in the hub's retained ``hub/health`` (``GET /api/host/enrolment``).
+No second process reads the pad or writes the hub's topics.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from dashboard.deps import BridgeDep, HostDep
+from dashboard.models import CommandResult, EnrolIn
+from dashboard.routers import answered
+
+router = APIRouter(
+    prefix="/api/host",
+    tags=["host"],
+    responses={
+        401: {"description": "no host PIN given"},
+        403: {"description": "wrong host PIN"},
+        409: {"description": "refused by the hub (the reason says why)"},
+        503: {"description": "the broker or the hub does not answer"},
+    },
+)
+
+
+@router.post(
+    "/enrol",
+    summary="Start, undo, skip or stop the hub's enrolment of the box's tags",
+    description="Asks the running hub (`hub/cmd/enrol`). While it enrols, each tag laid on "
+    "the chosen seat's pad becomes the next card of the box; the answer and "
+    "`GET /api/host/enrolment` say which card comes next.",
+)
+def enrol(_: HostDep, bridge: BridgeDep, form: EnrolIn) -> CommandResult:
+    args: dict[str, object] = {"action": form.action}
+    if form.action == "start":
+        args.update(pad=form.seat - 1, write=form.write)
+    return answered(bridge.hub_command("enrol", args))

@@ -1,0 +1,77 @@
+/* The square and its 20 pawn positions, drawn from the engine's view and its geometry
+   (GEO, from engine.rules.board): the big screen, the virtual table and the phone. */
+import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, posLabel, seatLabel, t } from "./core.js";
+
+const CORNERS = new Set(GEO.corners);
+const CORNER_CARD = Object.fromEntries(GEO.corners.map((k) => {
+  const [r, c] = k.split(",").map(Number);
+  // corner-1 top-left, clockwise (as the catalogue numbers them)
+  const n = r === 0 ? (c === 0 ? 1 : 2) : (c === 0 ? 4 : 3);
+  return [k, `corner-${n}`];
+}));
+
+/* What the active seat may do on each cell, from the engine's `expected`. */
+export function marks(v) {
+  const ex = v && !v.over ? v.expected || {} : {};
+  return {
+    faced: new Set(ex.faced_line != null ? GEO.lines[ex.faced_line] : []),
+    take: new Set(ex.take || []),
+    accio: new Set(ex.accio || []),
+    decl: new Set(ex.declinatio_take || []),
+    declLine: new Set(ex.declinatio_line != null ? GEO.lines[ex.declinatio_line] : []),
+    hole: ex.refill_cell || null,
+  };
+}
+
+/* The HTML of every cell and position (for patchChildren). `opts.cells` replaces the grid
+   (the virtual table's own cards); `opts.button(key, card, mark)` says which cells are
+   buttons (data-act="cell"). */
+export function boardParts(v, opts) {
+  const o = opts || {};
+  const m = marks(v);
+  const parts = [];
+  for (let r = 0; r < GEO.size; r++) {
+    for (let c = 0; c < GEO.size; c++) {
+      const key = `${r},${c}`;
+      const corner = CORNERS.has(key);
+      let card = v ? v.grid[r][c] : null;
+      if (o.cells && !corner) card = o.cells[key] || null;
+      if (corner && !card) card = CORNER_CARD[key];
+      const cls = ["cell"];
+      let badge = "";
+      let hint = "";
+      let mark = null;
+      if (corner) cls.push("corner");
+      if (!card) cls.push("empty");
+      if (m.faced.has(key) || m.declLine.has(key)) cls.push("faced");
+      if (m.take.has(key)) { cls.push("may-take"); badge = "✓"; hint = t("may_take"); mark = "take"; }
+      if (m.accio.has(key)) { cls.push("accio"); badge = "A"; hint = t("accio_options"); mark = "accio"; }
+      if (m.decl.has(key)) { cls.push("decl"); badge = "D"; hint = t("declinatio_option"); mark = "decl"; }
+      if (m.hole === key) { cls.push("hole"); badge = "⟳"; hint = t("phase_refill"); mark = "refill"; }
+      const label = `${cellLabel(key)}: ${card ? cardLabel(card) : t("empty")}${hint ? " — " + hint : ""}`;
+      const inner = `${card ? cardHtml(card) : ""}<span class="coord" aria-hidden="true">${esc(t("cell_short", { r: r + 1, c: c + 1 }))}</span>` +
+        (badge ? `<span class="badge" aria-hidden="true">${badge}</span>` : "");
+      const style = `grid-row:${r + 2};grid-column:${c + 2}`;
+      const button = !corner && o.button ? o.button(key, card, mark) : false;
+      if (button) {
+        parts.push(`<button type="button" class="${cls.join(" ")}" style="${style}" data-act="cell" data-cell="${key}" data-where="${key}" data-mark="${mark || ""}" data-focus="cell-${key}" aria-label="${esc(label)}">${inner}</button>`);
+      } else {
+        parts.push(`<div class="${cls.join(" ")}" style="${style}" data-cell="${key}" role="img" aria-label="${esc(label)}">${inner}</div>`);
+      }
+    }
+  }
+  const pawnsAt = {};
+  if (v) for (const s of v.seats) (pawnsAt[s.pawn] = pawnsAt[s.pawn] || []).push(s);
+  const active = v && !v.over && v.seats.length ? v.turn : null;
+  for (let p = 0; p < GEO.slots.length; p++) {
+    const [row, col] = GEO.slots[p];
+    const here = pawnsAt[p] || [];
+    const pawns = here.map((s) => `<span class="pawn c-${esc(s.colour)}${s.seat === active ? " active" : ""}" data-pawn="${s.seat}" aria-hidden="true">` +
+      `${esc(colourSymbol(s.colour))}${s.seat + 1}</span>`).join("");
+    const cls = ["pos", GEO.faced[p] == null ? "pos-corner" : "pos-edge"];
+    const names = here.map((s) => seatLabel(s.seat, s.colour)).join(", ");
+    parts.push(`<div class="${cls.join(" ")}" style="grid-row:${row + 1};grid-column:${col + 1}" data-pos="${p}" role="img" aria-label="${esc(posLabel(p) + (names ? ": " + names : ""))}">` +
+      `<span class="num" aria-hidden="true">${p + 1}</span>${pawns}</div>`);
+  }
+  return parts;
+}

@@ -1,0 +1,289 @@
+/* Shared by every page: words (plurals, names of cells, lines, seats, positions), the one
+   place that draws a card, alerts, the live socket, banners and announcements. */
+export const BOOT = JSON.parse(document.getElementById("boot").textContent);
+export const T = BOOT.t;
+export const CAT = BOOT.catalogue;
+export const GEO = BOOT.geometry; // the engine's board geometry (dashboard/geometry.py)
+const PLURAL = new Intl.PluralRules(BOOT.lang);
+
+/* A translated string; {name} placeholders filled from params. */
+export function t(key, params) {
+  let text = T[key] !== undefined ? T[key] : key;
+  if (params) for (const [k, v] of Object.entries(params)) text = text.split("{" + k + "}").join(String(v));
+  return text;
+}
+
+/* A translated string with a count: "<key>#one", "<key>#other"… by the language's plural rules. */
+export function tn(key, n, params) {
+  const form = PLURAL.select(n);
+  const full = T[`${key}#${form}`] !== undefined ? `${key}#${form}` : `${key}#other`;
+  return t(full, Object.assign({ n }, params || {}));
+}
+
+export function esc(value) {
+  return String(value == null ? "" : value).replace(/[&<>"']/g, (c) => (
+    { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+
+/* ---- names people read: 1-based, never a raw id (CONTRACTS.md "Human-readable names") ---- */
+export function cellLabel(key) {
+  const [r, c] = String(key).split(",").map(Number);
+  return t("cell", { r: r + 1, c: c + 1 });
+}
+export function lineLabel(line) { return line < 6 ? t("row", { n: line + 1 }) : t("column", { n: line - 5 }); }
+export function posLabel(p) { return t("position", { n: p + 1 }); }
+export function colourName(colour) { const c = CAT.colours[colour]; return c ? `${c.name} ${c.symbol}` : ""; }
+export function colourSymbol(colour) { const c = CAT.colours[colour]; return c ? c.symbol : ""; }
+export function seatLabel(seat, colour) {
+  if (seat == null) return "";
+  return colour ? t("seat_colour", { n: seat + 1, colour: colourName(colour) }) : t("seat_n", { n: seat + 1 });
+}
+export function seatOf(view, seat) {
+  const s = view && view.seats ? view.seats[seat] : null;
+  return seatLabel(seat, s ? s.colour : view && view.config && view.config.colours ? view.config.colours[seat] : null);
+}
+
+/* Texts made by the engine are English with 0-based seats, cells "r,c" and lines: people
+   read them 1-based, as everywhere else. */
+export function humanise(text, seats) {
+  // One pass, so nothing is renumbered twice.
+  return String(text || "").replace(
+    /\b(?:[Ss]eat (\d)|(?:cell )?([0-5]),([0-5])|(row|column) ([0-5])|position (\d{1,2})|([a-z]+-[ab]-[1-4]|(?:accio|declinatio|vanesco|perluceo|immuto|corner)-\d))\b/g,
+    (m, seat, r, c, kind, line, pos, card) => {
+      if (seat !== undefined) {
+        const s = seats && seats[Number(seat)];
+        return seatLabel(Number(seat), s && s.colour);
+      }
+      if (r !== undefined) return cellLabel(`${r},${c}`);
+      if (kind !== undefined) return t(kind, { n: Number(line) + 1 });
+      if (pos !== undefined) return posLabel(Number(pos));
+      return cardLabel(card) || m;
+    });
+}
+
+/* ---- cards ---- */
+export function cardInfo(id) {
+  if (!id) return null;
+  const parts = id.split("-");
+  if (parts.length === 3 && CAT.colours[parts[0]]) {
+    const colour = CAT.colours[parts[0]];
+    const family = CAT.families[parts[0] + "-" + parts[1]] || "";
+    const value = Number(parts[2]);
+    return { id, kind: "ingredient", colour: parts[0], colourName: colour.name, symbol: colour.symbol,
+      pattern: colour.pattern, family, value, label: t("card_ingredient", { family, value, colour: `${colour.name} ${colour.symbol}` }) };
+  }
+  if (parts[0] === "immuto") return { id, kind: "immuto", family: CAT.immuto.split(" (")[0], symbol: "∞", value: 0, label: CAT.immuto };
+  if (parts[0] === "corner") return { id, kind: "corner", family: CAT.corner, symbol: "◣", label: CAT.corner };
+  const spell = CAT.spells[parts[0]];
+  if (spell) return { id, kind: "spell", spell: parts[0], family: spell.name, rule: spell.rule, symbol: "✦", label: spell.name };
+  return { id, kind: "unknown", family: t("unknown_card"), symbol: "?", label: t("unknown_card") };
+}
+
+export function cardLabel(id) { const c = cardInfo(id); return c ? c.label : ""; }
+
+/* Long single words shrink to fit a cell instead of breaking mid-word ("Champignons"). */
+function fit(text) {
+  const longest = Math.max(...String(text).split(/[\s-]+/).map((w) => w.length));
+  return longest > 10 ? ` style="font-size:${Math.max(0.88, 10 / longest).toFixed(2)}em"` : "";
+}
+
+/* The one place a card is drawn. Colour is never the only signal: family name, value,
+   colour name and symbol, and a pattern per colour. */
+export function cardHtml(id, extraClass) {
+  const c = cardInfo(id);
+  if (!c) return "";
+  const cls = ["card", "k-" + c.kind, extraClass || ""];
+  const data = `data-card="${esc(id)}"`;
+  if (c.kind === "ingredient") {
+    cls.push("c-" + c.colour, "p-" + c.pattern);
+    return `<span class="${cls.join(" ")}" ${data}>` +
+      `<span class="band" aria-hidden="true">${esc(c.symbol)}</span>` +
+      `<span class="val">${c.value}</span>` +
+      `<span class="fam"${fit(c.family)}>${esc(c.family)}</span>` +
+      `<span class="col">${esc(c.colourName)}</span></span>`;
+  }
+  if (c.kind === "spell") {
+    cls.push("s-" + c.spell);
+    return `<span class="${cls.join(" ")}" ${data}><span class="band" aria-hidden="true">✦</span>` +
+      `<span class="fam">${esc(c.family)}</span><span class="col">${esc(t("spell"))}</span></span>`;
+  }
+  if (c.kind === "immuto") {
+    return `<span class="${cls.join(" ")}" ${data}><span class="band" aria-hidden="true">∞</span>` +
+      `<span class="val">0</span><span class="fam">${esc(c.family)}</span></span>`;
+  }
+  return `<span class="${cls.join(" ")}" ${data}><span class="band" aria-hidden="true">${esc(c.symbol)}</span><span class="fam">${esc(c.family)}</span></span>`;
+}
+
+export function usesText(uses) { return uses > 0 ? tn("uses_left", uses) : t("spent"); }
+
+/* ---- what the table waits for (the engine service's prompt, translated) ---- */
+export function promptText(v) {
+  const info = v.table;
+  if (!info || !info.prompt) return "";
+  const p = info.prompt;
+  const seat = p.seat != null ? seatOf(v, p.seat) : "";
+  const ex = v.expected || {};
+  const params = { seat, filled: info.dealing ? info.dealing.filled : 0 };
+  if (p.code === "lay_on_pad" || p.code === "last_card") params.card = info.held ? cardLabel(info.held.card) : "";
+  if (p.code === "vanesco_tap") params.card = info.vanesco_wait.length ? cardLabel(info.vanesco_wait[0].card) : "";
+  if (p.code === "refill") params.cell = ex.refill_cell ? cellLabel(ex.refill_cell) : "";
+  if (p.code === "corner_blocked" || p.code === "corner") params.line = ex.declinatio_line != null ? lineLabel(ex.declinatio_line) : "";
+  if (p.code === "take" && p.seat != null && v.seats[p.seat]) {
+    params.pos = v.seats[p.seat].pawn + 1;
+    params.line = v.seats[p.seat].faced_line != null ? lineLabel(v.seats[p.seat].faced_line) : "";
+  }
+  const key = "prompt_" + p.code;
+  return T[key] !== undefined ? t(key, params) : humanise(p.text, v.seats);
+}
+
+/* ---- alerts: one place, used by the big screen and the phone ---- */
+const NOTICE_RULES = new Set(["undo", "info", "notice"]);
+export function isNotice(a) { return a.severity === "info" || a.severity === "notice" || NOTICE_RULES.has(a.rule); }
+
+export function alertHtml(a, seats, brief) {
+  const notice = isNotice(a);
+  const sev = notice ? "info" : a.severity === "warning" ? "warning" : "error";
+  const icon = { info: "ℹ", warning: "⚠", error: "✖" }[sev];
+  const kind = t("sev_" + sev);
+  const rule = !notice && /^G\d/.test(a.rule) ? ` · ${t("rule", { rule: a.rule })}` : "";
+  const who = a.seat != null && seats && seats[a.seat] ? ` · ${seatLabel(a.seat, seats[a.seat].colour)}` : "";
+  const head = `<p class="alert-head"><span class="icon" aria-hidden="true">${icon}</span> <strong>${esc(kind)}</strong>${esc(rule + who)}</p>`;
+  const msg = `<p class="msg">${esc(humanise(a.message, seats))}</p>`;
+  const fix = a.instruction ? `<p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(humanise(a.instruction, seats))}</p>` : "";
+  return `<div class="alert sev-${sev}" data-alert="${esc(a.alert_id)}" data-rule="${esc(a.rule)}" data-sev="${sev}">${head}${brief ? "" : msg + fix}${brief ? msg : ""}</div>`;
+}
+
+/* The newest alert in full, the others collapsed under a count. */
+export function alertsHtml(alerts, seats) {
+  if (!alerts.length) return "";
+  const list = [...alerts].reverse(); // newest first
+  let html = alertHtml(list[0], seats, false);
+  if (list.length > 1) {
+    html += `<details class="more-alerts"><summary>${esc(tn("more_alerts", list.length - 1))}</summary>` +
+      list.slice(1).map((a) => alertHtml(a, seats, false)).join("") + `</details>`;
+  }
+  return html;
+}
+
+/* ---- announcements (ARIA live regions + optional speech) ---- */
+const SPEECH_KEY = "cauldron-speech";
+function speechOn() { return localStorage.getItem(SPEECH_KEY) === "1"; }
+export function announce(text, assertive) {
+  if (!text) return;
+  const region = document.getElementById(assertive ? "announce-alert" : "announce");
+  if (region) {
+    region.textContent = "";
+    setTimeout(() => { region.textContent = text; }, 30);
+  }
+  if (speechOn() && "speechSynthesis" in window) {
+    const u = new SpeechSynthesisUtterance(text);
+    u.lang = { fr: "fr-FR", en: "en-GB", de: "de-DE" }[BOOT.lang] || BOOT.lang;
+    window.speechSynthesis.speak(u);
+  }
+}
+
+function setupPage() {
+  const box = document.getElementById("speech-toggle");
+  if (box) {
+    box.checked = speechOn();
+    box.addEventListener("change", () => localStorage.setItem(SPEECH_KEY, box.checked ? "1" : "0"));
+  }
+  // Keep the rest of the URL (e.g. a seat secret) when switching language.
+  for (const a of document.querySelectorAll("a.lang-switch")) {
+    const url = new URL(window.location.href);
+    url.searchParams.set("lang", a.dataset.lang);
+    a.href = url.pathname + url.search;
+  }
+}
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setupPage);
+else setupPage();
+
+/* ---- banners: hub/engine/broker offline, socket lost ---- */
+export function renderBanners(status, socketUp) {
+  const el = document.getElementById("banners");
+  if (!el) return;
+  const items = [];
+  if (!socketUp) items.push(["socket", t("connection_lost")]);
+  if (status) {
+    if (!status.broker) items.push(["broker", t("offline_broker")]);
+    else {
+      if (status.hub === "offline") items.push(["hub", t("offline_hub")]);
+      if (status.engine === "offline") items.push(["engine", t("offline_engine")]);
+      else if (status.engine_degraded) items.push(["degraded", t("engine_degraded") + " " + status.engine_degraded]);
+    }
+  }
+  const html = items.map(([k, text]) => `<p class="banner" data-banner="${k}"><span aria-hidden="true">⚠</span> ${esc(text)}</p>`).join("");
+  if (el.innerHTML !== html) el.innerHTML = html;
+}
+
+/* ---- a WebSocket that reconnects by itself ---- */
+export function liveSocket(path, onMessage, onState) {
+  let delay = 250;
+  let stopped = false;
+  function open() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(proto + "//" + location.host + path);
+    ws.onopen = () => { delay = 250; onState && onState(true, null); };
+    ws.onmessage = (ev) => { try { onMessage(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
+    ws.onclose = (ev) => {
+      onState && onState(false, ev.code);
+      if (ev.code === 4403) stopped = true;
+      if (!stopped) setTimeout(open, delay);
+      delay = Math.min(delay * 2, 5000);
+    };
+  }
+  open();
+  return { stop() { stopped = true; } };
+}
+
+/* ---- cheap updates: replace only the children whose HTML changed (less layout work) ---- */
+export function patchChildren(container, htmlList) {
+  const kids = container.children;
+  if (kids.length !== htmlList.length) {
+    container.innerHTML = htmlList.join("");
+    for (let i = 0; i < htmlList.length; i++) container.children[i]._html = htmlList[i];
+    return;
+  }
+  for (let i = 0; i < htmlList.length; i++) {
+    const html = htmlList[i];
+    const kid = kids[i];
+    if (kid._html === html) continue;
+    const tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    const node = tpl.content.firstElementChild;
+    node._html = html;
+    kid.replaceWith(node);
+  }
+}
+
+export function setHtml(el, html) {
+  if (el && el._html !== html) { el.innerHTML = html; el._html = html; }
+}
+
+/* ---- focus survives re-rendering (keyboard play) ---- */
+export function keepFocus(render) {
+  const active = document.activeElement;
+  const key = active && active.dataset ? active.dataset.focus : null;
+  render();
+  if (key) {
+    const again = document.querySelector(`[data-focus="${CSS.escape(key)}"]`);
+    if (again && again !== document.activeElement) again.focus();
+  }
+}
+
+/* ---- JSON API helper: errors carry the server's sentence (it says what to do) ---- */
+export async function api(method, path, body, headers) {
+  const init = { method, headers: Object.assign({ "Accept": "application/json" }, headers || {}) };
+  if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+  const res = await fetch(path, init);
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = null; }
+  if (!res.ok || (data && data.status === "error")) {
+    let detail = data && data.detail !== undefined ? data.detail
+      : data && data.error ? (data.error.message || data.error) : res.statusText;
+    if (detail && typeof detail === "object" && !Array.isArray(detail)) detail = detail.message || JSON.stringify(detail);
+    if (Array.isArray(detail)) detail = detail.map((d) => d.msg || JSON.stringify(d)).join("; ");
+    const err = new Error(humanise(String(detail))); err.status = res.status; throw err;
+  }
+  return data;
+}

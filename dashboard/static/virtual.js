@@ -1,0 +1,178 @@
+/* The virtual table (/virtual): every fine-grained gesture (lift, lay, pad, slide, tap,
+   draw), for practising faults. The phone's seat page makes whole takes in one tap. */
+import { announceChanges } from "./announce.js";
+import { boardParts } from "./board.js";
+import {
+  CAT, alertsHtml, announce, api, cardHtml, cardLabel, esc, keepFocus, liveSocket,
+  patchChildren, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
+} from "./core.js";
+
+const perf = (window.__cauldron = {
+  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
+  waitFor(ts) {
+    if (perf.lastTs === ts) return Promise.resolve(true);
+    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
+  },
+});
+let current = null;
+let socketUp = false;
+
+function renderTurn(state) {
+  const el = document.getElementById("turn");
+  const v = state.game && state.game.view;
+  if (!v) { setHtml(el, `<p>${esc(t("no_game"))}</p>`); return; }
+  const prompt = promptText(v);
+  const who = v.turn != null && v.seats[v.turn] ? `<strong>${esc(t("turn_of", { seat: seatLabel(v.turn, v.seats[v.turn].colour) }))}</strong> — ${esc(tn("move_value", v.move_value))}` : "";
+  setHtml(el, (v.over ? `<p class="big">${esc(t("game_over"))}</p>` : who ? `<p class="big">${who}</p>` : "") +
+    (prompt ? `<p class="prompt" data-prompt="${esc(v.table.prompt.code)}"><span aria-hidden="true">➜</span> ${esc(prompt)}</p>` : ""));
+}
+
+function renderSeats(state) {
+  const el = document.getElementById("seats");
+  const game = state.game;
+  if (!game) { patchChildren(el, []); return; }
+  const v = game.view;
+  const virtual = state.virtual;
+  const parts = [];
+  for (const s of v.seats) {
+    const active = !v.over && v.turn === s.seat;
+    const spells = s.spells.map((sp) => `<li class="spell${sp.uses_left > 0 ? "" : " spent"}">✦ ${esc(cardLabel(sp.card))} — ${esc(usesText(sp.uses_left))}</li>`).join("");
+    let html = `<article class="seat c-border-${esc(s.colour)}${active ? " active" : ""}" data-seat="${s.seat}">` +
+      `<h2>${active ? '<span class="now" aria-hidden="true">▶</span> ' : ""}<span class="swatch c-${esc(s.colour)}" aria-hidden="true">${esc(CAT.colours[s.colour] ? CAT.colours[s.colour].symbol : "")}</span> ${esc(seatLabel(s.seat, s.colour))}</h2>` +
+      `<div class="cauldron">${s.top ? cardHtml(s.top, "small") : `<span class="none">${esc(t("empty"))}</span>`}` +
+      `<span class="lbl">${esc(t("cauldron"))}: <span class="size">${esc(tn("cards_n", s.cauldron_size))}</span></span></div>` +
+      (spells ? `<ul class="spells" aria-label="${esc(t("spells"))}">${spells}</ul>` : "");
+    if (virtual) {
+      const pad = virtual.pads[String(s.seat)];
+      const who = seatLabel(s.seat, s.colour);
+      const padLabel = `${t("pad", { seat: who })}: ${pad ? cardLabel(pad) : t("pad_empty")}`;
+      html += `<div class="pad-zone"><button type="button" class="pad${pad ? " full" : ""}" data-act="pad" data-seat="${s.seat}" data-focus="pad-${s.seat}" aria-label="${esc(padLabel)}">` +
+        `<span class="pad-name">${esc(t("pad", { seat: who }))}</span>${pad ? cardHtml(pad, "small") : `<span class="none">${esc(t("lay_here"))}</span>`}</button>`;
+      if (pad) html += `<button type="button" class="btn small" data-act="slide" data-seat="${s.seat}" data-focus="slide-${s.seat}">${esc(t("slide"))}</button>` +
+        `<button type="button" class="btn small" data-act="pickpad" data-seat="${s.seat}" data-focus="pick-${s.seat}">${esc(t("pick_up"))}</button>`;
+      if ((virtual.sizes[String(s.seat)] || 0) > 0) html += `<button type="button" class="btn small" data-act="tap" data-seat="${s.seat}" data-focus="tap-${s.seat}">${esc(t("tap"))}</button>`;
+      html += `</div>`;
+    }
+    parts.push(html + `</article>`);
+  }
+  parts.push(`<p class="pile"><span aria-hidden="true">▤</span> ${esc(t("pile"))}: <strong class="pile-size">${esc(tn("cards_n", v.pile_size))}</strong></p>`);
+  patchChildren(el, parts);
+}
+
+function renderHand(state) {
+  const virtual = state.virtual;
+  const el = document.getElementById("hand");
+  if (!virtual) { el.textContent = t("virtual_off"); return; }
+  setHtml(el, virtual.hand
+    ? `<p>${esc(t("hand"))}: ${cardHtml(virtual.hand, "small")}</p>`
+    : `<p>${esc(virtual.restoring ? t("restoring") : virtual.dealt ? t("hand_empty") : t("not_dealt"))}</p>`);
+  const v = state.game && state.game.view;
+  const last = v && !v.over && v.phase === "last_card";
+  document.getElementById("pass-btn").hidden = !(v && !v.over && v.expected && v.expected.pass);
+  const prompt = v && v.table && v.table.prompt;
+  document.getElementById("declinatio-btn").hidden = !(v && !v.over && prompt && prompt.code === "corner_blocked");
+  document.getElementById("keep-btn").hidden = !last;
+  document.getElementById("discard-btn").hidden = !last;
+  document.getElementById("drop-btn").disabled = !virtual.hand;
+  document.getElementById("draw-btn").disabled = !!virtual.hand || !virtual.pile_size;
+  document.getElementById("draw-btn").textContent = `${t("draw")} (${tn("cards_n", virtual.pile_size)})`;
+}
+
+function render(state) {
+  const v = state.game ? state.game.view : null;
+  keepFocus(() => {
+    renderTurn(state);
+    patchChildren(document.getElementById("board"), boardParts(v, {
+      cells: state.virtual ? state.virtual.cells : null,
+      button: () => true,
+    }));
+    renderSeats(state);
+    renderHand(state);
+  });
+  setHtml(document.getElementById("alerts"), alertsHtml(state.alerts, v ? v.seats : []));
+  renderBanners(state.status, socketUp);
+  const g = state.game;
+  perf.renders += 1;
+  if (g && g.ts != null && g.ts !== perf.lastTs) {
+    perf.lastTs = g.ts;
+    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
+    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
+    for (const [, resolve] of ready) resolve(true);
+  }
+  document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
+  document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
+  document.body.dataset.hand = state.virtual && state.virtual.hand ? state.virtual.hand : "";
+  const vt = state.virtual;
+  document.body.dataset.virtual = vt ? [vt.hand || "", Object.keys(vt.pads).sort().map((k) => `${k}:${vt.pads[k]}`).join(","),
+    vt.pile_size, Object.keys(vt.cells).length,
+    Object.keys(vt.sizes).sort().map((k) => `${k}:${vt.sizes[k]}`).join(",")].join("|") : "";
+  document.body.dataset.renders = String(perf.renders);
+}
+
+/* ---- gestures ---- */
+function playMsg(text, isError) {
+  const el = document.getElementById("play-msg");
+  el.textContent = text || "";
+  el.classList.toggle("error", !!isError);
+  if (text && isError) announce(text, true);
+}
+
+async function gesture(body) {
+  try {
+    await api("POST", "/api/virtual/gesture", body);
+    playMsg("");
+    return true;
+  } catch (e) {
+    playMsg(t("error", { message: e.message }), true);
+    return false;
+  }
+}
+
+async function onAct(btn) {
+  const act = btn.dataset.act;
+  const virtual = current && current.virtual;
+  if (!virtual) return;
+  const seat = btn.dataset.seat != null ? Number(btn.dataset.seat) : null;
+  if (act === "cell") {
+    const where = btn.dataset.where;
+    const card = virtual.cells[where];
+    if (card && !virtual.hand) return gesture({ action: "lift", where });
+    if (!card && virtual.hand) return gesture({ action: "lay", where });
+    if (!card && !virtual.hand && virtual.pile_size) {
+      if (await gesture({ action: "draw" })) return gesture({ action: "lay", where });
+      return;
+    }
+    return playMsg(card ? t("hand_full", { card: cardLabel(virtual.hand) }) : t("hand_empty"), true);
+  }
+  if (act === "pad") {
+    if (virtual.hand) return gesture({ action: "lay", where: `pad:${seat}` });
+    if (virtual.pads[String(seat)]) return gesture({ action: "slide", seat });
+    return playMsg(t("hand_empty"), true);
+  }
+  if (act === "slide") return gesture({ action: "slide", seat });
+  if (act === "pickpad") return gesture({ action: "lift", where: `pad:${seat}` });
+  if (act === "tap") return gesture({ action: "tap", seat });
+}
+
+document.addEventListener("click", (ev) => {
+  const btn = ev.target.closest("[data-act]");
+  if (btn) { ev.preventDefault(); onAct(btn); }
+});
+document.getElementById("draw-btn").addEventListener("click", () => gesture({ action: "draw" }));
+document.getElementById("drop-btn").addEventListener("click", () => gesture({ action: "drop" }));
+for (const verb of ["keep", "discard", "pass", "declinatio"]) {
+  document.getElementById(`${verb}-btn`).addEventListener("click", async () => {
+    try { await api("POST", `/api/virtual/${verb}`); playMsg(t("done")); }
+    catch (e) { playMsg(t("error", { message: e.message }), true); }
+  });
+}
+liveSocket("/ws/table", (state) => {
+  if (state.type !== "table") return;
+  const previous = current;
+  current = state;
+  render(state);
+  announceChanges(previous, state);
+}, (up) => {
+  socketUp = up;
+  renderBanners(current && current.status, up);
+});

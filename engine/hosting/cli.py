@@ -1,0 +1,125 @@
+"""`cauldron setup` and `cauldron doctor`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from engine.cli import CliError
+
+QUESTIONS = (  # (answer, question) asked on a terminal when not given as a flag
+    ("table", "Table id (the hub's name on the broker)"),
+    ("backend", "Readers: serial (a Pico on USB), spi (on the Pi itself) or sim (no hardware)"),
+    ("serial_port", "Serial port of the Pico"),
+    ("pads", "Scan pads fitted (seats)"),
+    ("dashboard_port", "Port of the web dashboard"),
+    ("lang", "Dashboard language (fr, en, de)"),
+)
+
+
+def register(subparsers: Any) -> None:
+    s = subparsers.add_parser(
+        "setup", help="turn this Raspberry Pi into a table (user, configs, Mosquitto, services)",
+        description="Creates the service user and folders, writes the hub, engine and "
+        "dashboard configs, configures Mosquitto (accounts with generated passwords, the ACL) "
+        "and installs and restarts the systemd units. Safe to run again: it keeps passwords, "
+        "PIN and earlier answers. Asks a few questions on a terminal; flags answer them "
+        "(with no terminal, nothing is asked).")
+    s.add_argument("--root", type=Path, default=Path("/"),
+                   help="write everything under this folder instead of / (a rehearsal or a "
+                   "test: no user, owner or service is touched)")
+    s.add_argument("--table", help="table id (default table-1)")
+    s.add_argument("--backend", choices=["serial", "spi", "sim"],
+                   help="readers: serial (Pico on USB, default), spi, or sim (no hardware)")
+    s.add_argument("--serial-port", help="the Pico's serial port (default /dev/ttyACM0)")
+    s.add_argument("--pads", type=int, help="scan pads fitted, 0..4 (default 4)")
+    s.add_argument("--mqtt-host", help="where the services reach the broker (127.0.0.1)")
+    s.add_argument("--mqtt-port", type=int, help="the broker's port (default 1883)")
+    s.add_argument("--mqtt-bind", help="address the broker listens on (default: all)")
+    s.add_argument("--dashboard-host", help="address the dashboard listens on (0.0.0.0)")
+    s.add_argument("--dashboard-port", type=int, help="the dashboard's port (default 8000)")
+    s.add_argument("--lang", choices=["fr", "en", "de"], help="dashboard language (en)")
+    s.add_argument("--user", help="service user (default cauldron)")
+    s.add_argument("-y", "--yes", action="store_true",
+                   help="ask nothing: flags, earlier answers, then defaults")
+    s.set_defaults(handler=_setup)
+
+    d = subparsers.add_parser(
+        "doctor", help="check a table end to end and say what to fix",
+        description="Checks that each broker account logs in and may do exactly what the ACL "
+        "says, every reader answers, the tag map is complete, the hub, engine and dashboard "
+        "are alive and agree on the table, the clock is sane and the disk has room. Exits 1 "
+        "naming each problem.")
+    d.add_argument("--root", type=Path, default=Path("/"),
+                   help="the table's files are under this folder (as given to setup)")
+    d.add_argument("--skip", action="append", default=[],
+                   choices=["broker", "acl", "services", "readers", "tags", "clock", "disk"],
+                   help="leave out a check (repeatable)")
+    d.add_argument("--timeout", type=float, default=3.0,
+                   help="seconds to wait for each answer (default 3)")
+    d.set_defaults(handler=_doctor)
+
+
+def _setup(args: argparse.Namespace) -> int:
+    from engine.hosting.setup import Answers, Installer, Paths, SetupError, load_answers
+
+    root = args.root.resolve()
+    scratch = root != Path("/")
+    paths = Paths(root)
+    try:
+        known = load_answers(paths)
+    except SetupError as exc:
+        raise CliError(str(exc)) from None
+    given = {f.name: getattr(args, f.name) for f in fields(Answers)
+             if getattr(args, f.name, None) is not None}
+    values: dict[str, Any] = {**{f.name: f.default for f in fields(Answers)}, **known, **given}
+    if not args.yes and sys.stdin.isatty():
+        for name, question in QUESTIONS:
+            if name in given or (name == "serial_port" and values["backend"] != "serial"):
+                continue
+            reply = input(f"{question} [{values[name]}]: ").strip()
+            if reply:
+                values[name] = int(reply) if isinstance(values[name], int) else reply
+    if not scratch:
+        import os
+
+        if os.geteuid() != 0:
+            raise CliError("setup changes users, /etc and services: run it with sudo "
+                           "(or rehearse with --root DIR)")
+    try:
+        answers = Answers(**values).check()
+        installer = Installer(answers, paths, scratch)
+        print(f"Setting up table {answers.table!r} under {root}", flush=True)
+        installer.install()
+    except SetupError as exc:
+        raise CliError(str(exc)) from None
+    except PermissionError as exc:
+        raise CliError(f"{exc.filename}: permission denied; run setup with sudo") from None
+    changed = len(installer.changed)
+    print(f"Done: {changed} file(s) changed." if changed else "Done: nothing to change.")
+    env = paths.dashboard_env
+    print(f"Host PIN for /host: in {env} (sudo grep PIN {env}).")
+    print(f"Next: {'sudo ' if not scratch else ''}cauldron doctor"
+          + (f" --root {root}" if scratch else "") + f"; then open http://<this Pi>:"
+          f"{answers.dashboard_port}/host to enrol the cards and start a game.")
+    return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from engine.hosting.doctor import Doctor, DoctorError
+
+    try:
+        doctor = Doctor(args.root.resolve(), timeout=args.timeout, skip=set(args.skip))
+    except DoctorError as exc:
+        raise CliError(str(exc)) from None
+    problems = doctor.run(print)
+    if problems:
+        print(f"\n{len(problems)} problem(s):")
+        for problem in problems:
+            print(f"  - {problem}")
+        return 1
+    print("\nThe table is ready.")
+    return 0

@@ -1,0 +1,481 @@
+"""`cauldron doctor`: is the table sound, end to end? Each problem says what to do.
+
+It reads what `cauldron setup` wrote (``/etc/cauldron``; ``--root`` for a scratch tree) and
+checks, in order: each broker account logs in; each may do exactly what the ACL means, no
+more (a few marked test messages between the three accounts: the services ignore them);
+the hub, the engine and the dashboard are alive and serve the same table; every reader
+answers; the tag map holds the whole box; the clock is sane; the disk has room.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import subprocess
+import threading
+import time
+import tomllib
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+
+from engine.hosting.setup import SERVICES, Answers, Paths, accounts
+
+Say = Callable[[str], None]
+OTHER_TABLE = "doctor-other-table"
+MIN_FREE_BYTES = 200 * 1024 * 1024
+ACL_FILE_HINT = ("the ACL (/etc/mosquitto/cauldron.acl; `sudo cauldron setup` writes the "
+                 "shipped one)")
+
+
+class DoctorError(Exception):
+    """The doctor cannot examine this table at all (the message says why)."""
+
+
+@dataclass
+class Expect:
+    """A receiver should (or should not) get a probe message; ``why`` names the right."""
+
+    receiver: str
+    delivered: bool
+    why: str
+
+
+@dataclass
+class Probe:
+    publisher: str
+    topic: str
+    expects: list[Expect]
+    token: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+def acl_probes(table: str) -> list[Probe]:
+    """What each account may and may not do (ARCHITECTURE.md, the ACL's header), as
+    messages between the three accounts. Topics under a ``#`` right use a ``doctor`` leaf
+    that no service subscribes to."""
+    t = f"cauldron/{table}"
+    o = f"cauldron/{OTHER_TABLE}"
+    return [
+        Probe("hub", f"{t}/hub/event", [
+            Expect("engine", True, f"the hub publishes its events on {t}/hub/event and the "
+                   "engine reads them"),
+            Expect("dashboard", False, f"the dashboard account may read {t}/hub/event, which "
+                   "names the cards laid on the pads (covered cards)")]),
+        Probe("hub", f"{t}/hub/snapshot", [
+            Expect("engine", True, f"the hub publishes {t}/hub/snapshot and the engine reads "
+                   "it"),
+            Expect("dashboard", False, f"the dashboard account may read {t}/hub/snapshot, "
+                   "which names the cards laid on the pads (covered cards)")]),
+        Probe("hub", f"{t}/hub/health", [
+            Expect("dashboard", True, f"the hub publishes {t}/hub/health (reader health) and "
+                   "the dashboard reads it")]),
+        Probe("hub", f"{t}/hub/cmd/doctor/response", [
+            Expect("engine", True, "the hub answers the engine's hub commands")]),
+        Probe("hub", f"{o}/hub/cmd/doctor/response", [
+            Expect("engine", False, f"the hub account ({table}) may write another table's "
+                   f"topics ({o}/hub/...)")]),
+        Probe("hub", f"{t}/game/doctor", [
+            Expect("dashboard", False, f"the hub account may publish game topics ({t}/game/...)"
+                   ", which only the engine may"),
+            Expect("engine", False, f"the hub account may publish game topics ({t}/game/...)"
+                   ", which only the engine may")]),
+        Probe("hub", f"{t}/cmd/doctor", [
+            Expect("engine", False, f"the hub account may send host commands ({t}/cmd/...)")]),
+        Probe("engine", f"{t}/hub/cmd/doctor", [
+            Expect("hub", True, f"the engine sends hub commands ({t}/hub/cmd/...) and the hub "
+                   "reads them")]),
+        Probe("engine", f"{t}/game/doctor", [
+            Expect("dashboard", True, f"the engine publishes the game ({t}/game/...) and the "
+                   "dashboard reads it"),
+            Expect("hub", False, f"the hub account may read game topics ({t}/game/...)")]),
+        Probe("engine", f"{t}/cmd/doctor/response", [
+            Expect("dashboard", True, "the engine answers the dashboard's commands")]),
+        Probe("engine", f"{t}/hub/event", [
+            Expect("engine", False, f"the engine account may publish hub events "
+                   f"({t}/hub/event): a forged card could enter the game")]),
+        Probe("dashboard", f"{t}/cmd/doctor", [
+            Expect("engine", True, f"the dashboard sends host commands ({t}/cmd/...) and the "
+                   "engine reads them"),
+            Expect("hub", False, f"the hub account may read host commands ({t}/cmd/...)")]),
+        Probe("dashboard", f"{t}/hub/cmd/enrol", [
+            Expect("hub", True, "the host page asks the hub to enrol (hub/cmd/enrol)")]),
+        Probe("dashboard", f"{t}/game/doctor", [
+            Expect("engine", False, f"the dashboard account may publish game topics "
+                   f"({t}/game/...), which only the engine may")]),
+        Probe("dashboard", f"{t}/hub/event", [
+            Expect("engine", False, f"the dashboard account may publish hub events "
+                   f"({t}/hub/event): a forged card could enter the game")]),
+    ]
+
+
+class Session:
+    """One account's MQTT connection for the probes: CONNACK, SUBACKs, what arrives."""
+
+    def __init__(self, name: str, user: str, password: str, host: str, port: int) -> None:
+        self.name = name
+        self.user = user
+        self.refusal: str | None = None
+        self.received: set[str] = set()
+        self.retained: dict[str, bytes] = {}
+        self._connected = threading.Event()
+        self._lock = threading.Lock()
+        self._subacks: dict[int, threading.Event] = {}
+        self.client = paho.Client(CallbackAPIVersion.VERSION2,
+                                  client_id=f"doctor-{name}-{uuid.uuid4().hex[:6]}")
+        self.client.username_pw_set(user, password)
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
+        self.host, self.port = host, port
+
+    def _on_connect(self, _c: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
+        if reason.is_failure:
+            self.refusal = str(reason)
+        self._connected.set()
+
+    def _on_message(self, _c: Any, _u: Any, message: paho.MQTTMessage) -> None:
+        payload = bytes(message.payload)
+        with self._lock:
+            if message.retain:
+                self.retained[message.topic] = payload
+            try:
+                data = json.loads(payload)
+            except ValueError:
+                return
+            if isinstance(data, dict) and isinstance(data.get("doctor"), str):
+                self.received.add(data["doctor"])
+
+    def _on_subscribe(self, _c: Any, _u: Any, mid: int, _codes: Any, _p: Any) -> None:
+        with self._lock:
+            event = self._subacks.get(mid)
+        if event is not None:
+            event.set()
+
+    def connect(self, timeout: float) -> str | None:
+        """None when logged in, else why not."""
+        try:
+            self.client.connect(self.host, self.port, keepalive=15)
+        except OSError as exc:
+            return f"no broker answers at {self.host}:{self.port} ({exc.strerror or exc})"
+        self.client.loop_start()
+        if not self._connected.wait(timeout):
+            return f"the broker at {self.host}:{self.port} did not answer in {timeout:g} s"
+        return self.refusal
+
+    def subscribe(self, topics: list[str], timeout: float) -> None:
+        events = []
+        for topic in topics:
+            with self._lock:
+                _rc, mid = self.client.subscribe(topic, qos=1)
+                event = threading.Event()
+                if mid is not None:
+                    self._subacks[mid] = event
+                    events.append(event)
+        for event in events:
+            event.wait(timeout)
+
+    def publish(self, topic: str, token: str) -> None:
+        info = self.client.publish(topic, json.dumps({"doctor": token}), qos=1)
+        with contextlib.suppress(RuntimeError, ValueError):  # refused or not connected
+            info.wait_for_publish(2)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def place_name(reader: dict[str, Any]) -> str:
+    """A reader's place in a host's words (rows, columns and seats counted from 1)."""
+    if reader.get("cell"):
+        r, c = (int(x) for x in str(reader["cell"]).split(","))
+        return f"the reader under row {r + 1}, column {c + 1}"
+    if reader.get("seat") is not None:
+        return f"Seat {int(reader['seat']) + 1}'s scan pad"
+    return f"the pawn sensor at perimeter position {int(reader.get('position') or 0) + 1}"
+
+
+class Doctor:
+    def __init__(self, root: Path, timeout: float = 3.0, skip: set[str] | None = None) -> None:
+        self.paths = Paths(root)
+        self.timeout = timeout
+        self.skip = skip or set()
+        if not self.paths.answers.exists():
+            raise DoctorError(f"no table is set up under {root} ({self.paths.answers} is "
+                              "missing): run `sudo cauldron setup` first")
+        try:
+            data = tomllib.loads(self.paths.answers.read_text(encoding="utf-8"))["table"]
+            known = {k: v for k, v in data.items() if k in Answers.__dataclass_fields__}
+            self.answers = Answers(**known)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DoctorError(f"{self.paths.answers} cannot be read ({exc}); run "
+                              "`sudo cauldron setup` again") from None
+        self.passwords: dict[str, str] = {}
+        for service in SERVICES:
+            path = self.paths.password(service)
+            try:
+                self.passwords[service] = path.read_text(encoding="utf-8").splitlines()[0]
+            except PermissionError:
+                raise DoctorError(f"cannot read {path}: run the doctor with sudo") from None
+            except (OSError, IndexError):
+                raise DoctorError(f"{path} is missing or empty: run `sudo cauldron setup` "
+                                  "again") from None
+        self.sessions: dict[str, Session] = {}
+
+    # ------------------------------------------------------------ the run
+
+    def run(self, say: Say) -> list[str]:
+        problems: list[str] = []
+        a = self.answers
+        say(f"Table {a.table!r}: broker {a.mqtt_host}:{a.mqtt_port}, {a.backend} readers, "
+            f"dashboard on port {a.dashboard_port}")
+        try:
+            if "broker" not in self.skip:
+                problems += self.check_logins(say)
+            if "acl" not in self.skip and len(self.sessions) == len(SERVICES):
+                problems += self.check_acl(say)
+            if "services" not in self.skip:
+                problems += self.check_services(say)
+            if "readers" not in self.skip:
+                problems += self.check_readers(say)
+        finally:
+            for session in self.sessions.values():
+                session.close()
+        if "tags" not in self.skip:
+            problems += self.check_tags(say)
+        if "clock" not in self.skip:
+            problems += self.check_clock(say)
+        if "disk" not in self.skip:
+            problems += self.check_disk(say)
+        return problems
+
+    @staticmethod
+    def _report(say: Say, what: str, found: list[str]) -> list[str]:
+        say(f"{'ok     ' if not found else 'PROBLEM'} {what}")
+        return found
+
+    def check_logins(self, say: Say) -> list[str]:
+        found = []
+        a = self.answers
+        for service, user in accounts(a).items():
+            session = Session(service, user, self.passwords[service], a.mqtt_host, a.mqtt_port)
+            why = session.connect(self.timeout)
+            if why is None:
+                self.sessions[service] = session
+                continue
+            session.close()
+            if "authori" in why.lower() or "password" in why.lower():
+                found.append(
+                    f"the {service} account {user!r} cannot log in to the broker ({why}): its "
+                    "password in /etc/mosquitto/cauldron.passwd differs from "
+                    f"{self.paths.password(service)}, or Mosquitto was not restarted since; "
+                    "run `sudo cauldron setup` (it rewrites the accounts and restarts it)")
+            else:
+                found.append(f"the {service} account cannot reach the broker: {why}; start it "
+                             "(`sudo systemctl restart mosquitto`, then "
+                             "`journalctl -u mosquitto` if it fails)")
+        return self._report(say, "each account logs in to the broker", found)
+
+    def check_acl(self, say: Say) -> list[str]:
+        probes = acl_probes(self.answers.table)
+        wanted: dict[str, set[str]] = {}
+        for probe in probes:
+            for expect in probe.expects:
+                wanted.setdefault(expect.receiver, set()).add(probe.topic)
+        for service, topics in wanted.items():
+            self.sessions[service].subscribe(sorted(topics), self.timeout)
+        for probe in probes:
+            self.sessions[probe.publisher].publish(probe.topic, probe.token)
+        allowed = [(p, e) for p in probes for e in p.expects if e.delivered]
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline and not all(
+                p.token in self.sessions[e.receiver].received for p, e in allowed):
+            time.sleep(0.02)
+        time.sleep(min(0.5, self.timeout / 4))  # a denied message would have come by now
+        found = []
+        for probe in probes:
+            for expect in probe.expects:
+                got = probe.token in self.sessions[expect.receiver].received
+                if got and not expect.delivered:
+                    found.append(f"too much allowed: {expect.why}; fix {ACL_FILE_HINT}, then "
+                                 "`sudo systemctl restart mosquitto`")
+                elif expect.delivered and not got:
+                    found.append(f"not allowed but needed: {expect.why}; fix {ACL_FILE_HINT}, "
+                                 "then `sudo systemctl restart mosquitto`")
+        total = sum(len(p.expects) for p in probes)
+        return self._report(say, f"each account may do exactly what the ACL says ({total} "
+                            "probes)", found)
+
+    def check_services(self, say: Say) -> list[str]:
+        found = []
+        a = self.answers
+        t = f"cauldron/{a.table}"
+        dashboard = self.sessions.get("dashboard")
+        if dashboard is not None:
+            topics = [f"{t}/hub/state", f"{t}/engine/state", f"{t}/hub/health"]
+            dashboard.subscribe(topics, self.timeout)
+            deadline = time.monotonic() + self.timeout
+            while time.monotonic() < deadline and len(
+                    [x for x in topics if x in dashboard.retained]) < len(topics):
+                time.sleep(0.02)
+            for who, topic, unit in (("hub", topics[0], "cauldron-hub"),
+                                     ("engine", topics[1], "cauldron-engine")):
+                state = _field(dashboard.retained.get(topic), "state")
+                if state != "online":
+                    seen = "never seen" if state is None else f"says {state!r}"
+                    found.append(f"the {who} of table {a.table} is not online ({topic} "
+                                 f"{seen}): `sudo systemctl status {unit}` and "
+                                 f"`journalctl -u {unit} -n 50` say why")
+            health = dashboard.retained.get(topics[2])
+            backend = _field(health, "backend")
+            if health is not None and backend != a.backend:
+                found.append(f"the hub reads with the {backend!r} back-end but setup chose "
+                             f"{a.backend!r}: run `sudo cauldron setup` again and restart it")
+        url = f"http://127.0.0.1:{a.dashboard_port}/api/table"
+        try:
+            with urllib.request.urlopen(url, timeout=self.timeout) as reply:
+                served = json.loads(reply.read()).get("table")
+            if served != a.table:
+                found.append(f"the dashboard on port {a.dashboard_port} shows table "
+                             f"{served!r}, not {a.table!r}: another dashboard holds the port, "
+                             "or run `sudo cauldron setup` again")
+        except (OSError, ValueError, urllib.error.URLError) as exc:
+            found.append(f"the dashboard does not answer on port {a.dashboard_port} ({exc}): "
+                         "`sudo systemctl status cauldron-dashboard`")
+        configs = self._configured_tables()
+        for where, table in configs.items():
+            if table != a.table:
+                found.append(f"{where} names table {table!r}, not {a.table!r}: run "
+                             "`sudo cauldron setup` again")
+        return self._report(say, "hub, engine and dashboard are alive and serve table "
+                            f"{a.table!r}", found)
+
+    def _configured_tables(self) -> dict[str, str]:
+        tables: dict[str, str] = {}
+        try:
+            hub = tomllib.loads(self.paths.config("hub").read_text(encoding="utf-8"))
+            tables[str(self.paths.config("hub"))] = str(hub.get("table"))
+            engine = tomllib.loads(self.paths.config("engine").read_text(encoding="utf-8"))
+            served = engine.get("engine", {}).get("tables")
+            if isinstance(served, str) and self.answers.table not in served.split(","):
+                tables[str(self.paths.config("engine"))] = served
+        except (OSError, ValueError) as exc:
+            tables["the configs"] = f"unreadable ({exc})"
+        return tables
+
+    def check_readers(self, say: Say) -> list[str]:
+        hub = self.sessions.get("hub")
+        if hub is None:
+            return self._report(say, "every reader answers (not checked: no hub login)", [])
+        from engine.wire.contract import CommandRequest, CommandResponse, Topics, encode
+
+        topic = Topics(self.answers.table).hub_cmd("readers")
+        answers: list[CommandResponse] = []
+        transaction = uuid.uuid4().hex
+
+        def on_answer(_c: Any, _u: Any, message: paho.MQTTMessage) -> None:
+            try:
+                reply = CommandResponse.model_validate_json(message.payload)
+            except ValueError:
+                return
+            if reply.transaction == transaction:
+                answers.append(reply)
+
+        hub.client.message_callback_add(topic + "/response", on_answer)
+        hub.subscribe([topic + "/response"], self.timeout)
+        hub.client.publish(topic, encode(CommandRequest(transaction=transaction,
+                                                        source="doctor")), qos=1)
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline and not answers:
+            time.sleep(0.02)
+        if not answers or answers[0].status != "ok" or not isinstance(answers[0].data, dict):
+            why = answers[0].error if answers else "no answer"
+            return self._report(say, "every reader answers", [
+                f"the hub did not say what its readers see ({why}): is cauldron-hub running? "
+                "`journalctl -u cauldron-hub -n 50`"])
+        found = []
+        for reader in answers[0].data.get("readers", []):
+            health = reader.get("health", "ok")
+            if health != "ok":
+                found.append(f"{place_name(reader)} is {health}: check its cable and "
+                             "antenna (hardware/wiring.md), then `cauldron readers`")
+        count = len(answers[0].data.get("readers", []))
+        return self._report(say, f"every reader answers ({count} readers)", found)
+
+    def check_tags(self, say: Say) -> list[str]:
+        from engine.rules.cards import enrolment_order
+
+        try:
+            hub = tomllib.loads(self.paths.config("hub").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return self._report(say, "the tag map holds the whole box", [
+                f"{self.paths.config('hub')} cannot be read ({exc}): run `sudo cauldron setup`"])
+        path = Path(str(hub.get("tagmap") or Path(str(hub.get("data_dir"))) / "tagmap.json"))
+        if not path.exists():
+            if hub.get("backend") == "sim":
+                return self._report(say, "the tag map holds the whole box (simulated table: "
+                                    "a virtual box)", [])
+            return self._report(say, "the tag map holds the whole box", [
+                f"no card is enrolled yet ({path} is missing): on /host open Tag enrolment "
+                "and tap every card on a pad (or `sudo cauldron enroll --config "
+                f"{self.paths.config('hub')}`)"])
+        try:
+            tags = json.loads(path.read_text(encoding="utf-8")).get("tags", {})
+        except (OSError, ValueError) as exc:
+            return self._report(say, "the tag map holds the whole box", [
+                f"the tag map {path} cannot be read ({exc})"])
+        have = set(tags.values()) if isinstance(tags, dict) else set()
+        missing = [c for c in enrolment_order() if c not in have]
+        found = []
+        if missing:
+            shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+            found.append(f"{len(missing)} of {len(enrolment_order())} cards are not enrolled "
+                         f"({shown}): on /host open Tag enrolment and tap them on a pad")
+        return self._report(say, f"the tag map holds the whole box ({len(have)} tags)", found)
+
+    def check_clock(self, say: Say) -> list[str]:
+        found = []
+        year = time.gmtime().tm_year
+        if year < 2025:
+            found.append(f"the clock says {year}: set it (`sudo timedatectl set-ntp true` "
+                         "with a network, or `sudo date -s 'YYYY-MM-DD HH:MM'`)")
+        synced = None
+        if shutil.which("timedatectl"):
+            try:
+                synced = subprocess.run(
+                    ["timedatectl", "show", "-p", "NTPSynchronized", "--value"],
+                    capture_output=True, text=True, timeout=5, check=False).stdout.strip()
+            except (OSError, subprocess.TimeoutExpired):
+                synced = None
+        if synced == "no":
+            found.append("the clock is not synchronised (a Pi has no battery clock): give it "
+                         "a network once, or `sudo timedatectl set-ntp true`")
+        return self._report(say, "the clock is sane", found)
+
+    def check_disk(self, say: Say) -> list[str]:
+        where = self.paths.data if self.paths.data.exists() else self.paths.root
+        usage = shutil.disk_usage(where)
+        free_mb = usage.free // (1024 * 1024)
+        found = []
+        if usage.free < MIN_FREE_BYTES or usage.free < usage.total * 0.05:
+            found.append(f"only {free_mb} MB free on the disk holding {where}: delete old "
+                         "files (`sudo journalctl --vacuum-size=50M`, old games: "
+                         "`cauldron games`) or use a bigger SD card")
+        return self._report(say, f"the disk has room ({free_mb} MB free)", found)
+
+
+def _field(payload: bytes | None, name: str) -> Any:
+    if payload is None:
+        return None
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return None
+    return data.get(name) if isinstance(data, dict) else None

@@ -1,0 +1,435 @@
+"""`cauldron setup`: turn a fresh Raspberry Pi OS (Debian) into a table, and run again safely.
+
+It creates the service user and folders (owners and modes), writes the hub, engine and
+dashboard configs, configures Mosquitto on top of Debian's stock main config (one file in
+``conf.d``; persistence and logging stay the main config's), makes the accounts with
+generated passwords (kept 0600, written by Python: never on a command line or in a log) and
+the ACL, installs the three systemd units (one path, one user; secrets in files and an
+``EnvironmentFile``) and restarts what changed. ``--root DIR`` writes all of it into a
+scratch tree (paths inside the files point into it; no user, owner or service is touched),
+for tests and rehearsals.
+
+What it wrote it remembers in ``/etc/cauldron/table.toml``: a second run asks nothing it
+knows, keeps the passwords and the PIN, and says which files changed.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from engine.hosting.mosquitto import include_dirs, main_conf_settings, merge_passwd
+from engine.wire.contract import TopicError, check_table_id
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+DEPLOY = CHECKOUT / "hardware" / "deploy"
+BACKENDS = ("serial", "spi", "sim")
+HUB_GROUPS = ("dialout", "gpio", "spi", "i2c")  # serial port, GPIO pins, SPI bus
+SERVICES = ("hub", "engine", "dashboard")
+
+
+class SetupError(Exception):
+    """Setup cannot go on: the message says why and what to do."""
+
+
+@dataclass
+class Answers:
+    """The few things a host decides (the rest follows). Kept in table.toml."""
+
+    table: str = "table-1"
+    backend: str = "serial"
+    serial_port: str = "/dev/ttyACM0"
+    pads: int = 4
+    mqtt_host: str = "127.0.0.1"
+    mqtt_port: int = 1883
+    mqtt_bind: str = ""  # "" : every interface (hubs of other tables may log in)
+    dashboard_host: str = "0.0.0.0"
+    dashboard_port: int = 8000
+    lang: str = "en"
+    user: str = "cauldron"
+
+    def check(self) -> Answers:
+        try:
+            check_table_id(self.table)
+        except TopicError as exc:
+            raise SetupError(f"--table {self.table!r}: {exc}") from None
+        if self.table in ("engine", "dashboard"):
+            raise SetupError(f"--table {self.table!r} is the name of a service account; "
+                             "choose another table id")
+        if self.backend not in BACKENDS:
+            raise SetupError(f"--backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
+        if not 0 <= self.pads <= 4:
+            raise SetupError(f"--pads {self.pads} is not 0..4")
+        for name in ("mqtt_port", "dashboard_port"):
+            if not 1 <= getattr(self, name) <= 65535:
+                raise SetupError(f"--{name.replace('_', '-')} {getattr(self, name)} is not a "
+                                 "port (1..65535)")
+        if not self.user.isidentifier():
+            raise SetupError(f"--user {self.user!r} is not a plain user name")
+        if self.lang not in ("fr", "en", "de"):
+            raise SetupError(f"--lang {self.lang!r} is not fr, en or de")
+        return self
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Every place setup writes, under ``root`` (``/`` on the Pi)."""
+
+    root: Path
+
+    def _p(self, *parts: str) -> Path:
+        return self.root.joinpath(*parts)
+
+    @property
+    def etc(self) -> Path:
+        return self._p("etc", "cauldron")
+
+    @property
+    def secrets(self) -> Path:
+        return self.etc / "secrets"
+
+    @property
+    def answers(self) -> Path:
+        return self.etc / "table.toml"
+
+    def config(self, service: str) -> Path:
+        return self.etc / f"{service}.toml"
+
+    def password(self, service: str) -> Path:
+        return self.secrets / f"{service}.password"
+
+    @property
+    def dashboard_env(self) -> Path:
+        return self.secrets / "dashboard.env"
+
+    @property
+    def data(self) -> Path:
+        return self._p("var", "lib", "cauldron")
+
+    @property
+    def mosquitto(self) -> Path:
+        return self._p("etc", "mosquitto")
+
+    @property
+    def mosquitto_main(self) -> Path:
+        return self.mosquitto / "mosquitto.conf"
+
+    @property
+    def mosquitto_conf(self) -> Path:
+        return self.mosquitto / "conf.d" / "cauldron.conf"
+
+    @property
+    def passwd(self) -> Path:
+        return self.mosquitto / "cauldron.passwd"
+
+    @property
+    def acl(self) -> Path:
+        return self.mosquitto / "cauldron.acl"
+
+    def unit(self, service: str) -> Path:
+        return self._p("etc", "systemd", "system", f"cauldron-{service}.service")
+
+
+def accounts(answers: Answers) -> dict[str, str]:
+    """Service -> its broker account (a hub logs in with its table id: the ACL's %u)."""
+    return {"hub": answers.table, "engine": "engine", "dashboard": "dashboard"}
+
+
+def load_answers(paths: Paths) -> dict[str, Any]:
+    if not paths.answers.exists():
+        return {}
+    try:
+        data = tomllib.loads(paths.answers.read_text(encoding="utf-8")).get("table", {})
+    except (OSError, ValueError) as exc:
+        raise SetupError(f"{paths.answers} cannot be read ({exc}); fix or delete it") from None
+    known = {f.name for f in fields(Answers)}
+    return {k: v for k, v in data.items() if k in known}
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+class Installer:
+    """Writes the table's files and reports each as written or unchanged."""
+
+    def __init__(self, answers: Answers, paths: Paths, scratch: bool,
+                 say: Callable[[str], None] = print) -> None:
+        self.answers = answers
+        self.paths = paths
+        self.scratch = scratch  # --root: no users, owners or services touched
+        self.say = say
+        self.changed: list[Path] = []
+        self.cauldron = Path(sys.executable).parent / "cauldron"
+
+    # ------------------------------------------------------------ files
+
+    def _owner(self, user: str | None, group: str | None) -> tuple[int, int]:
+        uid = pwd.getpwnam(user).pw_uid if user else 0
+        gid = grp.getgrnam(group).gr_gid if group else 0
+        return uid, gid
+
+    def put(self, path: Path, text: str, mode: int, user: str | None = None,
+            group: str | None = None) -> bool:
+        """Write ``text`` (atomically, with ``mode`` from the first byte) unless it is
+        already there; set owner and mode either way. True when the content changed."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        changed = old != text
+        if changed:
+            tmp = path.with_name(f".{path.name}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+            self.changed.append(path)
+        os.chmod(path, mode)
+        if not self.scratch:
+            os.chown(path, *self._owner(user, group))
+        self.say(f"  {'wrote    ' if changed else 'unchanged'} {path} ({mode:o})")
+        return changed
+
+    def folder(self, path: Path, mode: int, user: str | None = None,
+               group: str | None = None) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        os.chmod(path, mode)
+        if not self.scratch:
+            os.chown(path, *self._owner(user, group))
+
+    def secret(self, path: Path, make: Callable[[], str]) -> str:
+        """The secret kept in ``path`` (first line), made and stored 0600 when missing."""
+        if path.exists():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            if lines and lines[0].strip():
+                value = lines[0].strip()
+                self.put(path, value + "\n", 0o600, self.answers.user, self.answers.user)
+                return value
+        value = make()
+        self.put(path, value + "\n", 0o600, self.answers.user, self.answers.user)
+        return value
+
+    # ------------------------------------------------------------ steps
+
+    def service_user(self) -> None:
+        user = self.answers.user
+        if self.scratch:
+            self.say(f"  (scratch root: service user {user!r} not created)")
+            return
+        try:
+            pwd.getpwnam(user)
+            self.say(f"  user {user} exists")
+        except KeyError:
+            run(["useradd", "--system", "--user-group", "--home-dir", str(self.paths.data),
+                 "--no-create-home", "--shell", "/usr/sbin/nologin", user])
+            self.say(f"  created the service user {user}")
+        groups = [g for g in HUB_GROUPS if _group_exists(g)]
+        if groups:
+            run(["usermod", "--append", "--groups", ",".join(groups), user])
+
+    def folders(self) -> None:
+        user, p = self.answers.user, self.paths
+        self.folder(p.etc, 0o750, None, user)
+        self.folder(p.secrets, 0o700, user, user)
+        self.folder(p.data, 0o750, user, user)
+        for service in SERVICES:
+            self.folder(p.data / service, 0o750, user, user)
+
+    def configs(self, passwords: dict[str, str]) -> None:
+        a, p = self.answers, self.paths
+        account = accounts(a)
+        broker = f"{a.mqtt_host}:{a.mqtt_port}"
+        hub = [
+            "# The table's hub (cauldron hub --config this file). Written by `cauldron setup`:",
+            "# run it again to change a setting (edits made here by hand are replaced).",
+            f"table = {_toml_value(a.table)}",
+            f"mqtt = {_toml_value('mqtt://' + account['hub'] + '@' + broker)}",
+            f"mqtt_password_file = {_toml_value(p.password('hub'))}",
+            f"backend = {_toml_value(a.backend)}",
+            f"data_dir = {_toml_value(p.data / 'hub')}",
+            f"tagmap = {_toml_value(p.data / 'hub' / 'tagmap.json')}",
+            f"pads = {a.pads}",
+        ]
+        if a.backend == "serial":
+            hub += ["", "[serial]", f"port = {_toml_value(a.serial_port)}"]
+        self.put(p.config("hub"), "\n".join(hub) + "\n", 0o640, None, a.user)
+        engine = [
+            "# The engine service (cauldron engine --config this file). Written by "
+            "`cauldron setup`.",
+            "[engine]",
+            f"mqtt = {_toml_value('mqtt://' + account['engine'] + '@' + broker)}",
+            f"mqtt_password_file = {_toml_value(p.password('engine'))}",
+            f"data_dir = {_toml_value(p.data / 'engine')}",
+            f"tables = {_toml_value(a.table)}",
+            f"name = {_toml_value(f'engine-{a.table}')}",
+        ]
+        self.put(p.config("engine"), "\n".join(engine) + "\n", 0o640, None, a.user)
+        pin = passwords["pin"]
+        self.put(p.dashboard_env,
+                 "# The dashboard's host PIN (EnvironmentFile of cauldron-dashboard).\n"
+                 f"CAULDRON_HOST_PIN={pin}\n", 0o600, a.user, a.user)
+        answers = ["# Written by `cauldron setup`: its answers, read again when it runs "
+                   "again (and by `cauldron doctor`).", "[table]"]
+        answers += [f"{k} = {_toml_value(v)}" for k, v in asdict(a).items()]
+        self.put(p.answers, "\n".join(answers) + "\n", 0o644)
+
+    def mosquitto(self, passwords: dict[str, str]) -> None:
+        a, p = self.answers, self.paths
+        if not self.scratch and shutil.which("mosquitto") is None:
+            raise SetupError("Mosquitto is not installed: run `sudo apt-get install mosquitto` "
+                             "and then `sudo cauldron setup` again")
+        main = p.mosquitto_main.read_text(encoding="utf-8") if p.mosquitto_main.exists() else ""
+        if not main:
+            self.say(f"  note: no {p.mosquitto_main}; writing a whole configuration into "
+                     f"{p.mosquitto_conf} instead (start mosquitto with -c on it)")
+        elif str(p.mosquitto_conf.parent) not in include_dirs(main) and not self.scratch:
+            raise SetupError(f"{p.mosquitto_main} does not read {p.mosquitto_conf.parent} "
+                             f"(no include_dir line); add `include_dir "
+                             f"{p.mosquitto_conf.parent}` at its end and run setup again")
+        already = main_conf_settings(main)
+        listener = f"listener {a.mqtt_port}" + (f" {a.mqtt_bind}" if a.mqtt_bind else "")
+        lines = [
+            "# Cauldron Table (written by `cauldron setup`), read after Debian's main",
+            "# /etc/mosquitto/mosquitto.conf: persistence, its location and the log stay",
+            "# there (setting them twice makes Mosquitto refuse to start).",
+            listener,
+            "allow_anonymous false",
+            f"password_file {p.passwd}",
+            f"acl_file {p.acl}",
+            "# Keep QoS 1 messages for clients that reconnect (the engine, the hubs).",
+            "max_queued_messages 100000",
+        ]
+        if "persistence" not in already:
+            lines += ["persistence true"]
+        if "persistence_location" not in already:
+            lines += [f"persistence_location {p.root / 'var' / 'lib' / 'mosquitto'}/"]
+        owner = "mosquitto" if not self.scratch and _user_exists("mosquitto") else None
+        self.put(p.mosquitto_conf, "\n".join(lines) + "\n", 0o644)
+        acl = DEPLOY / "mosquitto" / "acl"
+        try:
+            acl_text = acl.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SetupError(f"cannot read the shipped ACL {acl} ({exc.strerror}); run setup "
+                             "from the project's checkout (its .venv)") from None
+        self.put(p.acl, acl_text, 0o640, owner, owner)
+        existing = p.passwd.read_text(encoding="utf-8") if p.passwd.exists() else ""
+        named = {accounts(a)[s]: passwords[s] for s in SERVICES}
+        self.put(p.passwd, merge_passwd(existing, named), 0o600, owner, owner)
+
+    def units(self) -> None:
+        a, p = self.answers, self.paths
+        if not self.cauldron.exists():
+            raise SetupError(f"{self.cauldron} is missing: run setup with the project's own "
+                             "venv (.venv/bin/cauldron setup)")
+        groups = " ".join(g for g in HUB_GROUPS if _group_exists(g))
+        values = {
+            "CAULDRON": str(self.cauldron), "USER": a.user, "ETC": str(p.etc),
+            "DATA": str(p.data), "TABLE": a.table,
+            "HUB_GROUPS": f"SupplementaryGroups={groups}" if groups else "",
+            "DASHBOARD": (f"--host {a.dashboard_host} --port {a.dashboard_port} "
+                          f"--table {a.table} --lang {a.lang} "
+                          f"--mqtt mqtt://dashboard@{a.mqtt_host}:{a.mqtt_port} "
+                          f"--mqtt-password-file {p.password('dashboard')} "
+                          f"--data-dir {p.data / 'dashboard'}"
+                          + ("" if a.backend == "sim" else " --no-virtual")),
+        }
+        for service in SERVICES:
+            template = DEPLOY / "systemd" / f"cauldron-{service}.service"
+            try:
+                text = template.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise SetupError(f"cannot read {template} ({exc.strerror}); run setup from "
+                                 "the project's checkout") from None
+            groups_line = values["HUB_GROUPS"]
+            text = text.replace("@HUB_GROUPS@\n", groups_line + "\n" if groups_line else "")
+            for key, value in values.items():
+                text = text.replace(f"@{key}@", value)
+            self.put(p.unit(service), text, 0o644)
+
+    def restart(self) -> None:
+        if self.scratch:
+            self.say("  (scratch root: no service restarted; start them by hand, see README)")
+            return
+        if shutil.which("systemctl") is None:
+            raise SetupError("systemctl is missing: this is not a systemd system; start "
+                             "mosquitto and the three services by hand")
+        run(["systemctl", "daemon-reload"])
+        # A new listener, account or ACL needs a restart (a reload does not re-read them all).
+        run(["systemctl", "restart", "mosquitto"])
+        units = [f"cauldron-{s}" for s in SERVICES]
+        run(["systemctl", "enable", "--quiet", *units])
+        run(["systemctl", "restart", *units])
+        self.say("  restarted mosquitto and " + ", ".join(units))
+
+    def install(self) -> None:
+        say = self.say
+        say("Service user and folders")
+        self.service_user()
+        self.folders()
+        say("Secrets (kept, or made once; 0600)")
+        passwords = {s: self.secret(self.paths.password(s), _password) for s in SERVICES}
+        passwords["pin"] = self._pin()
+        say("Configs")
+        self.configs(passwords)
+        say("Mosquitto (accounts, ACL, listener)")
+        self.mosquitto(passwords)
+        say("systemd units")
+        self.units()
+        say("Services")
+        self.restart()
+
+    def _pin(self) -> str:
+        env = self.paths.dashboard_env
+        if env.exists():
+            for line in env.read_text(encoding="utf-8").splitlines():
+                if line.startswith("CAULDRON_HOST_PIN=") and line.split("=", 1)[1].strip():
+                    return line.split("=", 1)[1].strip()
+        return f"{secrets.randbelow(10**6):06d}"
+
+
+def _password() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def _group_exists(name: str) -> bool:
+    try:
+        grp.getgrnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+def _user_exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+def run(command: list[str]) -> None:
+    """Run a system command (never with a secret in it); a failure names the command."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SetupError(f"`{' '.join(command)}` could not run: {exc}") from None
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise SetupError(f"`{' '.join(command)}` failed: {detail[-1] if detail else 'no output'}"
+                         + ("; see `journalctl -xeu mosquitto`" if "mosquitto" in command
+                            else ""))

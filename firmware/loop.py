@@ -1,0 +1,186 @@
+# ruff: noqa: UP031 -- MicroPython: %-formatting works on every port
+# No contextlib, dataclasses or typing here: plain MicroPython.
+"""The firmware's main loop, built so that it cannot hang (Pico + CPython).
+
+- Every step runs the sweep, then the hub's input, then the output, each in
+  its own ``try``: an exception is reported on the serial line as ``ERR`` and
+  the loop goes on (``Loop.step``).
+- The hardware watchdog is fed after each part; if anything still blocks for
+  longer than ``WDT_MS`` the RP2040 resets and the firmware boots again
+  (HELLO, FULL: the hub resynchronises).
+- Input is read without blocking, at most ``MAX_INPUT`` characters a step,
+  lines cut at ``MAX_LINE``. With ``micropython.kbd_intr(-1)`` a 0x03 byte
+  from the hub is an ordinary character (a bad line, answered with ``ERR``),
+  never a KeyboardInterrupt that would drop the board to the REPL.
+- Output goes through a bounded queue (``Output``): a few lines a step, and
+  only while the port is writable; a write that took longer than ``STALL_US``
+  means nobody reads (the hub holds the port without reading, where MicroPython
+  blocks up to 500 ms a write), so output pauses for ``STALL_BACKOFF_US``.
+  When the queue is full the oldest line is dropped: the hub sees the gap in
+  the sequence numbers and asks for a FULL report (SYNC).
+"""
+
+# The RP2040 watchdog allows up to 8.3 s. The longest modelled step is a sweep
+# that acquires 36 new cards at once (~0.25 s) plus a WRITE (~0.2 s).
+
+WDT_MS = 4000
+MAX_LINE = 600  # longer input is cut; decode_frame then rejects it as oversize
+MAX_INPUT = 2048  # characters read per step at most
+OUT_LINES = 64  # queued output lines at most (dealing: 36 P + HEALTH)
+OUT_PER_STEP = 64  # lines written per step at most (each write is timed)
+STALL_US = 20000
+STALL_BACKOFF_US = 2000000
+
+
+def printable(text: str) -> str:
+    """``text`` reduced to what a protocol line may carry."""
+    out = []
+    for ch in text:
+        out.append(ch if " " <= ch <= "~" else "?")
+    return "".join(out)
+
+
+class Output:
+    """Bounded, non-blocking line output. ``write(line)`` sends one line;
+    ``writable()`` says whether the port takes more now."""
+
+    def __init__(
+        self, write: object, writable: object, clock: object, diff: object,
+        max_lines: int = OUT_LINES,
+    ) -> None:
+        self._write = write
+        self._writable = writable
+        self._clock = clock
+        self._diff = diff
+        self.max_lines = max_lines
+        self.queue = []
+        self.dropped = 0
+        self.stalls = 0
+        self._stalled_at = None
+
+    def put(self, line: str) -> None:
+        self.queue.append(line)
+        if len(self.queue) > self.max_lines:
+            self.queue.pop(0)
+            self.dropped += 1
+
+    def flush(self) -> int:
+        """Write up to OUT_PER_STEP queued lines; returns how many."""
+        clock = self._clock
+        if self._stalled_at is not None:
+            waited = self._diff(clock.ticks_us(), self._stalled_at)
+            if 0 <= waited < STALL_BACKOFF_US:
+                return 0
+            self._stalled_at = None
+        written = 0
+        while self.queue and written < OUT_PER_STEP and self._writable():
+            line = self.queue.pop(0)
+            start = clock.ticks_us()
+            self._write(line)
+            written += 1
+            took = self._diff(clock.ticks_us(), start)
+            if took < 0 or took > STALL_US:
+                self.stalls += 1
+                self._stalled_at = clock.ticks_us()
+                break
+        return written
+
+
+class LineReader:
+    """Assembles hub lines from characters, bounded in length."""
+
+    def __init__(self) -> None:
+        self._pending = []
+        self._length = 0
+
+    def feed(self, char: str) -> object:
+        """One character in; a complete line (str) out, or None."""
+        if char == "\n":
+            line = "".join(self._pending)
+            self._pending = []
+            self._length = 0
+            return line
+        if char != "\r" and self._length < MAX_LINE:
+            self._pending.append(char)
+            self._length += 1
+        return None
+
+
+class Loop:
+    """One scanner, its serial link and its watchdog. ``read_char()`` returns
+    one character, or None/"" when nothing is waiting (never blocks)."""
+
+    def __init__(
+        self,
+        scanner: object,
+        output: Output,
+        read_char: object,
+        watchdog: object = None,
+        collect: object = None,
+        led: object = None,
+    ) -> None:
+        self.scanner = scanner
+        self.output = output
+        self.read_char = read_char
+        self.watchdog = watchdog
+        self.collect = collect
+        self.led = led
+        self.reader = LineReader()
+        self.errors = 0
+        self.steps = 0
+        scanner.write_line = output.put
+
+    def feed(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.feed()
+
+    def report(self, where: str, error: object) -> None:
+        self.errors += 1
+        try:  # noqa: SIM105 - MicroPython has no contextlib
+            self.scanner.emit_error(
+                "%s failed: %s %s" % (where, type(error).__name__, printable(str(error)))
+            )
+        except Exception:  # the report must never stop the loop
+            pass
+
+    def start(self) -> None:
+        try:
+            self.scanner.boot()
+        except Exception as error:
+            self.report("boot", error)
+        self.feed()
+        self.output.flush()
+
+    def step(self) -> None:
+        self.steps += 1
+        try:
+            self.scanner.sweep()
+        except Exception as error:
+            self.report("sweep", error)
+        self.feed()
+        try:
+            self._input()
+        except Exception as error:
+            self.report("input", error)
+        self.feed()
+        try:
+            self.output.flush()
+            if self.led is not None:
+                self.led.toggle()
+            if self.collect is not None:
+                self.collect()
+        except Exception as error:
+            self.report("output", error)
+        self.feed()
+
+    def _input(self) -> None:
+        for _ in range(MAX_INPUT):
+            char = self.read_char()
+            if not char:
+                return
+            line = self.reader.feed(char)
+            if line is not None:
+                try:
+                    self.scanner.handle_line(line)
+                except Exception as error:
+                    self.report("command", error)

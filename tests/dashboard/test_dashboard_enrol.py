@@ -1,0 +1,69 @@
+"""Enrolment from /host with the hub running: the host page asks the running hub, no second
+process writes the hub's topics, no alert is raised, and the new tag is used at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+from dashkit import PIN, Dash, wait_until
+
+from engine.rules.cards import enrolment_order
+from engine.wire.contract import GameAlert, HubEvent, ServiceState, Topics, WireModel
+from engine.wire.mqtt import WireClient
+from hub.backends.sim import SimulatedTable
+from hub.outbox import Outbox
+from hub.service import Hub
+from hub.tagmap import TagMap
+
+HOST = {"X-Host-Pin": PIN}
+NEW_TAG = "04C0FFEE000001"
+
+
+def test_enrolment_from_host_page_with_the_hub_running(
+        dash: Dash, engine_service: Any, mqtt_broker: str, table_id: str, tmp_path: Path
+) -> None:
+    topics = Topics(table_id)
+    tagmap = TagMap.load(tmp_path / "tagmap.json")
+    sim = SimulatedTable(tagmap=tagmap)
+    client = WireClient(mqtt_broker, client_id=f"hub-{table_id}", state_topic=topics.hub_state)
+    hub = Hub(table=table_id, backend=sim, client=client, outbox=Outbox(tmp_path / "o.sqlite"),
+              tagmap=tagmap, poll_interval=0.002).start()
+    seen: list[tuple[str, WireModel]] = []
+    watcher = WireClient(mqtt_broker, client_id=f"watch-{table_id}").start(wait=10)
+    for topic in (topics.game_alert, topics.hub_event, topics.hub_state):
+        watcher.subscribe(topic, lambda t, m: seen.append((t, m)), wait=5)
+    first = enrolment_order()[0]
+    try:
+        wait_until(lambda: dash.bridge.status().hub == "online", 10, "the hub online")
+        with httpx.Client(base_url=dash.url, headers=HOST, timeout=15) as http:
+            started = http.post("/api/host/enrol", json={"action": "start", "seat": 1})
+            assert started.status_code == 200, started.text
+            assert started.json()["data"]["next"] == first
+            wait_until(lambda: http.get("/api/host/enrolment").json()["active"], 10,
+                       "the host page to see the enrolment")
+            sim.place("pad:0", uid=NEW_TAG)
+            wait_until(lambda: http.get("/api/host/enrolment").json()["done"] == 1, 10,
+                       "the tag to be enrolled")
+            shown = http.get("/api/host/enrolment").json()
+            assert f"Enrolled {first}" in shown["message"]
+            sim.remove("pad:0")
+            stopped = http.post("/api/host/enrol", json={"action": "stop"})
+            assert stopped.status_code == 200 and "saved" in stopped.json()["data"]["message"]
+            wait_until(lambda: not http.get("/api/host/enrolment").json()["active"], 10,
+                       "the enrolment to end on the host page")
+            # A refusal reaches the host with the hub's reason (409), not a crash.
+            refused = http.post("/api/host/enrol", json={"action": "undo"})
+            assert refused.status_code == 409 and "no enrolment is running" in refused.text
+        # No alert, no event from the pad, and the hub never went offline.
+        assert not [m for t, m in seen if isinstance(m, GameAlert)]
+        assert not [m for t, m in seen if isinstance(m, HubEvent)]
+        assert all(m.state == "online" for t, m in seen if isinstance(m, ServiceState))
+        # The new tag is used without a restart: laid on a cell, it is that card.
+        sim.place("3,3", uid=NEW_TAG)
+        wait_until(lambda: any(isinstance(m, HubEvent) and m.card_id == first
+                               for _, m in seen), 10, "the event naming the new card")
+    finally:
+        watcher.stop()
+        hub.stop()

@@ -1,0 +1,184 @@
+"""The firmware cannot hang: tick wrap, watchdog, REPL break, bounded output, errors
+reported on the serial line (CPython against the register-level simulator; the same
+loop runs under the real MicroPython in test_fw_micropython.py)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from firmware import loop as fw_loop
+from firmware.loop import WDT_MS, Loop, Output
+from firmware.mfrc522_sim import SimTable, Timings
+from firmware.protocol import decode_frame, encode_frame
+from firmware.scan import REINIT_EVERY, SETTLE_US, Scanner
+from firmware.sweep import build
+
+PERIOD = 1 << 30  # MicroPython's ticks_us period on the RP2040
+
+
+def ticks_diff(end: int, start: int) -> int:
+    """MicroPython's time.ticks_diff for a 2**30 period."""
+    return ((end - start + PERIOD // 2) & (PERIOD - 1)) - PERIOD // 2
+
+
+class WrappingClock:
+    """The simulator's clock as the Pico shows it: ticks_us wraps every 2**30 us."""
+
+    def __init__(self, table: SimTable) -> None:
+        self.table = table
+
+    def ticks_us(self) -> int:
+        return int(self.table.clock.now_us) % PERIOD
+
+    def sleep_us(self, us: int) -> None:
+        self.table.clock.sleep_us(us)
+
+
+def wrapping_rig(n: int = 4, start_us: float = 0.0) -> tuple[SimTable, Scanner, list[str]]:
+    table, _scanner, _ = build(n, Timings(), "fast", SETTLE_US, 1)
+    table.clock.now_us = start_us
+    lines: list[str] = []
+    scanner = Scanner(_scanner.readers, _scanner.demux, WrappingClock(table), lines.append,
+                      diff=ticks_diff)
+    for reader in scanner.readers:
+        reader.clock, reader._diff = scanner.clock, ticks_diff
+    return table, scanner, lines
+
+
+def kinds(lines: list[str]) -> list[str]:
+    return [decode_frame(line).kind for line in lines]
+
+
+def test_scan_runs_across_the_tick_wrap() -> None:
+    table, scanner, lines = wrapping_rig(start_us=PERIOD - 30_000)
+    table.place(1, "04A1B2C3D4E5F6")
+    scanner.boot()
+    table.place(2, "04A1B2C3D4E5F7")
+    durations = []
+    for _ in range(6):  # the counter wraps during these sweeps
+        start = table.clock.now_us
+        scanner.sweep()
+        durations.append(table.clock.now_us - start)
+    assert table.clock.now_us > PERIOD  # it did wrap
+    assert max(durations) < 50_000
+    assert scanner.tracker.uid(1) and scanner.tracker.uid(2) == "04A1B2C3D4E5F7"
+    assert "P" in kinds(lines)
+
+
+def test_reader_back_after_ten_minutes_of_faults_does_not_block() -> None:
+    """The first review's reproduction: a reader faulty for longer than half the tick
+    period (~9 min) made ticks_diff negative and sleep_us block for minutes."""
+    table, scanner, _lines = wrapping_rig()
+    table.place(2, "04A1B2C3D4E5F6")
+    scanner.boot()
+    table.faults(2).vanished = True
+    scanner.sweep()
+    table.clock.advance(10 * 60 * 1_000_000)  # ten minutes of sweeps, elided
+    table.faults(2).vanished = False
+    durations = []
+    for _ in range(2 * REINIT_EVERY):
+        start = table.clock.now_us
+        scanner.sweep()
+        durations.append(table.clock.now_us - start)
+    assert max(durations) < 100_000
+    assert scanner.tracker.uid(2) == "04A1B2C3D4E5F6" and not scanner.needs_init[2]
+
+
+class Watchdog:
+    def __init__(self, table: SimTable) -> None:
+        self.table = table
+        self.feeds: list[float] = []
+
+    def feed(self) -> None:
+        self.feeds.append(self.table.clock.now_us)
+
+
+def loop_rig(n: int = 8, **output: Any) -> tuple[SimTable, Loop, list[str], list[str]]:
+    table, scanner, _ = build(n, Timings(), "fast", SETTLE_US, 1)
+    written: list[str] = []
+    incoming: list[str] = []
+    out = Output(output.get("write", written.append), output.get("writable", lambda: True),
+                 table.clock, lambda a, b: a - b)
+    loop = Loop(scanner, out, lambda: incoming.pop(0) if incoming else "", Watchdog(table))
+    return table, loop, written, incoming
+
+
+def test_a_failing_sweep_is_reported_and_the_loop_goes_on() -> None:
+    table, loop, written, _incoming = loop_rig()
+    loop.start()
+    table.place(3, "04A1B2C3D4E5F6")
+    real = loop.scanner.readers[5].antenna_on
+
+    def broken() -> None:
+        raise RuntimeError("bus glitch \xff")
+
+    loop.scanner.readers[5].antenna_on = broken
+    for _ in range(3):
+        loop.step()
+    loop.scanner.readers[5].antenna_on = real
+    for _ in range(3):
+        loop.step()
+    errors = [decode_frame(line) for line in written if " ERR " in line]
+    assert errors and "sweep failed: RuntimeError bus glitch ?" in errors[0].text()
+    assert loop.scanner.tracker.uid(3) == "04A1B2C3D4E5F6"  # scanning went on
+
+
+def test_watchdog_is_fed_within_its_timeout_even_in_the_longest_step() -> None:
+    """Worst case: every reader gets a new card at once (dealing) and a WRITE comes in."""
+    table, loop, written, incoming = loop_rig(n=36)
+    loop.start()
+    for reader in range(36):
+        table.place(reader, f"04A1B2C3D4{reader:04X}")
+    loop.step()
+    incoming.extend(encode_frame(5, "WRITE", ["3", "blue-a-4"]))
+    for _ in range(3):
+        loop.step()
+    feeds = loop.watchdog.feeds
+    gaps = [b - a for a, b in itertools.pairwise(feeds)]
+    assert len(feeds) > 10 and max(gaps) < WDT_MS * 1000 / 4
+    assert any(" ACK 5" in line for line in written)
+
+
+def test_ctrl_c_from_the_hub_is_a_bad_line_not_a_break() -> None:
+    """With kbd_intr(-1) (main.py) a 0x03 byte arrives as a character: answered with ERR,
+    and the next good line is served."""
+    _table, loop, written, incoming = loop_rig()
+    loop.start()
+    written.clear()
+    incoming.extend("\x03\x03\n" + encode_frame(9, "PING", []))
+    loop.step()
+    got = [decode_frame(line) for line in written]
+    assert [f.kind for f in got if f.kind in ("ERR", "PONG")] == ["ERR", "PONG"]
+    assert "control character 0x03" in got[0].text() or "0x03" in " ".join(
+        f.text() for f in got if f.kind == "ERR")
+
+
+def test_input_is_bounded_per_step_and_per_line() -> None:
+    _table, loop, written, incoming = loop_rig()
+    loop.start()
+    written.clear()
+    incoming.extend("x" * 5000)  # no newline ever
+    loop.step()
+    assert len(incoming) == 5000 - fw_loop.MAX_INPUT
+    assert loop.reader._length == fw_loop.MAX_LINE
+
+
+def test_a_port_nobody_reads_never_blocks_the_loop_for_long() -> None:
+    """The hub holds the port open without reading: each write blocks 500 ms (MicroPython's
+    USB CDC timeout). Output pauses after one slow write; the queue stays bounded; lines
+    dropped show as a sequence gap, which makes the hub ask for a FULL report."""
+    table, loop, _written, _incoming = loop_rig(write=lambda line: None)
+    loop.output._write = lambda line: table.clock.advance(500_000)
+    loop.start()
+    start = table.clock.now_us
+    for _ in range(100):
+        loop.scanner.emit("PONG")
+        loop.scanner.emit("PONG")
+        loop.step()
+    elapsed = table.clock.now_us - start
+    output = loop.output
+    assert output.stalls >= 2 and len(output.queue) <= fw_loop.OUT_LINES
+    assert output.dropped > 100
+    # ~100 sweeps of 45 ms and one 500 ms write per 2 s back-off: not 200 x 500 ms.
+    assert elapsed < 10_000_000

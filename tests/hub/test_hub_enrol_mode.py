@@ -1,0 +1,98 @@
+"""Enrolment as a mode of the running hub (``hub/cmd/enrol``), the tag map read again when
+another program changes it, and ``hub/cmd/readers`` (what `cauldron readers` shows)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_hub_service import fast_client, make_hub, wait_for
+
+from engine.rules.cards import enrolment_order
+from engine.wire.contract import HubEvent, Topics
+from engine.wire.mqtt import WireClient
+from hub.backends.sim import SimulatedTable
+from hub.service import Hub
+from hub.tagmap import TagMap
+
+NEW_TAG = "04AABBCCDD0001"
+
+
+@pytest.fixture
+def live(mqtt_broker: str, table_id: str, tmp_path: Path
+         ) -> Iterator[tuple[Hub, SimulatedTable, WireClient, list[HubEvent]]]:
+    tagmap = TagMap.load(tmp_path / "tagmap.json")
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
+    events: list[HubEvent] = []
+    try:
+        with fast_client(mqtt_broker) as client:
+            client.subscribe(Topics(table_id).hub_event,
+                             lambda t, m: events.append(m) if isinstance(m, HubEvent) else None,
+                             wait=5)
+            yield hub, sim, client, events
+    finally:
+        hub.stop()
+
+
+def ask(client: WireClient, table: str, verb: str, **args: Any) -> Any:
+    reply = client.request(Topics(table).hub_cmd(verb), args, timeout=5)
+    return reply
+
+
+def test_enrolment_mode_consumes_the_pad_and_undoes_a_skip(
+        live: tuple[Hub, SimulatedTable, WireClient, list[HubEvent]], table_id: str,
+        tmp_path: Path) -> None:
+    hub, sim, client, events = live
+    first, second = enrolment_order()[:2]
+    started = ask(client, table_id, "enrol", action="start", pad=0)
+    assert started.status == "ok" and started.data["next"] == first
+    assert ask(client, table_id, "enrol", action="skip").data["next"] == second
+    undone = ask(client, table_id, "enrol", action="undo").data
+    assert undone["next"] == first and "Skip undone" in undone["message"]
+    sim.place("pad:0", uid=NEW_TAG)
+    wait_for(lambda: hub.tagmap.card_for(NEW_TAG) == first)
+    sim.remove("pad:0")
+    status = ask(client, table_id, "enrol", action="status").data
+    assert status["active"] and status["done"] == 1 and status["next"] == second
+    stopped = ask(client, table_id, "enrol", action="stop").data
+    assert not stopped["active"] and "1 card(s) enrolled this time are saved" in stopped["message"]
+    assert TagMap.load(tmp_path / "tagmap.json").card_for(NEW_TAG) == first
+    # The pad's taps were enrolment, not play: no event reached the wire.
+    assert events == []
+    # The new tag is known at once, without a restart.
+    sim.place("2,3", uid=NEW_TAG)
+    wait_for(lambda: any(e.card_id == first for e in events))
+    # Stopping again, or starting on a pad the table lacks, is refused with the reason.
+    refused = ask(client, table_id, "enrol", action="stop")
+    assert refused.status == "error" and "no enrolment is running" in str(refused.error)
+    refused = ask(client, table_id, "enrol", action="start", pad=7)
+    assert refused.status == "error" and "no pad for seat 8" in str(refused.error)
+    again = ask(client, table_id, "enrol", action="start", pad=1)
+    nothing = ask(client, table_id, "enrol", action="stop").data
+    assert again.status == "ok" and "nothing new was enrolled" in nothing["message"]
+
+
+def test_the_hub_reads_a_changed_tag_map_file(
+        live: tuple[Hub, SimulatedTable, WireClient, list[HubEvent]], tmp_path: Path) -> None:
+    hub, sim, _client, events = live
+    other = TagMap(tmp_path / "tagmap.json")
+    other.add(NEW_TAG, "blue-a-4")
+    other.save()  # another program (an offline `cauldron enroll`) wrote the file
+    wait_for(lambda: hub.tagmap.card_for(NEW_TAG) == "blue-a-4")
+    sim.place("1,2", uid=NEW_TAG)
+    wait_for(lambda: any(e.card_id == "blue-a-4" and e.cell == "1,2" for e in events))
+
+
+def test_readers_answer_what_each_reader_sees(
+        live: tuple[Hub, SimulatedTable, WireClient, list[HubEvent]], table_id: str) -> None:
+    hub, sim, client, _events = live
+    sim.place("0,1", uid=NEW_TAG)
+    wait_for(lambda: hub.backend.state().get(sim.layout.cell_reader(0, 1)) == NEW_TAG)
+    data = ask(client, table_id, "readers").data
+    assert data["backend"] == "sim" and data["pads"] == 4
+    seen = {r["cell"]: r for r in data["readers"] if r.get("cell")}
+    assert seen["0,1"]["uid"] == NEW_TAG and seen["0,1"]["card_id"] is None
+    assert len(data["readers"]) == hub.backend.n_readers
