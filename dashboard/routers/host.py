@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request, status
+from fastapi import APIRouter, Body, HTTPException, Request, status
 
 from dashboard.deps import BridgeDep, HostDep
 from dashboard.models import (
@@ -103,6 +103,18 @@ def undo(_: HostDep, bridge: BridgeDep) -> CommandResult:
 )
 def confirm(_: HostDep, bridge: BridgeDep) -> CommandResult:
     return answered(bridge.command("confirm"))
+
+
+@router.post(
+    "/hub/confirm", summary="Accept a new hub for this table (a replaced hub)",
+    description="When the engine says a new hub wants to serve the table (the table view "
+    "shows it), the host accepts it here; until then its events are refused.",
+    responses=REFUSALS,
+)
+def confirm_hub(_: HostDep, bridge: BridgeDep,
+                hub_id: Annotated[str, Body(embed=True, min_length=1, max_length=64)]
+                ) -> CommandResult:
+    return answered(bridge.command("confirm", {"hub_id": hub_id}))
 
 
 @router.post("/end", summary="End the game now", responses=REFUSALS)

@@ -432,7 +432,8 @@ class EngineService:
             if runtime.pending_hub != model.hub_id:
                 runtime.pending_hub = model.hub_id
                 self._degrade(runtime, f"hub {model.hub_id} wants to serve this table in place "
-                              f"of {registered}: the host confirms it (host page, or cmd/confirm "
+                              f"of {registered}; its events wait until the host accepts it "
+                              "(POST /api/host/hub/confirm with its hub_id, or cmd/confirm "
                               f'{{"hub_id": "{model.hub_id}"}})')
             return False
         return True

@@ -15,8 +15,8 @@ import pytest
 from acl_broker import needs_mosquitto, secured_broker
 
 ACCOUNTS = {
-    "engine": "engine-pw",
-    "dashboard": "dash-pw",
+    "cauldron.engine": "engine-pw",
+    "cauldron.dashboard": "dash-pw",
     "table-1": "hub1-pw",
     "table-2": "hub2-pw",
 }
@@ -65,7 +65,7 @@ class Session:
 
 @pytest.fixture
 def sessions(secured_broker: int) -> Iterator[dict[str, Session]]:
-    opened = {user: Session(secured_broker, user) for user in ACCOUNTS}
+    opened = {user.removeprefix("cauldron."): Session(secured_broker, user) for user in ACCOUNTS}
     yield opened
     for session in opened.values():
         session.close()
@@ -126,3 +126,22 @@ def test_dashboard_cannot_publish_game_topics(sessions: dict[str, Session]) -> N
     sessions["dashboard"].publish("cauldron/table-1/game/seat/0", b"forged")
     settle()
     assert engine.received == []
+
+
+def test_service_accounts_get_no_table_of_their_own(sessions: dict[str, Session]) -> None:
+    """The hub patterns (%u) apply to every account: a service account's name must not
+    make it a table's hub (the review's "dashboard" table)."""
+    engine = sessions["engine"]
+    engine.subscribe("cauldron/+/hub/event")
+    engine.subscribe("cauldron/+/hub/snapshot")
+    for name in ("dashboard", "engine", "cauldron.dashboard"):
+        sessions["dashboard"].publish(f"cauldron/{name}/hub/event", b"forged")
+        sessions["dashboard"].publish(f"cauldron/{name}/hub/snapshot", b"forged")
+    settle()
+    from engine.wire.contract import TopicError, parse_topic
+
+    for topic, _ in engine.received:  # what got through is no table's topic at all
+        with pytest.raises(TopicError):
+            parse_topic(topic)
+    assert not any(t.startswith(("cauldron/dashboard/", "cauldron/engine/"))
+                   for t, _ in engine.received)

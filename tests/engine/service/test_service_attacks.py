@@ -36,8 +36,8 @@ pytestmark = needs_mosquitto
 
 TABLE = "table-1"  # the hub's broker account is its table id (the shipped ACL)
 HUB_ID = "hub-table-1"
-ACCOUNTS = {"engine": "engine-pw", "dashboard": "dash-pw", TABLE: "hub1-pw",
-            "table-2": "hub2-pw"}
+ENGINE, DASHBOARD = "cauldron.engine", "cauldron.dashboard"  # the services' broker accounts
+ACCOUNTS = {ENGINE: "engine-pw", DASHBOARD: "dash-pw", TABLE: "hub1-pw", "table-2": "hub2-pw"}
 TOPICS = Topics(TABLE)
 
 
@@ -106,7 +106,7 @@ class Scene:
 
     def start_engine(self, **config: Any) -> EngineService:
         self.engine = EngineService(ServiceConfig(
-            mqtt=f"mqtt://engine:engine-pw@127.0.0.1:{self.port}", data_dir=self.data_dir,
+            mqtt=f"mqtt://{ENGINE}:engine-pw@127.0.0.1:{self.port}", data_dir=self.data_dir,
             name="engine-under-attack", gap_timeout=0.3, retry_interval=0.2, **config,
         )).start(wait=10)
         return self.engine
@@ -140,8 +140,8 @@ def scene(tmp_path: Path) -> Iterator[Scene]:
     ensure_key(keys_dir(), TABLE, "hub", HUB_ID)  # the hub's enrolment
     with secured_broker(tmp_path, ACCOUNTS) as port:
         hub = Client(port, TABLE)
-        dashboard = Client(port, "dashboard")
-        attacker = Client(port, "dashboard", sign=False)
+        dashboard = Client(port, DASHBOARD)
+        attacker = Client(port, DASHBOARD, sign=False)
         attacker.watch("cauldron/+/cmd/+/response")
         dashboard.watch(TOPICS.engine_state)
         hub.watch(TOPICS.hub_cmd("+"))
@@ -373,7 +373,7 @@ def test_a_new_hub_waits_for_the_host(scene: Scene) -> None:
 
 def test_new_game_carries_no_recipe_cards_on_the_broker(scene: Scene) -> None:
     # What any client of an open broker sees (here: an account that may read commands).
-    eavesdropper = Client(scene.port, "engine")
+    eavesdropper = Client(scene.port, ENGINE)
     try:
         eavesdropper.watch(TOPICS.cmd("new_game"))
         args = {"colours": ["red", "blue", "green"], "recipes": True}
