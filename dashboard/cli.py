@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from engine.datadir import data_dir
 
 
 def register(subparsers: Any) -> None:
@@ -48,11 +49,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=_handle)
 
 
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cauldron" / "dashboard"
-
-
 def _handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -77,7 +73,7 @@ def _handle(args: argparse.Namespace) -> int:
         "port": args.port,
         "mqtt": mqtt,
         "table": args.table,
-        "data_dir": args.data_dir or default_data_dir(),
+        "data_dir": args.data_dir or data_dir("dashboard"),
         "default_lang": args.lang,
         "virtual": not args.no_virtual,
     }

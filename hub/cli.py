@@ -306,20 +306,30 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
         return 1
 
 
+def _through_hub(config: HubConfig, purpose: str, live: Any, otherwise: str) -> int | None:
+    """Run ``live(client)`` against the running hub; None (after saying ``otherwise``) when
+    no hub answers, so the caller reads the readers itself."""
+    client = _hub_link(config, purpose)
+    if client is not None:
+        try:
+            result: int | None = live(client)
+        finally:
+            client.stop(timeout=0.5)
+        if result is not None:
+            return result
+    print(f"No hub answers for table {config.table} at {_redacted(config)}: {otherwise}",
+          file=sys.stderr, flush=True)
+    return None
+
+
 def _run_enroll(args: argparse.Namespace) -> int:
     config = _load_config(args)
     if not args.offline and not _sim_wanted(args):
-        client = _hub_link(config, "enrol")
-        if client is not None:
-            try:
-                result = _enroll_live(args, config, client)
-            finally:
-                client.stop(timeout=0.5)
-            if result is not None:
-                return result
-        print(f"No hub answers for table {config.table} at "
-              f"{_redacted(config)}: enrolling directly from the readers (stop the hub "
-              "first if it runs elsewhere).", file=sys.stderr, flush=True)
+        result = _through_hub(config, "enrol", lambda c: _enroll_live(args, config, c),
+                              "enrolling directly from the readers (stop the hub first if "
+                              "it runs elsewhere).")
+        if result is not None:
+            return result
     return _enroll_offline(args, config)
 
 
@@ -462,19 +472,22 @@ def _readers_live(args: argparse.Namespace, config: HubConfig, client: Any) -> i
 
 def _run_readers(args: argparse.Namespace) -> int:
     config = _load_config(args)
+    if args.bench:  # hardware/bench-test.md
+        from hub.bench_readers import run_bench
+        from hub.errors import HubError
+
+        try:
+            return run_bench(config, args.bench_readers, args.tries, args.polls,
+                             Path(args.report), interactive=sys.stdin.isatty())
+        except (HubError, OSError) as exc:
+            raise CliError(str(exc)) from None
     if not args.direct and not _sim_wanted(args):
-        client = _hub_link(config, "readers")
-        if client is not None:
-            try:
-                result = _readers_live(args, config, client)
-            finally:
-                client.stop(timeout=0.5)
-            if result is not None:
-                return result
-        print(f"No hub answers for table {config.table} at {_redacted(config)}: reading the "
-              "readers directly" + (" (a simulated table of its own, not the hub's)"
-                                    if config.backend == "sim" else ""),
-              file=sys.stderr, flush=True)
+        result = _through_hub(config, "readers", lambda c: _readers_live(args, config, c),
+                              "reading the readers directly" + (
+                                  " (a simulated table of its own, not the hub's)"
+                                  if config.backend == "sim" else ""))
+        if result is not None:
+            return result
     tagmap, _note = _tagmap_for(config)
     backend = _backend_for(config, tagmap)
     steps = _sim_steps(args, backend)
@@ -574,6 +587,13 @@ def register(subparsers: Any) -> None:
     readers.add_argument("--once", action="store_true", help="print one grid and exit")
     readers.add_argument("--sweeps", type=int, default=5, help="sweeps before --once prints")
     readers.add_argument("--interval", type=float, default=0.2, help="seconds between redraws")
+    bench = readers.add_argument_group("bench test (hardware/bench-test.md)")
+    bench.add_argument("--bench", action="store_true",
+                       help="measure wake-up time, read rate and chip version per reader")
+    bench.add_argument("--bench-readers", default="0", help="readers to measure, e.g. 0,5,33")
+    bench.add_argument("--tries", type=int, default=20, help="polls per wake-up delay")
+    bench.add_argument("--polls", type=int, default=200, help="reads per read rate")
+    bench.add_argument("--report", default="reader-report.json", help="where to write it")
     readers.set_defaults(handler=_run_readers)
 
     schema = subparsers.add_parser("schema", help="write the wire contract's JSON Schemas")

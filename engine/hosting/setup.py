@@ -56,6 +56,7 @@ class Answers:
     dashboard_host: str = "0.0.0.0"
     dashboard_port: int = 8000
     lang: str = "en"
+    public_url: str = ""  # what phones open (QR codes); "": the Pi's LAN address
     user: str = "cauldron"
 
     def check(self) -> Answers:
@@ -78,6 +79,11 @@ class Answers:
             raise SetupError(f"--user {self.user!r} is not a plain user name")
         if self.lang not in ("fr", "en", "de"):
             raise SetupError(f"--lang {self.lang!r} is not fr, en or de")
+        if self.public_url and not self.public_url.startswith(("http://", "https://")):
+            raise SetupError(f"--public-url {self.public_url!r} must start with http:// or "
+                             "https:// (e.g. http://192.168.1.20:8000/)")
+        if any(c.isspace() for c in self.public_url):
+            raise SetupError(f"--public-url {self.public_url!r} has a space in it")
         return self
 
 
@@ -115,6 +121,11 @@ class Paths:
     @property
     def data(self) -> Path:
         return self._p("var", "lib", "cauldron")
+
+    @property
+    def keys(self) -> Path:
+        """The per-table keys (engine.wire.auth): one folder for the three services."""
+        return self.data / "keys"
 
     @property
     def mosquitto(self) -> Path:
@@ -249,6 +260,7 @@ class Installer:
         self.folder(p.data, 0o750, user, user)
         for service in SERVICES:
             self.folder(p.data / service, 0o750, user, user)
+        self.folder(p.keys, 0o700, user, user)
 
     def configs(self, passwords: dict[str, str]) -> None:
         a, p = self.answers, self.paths
@@ -281,7 +293,7 @@ class Installer:
         self.put(p.config("engine"), "\n".join(engine) + "\n", 0o640, None, a.user)
         pin = passwords["pin"]
         self.put(p.dashboard_env,
-                 "# The dashboard's host PIN (EnvironmentFile of cauldron-dashboard).\n"
+                 "# Secret of cauldron-dashboard (its EnvironmentFile): the code for /host.\n"
                  f"CAULDRON_HOST_PIN={pin}\n", 0o600, a.user, a.user)
         answers = ["# Written by `cauldron setup`: its answers, read again when it runs "
                    "again (and by `cauldron doctor`).", "[table]"]
@@ -314,10 +326,16 @@ class Installer:
             "# Keep QoS 1 messages for clients that reconnect (the engine, the hubs).",
             "max_queued_messages 100000",
         ]
+        if not main and self.scratch:
+            # A rehearsal: Mosquitto runs as whoever starts it, and reads these files.
+            lines += [f"user {pwd.getpwuid(os.getuid()).pw_name}"]
         if "persistence" not in already:
             lines += ["persistence true"]
         if "persistence_location" not in already:
-            lines += [f"persistence_location {p.root / 'var' / 'lib' / 'mosquitto'}/"]
+            store = p.root / "var" / "lib" / "mosquitto"
+            if self.scratch:
+                store.mkdir(parents=True, exist_ok=True)
+            lines += [f"persistence_location {store}/"]
         owner = "mosquitto" if not self.scratch and _user_exists("mosquitto") else None
         self.put(p.mosquitto_conf, "\n".join(lines) + "\n", 0o644)
         acl = DEPLOY / "mosquitto" / "acl"
@@ -346,6 +364,7 @@ class Installer:
                           f"--mqtt mqtt://{accounts(a)['dashboard']}@{a.mqtt_host}:{a.mqtt_port} "
                           f"--mqtt-password-file {p.password('dashboard')} "
                           f"--data-dir {p.data / 'dashboard'}"
+                          + (f" --public-url {a.public_url}" if a.public_url else "")
                           + ("" if a.backend == "sim" else " --no-virtual")),
         }
         for service in SERVICES:
@@ -361,20 +380,49 @@ class Installer:
                 text = text.replace(f"@{key}@", value)
             self.put(p.unit(service), text, 0o644)
 
+    def by_hand(self) -> list[str]:
+        """The commands that start the table without systemd (what the units run)."""
+        p = self.paths
+        main = p.mosquitto_main if p.mosquitto_main.exists() else p.mosquitto_conf
+        commands = [f"mosquitto -c {main}"]
+        for service in ("engine", "hub", "dashboard"):
+            unit = p.unit(service).read_text(encoding="utf-8").splitlines()
+            start = next(x for x in unit if x.startswith("ExecStart="))
+            env = " ".join(x.removeprefix("Environment=") for x in unit
+                           if x.startswith("Environment="))
+            command = (f"env {env} " if env else "") + start.removeprefix("ExecStart=")
+            if service == "dashboard":  # the unit's EnvironmentFile: the host PIN
+                command = f"(set -a; . {p.dashboard_env}; exec {command})"
+            commands.append(command)
+        return commands
+
     def restart(self) -> None:
         if self.scratch:
-            self.say("  (scratch root: no service restarted; start them by hand, see README)")
+            self.say("  (scratch root: nothing restarted) Start the table by hand, each in a "
+                     "terminal of its own, in this order:")
+            for command in self.by_hand():
+                self.say(f"    {command}")
             return
         if shutil.which("systemctl") is None:
             raise SetupError("systemctl is missing: this is not a systemd system; start "
                              "mosquitto and the three services by hand")
+        p = self.paths
         run(["systemctl", "daemon-reload"])
+        done = []
         # A new listener, account or ACL needs a restart (a reload does not re-read them all).
-        run(["systemctl", "restart", "mosquitto"])
+        if {p.mosquitto_conf, p.passwd, p.acl} & set(self.changed):
+            run(["systemctl", "restart", "mosquitto"])
+            done.append("restarted mosquitto")
         units = [f"cauldron-{s}" for s in SERVICES]
         run(["systemctl", "enable", "--quiet", *units])
-        run(["systemctl", "restart", *units])
-        self.say("  restarted mosquitto and " + ", ".join(units))
+        # Every service reads the broker and its own files: restart all when any changed.
+        if self.changed:
+            run(["systemctl", "restart", *units])
+            done.append("restarted " + ", ".join(units))
+        else:
+            run(["systemctl", "start", *units])  # running ones are left alone
+            done.append("nothing changed; made sure " + ", ".join(units) + " run")
+        self.say("  " + "; ".join(done))
 
     def install(self) -> None:
         say = self.say

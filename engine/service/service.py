@@ -6,13 +6,13 @@ a new hub id waits for the host's ``confirm {"hub_id"}``), drops duplicates by
 ``(epoch, seq)`` and puts reordered events back in order (a gap is asked again from the
 hub with ``hub/cmd/replay`` until it is filled, never skipped; a gap larger than any outbox
 keeps is refused and shown as ``degraded``), feeds the table's
-`TableInterpreter`, writes the input and its actions to the table's log (`TableStore`)
+`TableInterpreter`, writes the input and its actions to the table's log (`engine.service.store`)
 *before* publishing anything, then publishes:
 
 - ``game/public`` (retained): `GamePublic`, the public view plus the table state;
-- ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (``you``: colour,
+- ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (its colour,
   recipes, own stack with the memory aid), published when it changes; a Perluceo reveal goes
-  once, not retained, with ``private_events``;
+  once, not retained, as the view's ``reveal``;
 - ``game/alert``: `GameAlert` raised (``active``) and cleared (same ``alert_id``);
 - ``game/events`` (QoS 1, not retained): `GameEvents`, the actions just applied and their
   public events (config and dealt grid when a game starts): what a person at the table
@@ -39,10 +39,15 @@ dir, or a stored log. Anything else is refused and logged at a bounded rate, and
 the table ``degraded`` (with the reason, on ``engine/state``); the engine retries on a timer
 and resumes without loss. Every table is handled on the MQTT client's single dispatcher
 thread (and the retry timer, under the same lock).
+An engine that does not serve the table (another shard, another engine's table at a venue,
+an id not in the venue's list) sends no answer at all, so each command gets exactly one;
+with a PostgreSQL store, tables come and go as this engine claims and hands them over
+(`engine.service.ownership`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -61,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 from engine.rules import GameLog, replay
 from engine.rules.cards import RECIPE_A, RECIPE_B
 from engine.rules.errors import RulesError
-from engine.rules.events import Event
+from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
 from engine.service.store import (
@@ -97,6 +102,7 @@ from engine.wire.contract import (
     encode,
 )
 from engine.wire.mqtt import CommandRefused, NoAnswer, WireClient
+from engine.wire.sequence import HubCursor
 
 if TYPE_CHECKING:
     from engine.service.ownership import Ownership
@@ -140,18 +146,6 @@ class ServiceConfig:
             index, count = self.shard
             return zlib.crc32(table.encode()) % count == index
         return True
-
-
-@dataclass
-class HubCursor:
-    """Where one hub's event stream stands for one table: dedup and reordering."""
-
-    epoch: str
-    last: int
-    pending: dict[int, HubEvent] = field(default_factory=dict)
-    gap_since: float | None = None
-    asked: int = 0  # highest seq already asked again
-    retried: bool = False  # the open gap was asked a second time
 
 
 class TableRuntime:
@@ -495,11 +489,8 @@ class EngineService:
 
     def _receive(self, table: str, event: HubEvent) -> list[Outcome]:
         runtime = self.table(table)
-        cursor = runtime.cursors.get(event.hub_id)
-        if cursor is None or cursor.epoch != event.epoch:
-            # First sight of this hub, or its outbox started a new epoch: begin here.
-            cursor = HubCursor(event.epoch, event.seq - 1)
-            runtime.cursors[event.hub_id] = cursor
+        # First sight of this hub, or its outbox started a new epoch: begin here.
+        cursor = HubCursor.of(runtime.cursors, event)
         if event.seq <= cursor.last:
             self.stats["duplicates"] += 1
             log.info("table %s: dropped duplicate event %s/%s", table, event.epoch, event.seq)
@@ -520,17 +511,17 @@ class EngineService:
             self.stats["reordered"] += 1
             if len(cursor.pending) >= MAX_PENDING:  # the replay fills the rest in order
                 return []
-        cursor.pending[event.seq] = event
+        cursor.offer(event)
         return self._drain(runtime, event.hub_id, cursor)
 
     def _drain(self, runtime: TableRuntime, hub_id: str, cursor: HubCursor) -> list[Outcome]:
         outcomes: list[Outcome] = []
         while True:
             while cursor.last + 1 in cursor.pending:
-                cursor.last += 1
-                seq = cursor.last
-                outcome = self._process(runtime, cursor.pending.pop(seq))
-                if cursor.last < seq:  # not stored: kept for the retry tick
+                ready = cursor.pop_next()
+                assert ready is not None
+                outcome = self._process(runtime, ready)
+                if cursor.last < ready.seq:  # not stored: kept for the retry tick
                     return outcomes
                 if outcome is not None:
                     outcomes.append(outcome)
@@ -939,10 +930,11 @@ class EngineService:
                 runtime.sent_seats[seat] = payload
                 self.client.publish_raw(runtime.topics.game_seat(seat), payload, retain=True,
                                         qos=VIEW_QOS)
-            mine = [e.to_wire() for e in private if getattr(e, "seat", None) == seat]
-            if mine:  # once, not retained: a one-time look (G9)
+            reveals = [e.cauldron for e in private
+                       if isinstance(e, PerluceoReveal) and e.seat == seat]
+            if reveals:  # once, not retained: a one-time look (G9)
                 once = GameSeat(seat=seat, game_id=game_id, ts=now,
-                                view={**view, "private_events": mine})
+                                view=dataclasses.replace(view, reveal=reveals[-1]))
                 self._publish(runtime.topics.game_seat(seat), once)
 
     @staticmethod

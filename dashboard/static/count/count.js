@@ -15,7 +15,7 @@ const L = {
     msg_already: "{card} is already counted for {seat}", msg_removed: "{card} cannot be in this game: with 2 players the {colour} cards are out of the box",
     msg_recipes_off: "{card} cannot count: the recipe variant is off for this count", msg_unknown: "This tag (…{uid}) is not enrolled, so its card is unknown: enrol it, or pick the card by hand.",
     msg_new: "New count: {seats}", sim_label: "simulated reader",
-    title: "count", pin: "Host PIN", login: "Open the controls", wrong_pin: "Wrong PIN",
+    pin: "Host PIN", login: "Open the controls", wrong_pin: "Wrong PIN",
     setup: "New count", players: "Players", colour_of: "Colour of seat {n}", options: "Options",
     recipes_opt: "Recipe variant (recipe cards count)", bonus_opt: "+2 for the second player",
     first: "First player", last_card: "Who took the last card", nobody: "not known",
@@ -42,7 +42,7 @@ const L = {
     msg_already: "{card} est déjà compté pour {seat}", msg_removed: "{card} ne peut pas être dans cette partie : à 2 joueurs les cartes {colour} sont retirées de la boîte",
     msg_recipes_off: "{card} ne compte pas : la variante recettes n'est pas activée", msg_unknown: "Cette étiquette (…{uid}) n'est pas enregistrée, sa carte est inconnue : enregistrez-la, ou choisissez la carte à la main.",
     msg_new: "Nouveau décompte : {seats}", sim_label: "lecteur simulé",
-    title: "décompte", pin: "Code hôte", login: "Ouvrir les commandes", wrong_pin: "Code erroné",
+    pin: "Code hôte", login: "Ouvrir les commandes", wrong_pin: "Code erroné",
     setup: "Nouveau décompte", players: "Joueurs", colour_of: "Couleur de la place {n}", options: "Options",
     recipes_opt: "Variante recettes (les cartes recette comptent)", bonus_opt: "+2 pour le deuxième joueur",
     first: "Premier joueur", last_card: "Qui a pris la dernière carte", nobody: "inconnu",
@@ -69,7 +69,7 @@ const L = {
     msg_already: "{card} ist schon für {seat} gezählt", msg_removed: "{card} kann nicht im Spiel sein: zu zweit sind die {colour} Karten aus der Schachtel",
     msg_recipes_off: "{card} zählt nicht: die Rezept-Variante ist aus", msg_unknown: "Dieser Tag (…{uid}) ist nicht angelernt, seine Karte ist unbekannt: anlernen oder die Karte von Hand wählen.",
     msg_new: "Neue Zählung: {seats}", sim_label: "simulierter Leser",
-    title: "Zählung", pin: "Gastgeber-PIN", login: "Steuerung öffnen", wrong_pin: "Falsche PIN",
+    pin: "Gastgeber-PIN", login: "Steuerung öffnen", wrong_pin: "Falsche PIN",
     setup: "Neue Zählung", players: "Spieler", colour_of: "Farbe von Platz {n}", options: "Optionen",
     recipes_opt: "Rezept-Variante (Rezeptkarten zählen)", bonus_opt: "+2 für den zweiten Spieler",
     first: "Startspieler", last_card: "Wer nahm die letzte Karte", nobody: "unbekannt",
@@ -164,13 +164,15 @@ function allCards() {
   return groups;
 }
 
-function pickerHtml(name, count, label, anyCard) {
+/* anyCard: the simulated reader (every card, to try refusals); tagged: only the cards the
+   simulated box has tags on (not the recipe cards: a real box's get enrolled on the page). */
+function pickerHtml(name, count, label, anyCard, tagged) {
   const owner = {};
   if (count) for (const seat of count.seats) for (const tap of seat.taps) owner[tap.card] = seat.name;
   const removed = count && count.setup.removed;
   let html = `<select name="${name}" aria-label="${esc(label)}"><option value="">—</option>`;
   for (const [group, ids] of allCards()) {
-    if (count && group === s("recipes_g") && !count.setup.recipes) continue;
+    if (group === s("recipes_g") && (tagged || (count && !count.setup.recipes))) continue;
     html += `<optgroup label="${esc(group)}">`;
     for (const id of ids) {
       if (removed && id.startsWith(removed + "-") && !anyCard) continue;
@@ -333,7 +335,7 @@ function renderSim(reader, count) {
   const key = JSON.stringify([count.setup, count.seats.map((x) => x.taps.length)]);
   if (el.dataset.key === key) return;
   el.dataset.key = key;
-  el.innerHTML = `<form id="sim-form"><h2>${esc(s("sim"))}</h2><label>${esc(s("sim_help"))} ${pickerHtml("card", count, s("sim_help"), true)}</label> ` +
+  el.innerHTML = `<form id="sim-form"><h2>${esc(s("sim"))}</h2><label>${esc(s("sim_help"))} ${pickerHtml("card", count, s("sim_help"), true, true)}</label> ` +
     `<button class="btn" type="submit">${esc(s("sim_tap"))}</button></form>`;
 }
 
@@ -386,6 +388,9 @@ function render() {
   if (!state) return;
   const count = state.count;
   renderReader(state.reader);
+  const saveError = document.getElementById("save-error");
+  saveError.hidden = !state.save_error;
+  saveError.textContent = state.save_error ? "⚠ " + state.save_error : "";
   renderLogin();
   renderSetup(count);
   renderMessage(state);
@@ -444,7 +449,7 @@ document.addEventListener("submit", async (ev) => {
 });
 
 takePinFromUrl();
-document.getElementById("count-title").textContent = "· " + s("title") + (SEAT !== null ? ` · ${seatLabel(SEAT, null)}` : "");
+if (SEAT !== null) document.getElementById("count-title").textContent = `${t("count_mode")} · ${seatLabel(SEAT, null)}`;
 let up = false;
 liveSocket("/ws/count", (data) => { state = data; render(); renderBanners(null, up); },
   (ok) => { up = ok; renderBanners(null, ok); });

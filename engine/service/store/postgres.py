@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.service.errors import StoreError
-from engine.service.store.base import ExportedInput, Migration, Store, TableLog
+from engine.service.store.base import ExportedInput, GameWrite, Migration, Store, TableLog
 from engine.wire.contract import check_table_id
 
 if TYPE_CHECKING:
@@ -99,9 +99,14 @@ SCHEMA_VERSION = MIGRATIONS[-1].version
 _NAMES = {"{inputs}": "cauldron_inputs", "{actions}": "cauldron_actions",
           "{games}": "cauldron_games", "{table}": "table_id = %s"}
 _NAME = re.compile("|".join(re.escape(k) for k in _NAMES))
+# Hub events are committed without waiting for the WAL flush (as SQLite's
+# synchronous=NORMAL: an engine killed loses nothing; a database crash may lose the last
+# fraction of a second of events, which the new owner asks the hubs for again, from their
+# outbox). Commands, which nothing can replay, are flushed (`_transaction`).
+_OPTIONS = "-c synchronous_commit=off"
 # Server-side keepalives: a dead engine's session (and its locks) ends within ~15 s even when
 # its machine vanishes without closing the connection (a killed process closes it at once).
-_SESSION_OPTIONS = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 " \
+_SESSION_OPTIONS = _OPTIONS + " -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 " \
                    "-c tcp_keepalives_count=3"
 
 
@@ -162,6 +167,9 @@ class PgTableLog(TableLog):
     def __init__(self, store: PostgresStore, table: str) -> None:
         super().__init__(table)
         self._store = store
+        # The engine's session when the table was opened, i.e. the one holding its lock:
+        # writes go only through it (None: no ownership, e.g. the CLI; the pool).
+        self._session = store.session
 
     @property
     def where(self) -> str:
@@ -170,10 +178,50 @@ class PgTableLog(TableLog):
     def close(self) -> None:
         pass  # connections belong to the store
 
+    one_statement_append = True
+
     @contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        with self._store.writer() as conn, conn.transaction():
-            yield conn
+    def _transaction(self, single: bool = False) -> Iterator[Any]:
+        with self._store.writer(self._session, self.table) as conn:
+            if single:  # one statement: its own transaction, one round trip
+                yield conn
+                return
+            with conn.transaction():
+                conn.execute("SET LOCAL synchronous_commit TO on")
+                yield conn
+
+    def _write_input(self, tx: Any, row: ExportedInput, actions: list[tuple[str, str]],
+                     game: GameWrite | None) -> int | None:
+        # One statement (a round trip costs a context switch to the server): the input,
+        # then its actions and game row only if the input was written (not a duplicate).
+        parts = ["WITH i AS (INSERT INTO cauldron_inputs (table_id, ts, source, hub_id, epoch, "
+                 "seq, verb, seat, payload, observed, game_id) VALUES (%s, %s, %s, %s, %s, %s, "
+                 "%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id)"]
+        params: list[Any] = [self.table, row.ts, row.source, row.hub_id, row.epoch, row.seq,
+                             row.verb, row.seat, row.payload, row.observed, row.game_id]
+        if actions:
+            parts.append("a AS (INSERT INTO cauldron_actions (table_id, input_id, game_id, "
+                         "action) SELECT %s, i.id, x.g, x.a FROM i CROSS JOIN "
+                         "unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(g, a, n) "
+                         "ORDER BY x.n)")
+            params += [self.table, [g for g, _ in actions], [a for _, a in actions]]
+        if game is not None and game.config is not None:
+            parts.append("g AS (INSERT INTO cauldron_games (table_id, game_id, started_input, "
+                         "started_ts, config, status, updated_ts, result) SELECT %s, %s, i.id, "
+                         "%s, %s, %s, %s, %s FROM i ON CONFLICT (table_id, game_id) DO UPDATE "
+                         "SET started_input = EXCLUDED.started_input, started_ts = "
+                         "EXCLUDED.started_ts, config = EXCLUDED.config, status = "
+                         "EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, result = "
+                         "EXCLUDED.result)")
+            params += [self.table, game.game_id, game.ts, game.config, game.status, game.ts,
+                       game.result]
+        elif game is not None:
+            parts.append("g AS (UPDATE cauldron_games SET status = %s, updated_ts = %s, "
+                         "result = %s WHERE table_id = %s AND game_id = %s AND EXISTS "
+                         "(SELECT 1 FROM i))")
+            params += [game.status, game.ts, game.result, self.table, game.game_id]
+        found = self._exec(tx, ", ".join(parts) + " SELECT id FROM i", params).fetchone()
+        return None if found is None else int(found[0])
 
     def _exec(self, tx: Any, sql: str, params: Sequence[Any] = ()) -> Any:
         return tx.execute(sql, tuple(params))
@@ -230,9 +278,16 @@ class PostgresStore(Store):
 
         self.url = url
         self.session: PgSession | None = None  # an engine's own connection, once it has one
+        try:  # one plain attempt first: a clear error now, not the pool's retries
+            psycopg.connect(url, connect_timeout=5).close()
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL {self.redacted()}: "
+                             f"{' '.join(str(exc).split())}; is it running, and may this user "
+                             "connect?") from None
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"autocommit": True, "connect_timeout": 5}, name="cauldron-store")
+            kwargs={"autocommit": True, "connect_timeout": 5, "options": _OPTIONS},
+            name="cauldron-store")
         try:
             self._pool.open(wait=True, timeout=timeout)
         except (PoolTimeout, psycopg.Error) as exc:
@@ -252,11 +307,14 @@ class PostgresStore(Store):
     # ------------------------------------------------------------------ connections
 
     @contextmanager
-    def writer(self) -> Iterator[Connection[Any]]:
-        """The connection writes go through: the engine's own session when it has one
-        (so writes stop with its locks), else one from the pool."""
-        session = self.session
+    def writer(self, session: PgSession | None, table: str) -> Iterator[Connection[Any]]:
+        """The connection a table's writes go through: the engine session that holds the
+        table's lock, refused once that session has ended or been replaced (the lock went
+        with it: another engine may own the table now); without ownership, the pool."""
         if session is not None:
+            if session is not self.session or not session.alive:
+                raise StoreError(f"this engine no longer owns table {table}: its database "
+                                 "session ended; another engine serves it")
             with session.lock:
                 yield session.conn
             return

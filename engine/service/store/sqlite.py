@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from engine.datadir import data_dir
 from engine.service.errors import StoreError
 from engine.service.store.base import ExportedInput, Migration, Store, TableLog
 from engine.wire.auth import private_dir
@@ -77,8 +78,7 @@ _NAME = re.compile("|".join(re.escape(k) for k in _NAMES))
 
 
 def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cauldron" / "engine"
+    return data_dir("engine")
 
 
 def table_path(data_dir: Path, table: str) -> Path:
@@ -160,7 +160,7 @@ class TableStore(TableLog):
         self._db.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, single: bool = False) -> Iterator[sqlite3.Connection]:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
