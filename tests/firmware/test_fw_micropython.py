@@ -170,8 +170,9 @@ def test_main_runs_on_micropython_with_watchdog_and_no_repl_break() -> None:
 
 
 def test_main_on_micropython_reports_exceptions_and_keeps_going() -> None:
-    """A flaky bus (every 7th SPI transaction raises OSError) on the real MicroPython: each
-    exception goes out as an ERR line and the loop keeps feeding the watchdog."""
+    """A flaky bus (every 7th SPI transaction raises OSError) on the real MicroPython: a
+    failed transaction is that reader's fault (the others are scanned, HELLO and FULL go
+    out), anything that escapes goes out as an ERR line, and the watchdog is fed."""
     from firmware.protocol import decode_frame
 
     env = dict(os.environ, MICROPYPATH=f"{ROOT}:{ROOT / 'tests' / 'firmware'}")
@@ -181,6 +182,6 @@ def test_main_on_micropython_reports_exceptions_and_keeps_going() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     *lines, summary = result.stdout.splitlines()
-    errors = [f.text() for f in map(decode_frame, lines) if f.kind == "ERR"]
-    assert any("failed: OSError" in text for text in errors), errors
+    frames = list(map(decode_frame, lines))
+    assert [f.kind for f in frames[:2]] == ["HELLO", "FULL"]
     assert summary.startswith("MAIN DONE 200 ")
