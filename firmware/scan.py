@@ -262,6 +262,12 @@ class Scanner:
         self._off_at[reader] = self.clock.ticks_us()
         self._on_at[reader] = None
 
+    def _quiet(self) -> None:
+        """Every field off (the next sweep warms them again)."""
+        for reader in range(self.n_readers):
+            if self._on_at[reader] is not None:
+                self._field_off(reader)
+
     def _warm(self, reader: int) -> None:
         """Switch a later reader's field on early (pipeline); never a reader
         that needs init: its poll decides whether to touch it."""
@@ -412,6 +418,7 @@ class Scanner:
             return "reader %d is not working" % reader
         driver = self.readers[reader]
         try:
+            self._quiet()  # no warming field near the one written to
             try:
                 driver, answer = self._activate(reader)
                 if answer is None:
