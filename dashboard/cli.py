@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from engine.datadir import data_dir
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -44,11 +46,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=_handle)
 
 
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cauldron" / "dashboard"
-
-
 def _handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -67,7 +64,7 @@ def _handle(args: argparse.Namespace) -> int:
         "port": args.port,
         "mqtt": mqtt,
         "table": args.table,
-        "data_dir": args.data_dir or default_data_dir(),
+        "data_dir": args.data_dir or data_dir("dashboard"),
         "default_lang": args.lang,
         "virtual": not args.no_virtual,
     }

@@ -43,21 +43,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from engine.datadir import data_dir
 from engine.wire.contract import TopicError, check_table_id
 from hub.errors import ConfigError
 
 BACKENDS = ("sim", "serial", "spi", "pcsc")
-
-
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cauldron"
 
 
 @dataclass
@@ -68,7 +63,7 @@ class HubConfig:
     mqtt_password_file: Path | None = None  # the account's password (0600), not in the URL
     backend: str = "sim"
     hub_id: str | None = None
-    data_dir: Path = field(default_factory=default_data_dir)
+    data_dir: Path = field(default_factory=data_dir)
     tagmap: Path | None = None
     pads: int = 4
     perimeter: bool = False

@@ -17,11 +17,12 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.wire.contract import GRID_SIZE, N_SEATS, cell_key
+from engine.rules.board import CORNER_CELLS, cell_name, parse_cell
+from engine.wire.contract import GRID_SIZE, N_SEATS
 
 PlaceKind = Literal["cell", "pad", "perimeter"]
 
-CORNERS: frozenset[tuple[int, int]] = frozenset({(0, 0), (0, 5), (5, 0), (5, 5)})
+CORNERS: frozenset[tuple[int, int]] = frozenset(divmod(c, GRID_SIZE) for c in CORNER_CELLS)
 CELLS: tuple[tuple[int, int], ...] = tuple(
     (r, c) for r in range(GRID_SIZE) for c in range(GRID_SIZE) if (r, c) not in CORNERS
 )
@@ -51,7 +52,7 @@ class Place:
 
     @property
     def cell_key(self) -> str | None:
-        return None if self.cell is None else cell_key(*self.cell)
+        return None if self.cell is None else cell_name(self.cell[0] * GRID_SIZE + self.cell[1])
 
     def label(self) -> str:
         if self.kind == "cell":
@@ -134,7 +135,7 @@ class Layout:
         kind, _, value = where.partition(":") if ":" in where else ("cell", "", where)
         try:
             if kind == "cell":
-                row, col = (int(x) for x in value.split(","))
+                row, col = divmod(parse_cell(value), GRID_SIZE)
                 return self.cell_reader(row, col)
             if kind == "pad":
                 return self.pad_reader(int(value))

@@ -22,6 +22,14 @@ PostgreSQL (real; `tests/pg_cluster.py`: a throw-away cluster, or ``CAULDRON_TES
 Options and markers:
 
 - ``--soak``: run tests marked ``@pytest.mark.soak`` (skipped otherwise).
+
+Hypothesis profiles (one knob for every property test; no test hard-codes its count):
+
+- ``ci`` (chosen when ``CI`` is set, as in `bash .ci/run`): 100 examples, derandomized
+  (the same examples every run: CI never flakes on a new random draw), no deadline.
+- ``dev`` (otherwise): 25 random examples, no deadline: quick while working.
+- ``HYPOTHESIS_PROFILE=ci|dev`` chooses one explicitly. A test whose example is a whole
+  game takes a quarter: ``settings(max_examples=max(5, settings().max_examples // 4))``.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from pathlib import Path
 from typing import cast
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # Test folders mirror the packages (tests/engine/...) and have no __init__.py, so pytest's
 # rootdir insertion could make `engine` resolve to tests/engine; the checkout comes first.
@@ -42,6 +51,15 @@ if sys.path[0] != _ROOT:
     sys.path.insert(0, _ROOT)
 
 from engine.wire.broker import BrokerKind, LocalBroker, find_mosquitto  # noqa: E402
+
+# No deadline: a busy 2-core machine (CI, 8 engineers) makes timings meaningless here.
+_HYPOTHESIS = {"deadline": None, "print_blob": True,
+               "suppress_health_check": [HealthCheck.function_scoped_fixture,
+                                         HealthCheck.too_slow]}
+settings.register_profile("ci", max_examples=100, derandomize=True, **_HYPOTHESIS)
+settings.register_profile("dev", max_examples=25, **_HYPOTHESIS)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
+                      or ("ci" if os.environ.get("CI") else "dev"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -3,12 +3,7 @@
 import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, posLabel, seatLabel, t } from "./core.js";
 
 const CORNERS = new Set(GEO.corners);
-const CORNER_CARD = Object.fromEntries(GEO.corners.map((k) => {
-  const [r, c] = k.split(",").map(Number);
-  // corner-1 top-left, clockwise (as the catalogue numbers them)
-  const n = r === 0 ? (c === 0 ? 1 : 2) : (c === 0 ? 4 : 3);
-  return [k, `corner-${n}`];
-}));
+const CORNER_CARD = GEO.corner_cards;  // cell -> corner card, from engine.rules.board
 
 /* What the active seat may do on each cell, from the engine's `expected`. */
 export function marks(v) {

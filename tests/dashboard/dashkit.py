@@ -118,7 +118,7 @@ class Dash:
 
     def publish_seat(self, game: Game, seat: int, game_id: str = "g1",
                      extra: dict[str, Any] | None = None) -> None:
-        view = {**game.view(seat), **(extra or {})}
+        view = {**game.view(seat)["you"], **(extra or {})}
         self.publisher.publish(
             self.topics.game_seat(seat),
             GameSeat(seat=seat, game_id=game_id, ts=time.time(), view=view),

@@ -52,7 +52,7 @@ def _person_step(http: httpx.Client, state: dict[str, Any], seat: int) -> None:
         gesture(action="tap", seat=view["table"]["vanesco_wait"][0]["seat"])
     elif expected["phase"] == "refill":
         gesture(action="draw")
-    elif expected["pass"]:
+    elif expected["can_pass"]:
         http.post("/api/virtual/pass").raise_for_status()
     elif expected["take"] or expected["accio"]:
         gesture(action="lift", where=(expected["take"] or expected["accio"])[0])

@@ -22,7 +22,7 @@ from engine.service.service import EngineService, ServiceConfig
 from engine.service.store import TableStore
 from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.broker import LocalBroker
-from engine.wire.contract import Topics
+from engine.wire.contract import PublicTableView, Topics
 from engine.wire.mqtt import WireClient
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.outbox import Outbox
@@ -99,8 +99,8 @@ def _reference(script: ScriptedGame, inputs: list[SensorInput]) -> TableInterpre
     return interp
 
 
-def _comparable(view: dict[str, Any]) -> dict[str, Any]:
-    view = dict(view)
+def _comparable(view: dict[str, Any] | PublicTableView) -> dict[str, Any]:
+    view = view.to_wire() if isinstance(view, PublicTableView) else dict(view)
     view["table"] = {k: v for k, v in view["table"].items() if k != "game_id"}
     return view
 

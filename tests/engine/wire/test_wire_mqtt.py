@@ -102,9 +102,10 @@ def test_typed_subscribe_delivers_models_and_rejects_garbage(mqtt_broker: str,
         sub.subscribe(topics.game_public, lambda topic, model: got.append(model), wait=5)
         pub.publish_raw(topics.game_public, b"{not json")
         pub.publish_raw(topics.game_public, b'{"schema_version": 1}')
-        pub.publish(topics.game_public, GamePublic(view={"turn": 1}, turn=1), retain=True)
+        public = GamePublic(view={"grid": [], "turn": 1}, turn=1)
+        pub.publish(topics.game_public, public, retain=True)
         wait_for(lambda: len(got) == 1 and len(rejects) == 2)
-        assert got[0] == GamePublic(view={"turn": 1}, turn=1)
+        assert got[0] == public
         assert "not JSON" in str(rejects[0]) and "view" in str(rejects[1])
         assert sub.stats["rejected"] == 2
 
@@ -180,7 +181,7 @@ def test_wait_ready_means_subscriptions_are_live(mqtt_broker: str, table_id: str
     try:
         assert client.wait_ready(10)
         with WireClient(mqtt_broker) as other:
-            other.publish(topics.game_public, GamePublic(view={}))
+            other.publish(topics.game_public, GamePublic(view={"grid": []}))
             wait_for(lambda: len(got) == 1)
     finally:
         client.stop()
