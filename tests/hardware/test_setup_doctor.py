@@ -25,8 +25,8 @@ from engine.wire.broker import find_mosquitto, free_port
 HERE = Path(__file__).resolve().parent
 CAULDRON = str(Path(sys.executable).parent / "cauldron")
 
-pytestmark = pytest.mark.skipif(find_mosquitto() is None,
-                                reason="needs mosquitto (apt-get install mosquitto)")
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(find_mosquitto() is None,
+                                reason="needs mosquitto (apt-get install mosquitto)")]
 
 
 def cauldron(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -14,6 +14,8 @@ from websockets.sync.client import connect
 
 from engine.demo.stack import DemoOptions, DemoStack
 
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
 PIN = "4321"
 
 
