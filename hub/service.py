@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.rules.cards import is_card_id
+from engine.wire.auth import ensure_key, keys_dir, sign_hub
 from engine.wire.contract import (
     BoardHealth,
     CommandRequest,
@@ -72,6 +73,7 @@ class Hub:
         health_hold: float = 1.0,
         resend_after: float = 10.0,
         clock: Callable[[], float] = time.time,
+        key: bytes | None = None,
     ) -> None:
         self.table = table
         self.topics = Topics(table, client.base)
@@ -80,6 +82,10 @@ class Hub:
         self.outbox = outbox
         self.tagmap = tagmap
         self.hub_id = hub_id or f"hub-{table}"
+        # Events and snapshots are signed with the hub's key for this table (made at the
+        # first start, its enrolment, and shared with the engine): engine.wire.auth.
+        self.key = key if key is not None else ensure_key(keys_dir(), table, "hub",
+                                                          self.hub_id).key
         self.io = io
         self.poll_interval = poll_interval
         self.snapshot_interval = snapshot_interval
@@ -442,9 +448,10 @@ class Hub:
         built: list[HubEvent] = []
 
         def make(seq: int) -> bytes:
-            event = HubEvent(
+            event = sign_hub(HubEvent(
                 hub_id=self.hub_id, epoch=self.outbox.epoch, seq=seq, ts=self.clock(), **fields
-            )
+            ), self.table, self.key)
+            assert isinstance(event, HubEvent)
             built.append(event)
             return encode(event)
 
@@ -486,7 +493,7 @@ class Hub:
                     **self._place_fields(reader),
                 )
             )
-        return HubSnapshot(
+        snapshot = sign_hub(HubSnapshot(
             hub_id=self.hub_id,
             epoch=self.outbox.epoch,
             last_seq=self.outbox.last_seq,
@@ -496,7 +503,9 @@ class Hub:
             enrolment=self.enrolment_status(),
             board=self._board(),
             pawns=None if (pawns := self.backend.pawns()) is None else sorted(pawns),
-        )
+        ), self.table, self.key)
+        assert isinstance(snapshot, HubSnapshot)
+        return snapshot
 
     def _board(self) -> BoardHealth | None:
         board = self.backend.board()
@@ -517,36 +526,50 @@ class Hub:
     # ------------------------------------------------------------ engine -> table I/O
 
     def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
+        """``hub/cmd/<verb>``: one handler per verb (`_handlers`), each taking the args."""
         if info.table != self.table:
             raise CommandRefused(f"this hub serves table {self.table}, not {info.table}")
-        args = request.args
-        verb = info.verb
-        if verb == "snapshot":
-            self.publish_snapshot()
-            return {"last_seq": self.outbox.last_seq}
-        if verb == "replay":
-            return self._replay(args)
-        if verb in ("turn", "buzz"):
-            if self.io is None:
-                raise CommandRefused("this hub has no table I/O configured ([io] in the config)")
-            if verb == "turn":
-                seat = args.get("seat")
-                if seat is not None and (not isinstance(seat, int) or not 0 <= seat < 4):
-                    raise CommandRefused(f"turn: seat {seat!r} is not 0..3 or null")
-                self.io.set_turn(seat)
-                return {"seat": seat}
-            ms = args.get("ms", 300)
-            if not isinstance(ms, int) or not 0 < ms <= 5000:
-                raise CommandRefused(f"buzz: ms {ms!r} is not 1..5000")
-            self.io.buzz(ms / 1000)
-            return {"ms": ms}
-        if verb == "sim":
-            return self._sim(args)
-        if verb == "enrol":
-            return self._enrol(args)
-        if verb == "readers":
-            return self.readers_answer()
-        raise CommandRefused(f"unknown hub command {verb!r}")
+        handler = self._handlers().get(info.verb or "")
+        if handler is None:
+            raise CommandRefused(f"unknown hub command {info.verb!r}")
+        return handler(request.args)
+
+    def _handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        """The verb -> handler map of ``hub/cmd/<verb>`` (HUB_VERBS)."""
+        return {
+            "snapshot": self._snapshot_now,
+            "replay": self._replay,
+            "turn": self._turn,
+            "buzz": self._buzz,
+            "sim": self._sim,
+            "enrol": self._enrol,
+            "readers": lambda args: self.readers_answer(),
+        }
+
+    def _snapshot_now(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.publish_snapshot()
+        return {"last_seq": self.outbox.last_seq}
+
+    def _table_io(self) -> Any:
+        if self.io is None:
+            raise CommandRefused("this hub has no table I/O configured ([io] in the config)")
+        return self.io
+
+    def _turn(self, args: dict[str, Any]) -> dict[str, Any]:
+        io = self._table_io()
+        seat = args.get("seat")
+        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < 4):
+            raise CommandRefused(f"turn: seat {seat!r} is not 0..3 or null")
+        io.set_turn(seat)
+        return {"seat": seat}
+
+    def _buzz(self, args: dict[str, Any]) -> dict[str, Any]:
+        io = self._table_io()
+        ms = args.get("ms", 300)
+        if not isinstance(ms, int) or not 0 < ms <= 5000:
+            raise CommandRefused(f"buzz: ms {ms!r} is not 1..5000")
+        io.buzz(ms / 1000)
+        return {"ms": ms}
 
     def _replay(self, args: dict[str, Any]) -> dict[str, Any]:
         epoch, first, last = args.get("epoch"), args.get("from_seq"), args.get("to_seq")

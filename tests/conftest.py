@@ -35,7 +35,9 @@ Hypothesis profiles (one knob for every property test; no test hard-codes its co
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,7 +52,23 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 if sys.path[0] != _ROOT:
     sys.path.insert(0, _ROOT)
 
-from engine.wire.broker import BrokerKind, LocalBroker, find_mosquitto  # noqa: E402
+from engine.wire.broker import (  # noqa: E402
+    BrokerKind,
+    BrokerStartError,
+    LocalBroker,
+    find_mosquitto,
+)
+
+# Each run (each xdist worker) has its own data home: no test writes to the real one, and
+# workers never share a table log, a key file or a saved table. Subprocesses inherit it.
+_DATA_HOME = tempfile.mkdtemp(
+    prefix=f"cauldron-test-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+os.environ["XDG_DATA_HOME"] = _DATA_HOME
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_DATA_HOME, ignore_errors=True)
+
 
 # No deadline: a busy 2-core machine (CI, 8 engineers) makes timings meaningless here.
 _HYPOTHESIS = {"deadline": None, "print_blob": True,
@@ -60,6 +78,13 @@ settings.register_profile("ci", max_examples=100, derandomize=True, **_HYPOTHESI
 settings.register_profile("dev", max_examples=25, **_HYPOTHESIS)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
                       or ("ci" if os.environ.get("CI") else "dev"))
+
+# The tables' hub and command keys (engine.wire.auth): one private folder per test run, so
+# the hubs, engines and dashboards a test starts (in-process or as subprocesses) share them.
+if not os.environ.get("CAULDRON_KEYS_DIR"):
+    import tempfile
+
+    os.environ["CAULDRON_KEYS_DIR"] = tempfile.mkdtemp(prefix="cauldron-test-keys-")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,10 +108,23 @@ def broker_kind() -> BrokerKind:
     return "mosquitto" if find_mosquitto() else "amqtt"
 
 
+def started_broker(kind: BrokerKind) -> LocalBroker:
+    """A broker on a free port; another port when that one was taken meanwhile (xdist
+    workers pick free ports at the same moment)."""
+    for attempt in range(3):
+        broker = LocalBroker(kind=kind)
+        try:
+            return broker.start()
+        except BrokerStartError:
+            broker.close()
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
 @pytest.fixture(scope="session")
 def mqtt_broker(broker_kind: BrokerKind) -> Iterator[str]:
-    broker = LocalBroker(kind=broker_kind)
-    broker.start()
+    broker = started_broker(broker_kind)
     try:
         yield broker.url
     finally:
@@ -95,8 +133,7 @@ def mqtt_broker(broker_kind: BrokerKind) -> Iterator[str]:
 
 @pytest.fixture
 def restartable_broker(broker_kind: BrokerKind) -> Iterator[LocalBroker]:
-    broker = LocalBroker(kind=broker_kind)
-    broker.start()
+    broker = started_broker(broker_kind)
     try:
         yield broker
     finally:

@@ -47,6 +47,8 @@ from hub.layout import Layout
 from hub.outbox import Outbox
 from hub.service import Hub
 
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
 ROOT = Path(__file__).resolve().parents[1]
 CARD_KINDS = ("cell", "pad", "button", "unknown_tag")
 

@@ -45,7 +45,7 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
-PIN = "2468"
+PIN = "246813"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
@@ -148,8 +148,7 @@ class Dash:
                 raise CommandRefused(self.refuse[info.verb])
             return {"verb": info.verb, "args": request.args}
 
-        self.publisher.serve(self.topics.cmd("+"), handler)
-        time.sleep(0.1)  # let the subscription reach the broker
+        self.publisher.serve(self.topics.cmd("+"), handler, wait=10)  # the broker has it
 
 
 def new_game(players: int = 3, seed: int = 1, memory_aid: bool = False) -> Game:

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.rules.cards import enrolment_order
-from engine.wire.contract import CommandRequest, TopicInfo, Topics, parse_topic
+from engine.wire.contract import HUB_VERBS, CommandRequest, TopicInfo, Topics, parse_topic
 from engine.wire.mqtt import CommandRefused, WireClient
 from hub.backends.sim import SimulatedTable, made_up_uid, virtual_box_tagmap
 from hub.io import TableIO
@@ -104,3 +104,12 @@ def test_fuzz_hub_commands(hub: Hub, verb: str, args: dict[str, Any]) -> None:
         sim.clear()
         for reader, uid in table_before.items():
             sim.place(reader, uid=uid)
+
+
+def test_one_handler_per_hub_verb(hub: Hub) -> None:
+    """hub/cmd/<verb> goes through one verb -> handler map that covers the contract's
+    HUB_VERBS exactly; a refusal names the problem."""
+    assert set(hub._handlers()) == set(HUB_VERBS)
+    assert call(hub, "turn", {"seat": 1}) == {"seat": 1}
+    with pytest.raises(CommandRefused, match="buzz: ms"):
+        call(hub, "buzz", {"ms": 0})

@@ -278,6 +278,12 @@ class PostgresStore(Store):
 
         self.url = url
         self.session: PgSession | None = None  # an engine's own connection, once it has one
+        try:  # one plain attempt first: a clear error now, not the pool's retries
+            psycopg.connect(url, connect_timeout=5).close()
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL {self.redacted()}: "
+                             f"{' '.join(str(exc).split())}; is it running, and may this user "
+                             "connect?") from None
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False,
             kwargs={"autocommit": True, "connect_timeout": 5, "options": _OPTIONS},

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from engine.rules import GameLog
 from engine.rules.board import cell_name
 from engine.service.interpreter import SensorInput, TableInterpreter
@@ -27,6 +29,8 @@ from engine.wire.mqtt import WireClient
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.outbox import Outbox
 from hub.service import Hub
+
+pytestmark = pytest.mark.e2e  # the whole table, as processes
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -347,3 +347,18 @@ def test_the_venue_table_list_refuses_other_tables(
         request = CommandRequest(transaction="x1", args={})
         with pytest.raises(NoAnswer):  # an unknown table: refused, and no answer
             service._on_command(parse_topic("cauldron/t2/cmd/history"), request)
+
+
+def test_an_unreachable_database_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://cauldron:secret@127.0.0.1:{port}/venue"
+    assert main(["games", "--store", url]) == 2
+    err = capsys.readouterr().err
+    assert "cannot connect to PostgreSQL" in err and "is it running" in err
+    assert "secret" not in err and "Traceback" not in err
+    assert main(["games", "--store", "ftp://x/y"]) == 2
+    assert "use postgresql://" in capsys.readouterr().err

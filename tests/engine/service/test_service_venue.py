@@ -30,6 +30,8 @@ from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.contract import Topics
 from engine.wire.mqtt import WireClient
 
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
 FAILOVER_S = 10.0
 
 

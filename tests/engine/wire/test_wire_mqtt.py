@@ -156,13 +156,25 @@ def test_reconnects_resubscribes_and_sends_queued_messages(restartable_broker: L
         restartable_broker.start()
         wait_for(lambda: sub.connected and pub.connected, timeout=10)
         wait_for(lambda: sub.stats["connects"] == 2)
-        time.sleep(0.3)  # resubscription on its way
         from engine.wire.contract import GameAlert
 
+        # Resubscribed once a probe gets through (probes every 0.1 s; no fixed wait).
+        probe = GameAlert(alert_id="probe", rule="G4", message="m", instruction="i")
+        sent = [0.0]
+
+        def through() -> bool:
+            if probe in got:
+                return True
+            if time.monotonic() - sent[0] > 0.1:
+                pub.publish(topics.game_alert, probe)
+                sent[0] = time.monotonic()
+            return False
+
+        wait_for(through, timeout=10)
         alert = GameAlert(alert_id="a", rule="G4", message="m", instruction="i")
         pub.publish(topics.game_alert, alert, on_ack=acks.release)
         assert acks.acquire(timeout=5)
-        wait_for(lambda: got == [alert])
+        wait_for(lambda: [m for m in got if m != probe] == [alert])
         states: list[WireModel] = []
         sub.subscribe(topics.hub_state, lambda t, m: states.append(m), wait=5)
         wait_for(lambda: bool(states))
