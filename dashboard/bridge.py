@@ -378,7 +378,9 @@ class Bridge:
         if game_id is None:
             return None
         secret = self.secrets.secret(game_id, seat)
-        url = f"{base_url.rstrip('/')}/seat/{seat}?secret={secret}"
+        # The table's public address (a phone can open it), not the one this browser used.
+        base = self.settings.public_base() or base_url
+        url = f"{base.rstrip('/')}/seat/{seat}?secret={secret}"
         return JoinInfo(seat=seat, url=url, joined=self.secrets.joined(game_id)[seat])
 
     # ------------------------------------------------------------ fan-out
