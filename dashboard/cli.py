@@ -49,6 +49,11 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=_handle)
 
 
+# Live updates are sent uncompressed: per-message deflate compresses every message once per
+# viewer (its own zlib context each), which costs more than the bytes it saves on a LAN.
+UVICORN_OPTIONS: dict[str, Any] = {"ws_per_message_deflate": False}
+
+
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "cauldron" / "dashboard"
@@ -121,7 +126,8 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
         print(f"host PIN: {settings.pin}  (kept in {settings.data_dir}; set one with --pin or "
               "$CAULDRON_HOST_PIN)", flush=True)
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning",
+                    **UVICORN_OPTIONS)
     except OSError as exc:
         from engine.cli import CliError
 
