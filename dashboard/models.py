@@ -120,9 +120,40 @@ class VanescoWaitPublic(_Public):
     card: CardId  # the top card that seat must tap (it was face up on top)
 
 
+class DealCellPublic(_Public):
+    cell: str
+    name: str = Field(description="'row R, column C' (from 1)")
+    state: Literal["read", "missing", "wrong"]
+    card: CardId | None = Field(default=None, description="the face-up card read there")
+    why: str | None = Field(default=None, description="why a wrong card is wrong")
+
+
+class SetAsideCardPublic(_Public):
+    card: CardId
+    name: str
+
+
+class SetAsidePublic(_Public):
+    """2 players: the removed colour's 8 cards, set aside before shuffling (G2)."""
+
+    colour: str
+    cards: list[SetAsideCardPublic] = Field(default_factory=list)
+    text: str = ""
+
+
+class DealNextPublic(_Public):
+    code: str = Field(description="set_aside, lay_cards, fix_wrong or starting")
+    text: str = ""
+
+
 class DealingPublic(_Public):
     filled: int = 0
     missing: list[str] = Field(default_factory=list)
+    total: int = 32
+    counts: dict[str, int] = Field(default_factory=dict, description="read, missing, wrong")
+    cells: list[DealCellPublic] = Field(default_factory=list)
+    set_aside: SetAsidePublic | None = None
+    next: DealNextPublic | None = None
 
 
 class TableInfoPublic(_Public):

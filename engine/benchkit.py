@@ -116,11 +116,16 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def run_targets(names: list[str], runs: int, progress: ProgressFn) -> dict[str, list[Figure]]:
+STORE_TARGETS = {"engine-service"}  # benches that take --store
+
+
+def run_targets(names: list[str], runs: int, progress: ProgressFn,
+                store: str | None = None) -> dict[str, list[Figure]]:
     results: dict[str, list[Figure]] = {}
     for name in names:
         module = importlib.import_module(BENCH_TARGETS[name])
-        results[name] = module.run(runs=runs, progress=progress)
+        extra = {"store": store} if store and name in STORE_TARGETS else {}
+        results[name] = module.run(runs=runs, progress=progress, **extra)
     return results
 
 
@@ -145,8 +150,13 @@ def _handle(args: argparse.Namespace) -> int:
             from engine.cli import CliError
 
             raise CliError(f"unknown benchmark {name!r}; choose from: all, {', '.join(available)}")
+    if args.store and not set(names) & STORE_TARGETS:
+        from engine.cli import CliError
+
+        raise CliError(f"--store applies to {', '.join(sorted(STORE_TARGETS))} only")
     results = run_targets(
-        names, runs=args.runs, progress=Progress(None if not args.json else False)
+        names, runs=args.runs, progress=Progress(None if not args.json else False),
+        store=args.store,
     )
     machine = machine_info()
     if args.json:
@@ -172,4 +182,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("target", choices=["all", *BENCH_TARGETS], help="what to measure")
     parser.add_argument("--runs", type=int, default=5, help="runs per figure (default 5)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--store", help="engine-service: where the engine keeps games "
+                        "(postgresql://… or sqlite; default a SQLite data dir)")
     parser.set_defaults(handler=_handle)

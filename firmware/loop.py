@@ -32,6 +32,20 @@ STALL_US = 20000
 STALL_BACKOFF_US = 2000000
 
 
+def settle_from_report(path: str, default: int, lowest: int = 100) -> int:
+    """``settle_us`` from the bench report copied to the Pico (``cauldron readers --bench``,
+    hardware/bench-test.md); ``default`` (the ISO worst case) when there is none or it is
+    out of range."""
+    try:
+        import json
+
+        with open(path) as handle:
+            value = int(json.load(handle)["settle_us"])
+    except Exception:  # no report, unreadable, or not ours: stay with the worst case
+        return default
+    return value if lowest <= value <= default else default
+
+
 def printable(text: str) -> str:
     """``text`` reduced to what a protocol line may carry."""
     out = []

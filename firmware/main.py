@@ -20,7 +20,7 @@ import micropython
 from machine import SPI, WDT, Pin
 
 from firmware import scan
-from firmware.loop import WDT_MS, Loop, Output
+from firmware.loop import WDT_MS, Loop, Output, settle_from_report
 from firmware.mfrc522 import MFRC522
 from firmware.pawns import PawnSensors
 
@@ -32,9 +32,26 @@ PIN_BANKS = (6, 7, 8)
 PIN_STROBE = 9
 PIN_RESET = 10
 PIN_PAWN_LOAD, PIN_PAWN_CLOCK, PIN_PAWN_DATA = 11, 12, 13
+MAINTENANCE_MS = 1000  # BOOTSEL pressed this soon after boot: no scan, the REPL stays
+
+
+def maintenance_requested() -> bool:
+    try:
+        import rp2
+    except ImportError:  # not an RP2040 (the unix port in the tests)
+        return False
+    start = time.ticks_ms()
+    while time.ticks_diff(time.ticks_ms(), start) < MAINTENANCE_MS:
+        if rp2.bootsel_button():
+            return True
+        time.sleep_ms(10)
+    return False
 
 
 def main() -> None:
+    if maintenance_requested():
+        print("maintenance: BOOTSEL pressed, scan not started")
+        return
     # A 0x03 byte from the hub must not stop the program (REPL): it is read as
     # an ordinary character and rejected as a bad line.
     micropython.kbd_intr(-1)
@@ -66,7 +83,9 @@ def main() -> None:
         Pin(PIN_PAWN_CLOCK, Pin.OUT, value=0),
         Pin(PIN_PAWN_DATA, Pin.IN, Pin.PULL_UP),
     )
-    scanner = scan.Scanner(readers, demux, time, None, diff=time.ticks_diff, pawns=pawns)
+    settle_us = settle_from_report("bench.json", scan.SETTLE_US)  # the bench test's report
+    scanner = scan.Scanner(readers, demux, time, None, settle_us=settle_us,
+                           diff=time.ticks_diff, pawns=pawns)
     stdin, stdout = sys.stdin, sys.stdout
     poll_in = select.poll()
     poll_in.register(stdin, select.POLLIN)

@@ -462,6 +462,15 @@ def _readers_live(args: argparse.Namespace, config: HubConfig, client: Any) -> i
 
 def _run_readers(args: argparse.Namespace) -> int:
     config = _load_config(args)
+    if args.bench:  # hardware/bench-test.md
+        from hub.bench_readers import run_bench
+        from hub.errors import HubError
+
+        try:
+            return run_bench(config, args.bench_readers, args.tries, args.polls,
+                             Path(args.report), interactive=sys.stdin.isatty())
+        except (HubError, OSError) as exc:
+            raise CliError(str(exc)) from None
     if not args.direct and not _sim_wanted(args):
         client = _hub_link(config, "readers")
         if client is not None:
@@ -574,6 +583,13 @@ def register(subparsers: Any) -> None:
     readers.add_argument("--once", action="store_true", help="print one grid and exit")
     readers.add_argument("--sweeps", type=int, default=5, help="sweeps before --once prints")
     readers.add_argument("--interval", type=float, default=0.2, help="seconds between redraws")
+    bench = readers.add_argument_group("bench test (hardware/bench-test.md)")
+    bench.add_argument("--bench", action="store_true",
+                       help="measure wake-up time, read rate and chip version per reader")
+    bench.add_argument("--bench-readers", default="0", help="readers to measure, e.g. 0,5,33")
+    bench.add_argument("--tries", type=int, default=20, help="polls per wake-up delay")
+    bench.add_argument("--polls", type=int, default=200, help="reads per read rate")
+    bench.add_argument("--report", default="reader-report.json", help="where to write it")
     readers.set_defaults(handler=_run_readers)
 
     schema = subparsers.add_parser("schema", help="write the wire contract's JSON Schemas")

@@ -85,15 +85,17 @@ def _run(desk: CountDesk, action: Any, text: str | None = None) -> dict[str, Any
 @router.get("/count", response_class=HTMLResponse, include_in_schema=False)
 def count_page(request: Request, lang: LangDep, settings: SettingsDep,
                _desk: DeskDep) -> HTMLResponse:
-    return render(request, "count.html", lang, "count", table=settings.table, seat=None,
-                  full=_full(request))
+    full = _full(request)
+    return render(request, "count.html", lang, "count", table=settings.table if full else None,
+                  seat=None, full=full)
 
 
 @router.get("/count/seat/{seat}", response_class=HTMLResponse, include_in_schema=False)
 def count_seat_page(request: Request, lang: LangDep, settings: SettingsDep, seat: SeatParam,
                     _desk: DeskDep) -> HTMLResponse:
-    return render(request, "count.html", lang, "count", table=settings.table, seat=seat,
-                  full=_full(request))
+    full = _full(request)
+    return render(request, "count.html", lang, "count", table=settings.table if full else None,
+                  seat=seat, full=full)
 
 
 def _full(request: Request) -> bool:

@@ -280,7 +280,7 @@ class Installer:
         self.put(p.config("engine"), "\n".join(engine) + "\n", 0o640, None, a.user)
         pin = passwords["pin"]
         self.put(p.dashboard_env,
-                 "# The dashboard's host PIN (EnvironmentFile of cauldron-dashboard).\n"
+                 "# Secret of cauldron-dashboard (its EnvironmentFile): the code for /host.\n"
                  f"CAULDRON_HOST_PIN={pin}\n", 0o600, a.user, a.user)
         answers = ["# Written by `cauldron setup`: its answers, read again when it runs "
                    "again (and by `cauldron doctor`).", "[table]"]
@@ -313,10 +313,16 @@ class Installer:
             "# Keep QoS 1 messages for clients that reconnect (the engine, the hubs).",
             "max_queued_messages 100000",
         ]
+        if not main and self.scratch:
+            # A rehearsal: Mosquitto runs as whoever starts it, and reads these files.
+            lines += [f"user {pwd.getpwuid(os.getuid()).pw_name}"]
         if "persistence" not in already:
             lines += ["persistence true"]
         if "persistence_location" not in already:
-            lines += [f"persistence_location {p.root / 'var' / 'lib' / 'mosquitto'}/"]
+            store = p.root / "var" / "lib" / "mosquitto"
+            if self.scratch:
+                store.mkdir(parents=True, exist_ok=True)
+            lines += [f"persistence_location {store}/"]
         owner = "mosquitto" if not self.scratch and _user_exists("mosquitto") else None
         self.put(p.mosquitto_conf, "\n".join(lines) + "\n", 0o644)
         acl = DEPLOY / "mosquitto" / "acl"
@@ -360,9 +366,26 @@ class Installer:
                 text = text.replace(f"@{key}@", value)
             self.put(p.unit(service), text, 0o644)
 
+    def by_hand(self) -> list[str]:
+        """The commands that start the table without systemd (what the units run)."""
+        p = self.paths
+        main = p.mosquitto_main if p.mosquitto_main.exists() else p.mosquitto_conf
+        commands = [f"mosquitto -c {main}"]
+        for service in ("engine", "hub", "dashboard"):
+            unit = p.unit(service).read_text(encoding="utf-8")
+            start = next(x for x in unit.splitlines() if x.startswith("ExecStart="))
+            command = start.removeprefix("ExecStart=")
+            if service == "dashboard":  # the unit's EnvironmentFile: the host PIN
+                command = f"(set -a; . {p.dashboard_env}; exec {command})"
+            commands.append(command)
+        return commands
+
     def restart(self) -> None:
         if self.scratch:
-            self.say("  (scratch root: no service restarted; start them by hand, see README)")
+            self.say("  (scratch root: nothing restarted) Start the table by hand, each in a "
+                     "terminal of its own, in this order:")
+            for command in self.by_hand():
+                self.say(f"    {command}")
             return
         if shutil.which("systemctl") is None:
             raise SetupError("systemctl is missing: this is not a systemd system; start "

@@ -14,6 +14,11 @@ The ladder of table counts (25 … 300, new tables each level; earlier tables st
 stops when the engine saturates (over 10 % of the events unanswered after the window);
 "tables sustained" is the largest level with p99 <= 50 ms and no event unanswered.
 Bounded: < 2 min. Other load on the machine shows in the figures: run it on a quiet one.
+
+``--store postgresql://…`` measures the same with the games kept in PostgreSQL: the bench
+makes a scratch database on that server (dropped afterwards; or, without the right to
+create one, uses the given database under fresh table ids), the engine process claims the
+ladder's tables through the venue's table list, as at a venue. Without it: SQLite.
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from engine.benchkit import Figure, ProgressFn, percentile, stop_process
 from engine.wire.broker import LocalBroker
@@ -179,18 +187,48 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
     }
 
 
+@contextmanager
+def scratch_store(store: str | None) -> Iterator[str | None]:
+    """A PostgreSQL database of its own for one bench run (None: SQLite, a temp dir each)."""
+    from engine.service.store import is_postgres
+
+    if store is None or not is_postgres(store):
+        yield None
+        return
+    import psycopg
+
+    name = f"cauldron_bench_{uuid.uuid4().hex[:8]}"
+    parts = urlsplit(store)
+    try:
+        with psycopg.connect(store, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"'.encode())
+    except psycopg.Error as exc:
+        print(f"note: cannot create a scratch database ({exc}); measuring in "
+              f"{parts.path.lstrip('/') or 'the default database'} under new table ids",
+              file=sys.stderr)
+        yield store
+        return
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(store, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
+
+
 def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: int,
-                events_per_table: int) -> dict[str, float]:
+                events_per_table: int, store: str | None = None) -> dict[str, float]:
     """The engine alone: hub events straight into `EngineService.receive` (dedup, rules,
-    SQLite write, views encoded; the MQTT client sends nothing). Per-event handling time."""
+    the store's write, views encoded; the MQTT client sends nothing). Per-event handling
+    time."""
     from engine.service.service import EngineService, ServiceConfig
     from engine.wire.contract import HubEvent
 
     with tempfile.TemporaryDirectory(prefix="cauldron-bench-inproc-") as folder:
         service = EngineService(ServiceConfig(mqtt="mqtt://127.0.0.1:1", data_dir=Path(folder),
-                                              name="bench-inproc"))
+                                              name="bench-inproc", store=store))
         service.client.publish_raw = lambda *a, **k: 0  # type: ignore[method-assign]
-        names = [f"p{k}" for k in range(tables)]
+        run = uuid.uuid4().hex[:4]
+        names = [f"p{run}-{k}" for k in range(tables)]
         events = [[HubEvent.model_validate_json(p) for p in payloads]
                   for _, payloads in scripts[:tables]]
         for name, (args, _), evs in zip(names, scripts, events, strict=False):
@@ -207,6 +245,7 @@ def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: in
                     times.append(clock() - start)
         for runtime in service.tables.values():
             runtime.store.close()
+        service.store.close()
     times.sort()
     return {
         "events": len(times),
@@ -216,7 +255,48 @@ def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: in
     }
 
 
-def run(runs: int, progress: ProgressFn) -> list[Figure]:
+def run(runs: int, progress: ProgressFn, store: str | None = None) -> list[Figure]:
+    with scratch_store(store) as url:
+        figures = _run(runs, progress, url)
+    for figure in figures:
+        figure.detail = {**figure.detail, "store": "postgresql" if url else "sqlite"}
+        if url:  # side by side with the SQLite figures
+            figure.name = f"{figure.name} [pg]"
+    return figures
+
+
+def _claim(url: str, names: list[str], by: float) -> None:
+    """Add `names` to the venue's tables and wait until the bench's engine serves them."""
+    from engine.service.store.postgres import PostgresStore
+
+    venue = PostgresStore(url, max_size=1)
+    try:
+        venue.set_venue_tables(add=names)
+        wanted = set(names)
+        while time.monotonic() < by:
+            if wanted <= {o.table for o in venue.owners() if o.engine}:
+                return
+            time.sleep(0.1)
+    finally:
+        venue.close()
+
+
+def _wait_for_engine(client: object, by: float) -> None:
+    """Until the engine process answers a command (it has started and subscribed; on a
+    busy machine that takes longer than any fixed wait)."""
+    from engine.wire.mqtt import RequestTimeout, WireClient
+
+    assert isinstance(client, WireClient)
+    while time.monotonic() < by:
+        try:
+            client.request(Topics("bench-probe").cmd("history"), {}, timeout=1.0)
+            return
+        except RequestTimeout:
+            continue
+    raise RuntimeError("the engine process did not answer within 60 s")
+
+
+def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
     from engine.service.service import set_no_delay
     from engine.wire.mqtt import WireClient
 
@@ -226,13 +306,14 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
     progress("engine-service: preparing games", 1, 1)
     alone = []
     for r in range(max(1, min(runs, 3))):
-        alone.append(_in_process(scripts, 100, 40))
+        alone.append(_in_process(scripts, 100, 40, store))
         progress("engine-service: engine alone", r + 1, max(1, min(runs, 3)))
     broker = LocalBroker().start()  # Mosquitto (TCP_NODELAY) when installed
     data = tempfile.TemporaryDirectory(prefix="cauldron-bench-engine-")
+    where = ["--store", store] if store else ["--data-dir", str(Path(data.name))]
     engine = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "engine", "--mqtt", broker.url, "--data-dir",
-         str(Path(data.name)), "--name", f"bench-{uuid.uuid4().hex[:6]}"],
+        [sys.executable, "-m", "engine.cli", "engine", "--mqtt", broker.url, *where,
+         "--name", f"bench-{uuid.uuid4().hex[:6]}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     recorder = _Recorder()
@@ -242,7 +323,8 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
     try:
         client.start(wait=10)
         set_no_delay(client)
-        time.sleep(1.5)  # the engine process starts and subscribes
+        if not store:  # (at a venue, `_claim` waits for the engine to serve each level)
+            _wait_for_engine(client, time.monotonic() + 60)
         # The ladder, with the extra samples at 100 tables taken before any level that
         # may saturate the engine (a backlog would spill into the next level).
         plan = [(t, False) for t in LEVELS if t <= 100]
@@ -252,7 +334,11 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
             left = BUDGET_S - (time.monotonic() - began)
             if left < 15:
                 break
-            result = _level(client, recorder, tables, f"b{i}", scripts, engine.pid,
+            prefix = f"b{uuid.uuid4().hex[:4]}-{i}"
+            if store:  # at a venue, the engine serves the tables it has claimed
+                _claim(store, [f"{prefix}-{k}" for k in range(tables)],
+                       time.monotonic() + min(30.0, left - 10))
+            result = _level(client, recorder, tables, prefix, scripts, engine.pid,
                             time.monotonic() + min(20.0, left - 10))
             (repeats if repeat else results).append(result)
             progress("engine-service: tables ladder", i + 1, len(plan))

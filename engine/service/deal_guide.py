@@ -63,5 +63,5 @@ def deal_guidance(config: GameConfig, seen: dict[int, str], wrong: dict[int, str
     else:
         code = "starting"
         text = f"All 32 cells are read: the game starts, {first} plays first."
-    return {"total": len(TAKEABLE_CELLS), **counts, "cells": cells, "set_aside": aside,
-            "next": {"code": code, "text": text}}
+    return {"total": len(TAKEABLE_CELLS), "counts": counts, "cells": cells,
+            "set_aside": aside, "next": {"code": code, "text": text}}

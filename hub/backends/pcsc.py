@@ -8,7 +8,8 @@ place, two empty sweeps to remove: `RawBackend`).
 The PC/SC boundary is a factory, like gpiozero's pin factories: `PyscardFactory` talks to
 ``pcscd`` through ``pyscard`` (the ``pcsc`` extra, imported only when the back-end opens),
 `MockPcscFactory` is a drivable fake (plug and unplug readers, lay and lift tags, make a
-read fail) that answers the same APDUs, so everything above it is tested without hardware.
+read fail) that answers the same APDUs, so everything above it is tested without hardware;
+``CAULDRON_PCSC_FACTORY=mock`` runs a whole command on it (one empty reader).
 
 Per reader and sweep: connect (no card: empty), GET UID (``FF CA 00 00 00``), and for a tag
 not seen before READ BINARY of pages 4.. (``FF B0 00 p 10``, 16 bytes) until its NDEF message
@@ -20,6 +21,7 @@ vanished reads ``absent``; a failed exchange reads ``silent`` (says nothing abou
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -34,6 +36,8 @@ PCSC_HINT = (
     "(or `pip install 'cauldron-table[pcsc]'`, which needs swig and libpcsclite-dev to build), "
     "then `sudo systemctl enable --now pcscd.socket`; see hardware/usb-reader.md"
 )
+FACTORY_ENV = "CAULDRON_PCSC_FACTORY"
+MOCK_READER = "Mock PC/SC reader 00 00"
 GET_UID = [0xFF, 0xCA, 0x00, 0x00, 0x00]
 SW_OK = (0x90, 0x00)
 READ_PAGES = 4  # READ BINARY returns 16 bytes: 4 pages
@@ -290,7 +294,12 @@ class PcscBackend(RawBackend):
     @property
     def factory(self) -> PcscFactory:
         if self._factory is None:
-            self._factory = PyscardFactory()
+            # Like GPIOZERO_PIN_FACTORY=mock: the whole command runs on the fake (one empty
+            # reader), for trying the tools and testing them without a reader.
+            if os.environ.get(FACTORY_ENV) == "mock":
+                self._factory = MockPcscFactory(MOCK_READER)
+            else:
+                self._factory = PyscardFactory()
         return self._factory
 
     def open(self) -> None:

@@ -255,3 +255,25 @@ def test_an_unknown_tag_points_to_enrolment_then_counts(page: Any,
     wait_card(page, 0, "white-b-2")
     assert count_table.tagmap.card_for(uid) == "white-b-2"
     assert TagMap.load(count_table.tagmap.path).card_for(uid) == "white-b-2"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", ["/count?lang=de#pin=" + PIN, "/count/seat/2?lang=de"])
+def test_the_count_page_does_not_scroll_sideways_at_360px(browser: Any, count_table: CountTable,
+                                                          path: str) -> None:
+    from dashboard.count import CountSetup
+
+    count_table.desk.start(CountSetup(COLOURS, recipes=True, last_card_seat=0))
+    for seat_number, cards in HANDS.items():
+        for card in cards:
+            count_table.desk.tap(card, seat_number, "manual")
+    count_table.desk.tap("B-fewest-ingredients", 2, "manual")
+    context = browser.new_context(viewport={"width": 360, "height": 740}, locale="de-DE")
+    page = context.new_page()
+    try:
+        page.goto(count_table.url + path)
+        page.wait_for_selector(".count-seat[data-seat='2'] li[data-card='perluceo-2']")
+        page.wait_for_selector("#breakdown .score-seat")
+        over = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert over <= 0, f"{path} scrolls sideways by {over} px at 360 px"
+    finally:
+        context.close()

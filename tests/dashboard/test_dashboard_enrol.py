@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from dashkit import PIN, Dash, wait_until
 
 from engine.rules.cards import enrolment_order
@@ -67,3 +68,48 @@ def test_enrolment_from_host_page_with_the_hub_running(
     finally:
         watcher.stop()
         hub.stop()
+
+
+@pytest.mark.browser
+def test_enrolment_buttons_on_the_host_page(dash: Dash, mqtt_broker: str, table_id: str,
+                                            tmp_path: Path, page: Any) -> None:
+    """The host presses Start, taps a card on the pad, Undo, Stop: the page says each step
+    and the browser logs no error."""
+    tagmap = TagMap.load(tmp_path / "tagmap.json")
+    sim = SimulatedTable(tagmap=tagmap)
+    client = WireClient(mqtt_broker, client_id=f"hub-{table_id}",
+                        state_topic=Topics(table_id).hub_state)
+    hub = Hub(table=table_id, backend=sim, client=client, outbox=Outbox(tmp_path / "o.sqlite"),
+              tagmap=tagmap, poll_interval=0.002).start()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    first = enrolment_order()[0]
+    try:
+        wait_until(lambda: dash.bridge.status().hub == "online", 10, "the hub online")
+        page.goto(dash.url + "/host?lang=en")
+        page.fill("#pin", PIN)
+        page.click("#login-form button[type=submit]")
+        page.wait_for_selector("#enrol-controls button[data-enrol=start]")
+        page.select_option("#enrol-seat", "2")
+        page.click("#enrol-controls button[data-enrol=start]")
+        page.wait_for_function("document.querySelector('#enrol-said').textContent"
+                               ".includes(\"Seat 2's pad\")")
+        sim.place("pad:1", uid=NEW_TAG)
+        page.wait_for_function("document.querySelector('#enrol-said').textContent"
+                               f".includes('Enrolled {first}')")
+        sim.remove("pad:1")
+        page.click("#enrol-controls button[data-enrol=undo]")
+        page.wait_for_function("document.querySelector('#enrol-said').textContent"
+                               ".startsWith('Undone')")
+        page.click("#enrol-controls button[data-enrol=stop]")
+        page.wait_for_function("document.querySelector('#enrol-said').textContent"
+                               ".includes('nothing new was enrolled')")
+        page.click("#enrol-controls button[data-enrol=undo]")  # nothing runs: refused
+        page.wait_for_function("document.querySelector('#enrol-said').classList"
+                               ".contains('error')")
+        assert "no enrolment is running" in page.inner_text("#enrol-said")
+        assert TagMap.load(tmp_path / "tagmap.json").card_for(NEW_TAG) is None
+    finally:
+        hub.stop()
+    assert not [e for e in errors if "409" not in e], errors

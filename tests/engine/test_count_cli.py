@@ -131,3 +131,31 @@ def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
         done = run_count("--backend", "sim", "--port", str(port), data=tmp_path)
     assert done.returncode == 2
     assert "choose another --port" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_count_and_readers_on_the_usb_back_end_with_the_mock_factory(tmp_path: Path) -> None:
+    """The pcsc back-end through the real commands, on the PC/SC fake (no reader here)."""
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "CAULDRON_PCSC_FACTORY": "mock"}
+    done = subprocess.run([CAULDRON, "readers", "--backend", "pcsc", "--once", "--direct"],
+                          capture_output=True, text=True, timeout=60, env=env, cwd=ROOT,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    pads = next(line for line in done.stdout.splitlines() if line.startswith("pads"))
+    assert pads.split()[1:3] == ["1:", "."]  # the mock reader: the first pad, empty
+    enrol = subprocess.run([CAULDRON, "enroll", "--backend", "pcsc", "--offline", "--write",
+                            "--idle-timeout", "0.5"], capture_output=True, text=True,
+                           timeout=60, env=env, cwd=ROOT, check=False, stdin=subprocess.DEVNULL)
+    assert "next: yellow-a-1" in enrol.stdout, enrol.stdout + enrol.stderr
+    assert "Stopped." in enrol.stdout and "Traceback" not in enrol.stderr  # stdin closed: q
+    port = free_port()
+    proc = subprocess.Popen([CAULDRON, "count", "--port", str(port), "--pin", PIN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=ROOT)
+    try:
+        wait_up(f"http://127.0.0.1:{port}", proc)
+        reader = request(f"http://127.0.0.1:{port}/api/count")["reader"]
+        assert reader == {"kind": "pcsc", "label": "Mock PC/SC reader 00 00", "health": "ok",
+                          "simulated": False}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(10)

@@ -190,6 +190,12 @@ def test_generated_configs_pass_the_doctor_with_the_services_running(
     assert out.returncode == 0, out.stdout + out.stderr
     assert "each account may do exactly what the ACL says" in out.stdout
     assert "The table is ready." in out.stdout
+    # No log shows a password (the URLs are printed with ***).
+    secrets = [f.read_text().strip().rpartition("=")[2]
+               for f in (table.root / "etc/cauldron/secrets").iterdir()]
+    logs = {n: (table.root / f"{n}.log").read_text() for n in ("engine", "hub", "dashboard")}
+    assert all("***@127.0.0.1" in text for text in logs.values()), logs
+    assert not [s for s in secrets for text in logs.values() if s in text]
 
 
 def test_a_broken_acl_right_is_named(table: Table) -> None:
@@ -220,3 +226,26 @@ def test_password_hashes_are_mosquittos() -> None:
     stored = hash_password("s3cret", salt=b"0123456789ab")
     assert stored.startswith("$7$101$") and verify_password(stored, "s3cret")
     assert not verify_password(stored, "other")
+
+
+def test_a_refused_hub_says_the_account_is_wrong_not_waiting(table: Table) -> None:
+    (table.root / "etc/cauldron/secrets/hub.password").write_text("not-the-password\n")
+    hub = subprocess.Popen([CAULDRON, "hub", "--config",
+                            str(table.root / "etc/cauldron/hub.toml"), "--quiet"],
+                           stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                           stdin=subprocess.DEVNULL)
+    try:
+        assert hub.stderr is not None
+        lines = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = hub.stderr.readline()
+            lines.append(line)
+            if "refused the account" in line or "waiting for" in line:
+                break
+        said = "".join(lines)
+        assert "refused the account 'club-1'" in said and "sudo cauldron setup" in said, said
+        assert "waiting for the MQTT broker" not in said
+    finally:
+        hub.terminate()
+        hub.wait(10)

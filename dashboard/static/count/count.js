@@ -1,6 +1,10 @@
-/* Score-only mode: set-up, each seat's list and running score, podium. Its own module;
-   uses the shared page helpers of common.js (t, esc, cardHtml, cardLabel, colourName,
-   seatLabel, renderScores, liveSocket, renderBanners, announce). */
+/* Score-only mode: set-up, each seat's list and running score, podium. Its own module,
+   on the shared helpers (core.js) and the score breakdown of the score page (scoring.js). */
+import {
+  BOOT, CAT, announce, cardHtml, cardLabel, colourName, esc, keepFocus, liveSocket,
+  patchChildren, renderBanners, seatLabel, setHtml, t,
+} from "../core.js";
+import { scoresHtml } from "../scoring.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -11,7 +15,7 @@ const L = {
     msg_already: "{card} is already counted for {seat}", msg_removed: "{card} cannot be in this game: with 2 players the {colour} cards are out of the box",
     msg_recipes_off: "{card} cannot count: the recipe variant is off for this count", msg_unknown: "This tag (…{uid}) is not enrolled, so its card is unknown: enrol it, or pick the card by hand.",
     msg_new: "New count: {seats}", sim_label: "simulated reader",
-    title: "count", pin: "Host PIN", login: "Open the controls", wrong_pin: "Wrong PIN",
+    pin: "Host PIN", login: "Open the controls", wrong_pin: "Wrong PIN",
     setup: "New count", players: "Players", colour_of: "Colour of seat {n}", options: "Options",
     recipes_opt: "Recipe variant (recipe cards count)", bonus_opt: "+2 for the second player",
     first: "First player", last_card: "Who took the last card", nobody: "not known",
@@ -38,7 +42,7 @@ const L = {
     msg_already: "{card} est déjà compté pour {seat}", msg_removed: "{card} ne peut pas être dans cette partie : à 2 joueurs les cartes {colour} sont retirées de la boîte",
     msg_recipes_off: "{card} ne compte pas : la variante recettes n'est pas activée", msg_unknown: "Cette étiquette (…{uid}) n'est pas enregistrée, sa carte est inconnue : enregistrez-la, ou choisissez la carte à la main.",
     msg_new: "Nouveau décompte : {seats}", sim_label: "lecteur simulé",
-    title: "décompte", pin: "Code hôte", login: "Ouvrir les commandes", wrong_pin: "Code erroné",
+    pin: "Code hôte", login: "Ouvrir les commandes", wrong_pin: "Code erroné",
     setup: "Nouveau décompte", players: "Joueurs", colour_of: "Couleur de la place {n}", options: "Options",
     recipes_opt: "Variante recettes (les cartes recette comptent)", bonus_opt: "+2 pour le deuxième joueur",
     first: "Premier joueur", last_card: "Qui a pris la dernière carte", nobody: "inconnu",
@@ -65,7 +69,7 @@ const L = {
     msg_already: "{card} ist schon für {seat} gezählt", msg_removed: "{card} kann nicht im Spiel sein: zu zweit sind die {colour} Karten aus der Schachtel",
     msg_recipes_off: "{card} zählt nicht: die Rezept-Variante ist aus", msg_unknown: "Dieser Tag (…{uid}) ist nicht angelernt, seine Karte ist unbekannt: anlernen oder die Karte von Hand wählen.",
     msg_new: "Neue Zählung: {seats}", sim_label: "simulierter Leser",
-    title: "Zählung", pin: "Gastgeber-PIN", login: "Steuerung öffnen", wrong_pin: "Falsche PIN",
+    pin: "Gastgeber-PIN", login: "Steuerung öffnen", wrong_pin: "Falsche PIN",
     setup: "Neue Zählung", players: "Spieler", colour_of: "Farbe von Platz {n}", options: "Optionen",
     recipes_opt: "Rezept-Variante (Rezeptkarten zählen)", bonus_opt: "+2 für den zweiten Spieler",
     first: "Startspieler", last_card: "Wer nahm die letzte Karte", nobody: "unbekannt",
@@ -307,7 +311,7 @@ function renderBreakdown(count) {
   if (SEAT !== null) scores = { seats: scores.seats.filter((x) => x.seat === SEAT), winners: scores.winners.filter((w) => w === SEAT) };
   const seats = {};
   for (const seat of count.seats) seats[seat.seat] = { colour: seat.colour };
-  renderScores(el, scores, seats, null);
+  el.innerHTML = scoresHtml(scores, seats, null);
   el._html = null;
   const h = el.querySelector("h2");
   if (h) h.textContent = count.finished ? s("final") : s("running");
@@ -317,7 +321,7 @@ function renderBreakdown(count) {
     for (const art of el.querySelectorAll(".score-seat.winner")) {
       art.classList.remove("winner");
       const h3 = art.querySelector("h3");
-      if (h3 && h3.firstChild && h3.firstChild.nodeType === 3) h3.firstChild.textContent = h3.firstChild.textContent.replace(/^★ /, "");
+      if (h3 && h3.firstChild && h3.firstChild.nodeType === 3) h3.firstChild.textContent = h3.firstChild.textContent.replace("★ ", "");
     }
   }
 }
@@ -440,7 +444,7 @@ document.addEventListener("submit", async (ev) => {
 });
 
 takePinFromUrl();
-document.getElementById("count-title").textContent = "· " + s("title") + (SEAT !== null ? ` · ${seatLabel(SEAT, null)}` : "");
+if (SEAT !== null) document.getElementById("count-title").textContent = `${t("count_mode")} · ${seatLabel(SEAT, null)}`;
 let up = false;
 liveSocket("/ws/count", (data) => { state = data; render(); renderBanners(null, up); },
   (ok) => { up = ok; renderBanners(null, ok); });

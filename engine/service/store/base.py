@@ -72,6 +72,17 @@ class StoredInput:
 
 
 @dataclass(frozen=True)
+class GameWrite:
+    """A game's summary row as an input leaves it (`config`: the game starts here)."""
+
+    game_id: str
+    ts: float
+    status: str
+    config: str | None
+    result: str | None
+
+
+@dataclass(frozen=True)
 class ExportedInput:
     """One input with its actions, as `cauldron games export` writes it (JSON lines)."""
 
@@ -104,10 +115,15 @@ class TableLog(ABC):
     def where(self) -> str:
         """Where this log lives, for error messages (a path, a redacted URL)."""
 
+    # True: `_write_input` is one statement (atomic by itself), so `append` runs it without
+    # BEGIN/COMMIT round trips (PostgreSQL: one round trip per event).
+    one_statement_append = False
+
     @abstractmethod
-    def _transaction(self) -> Any:
+    def _transaction(self, single: bool = False) -> Any:
         """A context manager: one transaction, committed on a normal exit and rolled back
-        when the block raises (anything). Yields the handle `_exec` takes."""
+        when the block raises (anything). Yields the handle `_exec` takes. `single`: the
+        block runs one statement, which a back-end may send on its own (it is atomic)."""
 
     @abstractmethod
     def _exec(self, tx: Any, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -136,11 +152,11 @@ class TableLog(ABC):
     # ------------------------------------------------------------------ the guarantee
 
     @contextmanager
-    def _atomic(self) -> Iterator[Any]:
+    def _atomic(self, single: bool = False) -> Iterator[Any]:
         """One transaction for one input and everything it wrote: rolled back on any error,
         which reaches the caller as `StoreError` (nothing of it is stored)."""
         try:
-            with self._transaction() as tx:
+            with self._transaction(single) as tx:
                 yield tx
         except StoreError:
             raise
@@ -176,21 +192,35 @@ class TableLog(ABC):
             row = ExportedInput("cmd", ts, None, None, None, verb, seat, json.dumps(args or {}),
                                 json.dumps(observed) if observed is not None else None,
                                 game_id, [])
-        with self._atomic() as tx:
-            input_id = self._insert_input(tx, row)
-            if input_id is None:
-                return False  # a duplicate: the transaction wrote nothing
-            if game_id is not None and game_rows:
-                rows = [(input_id, game_id, json.dumps(a.to_wire())) for a in actions]
-                if undone:
-                    rows.insert(0, (input_id, game_id, json.dumps({"type": "undo",
-                                                                   "count": undone})))
-                if rows:
-                    self._insert_actions(tx, rows)
-                self._game_row(tx, interp, input_id, ts, verb == "new_game")
+        wrote: list[tuple[str, str]] = []
+        game: GameWrite | None = None
         if game_id is not None and game_rows:
-            self._status[game_id] = status  # only once committed
+            wrote = [(game_id, json.dumps(a.to_wire())) for a in actions]
+            if undone:
+                wrote.insert(0, (game_id, json.dumps({"type": "undo", "count": undone})))
+            game = self._game_write(interp, ts, verb == "new_game")
+        # A hub event may go alone (one statement); a command is never replayable, so it
+        # always gets a full transaction (`_transaction`: durable even where events are not).
+        with self._atomic(single=self.one_statement_append and hub_event is not None) as tx:
+            if self._write_input(tx, row, wrote, game) is None:
+                return False  # a duplicate: the transaction wrote nothing
+        if game is not None:
+            self._status[game.game_id] = status  # only once committed
         return True
+
+    def _write_input(self, tx: Any, row: ExportedInput, actions: list[tuple[str, str]],
+                     game: GameWrite | None) -> int | None:
+        """An input, its actions and its game row (a back-end may do it in one statement);
+        the input's id, or None for a hub event already stored (nothing written)."""
+        input_id = self._insert_input(tx, row)
+        if input_id is None:
+            return None
+        if actions:
+            self._insert_actions(tx, [(input_id, g, a) for g, a in actions])
+        if game is not None:
+            self._write_game(tx, game.game_id, input_id, game.ts, game.status, game.config,
+                             game.result)
+        return input_id
 
     def append_snapshot(self, snapshot: HubSnapshot, interp: TableInterpreter) -> None:
         """Store a hub snapshot the interpreter resynchronised from."""
@@ -200,8 +230,8 @@ class TableLog(ABC):
         with self._atomic() as tx:
             self._insert_input(tx, row)
 
-    def _game_row(self, tx: Any, interp: TableInterpreter, input_id: int, ts: float,
-                  new: bool) -> None:
+    @staticmethod
+    def _game_write(interp: TableInterpreter, ts: float, new: bool) -> GameWrite:
         assert interp.game_id is not None
         result = None
         if interp.game is not None and interp.status is Status.OVER:
@@ -209,7 +239,7 @@ class TableLog(ABC):
         config = None
         if new:
             config = json.dumps(interp.config.to_wire() if interp.config else {})
-        self._write_game(tx, interp.game_id, input_id, ts, interp.status.value, config, result)
+        return GameWrite(interp.game_id, ts, interp.status.value, config, result)
 
     # ------------------------------------------------------------------ export / import
 

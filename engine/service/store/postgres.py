@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.service.errors import StoreError
-from engine.service.store.base import ExportedInput, Migration, Store, TableLog
+from engine.service.store.base import ExportedInput, GameWrite, Migration, Store, TableLog
 from engine.wire.contract import check_table_id
 
 if TYPE_CHECKING:
@@ -99,9 +99,14 @@ SCHEMA_VERSION = MIGRATIONS[-1].version
 _NAMES = {"{inputs}": "cauldron_inputs", "{actions}": "cauldron_actions",
           "{games}": "cauldron_games", "{table}": "table_id = %s"}
 _NAME = re.compile("|".join(re.escape(k) for k in _NAMES))
+# Hub events are committed without waiting for the WAL flush (as SQLite's
+# synchronous=NORMAL: an engine killed loses nothing; a database crash may lose the last
+# fraction of a second of events, which the new owner asks the hubs for again, from their
+# outbox). Commands, which nothing can replay, are flushed (`_transaction`).
+_OPTIONS = "-c synchronous_commit=off"
 # Server-side keepalives: a dead engine's session (and its locks) ends within ~15 s even when
 # its machine vanishes without closing the connection (a killed process closes it at once).
-_SESSION_OPTIONS = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 " \
+_SESSION_OPTIONS = _OPTIONS + " -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 " \
                    "-c tcp_keepalives_count=3"
 
 
@@ -170,10 +175,50 @@ class PgTableLog(TableLog):
     def close(self) -> None:
         pass  # connections belong to the store
 
+    one_statement_append = True
+
     @contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        with self._store.writer() as conn, conn.transaction():
-            yield conn
+    def _transaction(self, single: bool = False) -> Iterator[Any]:
+        with self._store.writer() as conn:
+            if single:  # one statement: its own transaction, one round trip
+                yield conn
+                return
+            with conn.transaction():
+                conn.execute("SET LOCAL synchronous_commit TO on")
+                yield conn
+
+    def _write_input(self, tx: Any, row: ExportedInput, actions: list[tuple[str, str]],
+                     game: GameWrite | None) -> int | None:
+        # One statement (a round trip costs a context switch to the server): the input,
+        # then its actions and game row only if the input was written (not a duplicate).
+        parts = ["WITH i AS (INSERT INTO cauldron_inputs (table_id, ts, source, hub_id, epoch, "
+                 "seq, verb, seat, payload, observed, game_id) VALUES (%s, %s, %s, %s, %s, %s, "
+                 "%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id)"]
+        params: list[Any] = [self.table, row.ts, row.source, row.hub_id, row.epoch, row.seq,
+                             row.verb, row.seat, row.payload, row.observed, row.game_id]
+        if actions:
+            parts.append("a AS (INSERT INTO cauldron_actions (table_id, input_id, game_id, "
+                         "action) SELECT %s, i.id, x.g, x.a FROM i CROSS JOIN "
+                         "unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(g, a, n) "
+                         "ORDER BY x.n)")
+            params += [self.table, [g for g, _ in actions], [a for _, a in actions]]
+        if game is not None and game.config is not None:
+            parts.append("g AS (INSERT INTO cauldron_games (table_id, game_id, started_input, "
+                         "started_ts, config, status, updated_ts, result) SELECT %s, %s, i.id, "
+                         "%s, %s, %s, %s, %s FROM i ON CONFLICT (table_id, game_id) DO UPDATE "
+                         "SET started_input = EXCLUDED.started_input, started_ts = "
+                         "EXCLUDED.started_ts, config = EXCLUDED.config, status = "
+                         "EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, result = "
+                         "EXCLUDED.result)")
+            params += [self.table, game.game_id, game.ts, game.config, game.status, game.ts,
+                       game.result]
+        elif game is not None:
+            parts.append("g AS (UPDATE cauldron_games SET status = %s, updated_ts = %s, "
+                         "result = %s WHERE table_id = %s AND game_id = %s AND EXISTS "
+                         "(SELECT 1 FROM i))")
+            params += [game.status, game.ts, game.result, self.table, game.game_id]
+        found = self._exec(tx, ", ".join(parts) + " SELECT id FROM i", params).fetchone()
+        return None if found is None else int(found[0])
 
     def _exec(self, tx: Any, sql: str, params: Sequence[Any] = ()) -> Any:
         return tx.execute(sql, tuple(params))
@@ -232,7 +277,8 @@ class PostgresStore(Store):
         self.session: PgSession | None = None  # an engine's own connection, once it has one
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"autocommit": True, "connect_timeout": 5}, name="cauldron-store")
+            kwargs={"autocommit": True, "connect_timeout": 5, "options": _OPTIONS},
+            name="cauldron-store")
         try:
             self._pool.open(wait=True, timeout=timeout)
         except (PoolTimeout, psycopg.Error) as exc:

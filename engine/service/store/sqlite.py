@@ -156,7 +156,7 @@ class TableStore(TableLog):
         self._db.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, single: bool = False) -> Iterator[sqlite3.Connection]:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:

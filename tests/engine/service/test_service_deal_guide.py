@@ -33,7 +33,8 @@ def test_two_players_are_told_which_8_cards_to_set_aside() -> None:
     assert {CARDS[c["card"]].colour for c in aside["cards"]} == {"green"}
     assert [c["name"] for c in aside["cards"]] == [card_label(c["card"]) for c in aside["cards"]]
     assert card_label("green-b-4") in aside["text"]
-    assert (guide["total"], guide["read"], guide["missing"], guide["wrong"]) == (32, 0, 32, 0)
+    assert guide["total"] == 32 and guide["counts"] == {"read": 0, "missing": 32, "wrong": 0}
+    assert guide["filled"] == 0 and len(guide["missing"]) == 32  # the earlier fields stay
     assert guide["next"]["code"] == "set_aside"
     assert guide["next"]["text"].startswith("2 players: before shuffling, set aside the 8 green")
     assert "Seat 2 (red) plays first" in guide["next"]["text"]
@@ -46,7 +47,7 @@ def test_cells_read_missing_and_wrong_then_what_comes_next() -> None:
         interp.handle(lay(cell, card))
     interp.handle(lay(TAKEABLE_CELLS[30], "green-a-1"))  # the removed colour
     guide = dealing(interp)
-    assert (guide["read"], guide["missing"], guide["wrong"]) == (30, 1, 1)
+    assert guide["counts"] == {"read": 30, "missing": 1, "wrong": 1}
     wrong = next(c for c in guide["cells"] if c["state"] == "wrong")
     assert wrong["state"] == "wrong" and "green ingredients are removed" in wrong["why"]
     assert wrong["name"].startswith("row ") and ", column " in wrong["name"]

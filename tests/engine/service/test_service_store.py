@@ -225,10 +225,13 @@ def test_every_write_rolls_back_on_an_error_at_any_statement(
         failing += 1
     after = log.count_rows()
     assert after[0] == before[0] + 1  # the input itself, once, at the last attempt
+    # SQLite writes an input, its actions and its game row as separate statements;
+    # PostgreSQL as one (a round trip saved), which the fault hit too.
+    several = service.store.kind == "sqlite"
     if kind == "event_with_actions":
-        assert failing >= 3 and after[1] > before[1]  # input, actions, game row
+        assert failing == (3 if several else 1) and after[1] > before[1]
     if kind == "new_game":
-        assert failing >= 2 and after[2] == before[2] + 1
+        assert failing == (2 if several else 1) and after[2] == before[2] + 1
 
 
 def test_export_and_import_round_trip_between_sqlite_and_postgresql(

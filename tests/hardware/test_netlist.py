@@ -1,0 +1,107 @@
+"""The wiring as data (hardware/netlist.py): its checks pass, they catch broken wiring,
+the generated tables in hardware/ are up to date, the firmware's pins and clock match."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from firmware.scan import SPI_HZ
+from hardware import netlist
+from hardware.netlist import RAIL, all_problems, build, outputs, spi_margin
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_table_wiring_passes_every_check() -> None:
+    nl = build()
+    assert all_problems(nl) == []
+    readers = [p for p in nl.parts.values() if p.kind.startswith("MFRC522")]
+    assert len(readers) == 36
+    assert sum(p.kind.startswith("DRV5032") for p in nl.parts.values()) == 20
+
+
+def test_generated_tables_are_up_to_date() -> None:
+    stale = [str(path.relative_to(ROOT)) for path, text in outputs().items()
+             if not path.exists() or path.read_text(encoding="utf-8") != text]
+    assert not stale, f"run `python -m hardware.netlist --write`: {stale} are stale"
+
+
+def test_firmware_pins_match_the_netlist() -> None:
+    tree = ast.parse((ROOT / "firmware" / "main.py").read_text())
+    consts = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and "PIN_" in ast.unparse(node.targets[0]):
+            target, value = node.targets[0], ast.literal_eval(node.value)
+            if isinstance(target, ast.Tuple):
+                consts.update(zip([t.id for t in target.elts if isinstance(t, ast.Name)],
+                                  value, strict=True))
+            elif isinstance(target, ast.Name):
+                consts[target.id] = value
+    pins = netlist.PICO_PINS
+    assert (consts["PIN_SCK"], consts["PIN_MOSI"], consts["PIN_MISO"]) == tuple(
+        int(pins[s][2:]) for s in ("SCK", "MOSI", "MISO"))
+    assert consts["PIN_ADDRESS"] == tuple(int(pins[f"A{i}"][2:]) for i in range(4))
+    assert consts["PIN_BANKS"] == tuple(int(pins[f"/E1_{b}"][2:]) for b in range(3))
+    assert consts["PIN_STROBE"] == int(pins["STROBE"][2:])
+    assert consts["PIN_RESET"] == int(pins["RST"][2:])
+    assert (consts["PIN_PAWN_LOAD"], consts["PIN_PAWN_CLOCK"], consts["PIN_PAWN_DATA"]) == tuple(
+        int(pins[s][2:]) for s in ("PAWN_/PL", "PAWN_CP", "PAWN_Q"))
+
+
+def test_the_chosen_clock_has_margin_and_4_mhz_would_not() -> None:
+    chosen = spi_margin(SPI_HZ)
+    assert SPI_HZ == 1_000_000 and chosen["margin"] >= 0.5
+    assert spi_margin(4_000_000)["margin"] < 0  # why the first design's 4 MHz had to go
+    assert netlist.MAX_SPI_HZ.value >= SPI_HZ
+
+
+def test_every_number_names_its_source() -> None:
+    for number in [*netlist.TIMING.values(), netlist.MAX_SPI_HZ]:
+        assert number.source.split(":")[0] in ("datasheet", "estimate", "choice")
+
+
+def broken(change: str) -> list[str]:
+    nl = build()
+    if change == "shared chip select":
+        nl.nets["CS0"].append(("J2", "SDA"))
+        nl.nets["CS1"].remove(("J2", "SDA"))
+    elif change == "miso ungated":
+        nl.nets["MISO_BUS"].append(("J5", "MISO"))
+    elif change == "reader on 5 V":
+        nl.nets[RAIL].remove(("J7", "3.3V"))
+        nl.nets["+5V"].append(("J7", "3.3V"))
+    elif change == "no strobe pull-up":
+        nl.nets["PICO_STROBE"] = [(r, p) for r, p in nl.nets["PICO_STROBE"]
+                                  if not r.startswith("R")]
+        nl.nets["STROBE"] = [(r, p) for r, p in nl.nets["STROBE"] if not r.startswith("U2")]
+    elif change == "sck straight from the pico":
+        net = nl.net_of("J3", "SCK")
+        assert net is not None
+        nl.nets[net].remove(("J3", "SCK"))
+        nl.nets["PICO_SCK"].append(("J3", "SCK"))
+    elif change == "too many readers on one output":
+        for reader in range(6, 9):  # readers 6..8 moved onto the first SCK output
+            net = nl.net_of(f"J{reader + 1}", "SCK")
+            assert net is not None
+            nl.nets[net].remove((f"J{reader + 1}", "SCK"))
+            nl.nets["B0_SCK0_S"].append((f"J{reader + 1}", "SCK"))
+    elif change == "pico drives a HC input":
+        nl.nets["PICO_A0"].append(("U4", "A0"))
+    return all_problems(nl)
+
+
+@pytest.mark.parametrize("change, expected", [
+    ("shared chip select", "share a chip select"),
+    ("miso ungated", "raw MISO reaches something"),
+    ("reader on 5 V", "one logic domain"),
+    ("no strobe pull-up", "no driver and no pull resistor"),
+    ("sck straight from the pico", "SCK does not come from a bank buffer"),
+    ("too many readers on one output", "9 readers on one buffer output, budget 6"),
+    ("pico drives a HC input", "no Ioff"),
+])
+def test_the_checks_catch_broken_wiring(change: str, expected: str) -> None:
+    problems = broken(change)
+    assert any(expected in p for p in problems), problems
