@@ -204,6 +204,7 @@ class AlertPublic(_Public):
     message: str
     instruction: str
     severity: str = "error"
+    kind: str | None = Field(default=None, description="'notice': information, not a breach")
     seat: int | None = None
     active: bool = True
     params: dict[str, Any] = Field(default_factory=dict)
