@@ -4,7 +4,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck system-deps clean
+.PHONY: demo test test-fast lint typecheck system-deps clean
+
+# The suite runs on every core (pytest-xdist); each worker has its own brokers, ports and
+# data dirs. XDIST=0 runs it in one process.
+XDIST ?= auto
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found %s)" % sys.version.split()[0])'
@@ -26,7 +30,11 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict engine hub dashboard
 
 test: $(STAMP) system-deps lint
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(XDIST) $(PYTEST_ARGS)
+
+# While working: no end-to-end or browser test (make test runs them all).
+test-fast: $(STAMP)
+	$(VENV)/bin/pytest -n $(XDIST) -m "not e2e and not browser" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -25,9 +25,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.benchkit import Figure, ProgressFn, percentile, stop_process
+
+if TYPE_CHECKING:
+    from engine.wire.contract import PublicTableView
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -40,10 +43,12 @@ VIEWER_UPDATES = 30
 
 
 
-def _random_views(seed: int) -> Iterator[dict[str, Any]]:
+def _random_views(seed: int) -> Iterator[PublicTableView]:
     """Public views of random 4-player play, one per action, without end (a new game when
     one is over): the updates both dashboard benches publish."""
     from engine.rules import Game, GameConfig
+    from engine.rules.observer import public_view
+    from engine.wire.contract import PublicTableView
 
     rng = random.Random(seed)
     game = Game.new(GameConfig(colours=("yellow", "red", "green", "blue")), rng)
@@ -51,7 +56,7 @@ def _random_views(seed: int) -> Iterator[dict[str, Any]]:
         if game.is_over():
             game = Game.new(game.config, random.Random(rng.random()))
         game.apply(rng.choice(game.legal_actions()))
-        yield game.view_public()
+        yield PublicTableView.of(public_view(game), None)
 
 def _clock_offset_ms(page: Any) -> tuple[float, float]:
     """(page clock - our clock, in ms; the round trip of the best probe)."""
@@ -210,8 +215,9 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                        "the system Chromium is used)") from None
 
     from engine.rules import Game, GameConfig
+    from engine.rules.observer import public_view
     from engine.wire.broker import LocalBroker, free_port
-    from engine.wire.contract import GamePublic, Topics
+    from engine.wire.contract import GamePublic, PublicTableView, Topics
     from engine.wire.mqtt import WireClient
 
     table = "bench-dashboard"
@@ -252,7 +258,7 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                 warm = Game.new(GameConfig(colours=("yellow", "red")), random.Random(99))
                 for _ in range(20):
                     warm.apply(warm.legal_actions()[0])
-                    view = warm.view_public()
+                    view = PublicTableView.of(public_view(warm), None)
                     ts = time.time()
                     publisher.publish(topic, GamePublic(table=table, game_id="warm-up", ts=ts,
                                                         view=view), retain=True)
@@ -266,7 +272,7 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                         view = next(views)
                         ts = time.time()
                         update = GamePublic(table=table, game_id=f"bench-{run_index}",
-                                            turn=view["expected"]["seat"], ts=ts, view=view)
+                                            turn=view.expected.seat, ts=ts, view=view)
                         publisher.publish(topic, update, retain=True)
                         # resolved by the page itself: no polling competes with the update
                         page.evaluate("ts => window.__cauldron.waitFor(ts)", ts)

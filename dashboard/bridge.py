@@ -109,19 +109,6 @@ def corner_blocked(game: GamePublicOut | None) -> int | None:
     return prompt.seat
 
 
-def _reveal_of(view: dict[str, Any]) -> list[str] | None:
-    """A Perluceo reveal in a seat view (``private_events``, sent once): the cauldron."""
-    events = view.get("private_events")
-    if not isinstance(events, list):
-        return None
-    for event in reversed(events):
-        if isinstance(event, dict) and event.get("type") == "perluceo_reveal":
-            cards = event.get("cauldron")
-            if isinstance(cards, list) and all(isinstance(c, str) for c in cards):
-                return list(cards)
-    return None
-
-
 class Bridge:
     """Latest table state from MQTT, fanned out to WebSocket subscribers."""
 
@@ -235,7 +222,7 @@ class Bridge:
     def _on_seat(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, GameSeat):
             return
-        reveal = _reveal_of(model.view)
+        reveal = list(model.view.reveal) if model.view.reveal is not None else None
         with self._lock:
             if reveal is not None:
                 self.reveals[model.seat] = (model.game_id, reveal)
@@ -335,10 +322,8 @@ class Bridge:
                 for a in self.alerts.values()
                 if a.seat in (None, seat)
             ]
-        view: dict[str, Any] = model.view if model and model.game_id == game_id else {}
-        you = view.get("you") if isinstance(view.get("you"), dict) else {}
-        assert isinstance(you, dict)
-        stack = you.get("stack")
+        view = model.view if model and model.game_id == game_id else None
+        stack = view.stack if view is not None else None
         reveal = kept[1] if kept is not None and kept[0] == game_id else None
         colour = None
         expected_seat = None
@@ -359,9 +344,9 @@ class Bridge:
             game_id=game_id,
             colour=colour,
             memory_aid=memory_aid,
-            stack=list(stack) if isinstance(stack, list) and memory_aid else None,
+            stack=list(stack) if stack is not None and memory_aid else None,
             reveal=reveal,
-            recipes=[r for r in you.get("recipes", []) if isinstance(r, str)],
+            recipes=list(view.recipes) if view is not None else [],
             can_keep=phase == "last_card" and expected_seat == seat,
             last_card=last_card if expected_seat == seat else None,
             can_declinatio=blocked,

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from engine.datadir import data_dir
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -54,11 +56,6 @@ def register(subparsers: Any) -> None:
 UVICORN_OPTIONS: dict[str, Any] = {"ws_per_message_deflate": False}
 
 
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cauldron" / "dashboard"
-
-
 def _handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -77,7 +74,7 @@ def _handle(args: argparse.Namespace) -> int:
         "port": args.port,
         "mqtt": mqtt,
         "table": args.table,
-        "data_dir": args.data_dir or default_data_dir(),
+        "data_dir": args.data_dir or data_dir("dashboard"),
         "default_lang": args.lang,
         "virtual": not args.no_virtual,
         "public_url": args.public_url,

@@ -306,10 +306,20 @@ class CountDesk:
         self.enrol: Callable[[str, str], None] | None = None
         self.message: dict[str, Any] | None = None  # the last tap's outcome, for the page
         self._message_id = 0
+        self.save_error: str | None = None
         self._subscribers: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[str]]] = set()
         if path is not None and path.exists():
-            with contextlib.suppress(OSError, ValueError, KeyError, TypeError, CountRefused):
-                self.session = CountSession.from_json(json.loads(path.read_text("utf-8")))
+            try:
+                data = json.loads(path.read_text("utf-8"))
+                self.session = CountSession.from_json(data) if data is not None else None
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, CountRefused):
+                # Never overwrite what cannot be read: keep it beside, start afresh.
+                with contextlib.suppress(OSError):
+                    path.replace(path.with_suffix(".bad"))
+                self._message_id = 1
+                self.message = {"id": 1, "kind": "info",
+                                "text": f"The saved count could not be read; it is kept as "
+                                        f"{path.with_suffix('.bad').name}. Start a new count."}
 
     # -- changes (each saves and notifies)
 
@@ -321,16 +331,27 @@ class CountDesk:
         self._notify()
 
     def _save(self) -> None:
+        """Keep the count on disk; when it cannot be (disk full, read-only), the count goes
+        on in memory and the page says so."""
         if self.path is None:
             return
         data = self.session.to_json() if self.session else None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".count-", dir=self.path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        tmp = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".count-", dir=self.path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+            self.save_error = None
+        except OSError as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            self.save_error = (f"the count cannot be saved to {self.path} ({exc.strerror}): "
+                               "it goes on, but a restart would lose it")
 
     def _need(self) -> CountSession:
         if self.session is None:
@@ -358,9 +379,10 @@ class CountDesk:
                            "text": f"{card_name(card_id)} counted for {session.name(target)}"})
             return target
 
-    def reader_tap(self, uid: str, card_id: str | None) -> None:
-        """A tag was laid on the reader: count its card for the active seat, or say that the
-        tag is not enrolled. Never raises (it runs on the reader thread)."""
+    def reader_tap(self, uid: str, card_id: str | None, seat: int | None = None) -> None:
+        """A tag was laid on a reader: count its card for ``seat`` (a seat's own pad) or the
+        seat being counted, or say that the tag is not enrolled. Never raises (it runs on
+        the reader thread)."""
         if card_id is None:
             with self._lock:
                 self._changed({"kind": "unknown_tag", "uid": uid,
@@ -369,7 +391,7 @@ class CountDesk:
                                "link": "#enrol"})
             return
         with contextlib.suppress(CountRefused):
-            self.tap(card_id, None, "tag", uid)
+            self.tap(card_id, seat, "tag", uid)
 
     def act(self, action: Callable[[CountSession], Any], text: str | None = None) -> Any:
         """Run a host action on the session (undo, remove, done, active, options)."""
@@ -394,6 +416,7 @@ class CountDesk:
                 "reader": asdict(self.reader),
                 "can_enrol": self.enrol is not None,
                 "message": self.message,
+                "save_error": self.save_error,
                 "count": None,
             }
             if session is None:

@@ -1,13 +1,14 @@
 """The board's geometry for the pages, taken from the rules engine (G3), so no script
 recomputes it: the cells of each line, the line each perimeter position faces, the corner
-cells, and where each position sits around the square on screen."""
+cells and their cards, and where each position sits around the square on screen."""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import Any
 
-from engine.rules.board import CORNER_CELLS, FACED_LINE, LINES, PERIMETER, SIZE, cell_name
+from engine.rules.board import CORNER_ORDER, FACED_LINE, LINES, PERIMETER, SIZE, cell_name
+from engine.rules.cards import CORNER_CARDS
 
 
 def _slot(position: int) -> tuple[int, int]:
@@ -30,6 +31,9 @@ def geometry() -> dict[str, Any]:
         "size": SIZE,
         "lines": [[cell_name(c) for c in cells] for cells in LINES],
         "faced": list(FACED_LINE),
-        "corners": sorted(cell_name(c) for c in CORNER_CELLS),
+        "corners": sorted(cell_name(c) for c in CORNER_ORDER),
+        # the corner card on each corner cell (corner-1 top-left, clockwise)
+        "corner_cards": {cell_name(c): card
+                         for c, card in zip(CORNER_ORDER, CORNER_CARDS, strict=True)},
         "slots": [list(_slot(p)) for p in range(PERIMETER)],
     }

@@ -1,12 +1,16 @@
 """Response models. Every ``*Public`` model holds only what an observer of the table may
-see: building one from an engine view drops any key not listed here (whitelist), so a
-covered cauldron card can never reach the public table view by accident."""
+see. The game's views extend the rules engine observer's typed views (through the wire
+contract), whose keys are fixed: a covered cauldron card has no field to travel in."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass as view_dataclass
+
+from engine.rules.observer import ScoresView
+from engine.wire.contract import BoardHealth, PublicTableView
 
 CardId = str
 
@@ -16,177 +20,15 @@ class _Public(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class SpellPublic(_Public):
-    card: CardId
-    uses_left: int
+# The game's views are the rules engine observer's typed views (engine/rules/observer.py),
+# as the wire contract carries them; the dashboard extends them and never redefines a field.
+ScoresPublic = ScoresView  # the score breakdown of a finished game
 
 
-class SeatPublic(_Public):
-    seat: int
-    colour: str
-    pawn: int
-    faced_line: int | None = None
-    top: CardId | None = None
-    cauldron_size: int = 0
-    spells: list[SpellPublic] = Field(default_factory=list)
-
-
-class ExpectedPublic(_Public):
-    seat: int | None = None
-    phase: str | None = None
-    faced_line: int | None = None
-    take: list[str] = Field(default_factory=list)
-    accio: list[str] = Field(default_factory=list)
-    declinatio: bool = False
-    declinatio_line: int | None = None
-    declinatio_take: list[str] = Field(default_factory=list)
-    # "pass" is a Python keyword: the wire name is kept through the alias.
-    pass_: bool = Field(default=False, alias="pass", serialization_alias="pass")
-    refill_cell: str | None = None
-    last_card: CardId | None = None
-
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class ConfigPublic(_Public):
-    colours: list[str] = Field(default_factory=list, description="known while dealing")
-    first_seat: int = 0
-    recipes: bool = False
-    second_player_bonus: bool = False
-    memory_aid: bool = False
-    removed_colour: str | None = None
-
-
-class FamilyScorePublic(_Public):
-    family: str
-    colour: str
-    cards: list[CardId]
-    immutos: list[CardId]
-    counted: int
-    base: int
-    doubled: bool
-    bonus: int
-    points: int
-
-
-class RecipeScorePublic(_Public):
-    recipe: str
-    achieved: bool
-    points: int
-    reason: str
-
-
-class SeatScorePublic(_Public):
-    seat: int
-    colour: str
-    total: int
-    ingredient_points: int
-    families: list[FamilyScorePublic]
-    immuto_assignment: dict[str, str]
-    recipes: list[RecipeScorePublic]
-    second_player_bonus: int
-
-
-class ScoresPublic(_Public):
-    """The score breakdown of a finished game (cauldrons are face up by then)."""
-
-    seats: list[SeatScorePublic]
-    winners: list[int]
-
-
-class EndPublic(_Public):
-    reason: str | None = None
-    last_card_seat: int | None = None
-    scores: ScoresPublic | None = None
-
-
-class PromptPublic(_Public):
-    code: str
-    seat: int | None = None
-    text: str = ""
-
-
-class HeldPublic(_Public):
-    """A card lifted from the square, not yet laid on a pad (face up, in a hand)."""
-
-    cell: str
-    card: CardId
-    via: str | None = None
-    last_card: bool = False
-
-
-class VanescoWaitPublic(_Public):
-    seat: int
-    card: CardId  # the top card that seat must tap (it was face up on top)
-
-
-class DealCellPublic(_Public):
-    cell: str
-    name: str = Field(description="'row R, column C' (from 1)")
-    state: Literal["read", "missing", "wrong"]
-    card: CardId | None = Field(default=None, description="the face-up card read there")
-    why: str | None = Field(default=None, description="why a wrong card is wrong")
-
-
-class SetAsideCardPublic(_Public):
-    card: CardId
-    name: str
-
-
-class SetAsidePublic(_Public):
-    """2 players: the removed colour's 8 cards, set aside before shuffling (G2)."""
-
-    colour: str
-    cards: list[SetAsideCardPublic] = Field(default_factory=list)
-    text: str = ""
-
-
-class DealNextPublic(_Public):
-    code: str = Field(description="set_aside, lay_cards, fix_wrong or starting")
-    text: str = ""
-
-
-class DealingPublic(_Public):
-    filled: int = 0
-    missing: list[str] = Field(default_factory=list)
-    total: int = 32
-    counts: dict[str, int] = Field(default_factory=dict, description="read, missing, wrong")
-    cells: list[DealCellPublic] = Field(default_factory=list)
-    set_aside: SetAsidePublic | None = None
-    next: DealNextPublic | None = None
-
-
-class TableInfoPublic(_Public):
-    """The engine service's table state (what the table waits for)."""
-
-    status: str = "idle"
-    game_id: str | None = None
-    prompt: PromptPublic | None = None
-    held: HeldPublic | None = None
-    vanesco_wait: list[VanescoWaitPublic] = Field(default_factory=list)
-    dealing: DealingPublic | None = None
-    inputs: int = Field(default=0, description="sensor inputs and commands taken this game")
-
-
-class ViewPublic(_Public):
-    """The rules engine's ``view_public()`` (plus the engine service's ``table`` state),
-    restricted to the documented keys. While a game is being dealt only the grid is known."""
-
-    players: int = 0
-    config: ConfigPublic | None = None
-    grid: list[list[CardId | None]]
-    pile_size: int = 0
-    seats: list[SeatPublic] = Field(default_factory=list)
-    turn: int | None = None
-    turns: int = 0
-    phase: str = "dealing"
-    move_value: int = 0
-    expected: ExpectedPublic = Field(default_factory=ExpectedPublic)
-    discarded: list[CardId] = Field(default_factory=list)
-    out_of_game: list[CardId] = Field(default_factory=list)
-    over: bool = False
-    end: EndPublic | None = None
-    table: TableInfoPublic | None = None
+@view_dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
+class ViewPublic(PublicTableView):
+    """The public view as the dashboard serves it: the observer's `PublicView` plus the
+    engine service's ``table`` state. Dashboard-only fields go here, with defaults."""
 
 
 class GamePublicOut(_Public):
@@ -204,7 +46,6 @@ class AlertPublic(_Public):
     message: str
     instruction: str
     severity: str = "error"
-    kind: str | None = Field(default=None, description="'notice': information, not a breach")
     seat: int | None = None
     active: bool = True
     params: dict[str, Any] = Field(default_factory=dict)
@@ -311,6 +152,8 @@ class ReadersOut(BaseModel):
     ts: float | None
     readers: list[ReaderHealthPublic]
     counts: dict[str, int]
+    board: BoardHealth | None = None  # the scan board (Pico): "hung" when it stopped answering
+    pawns: list[int] | None = None  # sensed pawn positions; None: no pawn sensors
 
 
 class EnrolmentOut(BaseModel):

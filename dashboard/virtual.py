@@ -34,24 +34,19 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from dashboard.bridge import Bridge
 from dashboard.models import VirtualPublic
-from engine.rules.board import TAKEABLE_CELLS, cell_name
+from engine.rules.board import CORNER_CELLS, TAKEABLE_CELLS, cell_name, is_cell
 from engine.rules.cards import CARDS, PLAYER_COLOURS, deck_for
 from engine.wire.contract import N_SEATS, GamePublic
 
 log = logging.getLogger("cauldron.dashboard")
 
-CORNERS = frozenset({"0,0", "0,5", "5,0", "5,5"})
+CORNERS = frozenset(cell_name(c) for c in CORNER_CELLS)
 IN_PROGRESS = frozenset({"dealing", "playing"})
 RESTORING = "restoring the virtual table after a restart..."
 
 
 class VirtualError(Exception):
     """A gesture the virtual table cannot do (nothing in hand, the cell is taken, ...)."""
-
-
-def _is_cell(where: str) -> bool:
-    parts = where.split(",")
-    return len(parts) == 2 and all(p.isdigit() and 0 <= int(p) <= 5 for p in parts)
 
 
 def _pad_seat(where: str) -> int | None:
@@ -66,19 +61,19 @@ def _per_seat() -> list[list[str]]:
 
 def in_progress(public: GamePublic | None) -> str | None:
     """The id of the game the engine has in progress (being dealt or played), else None."""
-    if public is None or public.game_id is None or public.view.get("over"):
+    if public is None or public.game_id is None or public.view.over:
         return None
-    table = public.view.get("table")
-    if isinstance(table, dict) and table.get("status") not in IN_PROGRESS:
+    table = public.view.table
+    if table is not None and table.status not in IN_PROGRESS:
         return None
     return public.game_id
 
 
 def _status(public: GamePublic) -> str:
-    table = public.view.get("table")
-    if isinstance(table, dict) and isinstance(table.get("status"), str):
-        return str(table["status"])
-    return "over" if public.view.get("over") else "unknown"
+    table = public.view.table
+    if table is not None:
+        return table.status
+    return "over" if public.view.over else "unknown"
 
 
 class SavedVirtual(BaseModel):
@@ -103,7 +98,7 @@ class SavedVirtual(BaseModel):
     @model_validator(mode="after")
     def _physical(self) -> SavedVirtual:
         for key in self.cells:
-            if not _is_cell(key) or key in CORNERS:
+            if not is_cell(key) or key in CORNERS:
                 raise ValueError(f"cells: {key!r} is not a cell that holds a card")
         for seat in self.pads:
             if not 0 <= seat < N_SEATS:
@@ -400,7 +395,7 @@ class VirtualTable:
             seat = _pad_seat(where)
             if card not in CARDS:
                 notes.append(f"{where} holds an unknown tag ({card}): ignored")
-            elif _is_cell(where):
+            elif is_cell(where):
                 hub_cells[where] = card
             elif seat is not None:
                 hub_pads[seat] = card
@@ -510,7 +505,7 @@ class VirtualTable:
             if self.hand is not None:
                 raise VirtualError(f"your hand already holds {self.hand}: lay it down first")
             seat = _pad_seat(where)
-            if _is_cell(where):
+            if is_cell(where):
                 card = self.cells.get(where)
                 if card is None:
                     raise VirtualError(f"cell {where} is empty")
@@ -535,7 +530,7 @@ class VirtualTable:
             if card is None:
                 raise VirtualError("your hand is empty: pick up a card first")
             seat = _pad_seat(where)
-            if _is_cell(where):
+            if is_cell(where):
                 if where in ("0,0", "0,5", "5,0", "5,5"):
                     raise VirtualError(f"{where} is a corner: it holds the corner card")
                 if where in self.cells:

@@ -4,13 +4,16 @@ Wires a reader back-end (``pcsc``: a USB NFC reader, the default; ``sim``: a sim
 reader on the page; ``spi``/``serial``: the table's own pads, from its hub config) to the
 count page (`dashboard.count.CountDesk` served by `dashboard.main.create_count_app`): every
 tag laid on a pad is looked up in the tag map, else in the tag's own memory (NDEF text), and
-counted for the seat being counted. Nothing imports this module: it is where the hub and the
+counted for the seat being counted (with a table's pads, one per seat: for that pad's seat).
+Nothing imports this module: it is where the hub and the
 dashboard meet for this mode, as `engine.demo` is for the demo.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import os
 import sys
 import threading
@@ -18,12 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.cli import CliError
+from engine.rules.cards import RECIPES
 
 if TYPE_CHECKING:
     from dashboard.count import CountDesk
     from hub.backends.base import ReaderBackend
     from hub.tagmap import TagMap
 
+log = logging.getLogger("cauldron.count")
 POLL_INTERVAL = 0.02  # a tap is confirmed after two equal reads: ~40 ms
 
 
@@ -51,11 +56,43 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+class RecipeTags:
+    """Tags stuck on recipe cards (UID -> recipe id). Recipe cards are no game cards, so
+    they stay out of the table's tag map (and off the wire); the count enrols them the first
+    time one is tapped. Kept beside the tag map as ``recipe-tags.json``."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.tags: dict[str, str] = {}
+        if path is not None and path.exists():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                self.tags = {str(k).upper(): v for k, v in data.items() if v in RECIPES}
+            except (OSError, ValueError, AttributeError):
+                log.warning("recipe tags %s cannot be read: they are asked again", path)
+
+    def add(self, uid: str, recipe: str) -> None:
+        owner = next((u for u, r in self.tags.items() if r == recipe), None)
+        if owner is not None and owner != uid:
+            raise ValueError(f"{recipe} is already enrolled with tag {owner}")
+        self.tags[uid] = recipe
+        if self.path is not None:
+            tmp = self.path.with_suffix(".tmp")
+            try:
+                tmp.write_text(json.dumps(self.tags, indent=1), encoding="utf-8")
+                tmp.replace(self.path)
+            except OSError as exc:
+                del self.tags[uid]
+                raise ValueError(f"the recipe tags cannot be saved: {exc.strerror}") from None
+
+
 class ReaderLoop:
     """Polls the back-end on a thread and hands each tag laid on a pad to the desk."""
 
     def __init__(self, backend: ReaderBackend, tagmap: TagMap, desk: CountDesk) -> None:
         self.backend, self.tagmap, self.desk = backend, tagmap, desk
+        self.recipes = RecipeTags(tagmap.path.with_name("recipe-tags.json")
+                                  if tagmap.path is not None else None)
         self.stop = threading.Event()
         self.pads = [backend.layout.pad_reader(seat) for seat in range(backend.layout.pads)]
         self._seen: dict[tuple[str, str], threading.Event] = {}  # (kind, uid) -> waiter
@@ -64,29 +101,46 @@ class ReaderLoop:
         self.thread = threading.Thread(target=self._run, name="count-reader", daemon=True)
 
     def card_for(self, uid: str) -> str | None:
-        return self.tagmap.card_for(uid) or self.backend.tag_memory(uid)
+        return (self.tagmap.card_for(uid) or self.recipes.tags.get(uid)
+                or self.backend.tag_memory(uid))
 
     def _run(self) -> None:
         from hub.errors import HubError
 
         while not self.stop.is_set():
             try:
-                result = self.backend.poll()
+                self._sweep()
             except HubError as exc:
                 self.desk.set_reader(health="absent", label=str(exc))
                 self.stop.wait(1.0)
-                continue
-            for change in result.changes:
-                if change.reader not in self.pads:
-                    continue
-                if change.kind == "placed":
-                    self.desk.reader_tap(change.uid, self.card_for(change.uid))
-                self._signal(change.kind, change.uid)
-            if result.health:
-                health = self.backend.health()
-                bad = [health[r] for r in self.pads if health.get(r, "ok") != "ok"]
-                self.desk.set_reader(health=bad[0] if bad else "ok")
+            except Exception:  # the reader thread must outlive any one bad read
+                log.exception("count reader loop")
+                self.stop.wait(1.0)
             self.stop.wait(POLL_INTERVAL)
+
+    def _sweep(self) -> None:
+        result = self.backend.poll()
+        for change in result.changes:
+            if change.reader not in self.pads:
+                continue
+            if change.kind == "placed":
+                self.desk.reader_tap(change.uid, self.card_for(change.uid),
+                                     self._seat_of(change.reader))
+            self._signal(change.kind, change.uid)
+        if result.health:
+            health = self.backend.health()
+            bad = [health[r] for r in self.pads if health.get(r, "ok") != "ok"]
+            self.desk.set_reader(health=bad[0] if bad else "ok")
+
+    def _seat_of(self, reader: int) -> int | None:
+        """With one pad per seat (a table's pads), a pad's taps are its seat's; with one
+        reader, they go to the seat being counted."""
+        if len(self.pads) < 2:
+            return None
+        seat = self.backend.layout.place(reader).seat
+        session = self.desk.session
+        return seat if session is not None and seat is not None and seat < len(
+            session.seats) else None
 
     def _signal(self, kind: str, uid: str) -> None:
         with self._waiters:
@@ -128,6 +182,13 @@ class ReaderLoop:
         """Enrol an unknown tag from the page (saved at once, as `cauldron enroll` does)."""
         from hub.errors import HubError
 
+        if card_id in RECIPES:
+            if uid in self.tagmap:
+                raise ValueError(f"tag {uid} is already enrolled as {self.tagmap.card_for(uid)}")
+            self.recipes.add(uid, card_id)
+            return
+        if uid in self.recipes.tags:
+            raise ValueError(f"tag {uid} is already enrolled as {self.recipes.tags[uid]}")
         try:
             self.tagmap.add(uid, card_id)
         except HubError as exc:

@@ -27,6 +27,7 @@ def selfplay_game(players: int, seed: int, *, recipes: bool = False) -> Game:
 def game_summary(game: Game, seed: int | None = None) -> dict[str, Any]:
     score = game.scores()
     totals = {s.seat: s for s in score.seats}
+    final = game.seat_cards()  # what each seat ends with (face up once the game is over)
     summary: dict[str, Any] = {}
     if seed is not None:
         summary["seed"] = seed
@@ -40,7 +41,7 @@ def game_summary(game: Game, seed: int | None = None) -> dict[str, Any]:
                 {
                     "seat": s,
                     "colour": game.config.colours[s],
-                    "cauldron": list(game.cauldrons[s]),
+                    "cauldron": list(final[s].cauldron),
                     "spells": [slot[0] for slot in game.spells[s]],
                     "score": totals[s].total,
                 }

@@ -306,20 +306,30 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
         return 1
 
 
+def _through_hub(config: HubConfig, purpose: str, live: Any, otherwise: str) -> int | None:
+    """Run ``live(client)`` against the running hub; None (after saying ``otherwise``) when
+    no hub answers, so the caller reads the readers itself."""
+    client = _hub_link(config, purpose)
+    if client is not None:
+        try:
+            result: int | None = live(client)
+        finally:
+            client.stop(timeout=0.5)
+        if result is not None:
+            return result
+    print(f"No hub answers for table {config.table} at {_redacted(config)}: {otherwise}",
+          file=sys.stderr, flush=True)
+    return None
+
+
 def _run_enroll(args: argparse.Namespace) -> int:
     config = _load_config(args)
     if not args.offline and not _sim_wanted(args):
-        client = _hub_link(config, "enrol")
-        if client is not None:
-            try:
-                result = _enroll_live(args, config, client)
-            finally:
-                client.stop(timeout=0.5)
-            if result is not None:
-                return result
-        print(f"No hub answers for table {config.table} at "
-              f"{_redacted(config)}: enrolling directly from the readers (stop the hub "
-              "first if it runs elsewhere).", file=sys.stderr, flush=True)
+        result = _through_hub(config, "enrol", lambda c: _enroll_live(args, config, c),
+                              "enrolling directly from the readers (stop the hub first if "
+                              "it runs elsewhere).")
+        if result is not None:
+            return result
     return _enroll_offline(args, config)
 
 
@@ -472,18 +482,12 @@ def _run_readers(args: argparse.Namespace) -> int:
         except (HubError, OSError) as exc:
             raise CliError(str(exc)) from None
     if not args.direct and not _sim_wanted(args):
-        client = _hub_link(config, "readers")
-        if client is not None:
-            try:
-                result = _readers_live(args, config, client)
-            finally:
-                client.stop(timeout=0.5)
-            if result is not None:
-                return result
-        print(f"No hub answers for table {config.table} at {_redacted(config)}: reading the "
-              "readers directly" + (" (a simulated table of its own, not the hub's)"
-                                    if config.backend == "sim" else ""),
-              file=sys.stderr, flush=True)
+        result = _through_hub(config, "readers", lambda c: _readers_live(args, config, c),
+                              "reading the readers directly" + (
+                                  " (a simulated table of its own, not the hub's)"
+                                  if config.backend == "sim" else ""))
+        if result is not None:
+            return result
     tagmap, _note = _tagmap_for(config)
     backend = _backend_for(config, tagmap)
     steps = _sim_steps(args, backend)

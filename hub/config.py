@@ -9,16 +9,17 @@ Example ``hub.toml``::
     backend = "serial"                # sim | serial | spi | pcsc
     data_dir = "/var/lib/cauldron"    # outbox-<table>.sqlite, tagmap.json (and the sim table)
     pads = 4                          # scan pads (seats) fitted
-    perimeter = false                 # pawn sensors on the 20 perimeter positions
+    perimeter = false                 # pawn sensors (Hall switches) on the 20 positions
 
     [serial]
     port = "/dev/ttyACM0"
     baudrate = 115200
+    # reset_pin = 26                  # BCM pin wired to the Pico's RUN: resets a hung board
 
     [spi]                             # readers on the Pi's own SPI bus
     bus = 0
     device = 0
-    speed_hz = 4000000
+    speed_hz = 1000000                # 1 MHz through the bank buffers (hardware/wiring.md)
     address_pins = [5, 6, 13, 19]     # BCM pins to the 74HC154s' A0..A3
     bank_pins = [26, 21, 20]          # one /E1 per 16 readers
     strobe_pin = 16                   # all /E2 tied together: the chip-select pulse
@@ -42,21 +43,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from engine.datadir import data_dir
 from engine.wire.contract import TopicError, check_table_id
 from hub.errors import ConfigError
 
 BACKENDS = ("sim", "serial", "spi", "pcsc")
-
-
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cauldron"
 
 
 @dataclass
@@ -67,7 +63,7 @@ class HubConfig:
     mqtt_password_file: Path | None = None  # the account's password (0600), not in the URL
     backend: str = "sim"
     hub_id: str | None = None
-    data_dir: Path = field(default_factory=default_data_dir)
+    data_dir: Path = field(default_factory=data_dir)
     tagmap: Path | None = None
     pads: int = 4
     perimeter: bool = False

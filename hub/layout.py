@@ -4,9 +4,11 @@ Reader order (the chip-select order of the firmware and the SPI back-end):
 
 - readers 0..31: the grid cells, row by row from the top-left, skipping the 4 corners
   (0 = cell 0,1 … 3 = cell 0,4; 4 = cell 1,0 … 9 = cell 1,5; … 31 = cell 5,4);
-- readers 32..35: the scan pads of seats 0..3 (only as many as ``pads``);
-- then, when pawn sensors are fitted (``perimeter=True``), one reader per perimeter
-  position 0..19 (G3).
+- readers 32..35: the scan pads of seats 0..3 (only as many as ``pads``).
+
+Pawns are not read by RFID readers (20 more would need 56 chip selects, more than the 48
+decoder outputs): with ``perimeter=True`` the table has Hall switches at the 20 perimeter
+positions (hardware/wiring.md), reported by the firmware's ``PAWNS`` line, not as readers.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.wire.contract import GRID_SIZE, N_PERIMETER, N_SEATS, cell_key
+from engine.rules.board import CORNER_CELLS, cell_name, parse_cell
+from engine.wire.contract import GRID_SIZE, N_SEATS
 
 PlaceKind = Literal["cell", "pad", "perimeter"]
 
-CORNERS: frozenset[tuple[int, int]] = frozenset({(0, 0), (0, 5), (5, 0), (5, 5)})
+CORNERS: frozenset[tuple[int, int]] = frozenset(divmod(c, GRID_SIZE) for c in CORNER_CELLS)
 CELLS: tuple[tuple[int, int], ...] = tuple(
     (r, c) for r in range(GRID_SIZE) for c in range(GRID_SIZE) if (r, c) not in CORNERS
 )
@@ -49,7 +52,7 @@ class Place:
 
     @property
     def cell_key(self) -> str | None:
-        return None if self.cell is None else cell_key(*self.cell)
+        return None if self.cell is None else cell_name(self.cell[0] * GRID_SIZE + self.cell[1])
 
     def label(self) -> str:
         if self.kind == "cell":
@@ -61,8 +64,8 @@ class Place:
 
 
 class Layout:
-    """Reader index <-> place for a table with ``pads`` scan pads (1-4) and optional pawn
-    sensors on the 20 perimeter positions."""
+    """Reader index <-> place for a table with ``pads`` scan pads (1-4); ``perimeter``: Hall
+    switch pawn sensors are fitted (they add no reader)."""
 
     def __init__(self, pads: int = N_SEATS, perimeter: bool = False) -> None:
         if not 0 <= pads <= N_SEATS:
@@ -71,8 +74,6 @@ class Layout:
         self.perimeter = perimeter
         places = [Place("cell", cell=cell) for cell in CELLS]
         places += [Place("pad", seat=seat) for seat in range(pads)]
-        if perimeter:
-            places += [Place("perimeter", position=p) for p in range(N_PERIMETER)]
         self.places: tuple[Place, ...] = tuple(places)
         self._index = {place: i for i, place in enumerate(self.places)}
 
@@ -103,7 +104,8 @@ class Layout:
         try:
             return self._index[Place("perimeter", position=position)]
         except KeyError:
-            raise ValueError(f"perimeter position {position} has no reader") from None
+            raise ValueError(f"perimeter position {position} has no reader: pawns are "
+                             "sensed by Hall switches (PAWNS), not readers") from None
 
     def position_mm(self, reader: int) -> tuple[float, float]:
         """Centre of a reader's antenna, in mm from the top-left cell's centre."""
@@ -133,7 +135,7 @@ class Layout:
         kind, _, value = where.partition(":") if ":" in where else ("cell", "", where)
         try:
             if kind == "cell":
-                row, col = (int(x) for x in value.split(","))
+                row, col = divmod(parse_cell(value), GRID_SIZE)
                 return self.cell_reader(row, col)
             if kind == "pad":
                 return self.pad_reader(int(value))

@@ -337,8 +337,9 @@ class Hub:
     def _start_enrolment(self, args: dict[str, Any]) -> None:
         if self.tagmap.path is None:
             raise CommandRefused(
-                "enrol: this simulated hub uses a virtual box (every card is known) and has no "
-                "tag map file; set tagmap in its config to enrol real tags")
+                "enrol: nothing to enrol: this simulated table knows every card already (a "
+                "virtual box). To rehearse enrolment, write {\"tags\": {}} into the file its "
+                "config's tagmap names and restart the hub")
         pad = args.get("pad", 0)
         write = args.get("write", False)
         if not isinstance(pad, int) or isinstance(pad, bool) or not isinstance(write, bool):
@@ -514,36 +515,50 @@ class Hub:
     # ------------------------------------------------------------ engine -> table I/O
 
     def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
+        """``hub/cmd/<verb>``: one handler per verb (`_handlers`), each taking the args."""
         if info.table != self.table:
             raise CommandRefused(f"this hub serves table {self.table}, not {info.table}")
-        args = request.args
-        verb = info.verb
-        if verb == "snapshot":
-            self.publish_snapshot()
-            return {"last_seq": self.outbox.last_seq}
-        if verb == "replay":
-            return self._replay(args)
-        if verb in ("turn", "buzz"):
-            if self.io is None:
-                raise CommandRefused("this hub has no table I/O configured ([io] in the config)")
-            if verb == "turn":
-                seat = args.get("seat")
-                if seat is not None and (not isinstance(seat, int) or not 0 <= seat < 4):
-                    raise CommandRefused(f"turn: seat {seat!r} is not 0..3 or null")
-                self.io.set_turn(seat)
-                return {"seat": seat}
-            ms = args.get("ms", 300)
-            if not isinstance(ms, int) or not 0 < ms <= 5000:
-                raise CommandRefused(f"buzz: ms {ms!r} is not 1..5000")
-            self.io.buzz(ms / 1000)
-            return {"ms": ms}
-        if verb == "sim":
-            return self._sim(args)
-        if verb == "enrol":
-            return self._enrol(args)
-        if verb == "readers":
-            return self.readers_answer()
-        raise CommandRefused(f"unknown hub command {verb!r}")
+        handler = self._handlers().get(info.verb or "")
+        if handler is None:
+            raise CommandRefused(f"unknown hub command {info.verb!r}")
+        return handler(request.args)
+
+    def _handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        """The verb -> handler map of ``hub/cmd/<verb>`` (HUB_VERBS)."""
+        return {
+            "snapshot": self._snapshot_now,
+            "replay": self._replay,
+            "turn": self._turn,
+            "buzz": self._buzz,
+            "sim": self._sim,
+            "enrol": self._enrol,
+            "readers": lambda args: self.readers_answer(),
+        }
+
+    def _snapshot_now(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.publish_snapshot()
+        return {"last_seq": self.outbox.last_seq}
+
+    def _table_io(self) -> Any:
+        if self.io is None:
+            raise CommandRefused("this hub has no table I/O configured ([io] in the config)")
+        return self.io
+
+    def _turn(self, args: dict[str, Any]) -> dict[str, Any]:
+        io = self._table_io()
+        seat = args.get("seat")
+        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < 4):
+            raise CommandRefused(f"turn: seat {seat!r} is not 0..3 or null")
+        io.set_turn(seat)
+        return {"seat": seat}
+
+    def _buzz(self, args: dict[str, Any]) -> dict[str, Any]:
+        io = self._table_io()
+        ms = args.get("ms", 300)
+        if not isinstance(ms, int) or not 0 < ms <= 5000:
+            raise CommandRefused(f"buzz: ms {ms!r} is not 1..5000")
+        io.buzz(ms / 1000)
+        return {"ms": ms}
 
     def _replay(self, args: dict[str, Any]) -> dict[str, Any]:
         epoch, first, last = args.get("epoch"), args.get("from_seq"), args.get("to_seq")
@@ -583,10 +598,31 @@ class Hub:
                 sim.clear()
                 return {}
             if action == "state":  # what really lies where (the virtual table resyncs)
-                return {"lying": self._sim_lying(sim)}
+                pawns = sim.pawns()  # with pawn sensors only
+                return {"lying": self._sim_lying(sim),
+                        **({} if pawns is None else {"pawns": sorted(pawns)})}
+            if action in ("pawn", "pawns"):  # pawn sensors (hardware issue 13)
+                return self._sim_pawns(sim, action, args)
         except (HubError, ValueError) as exc:
             raise CommandRefused(f"sim {action}: {exc}") from None
-        raise CommandRefused(f"sim: action {action!r} is not place, remove, clear or state")
+        raise CommandRefused(f"sim: action {action!r} is not place, remove, clear, state, pawn "
+                             "or pawns")
+
+    @staticmethod
+    def _sim_pawns(sim: Any, action: str, args: dict[str, Any]) -> dict[str, Any]:
+        """``pawn`` {"from": 3, "to": 5} moves one pawn; ``pawns`` {"positions": [...]} sets
+        them all (a game's start)."""
+        switches = sim.pawn_switches
+        if switches is None:
+            raise CommandRefused("sim: this table has no pawn sensors (perimeter = true)")
+        if action == "pawn":
+            switches.move(args.get("from"), args.get("to"))
+        else:
+            positions = args.get("positions")
+            if not isinstance(positions, list) or len(positions) > 4:
+                raise CommandRefused("sim pawns: positions must be a list of up to 4 positions")
+            switches.set(positions)
+        return {"pawns": sorted(switches.sensed())}
 
     def _sim_lying(self, sim: Any) -> dict[str, str]:
         """``{"2,3" | "pad:1" | "pos:7": card id (or "uid:<UID>" for an unknown tag)}``."""

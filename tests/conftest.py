@@ -22,18 +22,29 @@ PostgreSQL (real; `tests/pg_cluster.py`: a throw-away cluster, or ``CAULDRON_TES
 Options and markers:
 
 - ``--soak``: run tests marked ``@pytest.mark.soak`` (skipped otherwise).
+
+Hypothesis profiles (one knob for every property test; no test hard-codes its count):
+
+- ``ci`` (chosen when ``CI`` is set, as in `bash .ci/run`): 100 examples, derandomized
+  (the same examples every run: CI never flakes on a new random draw), no deadline.
+- ``dev`` (otherwise): 25 random examples, no deadline: quick while working.
+- ``HYPOTHESIS_PROFILE=ci|dev`` chooses one explicitly. A test whose example is a whole
+  game takes a quarter: ``settings(max_examples=max(5, settings().max_examples // 4))``.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # Test folders mirror the packages (tests/engine/...) and have no __init__.py, so pytest's
 # rootdir insertion could make `engine` resolve to tests/engine; the checkout comes first.
@@ -41,7 +52,32 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 if sys.path[0] != _ROOT:
     sys.path.insert(0, _ROOT)
 
-from engine.wire.broker import BrokerKind, LocalBroker, find_mosquitto  # noqa: E402
+from engine.wire.broker import (  # noqa: E402
+    BrokerKind,
+    BrokerStartError,
+    LocalBroker,
+    find_mosquitto,
+)
+
+# Each run (each xdist worker) has its own data home: no test writes to the real one, and
+# workers never share a table log, a key file or a saved table. Subprocesses inherit it.
+_DATA_HOME = tempfile.mkdtemp(
+    prefix=f"cauldron-test-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+os.environ["XDG_DATA_HOME"] = _DATA_HOME
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_DATA_HOME, ignore_errors=True)
+
+
+# No deadline: a busy 2-core machine (CI, 8 engineers) makes timings meaningless here.
+_HYPOTHESIS = {"deadline": None, "print_blob": True,
+               "suppress_health_check": [HealthCheck.function_scoped_fixture,
+                                         HealthCheck.too_slow]}
+settings.register_profile("ci", max_examples=100, derandomize=True, **_HYPOTHESIS)
+settings.register_profile("dev", max_examples=25, **_HYPOTHESIS)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
+                      or ("ci" if os.environ.get("CI") else "dev"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -65,10 +101,23 @@ def broker_kind() -> BrokerKind:
     return "mosquitto" if find_mosquitto() else "amqtt"
 
 
+def started_broker(kind: BrokerKind) -> LocalBroker:
+    """A broker on a free port; another port when that one was taken meanwhile (xdist
+    workers pick free ports at the same moment)."""
+    for attempt in range(3):
+        broker = LocalBroker(kind=kind)
+        try:
+            return broker.start()
+        except BrokerStartError:
+            broker.close()
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
 @pytest.fixture(scope="session")
 def mqtt_broker(broker_kind: BrokerKind) -> Iterator[str]:
-    broker = LocalBroker(kind=broker_kind)
-    broker.start()
+    broker = started_broker(broker_kind)
     try:
         yield broker.url
     finally:
@@ -77,8 +126,7 @@ def mqtt_broker(broker_kind: BrokerKind) -> Iterator[str]:
 
 @pytest.fixture
 def restartable_broker(broker_kind: BrokerKind) -> Iterator[LocalBroker]:
-    broker = LocalBroker(kind=broker_kind)
-    broker.start()
+    broker = started_broker(broker_kind)
     try:
         yield broker
     finally:

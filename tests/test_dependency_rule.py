@@ -4,9 +4,16 @@
    (nothing for I/O, no clock, no threads) and itself; it calls no I/O built-ins and makes
    no module-level use of the global `random` state (a seeded `random.Random` is passed in).
 2. `hub`, `engine.service` and `dashboard` never import each other; across packages they
-   may use only `engine.wire`, `engine.rules`, `engine.benchkit` and `engine.cli`. (The hub
-   may also use `firmware`: it runs the same presence and line-protocol code as the
-   readers.) Imports inside functions count too. Packages that do not exist yet are skipped.
+   may use only `engine.wire`, `engine.rules`, `engine.benchkit`, `engine.datadir` and
+   `engine.cli`. (The hub may also use `firmware`: it runs the same presence and
+   line-protocol code as the readers.) Imports inside functions count too. Packages that
+   do not exist yet are skipped.
+3. Every other package has its own list (`ALLOWED`): the bots and the wire contract stand
+   on the rules alone; only the composition code (`COMPOSITION`) wires packages together,
+   and no package imports it. Every module of the project belongs to one of them.
+4. Hidden game state (the cauldron stacks, the pile, the recipes) is read only inside
+   `engine.rules`: everything else asks `engine.rules.observer` (views, and the referee's
+   narrow questions). The bots read only their own shadow and sampled worlds.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "__import__"
 
 SERVICES = {"hub": ROOT / "hub", "engine.service": ROOT / "engine" / "service",
             "dashboard": ROOT / "dashboard"}  # fmt: skip
-SHARED = ("engine.wire", "engine.rules", "engine.benchkit", "engine.cli")
+SHARED = ("engine.wire", "engine.rules", "engine.benchkit", "engine.datadir", "engine.cli")
 PROJECT_ROOTS = ("engine", "hub", "dashboard", "firmware")
 
 
@@ -188,3 +195,124 @@ def test_the_cross_package_checker_catches_violations() -> None:
         "hub.tagmap", "hub.tagmap.TagMap", "engine.service.store", "engine.bots",
         "firmware", "firmware.protocol",
     ]  # fmt: skip
+
+
+# ---------------------------------------------------------------- every package (3)
+
+# What each package may import from the project besides itself. The composition code wires
+# the broker, hub, engine, dashboard and bots together: it may import anything, and
+# nothing but itself imports it.
+COMPOSITION = ("engine.demo", "engine.count_cli")
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "engine.rules": (),
+    "engine.wire": ("engine.rules",),
+    "engine.bots": ("engine.rules", "engine.benchkit", "engine.cli"),
+    "engine.benchkit": ("engine.cli",),
+    "engine.datadir": (),
+    "engine.cli": (),  # the entry point: it finds the sub-commands by name (importlib)
+    "engine.rules_cli": ("engine.rules", "engine.cli"),
+    "engine.rules_bench": ("engine.rules", "engine.benchkit", "engine.cli"),
+    "engine.score_cli": ("engine.rules", "engine.cli"),
+    "engine.hosting": SHARED,
+    "engine.service": (*SHARED, "engine.bots"),
+    "hub": (*SHARED, "firmware"),
+    "dashboard": SHARED,
+    # The firmware runs on the Pico; only its CPython tools read the hub's reader layout.
+    "firmware": ("hub.layout",),
+    "engine": (),  # engine/__init__.py
+}
+
+
+def package_of(module: str) -> str:
+    """The longest `ALLOWED`/`COMPOSITION` entry that holds `module`."""
+    owners = [p for p in (*ALLOWED, *COMPOSITION) if within(module, p)]
+    assert owners, f"{module} belongs to no package of the dependency rule: add it"
+    return max(owners, key=len)
+
+
+def project_files() -> list[Path]:
+    return sorted(p for root in PROJECT_ROOTS for p in (ROOT / root).rglob("*.py"))
+
+
+def bad_imports(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    package = package_of(module_name(path))
+    bad = []
+    for line, module in imports(path, source):
+        if module.split(".")[0] not in PROJECT_ROOTS or module == "engine":
+            continue
+        if any(within(module, root) for root in COMPOSITION):
+            if package not in COMPOSITION:  # nothing imports the composition code
+                bad.append((line, module))
+            continue
+        if package in COMPOSITION or within(module, package):
+            continue
+        if not any(within(module, allowed) for allowed in ALLOWED[package]):
+            bad.append((line, module))
+    return bad
+
+
+@pytest.mark.parametrize("path", project_files(), ids=lambda p: module_name(p))
+def test_every_package_imports_only_what_it_may(path: Path) -> None:
+    bad = bad_imports(path)
+    assert not bad, f"{module_name(path)} ({package_of(module_name(path))}) imports {bad}"
+
+
+def test_the_package_checker_catches_violations() -> None:
+    source = (
+        "from engine.rules.game import Game\n"
+        "from engine.service.store import open_store\n"
+        "def lazy():\n"
+        "    from engine.demo.stack import DemoStack\n"
+    )
+    bots = ROOT / "engine" / "bots" / "example.py"
+    assert [m for _, m in bad_imports(bots, source)] == [
+        "engine.service.store", "engine.service.store.open_store",
+        "engine.demo.stack", "engine.demo.stack.DemoStack"]
+    demo = ROOT / "engine" / "demo" / "example.py"
+    assert bad_imports(demo, source) == []  # the composition code may wire anything
+
+
+# ---------------------------------------------------------------- hidden state (4)
+
+HIDDEN = {"cauldrons", "pile"}  # and a game's ``recipes`` (every seat's)
+# The bots play from their own shadow game and sampled worlds (tests/engine/bots/
+# test_bots_hidden.py checks they never see a covered card); the dashboard's virtual table
+# and the simulated hub hold the physical cards, on `self`.
+HIDDEN_OK = ("engine.rules", "engine.bots")
+
+
+def hidden_reads(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """``x.cauldrons`` / ``x.pile`` / ``x.recipes`` read from a game (not from ``self``, a
+    configuration or the virtual table's own saved state)."""
+    text = path.read_text(encoding="utf-8") if source is None else source
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, ast.Attribute) and node.attr in (*HIDDEN, "recipes")):
+            continue
+        owner = ast.unparse(node.value)
+        if node.attr == "recipes" and not owner.endswith("game"):
+            continue  # a score sheet's, a form's, a seat view's own recipes
+        if owner == "self" or owner.endswith(("config", "form", "saved", "options", "args")):
+            continue
+        found.append((node.lineno, f"{owner}.{node.attr}"))
+    return sorted(found)
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in project_files()
+             if not any(within(module_name(p), ok) for ok in HIDDEN_OK)],
+    ids=lambda p: module_name(p))
+def test_nothing_outside_the_rules_reads_hidden_game_state(path: Path) -> None:
+    found = hidden_reads(path)
+    assert not found, (f"{module_name(path)} reads hidden game state {found}: ask "
+                       "engine.rules.observer (a view or a narrow question) instead")
+
+
+def test_the_hidden_state_checker_catches_reads() -> None:
+    source = ("top = game.cauldrons[0][-1]\n"
+              "n = interp.game.pile.size\n"
+              "r = self.recipes\n"
+              "flag = config.recipes\n"
+              "theirs = game.recipes[1]\n")
+    assert [w for _, w in hidden_reads(ROOT / "x.py", source)] == [
+        "game.cauldrons", "interp.game.pile", "game.recipes"]

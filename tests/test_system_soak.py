@@ -47,6 +47,8 @@ from hub.layout import Layout
 from hub.outbox import Outbox
 from hub.service import Hub
 
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
 ROOT = Path(__file__).resolve().parents[1]
 CARD_KINDS = ("cell", "pad", "button", "unknown_tag")
 
@@ -446,7 +448,7 @@ def check_batch(plays: list[Play], watcher: Watcher, data: Path) -> None:
         assert play.hub.hub.outbox.last_seq == len(play.hub.emitted)
         # The engine's live view: the reference interpreter's, input for input.
         public = watcher.public[table]["view"]
-        assert comparable(public) == comparable(play.reference.public_view()), table
+        assert comparable(public) == comparable(play.reference.public_view().to_wire()), table
     for play in plays:  # the engine's stored log, rebuilt, is the pure engine's game
         table, ref = play.hub.table, play.script.reference
         assert ref is not None and ref.is_over()

@@ -7,22 +7,18 @@ No second process reads the pad or writes the hub's topics.
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException, status
 
 from dashboard.deps import BridgeDep, HostDep
 from dashboard.models import CommandResult, EnrolIn
-from dashboard.routers import answered
+from dashboard.routers import answered, host
+from dashboard.virtual import in_progress
 
-router = APIRouter(
-    prefix="/api/host",
-    tags=["host"],
-    responses={
-        401: {"description": "no host PIN given"},
-        403: {"description": "wrong host PIN"},
-        409: {"description": "refused by the hub (the reason says why)"},
-        503: {"description": "the broker or the hub does not answer"},
-    },
-)
+router = APIRouter(prefix=host.router.prefix, tags=["host"], responses={
+    **host.router.responses,
+    409: {"description": "refused by the hub (the reason says why)"},
+    503: {"description": "the broker or the hub does not answer"},
+})
 
 
 @router.post(
@@ -35,5 +31,9 @@ router = APIRouter(
 def enrol(_: HostDep, bridge: BridgeDep, form: EnrolIn) -> CommandResult:
     args: dict[str, object] = {"action": form.action}
     if form.action == "start":
+        if in_progress(bridge.public) is not None:
+            # While enrolling, the chosen pad's taps are enrolment, not play.
+            raise HTTPException(status.HTTP_409_CONFLICT, "a game is in progress: end it "
+                                "first (enrolment takes over a seat's pad)")
         args.update(pad=form.seat - 1, write=form.write)
     return answered(bridge.hub_command("enrol", args))

@@ -135,7 +135,8 @@ def readers(_: HostDep, bridge: BridgeDep) -> ReadersOut:
         )
         counts[seen.health] = counts.get(seen.health, 0) + 1
     return ReadersOut(
-        hub_id=snap.hub_id, backend=snap.backend, ts=snap.ts, readers=rows, counts=counts
+        hub_id=snap.hub_id, backend=snap.backend, ts=snap.ts, readers=rows, counts=counts,
+        board=snap.board, pawns=snap.pawns,
     )
 
 

@@ -58,7 +58,7 @@ def discard(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
 @router.post("/pass", summary="Pass at a corner instead of using Declinatio (the seat's button)")
 def pass_turn(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
     state = bridge.table_state()
-    if state.game is None or not state.game.view.expected.pass_:
+    if state.game is None or not state.game.view.expected.can_pass:
         raise HTTPException(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)")
     return answered(bridge.command("confirm", source="virtual"))
 

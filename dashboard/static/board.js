@@ -3,12 +3,7 @@
 import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, posLabel, seatLabel, t } from "./core.js";
 
 const CORNERS = new Set(GEO.corners);
-const CORNER_CARD = Object.fromEntries(GEO.corners.map((k) => {
-  const [r, c] = k.split(",").map(Number);
-  // corner-1 top-left, clockwise (as the catalogue numbers them)
-  const n = r === 0 ? (c === 0 ? 1 : 2) : (c === 0 ? 4 : 3);
-  return [k, `corner-${n}`];
-}));
+const CORNER_CARD = GEO.corner_cards;  // cell -> corner card, from engine.rules.board
 
 /* What the active seat may do on each cell, from the engine's `expected`. */
 export function marks(v) {
@@ -63,12 +58,14 @@ export function boardParts(v, opts) {
   const pawnsAt = {};
   if (v) for (const s of v.seats) (pawnsAt[s.pawn] = pawnsAt[s.pawn] || []).push(s);
   const active = v && !v.over && v.seats.length ? v.turn : null;
+  const sensed = v && v.table && v.table.pawns_sensed ? new Set(v.table.pawns_sensed) : null;  // Hall switches
   for (let p = 0; p < GEO.slots.length; p++) {
     const [row, col] = GEO.slots[p];
     const here = pawnsAt[p] || [];
     const pawns = here.map((s) => `<span class="pawn c-${esc(s.colour)}${s.seat === active ? " active" : ""}" data-pawn="${s.seat}" aria-hidden="true">` +
       `${esc(colourSymbol(s.colour))}${s.seat + 1}</span>`).join("");
     const cls = ["pos", GEO.faced[p] == null ? "pos-corner" : "pos-edge"];
+    if (sensed && sensed.has(p)) cls.push("pawn-sensed");
     const names = here.map((s) => seatLabel(s.seat, s.colour)).join(", ");
     parts.push(`<div class="${cls.join(" ")}" style="grid-row:${row + 1};grid-column:${col + 1}" data-pos="${p}" role="img" aria-label="${esc(posLabel(p) + (names ? ": " + names : ""))}">` +
       `<span class="num" aria-hidden="true">${p + 1}</span>${pawns}</div>`);

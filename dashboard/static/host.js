@@ -64,6 +64,9 @@ async function refreshPanels() {
     el.innerHTML = readers.readers.length ? `<p>${esc(Object.entries(readers.counts).map(([h, n]) => `${t("health_" + h)}: ${n}`).join(" · "))}</p><div class="reader-grid">` +
       readers.readers.map((r) => `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" style="${readerSlot(r.place)}">${esc(placeLabel(r.place))}<br><strong>${r.health === "ok" ? "✓" : "⚠"} ${esc(t("health_" + r.health))}</strong>${r.occupied ? " ▣" : ""}</span>`).join("") + `</div>`
       : `<p>${esc(t("readers_none"))}</p>`;
+    if (readers.board && readers.board.state === "hung") {  // hub/health: the Pico stopped answering PING
+      el.insertAdjacentHTML("afterbegin", `<p class="notice board-hung" role="alert">${esc(t("board_hung", { resets: readers.board.resets }))}</p>`);
+    }
     const en = await hostApi("GET", "/api/host/enrolment");
     document.getElementById("enrolment").textContent = en.active
       ? t("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: en.next ?? "—" }) : t("enrol_none");

@@ -56,7 +56,7 @@ function needed(state) {
   for (const key of ex.take || []) out.push({ kind: "take", card: grid(key), where: key, text: t("do_take", { card: cardLabel(grid(key)), cell: cellLabel(key) }), body: { action: "take", where: key } });
   for (const key of ex.declinatio_take || []) out.push({ kind: "take", via: "declinatio", card: grid(key), where: key, text: t("do_take_declinatio", { card: cardLabel(grid(key)), cell: cellLabel(key) }), body: { action: "take", where: key } });
   for (const key of ex.accio || []) out.push({ kind: "take", via: "accio", card: grid(key), where: key, text: t("do_take_accio", { card: cardLabel(grid(key)), cell: cellLabel(key) }), body: { action: "take", where: key } });
-  if (ex.pass) out.push({ kind: "pass", text: t("do_pass"), body: { action: "pass" } });
+  if (ex.can_pass) out.push({ kind: "pass", text: t("do_pass"), body: { action: "pass" } });
   return out;
 }
 

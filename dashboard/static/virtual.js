@@ -68,7 +68,7 @@ function renderHand(state) {
     : `<p>${esc(virtual.restoring ? t("restoring") : virtual.dealt ? t("hand_empty") : t("not_dealt"))}</p>`);
   const v = state.game && state.game.view;
   const last = v && !v.over && v.phase === "last_card";
-  document.getElementById("pass-btn").hidden = !(v && !v.over && v.expected && v.expected.pass);
+  document.getElementById("pass-btn").hidden = !(v && !v.over && v.expected && v.expected.can_pass);
   const prompt = v && v.table && v.table.prompt;
   document.getElementById("declinatio-btn").hidden = !(v && !v.over && prompt && prompt.code === "corner_blocked");
   document.getElementById("keep-btn").hidden = !last;

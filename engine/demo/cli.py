@@ -130,13 +130,14 @@ def _handle(args: argparse.Namespace) -> int:
         for noisy in ("amqtt", "transitions"):
             logging.getLogger(noisy).setLevel(logging.CRITICAL)
     from dashboard.config import persistent_pin
-    from engine.demo.stack import DemoOptions, DemoStack, StackError, demo_data_dir
+    from engine.datadir import data_dir
+    from engine.demo.stack import DemoOptions, DemoStack, StackError
 
     if args.pin is None:  # kept across restarts, so the host stays logged in
         try:
-            args.pin = persistent_pin(demo_data_dir() / "dashboard")
+            args.pin = persistent_pin(data_dir("demo") / "dashboard")
         except OSError as exc:
-            raise CliError(f"cannot keep the host PIN in {demo_data_dir()}: {exc}; "
+            raise CliError(f"cannot keep the host PIN in {data_dir('demo')}: {exc}; "
                            "give one with --pin") from None
     options = DemoOptions(
         host=args.host, port=args.port, mqtt=args.mqtt, table=args.table, bot=args.bot,

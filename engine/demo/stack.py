@@ -13,17 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.datadir import data_dir
+
 log = logging.getLogger("cauldron.demo")
 
 
 class StackError(Exception):
     """A part of the demo could not start; the message says what to do."""
-
-
-def demo_data_dir() -> Path:
-    """``$XDG_DATA_HOME/cauldron/demo`` (default ``~/.local/share/cauldron/demo``)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cauldron" / "demo"
 
 
 def port_free(host: str, port: int) -> bool:
@@ -62,7 +58,7 @@ class DemoStack:
     def __init__(self, options: DemoOptions, say: Callable[[str], None] = print) -> None:
         self.options = options
         self.say = say
-        self.data_dir = options.data_dir or demo_data_dir()
+        self.data_dir = options.data_dir or data_dir("demo")
         self.broker: Any = None
         self.mqtt_url = options.mqtt or ""
         self.hub: Any = None

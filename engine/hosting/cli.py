@@ -17,6 +17,7 @@ QUESTIONS = (  # (answer, question) asked on a terminal when not given as a flag
     ("pads", "Scan pads fitted (seats)"),
     ("dashboard_port", "Port of the web dashboard"),
     ("lang", "Dashboard language (fr, en, de)"),
+    ("public_url", "Address phones open for the QR codes (blank: this Pi's LAN address)"),
 )
 
 
@@ -42,6 +43,8 @@ def register(subparsers: Any) -> None:
     s.add_argument("--dashboard-host", help="address the dashboard listens on (0.0.0.0)")
     s.add_argument("--dashboard-port", type=int, help="the dashboard's port (default 8000)")
     s.add_argument("--lang", choices=["fr", "en", "de"], help="dashboard language (en)")
+    s.add_argument("--public-url", help="the address phones open, for the QR codes (e.g. "
+                   "http://192.168.1.20:8000/; default: the Pi's LAN address)")
     s.add_argument("--user", help="service user (default cauldron)")
     s.add_argument("-y", "--yes", action="store_true",
                    help="ask nothing: flags, earlier answers, then defaults")
@@ -80,9 +83,17 @@ def _setup(args: argparse.Namespace) -> int:
         for name, question in QUESTIONS:
             if name in given or (name == "serial_port" and values["backend"] != "serial"):
                 continue
-            reply = input(f"{question} [{values[name]}]: ").strip()
-            if reply:
-                values[name] = int(reply) if isinstance(values[name], int) else reply
+            while True:
+                reply = input(f"{question} [{values[name]}]: ").strip()
+                if not reply:
+                    break
+                if not isinstance(values[name], int):
+                    values[name] = reply
+                    break
+                if reply.isdigit():
+                    values[name] = int(reply)
+                    break
+                print("  a number, please (Enter keeps the one in brackets)")
     if not scratch:
         import os
 

@@ -28,6 +28,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
 from engine.hosting.setup import SERVICES, Answers, Paths, accounts
+from engine.rules.board import SIZE, parse_cell
 
 Say = Callable[[str], None]
 OTHER_TABLE = "doctor-other-table"
@@ -195,7 +196,7 @@ class Session:
 def place_name(reader: dict[str, Any]) -> str:
     """A reader's place in a host's words (rows, columns and seats counted from 1)."""
     if reader.get("cell"):
-        r, c = (int(x) for x in str(reader["cell"]).split(","))
+        r, c = divmod(parse_cell(str(reader["cell"])), SIZE)
         return f"the reader under row {r + 1}, column {c + 1}"
     if reader.get("seat") is not None:
         return f"Seat {int(reader['seat']) + 1}'s scan pad"

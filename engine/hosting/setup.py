@@ -56,6 +56,7 @@ class Answers:
     dashboard_host: str = "0.0.0.0"
     dashboard_port: int = 8000
     lang: str = "en"
+    public_url: str = ""  # what phones open (QR codes); "": the Pi's LAN address
     user: str = "cauldron"
 
     def check(self) -> Answers:
@@ -78,6 +79,11 @@ class Answers:
             raise SetupError(f"--user {self.user!r} is not a plain user name")
         if self.lang not in ("fr", "en", "de"):
             raise SetupError(f"--lang {self.lang!r} is not fr, en or de")
+        if self.public_url and not self.public_url.startswith(("http://", "https://")):
+            raise SetupError(f"--public-url {self.public_url!r} must start with http:// or "
+                             "https:// (e.g. http://192.168.1.20:8000/)")
+        if any(c.isspace() for c in self.public_url):
+            raise SetupError(f"--public-url {self.public_url!r} has a space in it")
         return self
 
 
@@ -115,6 +121,11 @@ class Paths:
     @property
     def data(self) -> Path:
         return self._p("var", "lib", "cauldron")
+
+    @property
+    def keys(self) -> Path:
+        """The per-table keys (engine.wire.auth): one folder for the three services."""
+        return self.data / "keys"
 
     @property
     def mosquitto(self) -> Path:
@@ -248,6 +259,7 @@ class Installer:
         self.folder(p.data, 0o750, user, user)
         for service in SERVICES:
             self.folder(p.data / service, 0o750, user, user)
+        self.folder(p.keys, 0o700, user, user)
 
     def configs(self, passwords: dict[str, str]) -> None:
         a, p = self.answers, self.paths
@@ -351,6 +363,7 @@ class Installer:
                           f"--mqtt mqtt://dashboard@{a.mqtt_host}:{a.mqtt_port} "
                           f"--mqtt-password-file {p.password('dashboard')} "
                           f"--data-dir {p.data / 'dashboard'}"
+                          + (f" --public-url {a.public_url}" if a.public_url else "")
                           + ("" if a.backend == "sim" else " --no-virtual")),
         }
         for service in SERVICES:
@@ -372,9 +385,11 @@ class Installer:
         main = p.mosquitto_main if p.mosquitto_main.exists() else p.mosquitto_conf
         commands = [f"mosquitto -c {main}"]
         for service in ("engine", "hub", "dashboard"):
-            unit = p.unit(service).read_text(encoding="utf-8")
-            start = next(x for x in unit.splitlines() if x.startswith("ExecStart="))
-            command = start.removeprefix("ExecStart=")
+            unit = p.unit(service).read_text(encoding="utf-8").splitlines()
+            start = next(x for x in unit if x.startswith("ExecStart="))
+            env = " ".join(x.removeprefix("Environment=") for x in unit
+                           if x.startswith("Environment="))
+            command = (f"env {env} " if env else "") + start.removeprefix("ExecStart=")
             if service == "dashboard":  # the unit's EnvironmentFile: the host PIN
                 command = f"(set -a; . {p.dashboard_env}; exec {command})"
             commands.append(command)
@@ -390,13 +405,23 @@ class Installer:
         if shutil.which("systemctl") is None:
             raise SetupError("systemctl is missing: this is not a systemd system; start "
                              "mosquitto and the three services by hand")
+        p = self.paths
         run(["systemctl", "daemon-reload"])
+        done = []
         # A new listener, account or ACL needs a restart (a reload does not re-read them all).
-        run(["systemctl", "restart", "mosquitto"])
+        if {p.mosquitto_conf, p.passwd, p.acl} & set(self.changed):
+            run(["systemctl", "restart", "mosquitto"])
+            done.append("restarted mosquitto")
         units = [f"cauldron-{s}" for s in SERVICES]
         run(["systemctl", "enable", "--quiet", *units])
-        run(["systemctl", "restart", *units])
-        self.say("  restarted mosquitto and " + ", ".join(units))
+        # Every service reads the broker and its own files: restart all when any changed.
+        if self.changed:
+            run(["systemctl", "restart", *units])
+            done.append("restarted " + ", ".join(units))
+        else:
+            run(["systemctl", "start", *units])  # running ones are left alone
+            done.append("nothing changed; made sure " + ", ".join(units) + " run")
+        self.say("  " + "; ".join(done))
 
     def install(self) -> None:
         say = self.say

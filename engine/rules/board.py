@@ -12,7 +12,9 @@ from engine.rules.errors import InvalidWire
 
 SIZE: Final = 6
 CELLS: Final = SIZE * SIZE
-CORNER_CELLS: Final[frozenset[int]] = frozenset({0, SIZE - 1, CELLS - SIZE, CELLS - 1})
+# The corners clockwise from the top-left: corner-1 lies on 0,0 … corner-4 on 5,0.
+CORNER_ORDER: Final[tuple[int, ...]] = (0, SIZE - 1, CELLS - 1, CELLS - SIZE)
+CORNER_CELLS: Final[frozenset[int]] = frozenset(CORNER_ORDER)
 TAKEABLE_CELLS: Final[tuple[int, ...]] = tuple(i for i in range(CELLS) if i not in CORNER_CELLS)
 PERIMETER: Final = 20
 CORNER_POSITIONS: Final[frozenset[int]] = frozenset({0, 5, 10, 15})
@@ -58,8 +60,18 @@ def line_name(line: int) -> str:
     return f"row {line}" if line < SIZE else f"column {line - SIZE}"
 
 
+def is_cell(text: object) -> bool:
+    """Whether `text` names a cell as `"r,c"` (0 ≤ r, c ≤ 5)."""
+    try:
+        parse_cell(text)
+    except InvalidWire:
+        return False
+    return True
+
+
 def parse_cell(text: object) -> int:
-    """Parse `"r,c"` (0 ≤ r, c ≤ 5) into a cell index."""
+    """Parse `"r,c"` (0 ≤ r, c ≤ 5) into a cell index (row, column = divmod(cell, SIZE)).
+    The one parser of a cell name; `InvalidWire` (a ValueError) names what is wrong."""
     if not isinstance(text, str):
         raise InvalidWire("G3", f"a cell must be a string 'r,c', got {text!r}")
     parts = text.split(",")

@@ -23,8 +23,9 @@ class InvalidSetup(RulesError):
     """A game configuration or deal that does not fit the box (G1, G2)."""
 
 
-class InvalidWire(RulesError):
-    """An action or log that cannot be decoded from its wire form."""
+class InvalidWire(RulesError, ValueError):
+    """An action, log or cell that cannot be decoded from its wire form (a ValueError
+    too, for callers outside the rules)."""
 
 
 class InvalidLog(RulesError):

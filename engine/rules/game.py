@@ -35,6 +35,7 @@ from engine.rules.actions import (
 from engine.rules.board import (
     CELL_LINES,
     CORNER_CELLS,
+    CORNER_ORDER,
     CORNER_POSITIONS,
     DEFAULT_START_POSITIONS,
     FACED_LINE,
@@ -292,7 +293,7 @@ class Game:
         self.grid: list[str | None] = [None] * board.CELLS
         for cell, card in zip(TAKEABLE_CELLS, deal.grid, strict=True):
             self.grid[cell] = card
-        for cell, corner in zip(sorted(CORNER_CELLS, key=_corner_order), CORNER_CARDS, strict=True):
+        for cell, corner in zip(CORNER_ORDER, CORNER_CARDS, strict=True):
             self.grid[cell] = corner
         if deal.pile is not None:
             self.pile = Pile(order=deal.pile)
@@ -794,100 +795,18 @@ class Game:
     # ----- views: the only way state leaves the engine ------------------------------------
 
     def view_public(self) -> dict[str, Any]:
-        """What everyone at the table may see. Never a covered cauldron card (until the
-        game is over, when cauldrons are turned face up for scoring)."""
-        over = self.is_over()
-        seats = []
-        for s in range(self._n):
-            cauldron = self.cauldrons[s]
-            seats.append(
-                {
-                    "seat": s,
-                    "colour": self.config.colours[s],
-                    "pawn": self.pawns[s],
-                    "faced_line": FACED_LINE[self.pawns[s]],
-                    "top": cauldron[-1] if cauldron else None,
-                    "cauldron_size": len(cauldron),
-                    "spells": [{"card": c, "uses_left": u} for c, u in self.spells[s]],
-                }
-            )
-        view: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "players": self._n,
-            "config": {
-                "colours": list(self.config.colours),
-                "first_seat": self.config.first_seat,
-                "recipes": self.config.recipes,
-                "second_player_bonus": self.config.second_player_bonus,
-                "memory_aid": self.config.memory_aid,
-                "removed_colour": self.config.removed,
-            },
-            "grid": [
-                [self.grid[r * board.SIZE + c] for c in range(board.SIZE)]
-                for r in range(board.SIZE)
-            ],
-            "pile_size": len(self.pile),
-            "seats": seats,
-            "turn": self.seat,
-            "turns": self.turns,
-            "phase": self.phase.value,
-            "move_value": self.move_value,
-            "expected": self._expected(),
-            "discarded": list(self.discarded),
-            "out_of_game": list(self.out_of_game),
-            "over": over,
-            "end": None,
-        }
-        if over:
-            view["end"] = {
-                "reason": self.end_reason,
-                "last_card_seat": self.last_card_seat,
-                "scores": self.scores().to_json(),
-            }
-        return view
+        """`observer.public_view(self)` as JSON data. Never a covered cauldron card."""
+        from engine.rules.observer import public_view
+
+        return public_view(self).to_wire()
 
     def view(self, seat: int) -> dict[str, Any]:
-        """What `seat` may see: the public view, its recipes, and its own stack when the
-        table's memory aid is on (the Perluceo reveal arrives as a private event)."""
-        if not 0 <= seat < self._n:
-            raise IllegalAction("G2", f"seat {seat} is not at this table")
-        view = self.view_public()
-        view["you"] = {
-            "seat": seat,
-            "colour": self.config.colours[seat],
-            "recipes": list(self.recipes[seat]) if self.recipes else [],
-            "stack": list(self.cauldrons[seat]) if self.config.memory_aid else None,
-        }
-        return view
+        """What `seat` may see, as JSON data: the public view plus ``you``, the observer's
+        `seat_view` (its colour, recipes, and its own stack with the memory aid)."""
+        from engine.rules.observer import seat_view
 
-    def _expected(self) -> dict[str, Any]:
-        """What the active seat must do next, for the table screen and the interpreter."""
-        legal = self._legal if self._legal is not None else self.legal_actions()
-        line = FACED_LINE[self.pawns[self.seat]]
-        faced = _LINE_SETS[line] if line is not None else frozenset()
-        takes = [a.cell for a in legal if type(a) is Take]
-        # At a corner with Declinatio: the line the pawn would then face and the cells it
-        # could take there (no Vanesco/Perluceo: one spell per turn), for the screens.
-        declinatio = USE_DECLINATIO in legal
-        decl_line = FACED_LINE[(self.pawns[self.seat] + self.move_value) % PERIMETER] \
-            if declinatio else None
-        decl_take = [
-            cell_name(c) for c in (LINES[decl_line] if decl_line is not None else ())
-            if self.grid[c] is not None and self.grid[c] not in _NOT_WITH_SPELL
-        ]
-        return {
-            "seat": None if self.is_over() else self.seat,
-            "phase": self.phase.value,
-            "faced_line": line,
-            "take": [cell_name(c) for c in takes if c in faced],
-            "accio": [cell_name(c) for c in takes if c not in faced],
-            "declinatio": declinatio,
-            "declinatio_line": decl_line,
-            "declinatio_take": decl_take,
-            "pass": PASS in legal,
-            "refill_cell": cell_name(self.refill_cell) if self.refill_cell is not None else None,
-            "last_card": self.last_card[1] if self.last_card else None,
-        }
+        you = seat_view(self, seat).to_wire()  # raises for a seat not at the table
+        return {**self.view_public(), "you": you}
 
     # ----- comparison (replay checks) -----------------------------------------------------
 
@@ -929,7 +848,3 @@ class Game:
             f"phase {self.phase.value}, pile {len(self.pile)}>"
         )
 
-
-def _corner_order(cell: int) -> int:
-    """Corner cards clockwise from the top-left: 0,0 → corner-1 … 5,0 → corner-4."""
-    return {0: 0, 5: 1, 35: 2, 30: 3}[cell]

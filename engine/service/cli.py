@@ -237,8 +237,9 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     view = interp.public_view()
     out = {"table": args.table, "game_id": args.game, "status": interp.status.value,
-           "actions": len(log["actions"]), "turns": view.get("turns"),
-           "end": view.get("end"), "prompt": view["table"]["prompt"]["text"]}
+           "actions": len(log["actions"]), "turns": view.turns,
+           "end": view.to_wire()["end"],
+           "prompt": view.table.prompt.text if view.table and view.table.prompt else ""}
     print(json.dumps(out, indent=None if args.json else 2))
     return 0
 

@@ -25,6 +25,7 @@ replays them), so nothing here reads a clock or a random source.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Final, Literal
@@ -56,8 +57,20 @@ from engine.rules.board import (
 from engine.rules.cards import CARDS, RECIPES, card_label, deck_for
 from engine.rules.errors import RulesError
 from engine.rules.events import Event, VanescoResolved
+from engine.rules.observer import (
+    PublicView,
+    SeatView,
+    dealing_view,
+    pile_size,
+    public_view,
+    refill_refusal,
+    returned_to_cauldrons,
+    seat_view,
+    where_is,
+)
 from engine.service.deal_guide import deal_guidance
 from engine.service.errors import Refused
+from engine.wire.contract import PublicTableView, TableInfo
 
 SensorKind = Literal["placed", "removed", "button"]
 UNKNOWN_PREFIX: Final = "uid:"
@@ -234,7 +247,7 @@ class TableInterpreter:
         self._alert_counter = 0
         self.inputs = 0
         self.last_ts = 0.0
-        self._view_cache: tuple[Game, int, dict[str, Any]] | None = None
+        self._view_cache: tuple[Game, int, PublicView] | None = None
 
     # ------------------------------------------------------------------ persistence helpers
 
@@ -373,7 +386,7 @@ class TableInterpreter:
 
     @staticmethod
     def _ends_game(game: Game, cell: int) -> bool:
-        if game.pile.size:
+        if pile_size(game):
             return False
         grid = game.grid
         return any(
@@ -411,7 +424,7 @@ class TableInterpreter:
                     "(its tag copies another card's) and lay the top card of the draw pile "
                     "there.", params=(("card", seen), ("cell", cell_name(cell))))
                 return
-            why = game.pile.why_not_next(seen)
+            why = refill_refusal(game, seen)
             if why is None:
                 self._apply(game, (Refill(seen),), out)
                 return
@@ -843,7 +856,7 @@ class TableInterpreter:
                            f"it back on {where(held.cell)}.", seat=game.seat, params=params)
         home = self._home(game, seen)
         if expected is None:
-            if game.phase is not Phase.REFILL and not game.pile.size:
+            if game.phase is not Phase.REFILL and not pile_size(game):
                 return _Reason("G10a", "pile_empty", f"The draw pile is empty: holes stay "
                                f"empty; {label(seen)} does not go on {here}.",
                                f"Lift {label(seen)} from {here}{home}.", params=params)
@@ -860,16 +873,16 @@ class TableInterpreter:
         a covered cauldron card's place (hidden information)."""
         if card not in CARDS:
             return " (it is not a card of this game)"
-        for cell in TAKEABLE_CELLS:
-            if game.grid[cell] == card:
-                return f" (it belongs on {where(cell)}: a card cannot lie twice)"
-        for seat, cauldron in enumerate(game.cauldrons):
-            if cauldron and cauldron[-1] == card:
-                return f" and put it back on top of seat {seat}'s cauldron"
-        for seat, spells in enumerate(game.spells):
-            if any(slot[0] == card for slot in spells):
-                return f" and put it back beside seat {seat}'s cauldron"
-        if card in game.pile:
+        place = where_is(game, card)
+        if place is None:
+            return " and keep it out of the game"
+        if place.kind == "grid" and place.cell is not None:
+            return f" (it belongs on {where(place.cell)}: a card cannot lie twice)"
+        if place.kind == "top":
+            return f" and put it back on top of seat {place.seat}'s cauldron"
+        if place.kind == "spells":
+            return f" and put it back beside seat {place.seat}'s cauldron"
+        if place.kind == "pile":
             return " and put it back in the draw pile"
         return " and keep it out of the game"
 
@@ -944,12 +957,12 @@ class TableInterpreter:
                 "text": f"Seat {seat}: move your pawn to {game.pawns[seat]} and take a card "
                         f"from {line_name(line)}."}
 
-    def table_view(self) -> dict[str, Any]:
+    def table_view(self) -> TableInfo:
         filled, missing = self._deal_state()
         dealing = None
         if self.status is Status.DEALING:
             dealing = {"filled": filled, "missing": missing, **self._deal_guidance()}
-        return {
+        return TableInfo.model_validate({
             "status": self.status.value,
             "game_id": self.game_id,
             "prompt": self.prompt(),
@@ -958,57 +971,47 @@ class TableInterpreter:
             "alerts": [a.to_wire() for a in self.alerts.values()],
             "dealing": dealing,
             "inputs": self.inputs,
-        }
+        })
 
-    def public_view(self) -> dict[str, Any]:
-        """The game's public view plus the table's state (`table`). Never a covered card."""
+    def public_view(self) -> PublicTableView:
+        """The observer's public view plus the table's state (`table`). Never a covered
+        card."""
         game = self.game
         if game is not None and self.status is not Status.DEALING:
             # The rules view changes only when an action is applied (or undone: a new Game).
             cache = self._view_cache
             if cache is None or cache[0] is not game or cache[1] != len(game.actions):
-                cache = self._view_cache = (game, len(game.actions), game.view_public())
-            view = dict(cache[2])
+                cache = self._view_cache = (game, len(game.actions), public_view(game))
+            view = cache[2]
             held = self.held
             if held is not None and held.ends_game and self.status is Status.PLAYING:
                 # The last card is in the seat's hand: what remains is keep or discard
                 # (G10a). The take is applied with that decision; show the moment as such.
-                view["phase"] = Phase.LAST_CARD.value
-                view["expected"] = {**view["expected"], "phase": Phase.LAST_CARD.value,
-                                    "last_card": held.card, "take": [], "accio": [],
-                                    "declinatio": False, "pass": False}
+                last = Phase.LAST_CARD.value
+                view = dataclasses.replace(view, phase=last, expected=dataclasses.replace(
+                    view.expected, phase=last, last_card=held.card, take=(), accio=(),
+                    declinatio=False, can_pass=False))
         else:
-            view = {"schema_version": 1, "grid": self._observed_grid(), "seats": [],
-                    "config": self.config.to_wire() if self.config else None, "over": False}
-        view["table"] = self.table_view()
-        return view
+            view = dealing_view(self._observed_grid(), self.config)
+        return PublicTableView.of(view, self.table_view())
 
-    def seat_view(self, seat: int) -> dict[str, Any] | None:
-        """What only `seat` may see: its colour, recipes, and its own stack (bottom first)
-        when the table's memory aid is on. Everything public is in `public_view()`."""
+    def seat_view(self, seat: int, reveal: tuple[str, ...] | None = None) -> SeatView | None:
+        """What only `seat` may see (the observer's `SeatView`): its colour, recipes, and its
+        own stack when the table's memory aid is on; `reveal`, a Perluceo reveal."""
         game = self.game
         if game is None or self.status is Status.DEALING or not 0 <= seat < game.players:
             return None
-        return {
-            "schema_version": 1,
-            "game_id": self.game_id,
-            "you": {
-                "seat": seat,
-                "colour": game.config.colours[seat],
-                "recipes": list(game.recipes[seat]) if game.recipes else [],
-                "stack": list(game.cauldrons[seat]) if game.config.memory_aid else None,
-            },
-        }
+        return seat_view(game, seat, reveal)
 
-    def _observed_grid(self) -> list[list[str | None]]:
-        rows: list[list[str | None]] = []
+    def _observed_grid(self) -> tuple[tuple[str | None, ...], ...]:
+        rows: list[tuple[str | None, ...]] = []
         for r in range(6):
             row: list[str | None] = []
             for c in range(6):
                 seen = self.cells.get(r * 6 + c)
                 row.append(None if seen is None or seen.startswith(UNKNOWN_PREFIX) else seen)
-            rows.append(row)
-        return rows
+            rows.append(tuple(row))
+        return tuple(rows)
 
     @property
     def turn(self) -> int | None:
@@ -1039,10 +1042,7 @@ def undo_instructions(before: Game, after: Game) -> list[str]:
                          "draw pile.")
         if then is not None:
             steps.append(f"Put {label(then)} back on {where(cell)}.")
-    for seat in range(after.players):
-        gone = after.cauldrons[seat][len(before.cauldrons[seat]):]
-        if len(after.cauldrons[seat]) > len(before.cauldrons[seat]) and gone:
-            for card in gone:
-                steps.append(f"Take {label(card)} from under the draw pile and put it back on "
-                             f"top of seat {seat}'s cauldron.")
+    for seat, card in returned_to_cauldrons(before, after):
+        steps.append(f"Take {label(card)} from under the draw pile and put it back on "
+                     f"top of seat {seat}'s cauldron.")
     return steps

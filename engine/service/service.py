@@ -3,13 +3,13 @@
 Per table (``cauldron/<table>/…``) it subscribes to ``hub/event`` (QoS 1), drops duplicates
 by ``(epoch, seq)`` and puts reordered events back in order (a gap is asked again from the
 hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the table's
-`TableInterpreter`, writes the input and its actions to the table's log (`TableStore`)
+`TableInterpreter`, writes the input and its actions to the table's log (`engine.service.store`)
 *before* publishing anything, then publishes:
 
 - ``game/public`` (retained): `GamePublic`, the public view plus the table state;
-- ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (``you``: colour,
+- ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (its colour,
   recipes, own stack with the memory aid), published when it changes; a Perluceo reveal goes
-  once, not retained, with ``private_events``;
+  once, not retained, as the view's ``reveal``;
 - ``game/alert``: `GameAlert` raised (``active``) and cleared (same ``alert_id``);
 - ``game/events`` (QoS 1, not retained): `GameEvents`, the actions just applied and their
   public events (config and dealt grid when a game starts): what a person at the table
@@ -24,12 +24,16 @@ Commands ``cmd/<verb>`` (`GAME_VERBS`): ``new_game`` (args: colours, first_seat,
 start_positions, removed_colour, recipes, recipe_cards, second_player_bonus, memory_aid),
 ``confirm``, ``undo``, ``keep``, ``discard``, ``declinatio``, ``end``. The answer is
 ``{transaction, status, data, error}``; a command that does not fit the moment is refused
-with a reason and changes nothing. Every table is handled on the MQTT client's single
-dispatcher thread.
+with a reason and changes nothing. An engine that does not serve the table (another shard,
+another engine's table at a venue, an id not in the venue's list) sends no answer at all, so
+each command gets exactly one. Every table is handled on the MQTT client's single
+dispatcher thread; with a PostgreSQL store, tables come and go as this engine claims and
+hands them over (`engine.service.ownership`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -45,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.rules import GameLog, replay
 from engine.rules.errors import RulesError
-from engine.rules.events import Event
+from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
 from engine.service.store import (
@@ -71,6 +75,7 @@ from engine.wire.contract import (
     encode,
 )
 from engine.wire.mqtt import CommandRefused, NoAnswer, WireClient
+from engine.wire.sequence import HubCursor
 
 if TYPE_CHECKING:
     from engine.service.ownership import Ownership
@@ -106,18 +111,6 @@ class ServiceConfig:
             index, count = self.shard
             return zlib.crc32(table.encode()) % count == index
         return True
-
-
-@dataclass
-class HubCursor:
-    """Where one hub's event stream stands for one table: dedup and reordering."""
-
-    epoch: str
-    last: int
-    pending: dict[int, HubEvent] = field(default_factory=dict)
-    gap_since: float | None = None
-    asked: int = 0  # highest seq already asked again
-    retried: bool = False  # the open gap was asked a second time
 
 
 class TableRuntime:
@@ -278,26 +271,21 @@ class EngineService:
 
     def _receive(self, table: str, event: HubEvent) -> list[Outcome]:
         runtime = self.table(table)
-        cursor = runtime.cursors.get(event.hub_id)
-        if cursor is None or cursor.epoch != event.epoch:
-            # First sight of this hub, or its outbox started a new epoch: begin here.
-            cursor = HubCursor(event.epoch, event.seq - 1)
-            runtime.cursors[event.hub_id] = cursor
-        if event.seq <= cursor.last or event.seq in cursor.pending:
+        # First sight of this hub, or its outbox started a new epoch: begin here.
+        cursor = HubCursor.of(runtime.cursors, event)
+        if not cursor.offer(event):
             self.stats["duplicates"] += 1
             log.info("table %s: dropped duplicate event %s/%s", table, event.epoch, event.seq)
             return []
         if event.seq != cursor.last + 1:
             self.stats["reordered"] += 1
-        cursor.pending[event.seq] = event
         return self._drain(runtime, event.hub_id, cursor)
 
     def _drain(self, runtime: TableRuntime, hub_id: str, cursor: HubCursor) -> list[Outcome]:
         outcomes = []
         while True:
-            while cursor.last + 1 in cursor.pending:
-                cursor.last += 1
-                outcome = self._process(runtime, cursor.pending.pop(cursor.last))
+            while (ready := cursor.pop_next()) is not None:
+                outcome = self._process(runtime, ready)
                 if outcome is not None:
                     outcomes.append(outcome)
             if not cursor.pending:
@@ -321,7 +309,7 @@ class EngineService:
             log.warning("table %s: events %s..%s of hub %s never came; skipping them",
                         runtime.name, cursor.last + 1, first_pending - 1, hub_id)
             self.stats["gaps_skipped"] += 1
-            cursor.last = first_pending - 1
+            cursor.skip_gap()
             cursor.gap_since = None
             cursor.retried = False
 
@@ -586,10 +574,11 @@ class EngineService:
                 runtime.sent_seats[seat] = payload
                 self.client.publish_raw(runtime.topics.game_seat(seat), payload, retain=True,
                                         qos=VIEW_QOS)
-            mine = [e.to_wire() for e in private if getattr(e, "seat", None) == seat]
-            if mine:  # once, not retained: a one-time look (G9)
+            reveals = [e.cauldron for e in private
+                       if isinstance(e, PerluceoReveal) and e.seat == seat]
+            if reveals:  # once, not retained: a one-time look (G9)
                 once = GameSeat(seat=seat, game_id=game_id, ts=now,
-                                view={**view, "private_events": mine})
+                                view=dataclasses.replace(view, reveal=reveals[-1]))
                 self._publish(runtime.topics.game_seat(seat), once)
 
     @staticmethod

@@ -38,6 +38,7 @@ from engine.rules import (
 )
 from engine.rules.board import TAKEABLE_CELLS, cell_name
 from engine.rules.cards import CARDS, PLAYER_COLOURS
+from engine.rules.observer import public_view
 from engine.service.interpreter import (
     SensorInput,
     TableInterpreter,
@@ -95,10 +96,11 @@ def inputs_for(
     if isinstance(last, Keep):
         return steps
     if CARDS[card].spell == "vanesco":
+        seats = public_view(game).seats  # the tops are face up
         for k in range(1, game.players):
-            victim = (seat + k) % game.players
-            if game.cauldrons[victim]:
-                top = game.cauldrons[victim][-1]
+            top = seats[(seat + k) % game.players].top
+            if top is not None:
+                victim = (seat + k) % game.players
                 steps += [pad_lay(victim, top, ts), pad_lift(victim, top, ts)]
     if refill is not None:
         steps.append(lay(cell, refill, ts))

@@ -30,6 +30,7 @@ names the problem; it never raises anything else. `encode` turns a model into by
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -37,7 +38,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass as view_dataclass
+
+from engine.rules.observer import PublicView, SeatView
 
 SCHEMA_VERSION: Final[int] = 1
 DEFAULT_BASE: Final[str] = "cauldron"
@@ -113,21 +124,6 @@ class WireModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
 
     schema_version: Literal[1] = 1  # == SCHEMA_VERSION
-
-
-def cell_key(row: int, col: int) -> str:
-    """The wire form of grid cell (row, col): ``"r,c"``."""
-    if not (0 <= row < GRID_SIZE and 0 <= col < GRID_SIZE):
-        raise ValueError(f"cell ({row}, {col}) is outside the 6x6 grid")
-    return f"{row},{col}"
-
-
-def parse_cell(key: str) -> tuple[int, int]:
-    """``"r,c"`` -> (row, col)."""
-    if not re.match(CELL_PATTERN, key):
-        raise ValueError(f"cell {key!r} is not 'r,c' with r and c in 0..5")
-    row, col = key.split(",")
-    return int(row), int(col)
 
 
 class HubEvent(WireModel):
@@ -310,26 +306,152 @@ class HubHealth(WireModel):
         return other is not None and self.model_copy(update={"ts": other.ts}) == other
 
 
+class Part(BaseModel):
+    """Base of a part of a payload (no version of its own): strict keys, immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Prompt(Part):
+    """What the table waits for now: a code (for translations), the seat, English text."""
+
+    code: str = Field(max_length=32)
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
+    text: str = Field(default="", max_length=500)
+
+
+class Held(Part):
+    """A card lifted from the square, not yet laid on a pad (face up, in a hand)."""
+
+    cell: str = Field(pattern=CELL_PATTERN)
+    card: str = Field(pattern=CARD_ID_PATTERN)
+    via: Literal["take", "declinatio"] | None = None
+    last_card: bool = False
+
+
+class VanescoWait(Part):
+    seat: int = Field(ge=0, lt=N_SEATS)
+    card: str = Field(pattern=CARD_ID_PATTERN)  # the top card that seat must tap (face up)
+
+
+class DealCell(Part):
+    cell: str = Field(pattern=CELL_PATTERN)
+    name: str = Field(max_length=64, description="'row R, column C' (from 1)")
+    state: Literal["read", "missing", "wrong"]
+    card: str | None = Field(default=None, pattern=CARD_ID_PATTERN,
+                             description="the face-up card read there")
+    why: str | None = Field(default=None, max_length=500, description="why it is wrong")
+
+
+class SetAsideCard(Part):
+    card: str = Field(pattern=CARD_ID_PATTERN)
+    name: str = Field(max_length=128)
+
+
+class SetAside(Part):
+    """2 players: the removed colour's 8 cards, set aside before shuffling (G2)."""
+
+    colour: str = Field(max_length=16)
+    cards: list[SetAsideCard] = Field(default_factory=list, max_length=16)
+    text: str = Field(default="", max_length=1000)
+
+
+class DealNext(Part):
+    code: str = Field(max_length=32, description="set_aside, lay_cards, fix_wrong or starting")
+    text: str = Field(default="", max_length=1000)
+
+
+class Dealing(Part):
+    """The deal, guided (engine.service.deal_guide): public data only."""
+
+    filled: int = Field(default=0, ge=0, le=36)
+    missing: list[str] = Field(default_factory=list, max_length=36)
+    total: int = Field(default=32, ge=0, le=36)
+    counts: dict[str, int] = Field(default_factory=dict, description="read, missing, wrong")
+    cells: list[DealCell] = Field(default_factory=list, max_length=36)
+    set_aside: SetAside | None = None
+    next: DealNext | None = None
+
+
+class TableAlert(Part):
+    """A standing alert as the table state lists it (`GameAlert` announces each one)."""
+
+    alert_id: str = Field(min_length=1, max_length=64)
+    rule: str = Field(pattern=RULE_PATTERN)
+    kind: Literal["breach", "notice"] = Field(default="breach",
+                      description="breach, or notice (information only)")
+    message: str = Field(max_length=500)
+    instruction: str = Field(max_length=500)
+    severity: Severity = "error"
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
+    params: dict[str, Any] = Field(default_factory=dict, description="for translations")
+    ts: float | None = Field(default=None, ge=0)
+
+
+class TableInfo(Part):
+    """The engine service's state of the table: what it waits for."""
+
+    status: str = Field(default="idle", max_length=16)
+    game_id: str | None = Field(default=None, max_length=64)
+    prompt: Prompt | None = None
+    held: Held | None = None
+    vanesco_wait: list[VanescoWait] = Field(default_factory=list, max_length=N_SEATS)
+    alerts: list[TableAlert] = Field(default_factory=list, max_length=256)
+    dealing: Dealing | None = None
+    inputs: int = Field(default=0, ge=0, description="sensor inputs and commands this game")
+    pawns_sensed: list[int] | None = Field(
+        default=None, max_length=N_PERIMETER,
+        description="perimeter positions where a pawn sensor sees a pawn; None: the table has "
+        "no pawn sensors")
+
+
+@view_dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
+class PublicTableView(PublicView):
+    """The observer's `PublicView` of the game plus the engine service's ``table`` state."""
+
+    table: TableInfo | None = None
+
+    @classmethod
+    def of(cls, view: PublicView, table: TableInfo | None) -> PublicTableView:
+        fields = {f.name: getattr(view, f.name) for f in dataclasses.fields(PublicView)}
+        return cls(**fields, table=table)
+
+    def to_wire(self) -> dict[str, Any]:
+        data = _PUBLIC_TABLE_VIEW.dump_python(self, mode="json")
+        assert isinstance(data, dict)
+        return data
+
+
+_PUBLIC_TABLE_VIEW: Final = TypeAdapter(PublicTableView)
+
+
 class GamePublic(WireModel):
-    """``game/public`` (retained): the public view. ``view`` is the rules engine's
-    ``view_public()`` output (JSON object, validated loosely); ``turn`` is the seat to play
-    (None before a game or when it is over), typed here so the hub can light the LED."""
+    """``game/public`` (retained): the public view, typed by the rules engine's observer
+    (`engine.rules.observer.PublicView`, never a covered card) plus the table state;
+    ``turn`` is the seat to play (None before a game or when it is over), for the hub's LED."""
 
     table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
     game_id: str | None = Field(default=None, max_length=64)
     turn: int | None = Field(default=None, ge=0, lt=N_SEATS)
     ts: float | None = Field(default=None, ge=0)
-    view: dict[str, Any]
+    view: PublicTableView
 
 
 class GameSeat(WireModel):
-    """``game/seat/<n>``: one seat's private view (its own stack with the memory aid, a
-    Perluceo reveal). ``seat`` must equal the ``<n>`` of the topic."""
+    """``game/seat/<n>``: one seat's private view (`engine.rules.observer.SeatView`: its
+    recipes, its own stack with the memory aid, a Perluceo reveal sent once). ``seat`` must
+    equal the ``<n>`` of the topic, and the view's seat too."""
 
     seat: int = Field(ge=0, lt=N_SEATS)
     game_id: str | None = Field(default=None, max_length=64)
     ts: float | None = Field(default=None, ge=0)
-    view: dict[str, Any]
+    view: SeatView
+
+    @model_validator(mode="after")
+    def _same_seat(self) -> GameSeat:
+        if self.view.seat != self.seat:
+            raise ValueError(f"the view is seat {self.view.seat}'s, not seat {self.seat}'s")
+        return self
 
 
 class GameAlert(WireModel):

@@ -1,19 +1,19 @@
-"""Delivering hub events exactly once and in order on the consumer side.
+"""Where one hub's event stream stands, for a consumer: exactly once and in order.
 
 QoS 1 and the hub's outbox give *at least once*; an event may come twice (a resend after a
 reconnect, a replay) or, after a broker restart, be missing until the hub replays it.
-`EventSequencer` turns that stream back into exactly-once, in-order events per hub::
+A `HubCursor` per hub (and table) turns that stream back into exactly-once, in-order
+events; the engine service keeps one per hub and asks ``hub/cmd/replay`` for its gaps::
 
-    seq = EventSequencer()
-    for event in seq.feed(incoming):      # 0..n events now in order
-        apply(event)
-    if seq.missing():                     # gaps to ask the hub for: hub/cmd/replay
-        ...
+    cursors: dict[str, HubCursor] = {}               # hub id -> its cursor
+    cursor = HubCursor.of(cursors, event)            # a new one at a hub's new epoch
+    for ready in cursor.feed(event):                 # 0..n events now in order
+        apply(ready)
+    cursor.expect(snapshot.last_seq)                 # the retained hub/snapshot's word
+    cursor.gap()                                     # (first, last) missing, or None
 
-It keeps state per hub id. A new ``epoch`` from a hub (its outbox was reset) starts that hub
-afresh at the event's seq. ``expect(hub, epoch, last_seq)`` tells it about events beyond the
-last one received (from the retained ``hub/snapshot``), so a lost *last* event shows as a gap.
-A consumer that persists its progress restores it with ``restore(hub, epoch, last_seq)``.
+A new ``epoch`` from a hub (its outbox was reset) starts a new cursor at the event's seq.
+``feed`` is ``offer`` (False: a duplicate) then ``pop_next`` until the next is missing.
 """
 
 from __future__ import annotations
@@ -24,65 +24,65 @@ from engine.wire.contract import HubEvent
 
 
 @dataclass
-class _HubStream:
+class HubCursor:
+    """Dedup by ``(epoch, seq)`` and reorder one hub's events. Not thread-safe."""
+
     epoch: str
-    delivered: int  # highest seq handed out in order
+    last: int  # highest seq handed out in order
     pending: dict[int, HubEvent] = field(default_factory=dict)
-    announced: int = 0  # highest seq the hub says exists
+    gap_since: float | None = None  # when the open gap was first seen (engine service)
+    asked: int = 0  # highest seq already asked again
+    retried: bool = False  # the open gap was asked a second time
+    announced: int = 0  # highest seq the hub says exists (its snapshot)
 
+    @classmethod
+    def starting_at(cls, event: HubEvent) -> HubCursor:
+        """A cursor for a hub seen for the first time (or in a new epoch) at `event`."""
+        return cls(event.epoch, event.seq - 1)
 
-class EventSequencer:
-    """Dedup by ``(epoch, seq)`` and reorder per hub. Not thread-safe: feed from one thread."""
-
-    def __init__(self, max_pending: int = 10_000) -> None:
-        self._hubs: dict[str, _HubStream] = {}
-        self.max_pending = max_pending
-        self.duplicates = 0
-
-    def restore(self, hub_id: str, epoch: str, last_seq: int) -> None:
-        """Resume after a restart: events up to ``last_seq`` were already handled."""
-        self._hubs[hub_id] = _HubStream(epoch, last_seq, announced=last_seq)
-
-    def last_seq(self, hub_id: str) -> tuple[str, int] | None:
-        stream = self._hubs.get(hub_id)
-        return None if stream is None else (stream.epoch, stream.delivered)
+    @classmethod
+    def of(cls, cursors: dict[str, HubCursor], event: HubEvent) -> HubCursor:
+        """The cursor of `event`'s hub in `cursors`; a new one (kept there) at first sight
+        of the hub or when its outbox started a new epoch."""
+        cursor = cursors.get(event.hub_id)
+        if cursor is None or cursor.epoch != event.epoch:
+            cursor = cursors[event.hub_id] = cls.starting_at(event)
+        return cursor
 
     def feed(self, event: HubEvent) -> list[HubEvent]:
-        """Take one received event; return the events now deliverable, in seq order."""
-        stream = self._hubs.get(event.hub_id)
-        if stream is None or stream.epoch != event.epoch:
-            # First sight of this hub, or its outbox restarted: begin where it is.
-            stream = _HubStream(event.epoch, event.seq - 1)
-            self._hubs[event.hub_id] = stream
-        if event.seq <= stream.delivered or event.seq in stream.pending:
-            self.duplicates += 1
+        """Take one received event; return the events now in order (none for a duplicate)."""
+        if not self.offer(event):
             return []
-        stream.pending[event.seq] = event
-        stream.announced = max(stream.announced, event.seq)
-        if len(stream.pending) > self.max_pending:
-            # A gap the hub can no longer fill: skip it rather than stall forever.
-            stream.delivered = min(stream.pending) - 1
-        out: list[HubEvent] = []
-        while stream.delivered + 1 in stream.pending:
-            stream.delivered += 1
-            out.append(stream.pending.pop(stream.delivered))
+        out = []
+        while (ready := self.pop_next()) is not None:
+            out.append(ready)
         return out
 
-    def expect(self, hub_id: str, epoch: str, last_seq: int) -> None:
-        """The hub says events up to ``last_seq`` exist (retained snapshot)."""
-        stream = self._hubs.get(hub_id)
-        if stream is None or stream.epoch != epoch:
-            return
-        stream.announced = max(stream.announced, last_seq)
+    def expect(self, last_seq: int) -> None:
+        """The hub says events up to `last_seq` exist: a lost last event shows as a gap."""
+        self.announced = max(self.announced, last_seq)
 
-    def missing(self, hub_id: str | None = None) -> dict[str, tuple[str, int, int]]:
-        """Gaps per hub: ``{hub_id: (epoch, from_seq, to_seq)}`` (inclusive)."""
-        gaps: dict[str, tuple[str, int, int]] = {}
-        for hid, stream in self._hubs.items():
-            if hub_id is not None and hid != hub_id:
-                continue
-            if stream.announced > stream.delivered:
-                first = stream.delivered + 1
-                upto = (min(stream.pending) - 1) if stream.pending else stream.announced
-                gaps[hid] = (stream.epoch, first, upto)
-        return gaps
+    def offer(self, event: HubEvent) -> bool:
+        """Keep `event` until its turn; False when it was already seen (a duplicate)."""
+        if event.seq <= self.last or event.seq in self.pending:
+            return False
+        self.pending[event.seq] = event
+        return True
+
+    def pop_next(self) -> HubEvent | None:
+        """The next event in order, if it has come."""
+        event = self.pending.pop(self.last + 1, None)
+        if event is not None:
+            self.last += 1
+        return event
+
+    def gap(self) -> tuple[int, int] | None:
+        """The seqs missing before the first one kept, ``(first, last)``, or None."""
+        if self.pending:
+            return self.last + 1, min(self.pending) - 1
+        return (self.last + 1, self.announced) if self.announced > self.last else None
+
+    def skip_gap(self) -> None:
+        """Give up on the missing events (the hub no longer has them)."""
+        if self.pending:
+            self.last = min(self.pending) - 1

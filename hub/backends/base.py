@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal, cast
 
 from firmware.presence import PresenceTracker
+from hub.backends.sim_pawns import SimPawns
 from hub.errors import UnsupportedError
 from hub.layout import Layout
 
@@ -135,12 +136,20 @@ class ReaderBackend(ABC):
 
 
 class RawBackend(ReaderBackend):
-    """A back-end that reads raw polls; presence is confirmed here, as on the firmware."""
+    """A back-end that reads raw polls; presence is confirmed here, as on the firmware.
+
+    With ``layout.perimeter`` (pawn sensors fitted) it also has ``pawn_switches``: the Hall
+    switches of the 20 perimeter positions (`hub.backends.sim_pawns.SimPawns`), reported in
+    `PollResult.pawns` when they change."""
 
     def __init__(self, layout: Layout, confirm_reads: int = 2, miss_sweeps: int = 2) -> None:
         super().__init__(layout)
         self.tracker = PresenceTracker(layout.n_readers, confirm_reads, miss_sweeps)
         self._health: dict[int, Health] = {i: "ok" for i in range(layout.n_readers)}
+        self.pawn_switches = SimPawns() if layout.perimeter else None
+
+    def pawns(self) -> frozenset[int] | None:
+        return None if self.pawn_switches is None else self.pawn_switches.sensed()
 
     @abstractmethod
     def sweep(self) -> list[ReaderRead]:
@@ -156,6 +165,8 @@ class RawBackend(ReaderBackend):
             if health != self._health[reader]:
                 self._health[reader] = health
                 result.health[reader] = health
+        if self.pawn_switches is not None:
+            result.pawns = self.pawn_switches.change()
         return result
 
     def state(self) -> dict[int, str | None]:

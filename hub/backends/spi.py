@@ -197,7 +197,7 @@ def pi_rig(config: dict[str, Any]) -> Rig:
     except OSError as exc:
         raise BackendError(f"cannot open /dev/spidev{config.get('bus', 0)}."
                            f"{config.get('device', 0)}: {exc}; {PI_HINT}") from None
-    dev.max_speed_hz = int(config.get("speed_hz", 4_000_000))
+    dev.max_speed_hz = int(config.get("speed_hz", 1_000_000))  # hardware/wiring.md: the margin
     dev.mode = 0
     address = gpio_pins(list(config["address_pins"]))
     banks = gpio_pins(list(config["bank_pins"]))

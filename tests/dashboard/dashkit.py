@@ -118,7 +118,7 @@ class Dash:
 
     def publish_seat(self, game: Game, seat: int, game_id: str = "g1",
                      extra: dict[str, Any] | None = None) -> None:
-        view = {**game.view(seat), **(extra or {})}
+        view = {**game.view(seat)["you"], **(extra or {})}
         self.publisher.publish(
             self.topics.game_seat(seat),
             GameSeat(seat=seat, game_id=game_id, ts=time.time(), view=view),
@@ -148,8 +148,7 @@ class Dash:
                 raise CommandRefused(self.refuse[info.verb])
             return {"verb": info.verb, "args": request.args}
 
-        self.publisher.serve(self.topics.cmd("+"), handler)
-        time.sleep(0.1)  # let the subscription reach the broker
+        self.publisher.serve(self.topics.cmd("+"), handler, wait=10)  # the broker has it
 
 
 def new_game(players: int = 3, seed: int = 1, memory_aid: bool = False) -> Game:

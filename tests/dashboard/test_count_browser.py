@@ -241,7 +241,7 @@ def test_manual_and_mixed_entry_with_recipes(page: Any, count_table: CountTable,
 def test_an_unknown_tag_points_to_enrolment_then_counts(page: Any,
                                                         count_table: CountTable) -> None:
     open_count(page, count_table.url)
-    start(page, players=3)
+    start(page, players=3, recipes=True)
     count_table.tagmap.remove_card("white-b-2")  # its sticker was lost: a new tag replaces it
     uid = "04DEADBEEF0001"
     count_table.lay_uid(uid)
@@ -255,6 +255,21 @@ def test_an_unknown_tag_points_to_enrolment_then_counts(page: Any,
     wait_card(page, 0, "white-b-2")
     assert count_table.tagmap.card_for(uid) == "white-b-2"
     assert TagMap.load(count_table.tagmap.path).card_for(uid) == "white-b-2"  # type: ignore[arg-type]
+    # A recipe card's tag: asked once, then known (recipe cards stay out of the tag map).
+    recipe_uid = "04DEADBEEF0002"
+    count_table.lay_uid(recipe_uid)
+    page.wait_for_selector(f"#enrol-form[data-uid='{recipe_uid}']")
+    enrol.locator("select").select_option("B-most-ones")
+    enrol.locator("button[type=submit]").click()
+    wait_card(page, 0, "B-most-ones")
+    assert recipe_uid not in count_table.tagmap
+    seat(page, 0).get_by_role("button", name="Done").click()
+    page.wait_for_selector(".count-seat.active[data-seat='1']")
+    count_table.lay_uid(recipe_uid)
+    page.wait_for_selector("#message.refused")
+    assert "already counted for Seat 1" in page.locator("#message").inner_text()
+    saved = json.loads((count_table.tagmap.path.parent / "recipe-tags.json").read_text())  # type: ignore[union-attr]
+    assert saved == {recipe_uid: "B-most-ones"}
 
 
 @pytest.mark.parametrize("path", ["/count?lang=de#pin=" + PIN, "/count/seat/2?lang=de"])

@@ -121,6 +121,29 @@ def test_the_desk_keeps_the_count_across_a_restart(tmp_path: Path) -> None:
     assert again.session.seats[0].taps[0].source == "tag"
 
 
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"setup": {"colours": ["red"]}}',
+                                  '{"setup": {"colours": ["red", "blue"]}, "seats": '
+                                  '[{"seat": 0, "taps": [{"card": "nope"}]}]}'])
+def test_a_damaged_saved_count_is_kept_aside_not_overwritten(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "count.json"
+    path.write_text(text)
+    desk = CountDesk(path)
+    assert desk.session is None and (tmp_path / "count.bad").read_text() == text
+    assert desk.state()["message"]["text"].startswith("The saved count could not be read")
+    desk.start(CountSetup(("red", "blue")))
+    assert CountDesk(path).session is not None
+
+
+def test_a_count_that_cannot_be_saved_goes_on_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    desk = CountDesk(tmp_path / "file" / "count.json")  # its folder is a file
+    desk.start(CountSetup(("red", "blue")))
+    desk.reader_tap("04AABBCCDDEEFF", "red-a-1")
+    state = desk.state()
+    assert "cannot be saved" in state["save_error"]
+    assert state["count"]["seats"][0]["taps"][0]["card"] == "red-a-1"
+
+
 def test_an_unknown_tag_says_so_and_counts_nothing() -> None:
     desk = CountDesk()
     desk.start(CountSetup(("yellow", "red")))

@@ -256,8 +256,8 @@ def test_declinatio_button_on_the_phone_and_the_virtual_table_G7(
 
     interp = drive_engine(engine_service, table_id, seed=24, until="corner_blocked")
     seat = interp.turn
-    wait_until(lambda: dash.bridge.public is not None
-               and dash.bridge.public.view["table"]["inputs"] == interp.inputs, 5, "the view")
+    wait_until(lambda: dash.bridge.public is not None and dash.bridge.public.view.table
+               and dash.bridge.public.view.table.inputs == interp.inputs, 5, "the view")
     page.goto(dash.url + "/virtual?lang=fr")  # translated, not the engine's English text
     prompt = page.wait_for_selector("#turn [data-prompt='corner_blocked']").inner_text()
     assert "face à la ligne 4, qui ne contient que des Vanesco/Perluceo" in prompt  # 1-based

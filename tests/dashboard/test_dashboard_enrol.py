@@ -65,6 +65,14 @@ def test_enrolment_from_host_page_with_the_hub_running(
         sim.place("3,3", uid=NEW_TAG)
         wait_until(lambda: any(isinstance(m, HubEvent) and m.card_id == first
                                for _, m in seen), 10, "the event naming the new card")
+        # During a game the pads are the players': enrolment is refused.
+        with httpx.Client(base_url=dash.url, headers=HOST, timeout=15) as http:
+            game = http.post("/api/host/new_game", json={"colours": ["yellow", "red"],
+                                                         "deal": "table"})
+            assert game.status_code == 200, game.text
+            wait_until(lambda: dash.bridge.game_id is not None, 10, "the game on the bridge")
+            refused = http.post("/api/host/enrol", json={"action": "start", "seat": 1})
+            assert refused.status_code == 409 and "a game is in progress" in refused.text
     finally:
         watcher.stop()
         hub.stop()

@@ -31,6 +31,8 @@ from engine.wire.broker import free_port
 from engine.wire.contract import Topics
 from engine.wire.mqtt import RequestTimeout, WireClient
 
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
 HOST = {"X-Host-Pin": PIN}
 ROOT = Path(__file__).resolve().parents[2]
 CAULDRON = str(Path(sys.executable).parent / "cauldron")

@@ -33,7 +33,7 @@ def next_step(state: dict[str, Any]) -> Step:
         return ("keep", {})
     if expected["phase"] == "refill":
         return ("gesture", {"action": "draw"})
-    if expected["pass"]:
+    if expected["can_pass"]:
         return ("pass", {})
     if expected["take"]:
         return ("gesture", {"action": "lift", "where": expected["take"][0]})

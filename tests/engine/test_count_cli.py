@@ -21,7 +21,7 @@ from engine.wire.broker import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CAULDRON = str(Path(sys.executable).parent / "cauldron")
-PIN = "1357"
+PIN = "135790"
 
 
 def request(url: str, method: str = "GET", body: dict[str, Any] | None = None) -> Any:
@@ -80,28 +80,19 @@ def test_count_with_the_simulated_reader_survives_a_kill(tmp_path: Path) -> None
         assert "yellow cards are out of the box" in state["message"]["text"]
         with urllib.request.urlopen(url + "/count") as page:
             assert b"count.js" in page.read()
+        wrong = urllib.request.Request(url + "/api/count/seats/0/undo", method="POST",
+                                       headers={"X-Host-Pin": "0000"})
+        try:
+            urllib.request.urlopen(wrong, timeout=10)
+            raise AssertionError("a wrong PIN was accepted")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 403
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
     with count_process(tmp_path, port):
         state = request(url + "/api/count")
         assert [t["card"] for t in state["count"]["seats"][0]["taps"]] == [
             "red-a-4", "red-a-3", "red-a-2"]
-
-
-def test_changes_need_the_host_pin(tmp_path: Path) -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    with count_process(tmp_path, port):
-        req = urllib.request.Request(url + "/api/count/setup", method="POST",
-                                     data=b'{"colours": ["red", "blue"]}',
-                                     headers={"Content-Type": "application/json",
-                                              "X-Host-Pin": "0000"})
-        try:
-            urllib.request.urlopen(req, timeout=10)
-            raise AssertionError("a wrong PIN was accepted")
-        except urllib.error.HTTPError as exc:
-            assert exc.code == 403
-        assert request(url + "/api/count")["count"] is None
 
 
 def run_count(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
@@ -159,3 +150,79 @@ def test_count_and_readers_on_the_usb_back_end_with_the_mock_factory(tmp_path: P
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(10)
+
+
+def test_on_a_table_with_a_pad_per_seat_each_pad_counts_for_its_seat(tmp_path: Path) -> None:
+    from dashboard.count import CountDesk, CountSetup
+    from engine.count_cli import connect
+    from hub.backends.sim import SimulatedTable, virtual_box_tagmap
+    from hub.layout import Layout
+
+    tagmap = virtual_box_tagmap()
+    sim = SimulatedTable(Layout(pads=4), tagmap=tagmap)
+    desk = CountDesk(tmp_path / "count.json")
+    loop = connect(sim, tagmap, desk)
+    try:
+        desk.start(CountSetup(("yellow", "red", "green")))
+        for pad, card in ((2, "red-a-1"), (1, "red-a-2"), (3, "red-a-3"), (0, "red-a-4")):
+            reader = sim.layout.pad_reader(pad)
+            placed = loop._expect("placed", sim.uid_of(card))
+            sim.place(reader, card_id=card)
+            assert placed.wait(5)
+        assert desk.session is not None
+        lists = [s.cards() for s in desk.session.seats]
+        # pad 4 has no seat in a 3-player count: its card goes to the seat being counted
+        assert lists == [["red-a-3", "red-a-4"], ["red-a-2"], ["red-a-1"]]
+    finally:
+        loop.stop.set()
+        loop.thread.join(5)
+
+
+def test_a_usb_reader_count_unplugged_and_back_and_tags_carrying_their_ids(
+        tmp_path: Path) -> None:
+    """The count on the PC/SC back-end (its fake): a box whose tags carry their card ids
+    counts without a tag map; an unknown blank tag says so; unplugging shows on the page."""
+    from dashboard.count import CountDesk, CountSetup
+    from engine.count_cli import connect
+    from hub.backends.pcsc import MockPcscFactory, PcscBackend
+    from hub.layout import Layout
+    from hub.tagmap import TagMap
+
+    reader = "ACS ACR122U PICC Interface 00 00"
+    fake = MockPcscFactory(reader)
+    backend = PcscBackend(Layout(pads=1), factory=fake)
+    backend.open()
+    desk = CountDesk()
+    loop = connect(backend, TagMap(tmp_path / "tagmap.json"), desk)
+
+    def lay(uid: str, card: str | None = None) -> None:
+        placed, removed = loop._expect("placed", uid), loop._expect("removed", uid)
+        fake.lay(reader, uid, card_id=card)
+        assert placed.wait(5)
+        fake.lift(reader)
+        assert removed.wait(5)
+
+    try:
+        assert desk.state()["reader"] == {"kind": "pcsc", "label": reader, "health": "ok",
+                                          "simulated": False}
+        desk.start(CountSetup(("yellow", "red")))
+        lay("04000000000011", "yellow-a-4")
+        lay("04000000000012", "accio-1")
+        lay("04000000000013")
+        assert desk.message is not None and desk.message["kind"] == "unknown_tag"
+        assert desk.session is not None
+        assert desk.session.seats[0].cards() == ["yellow-a-4", "accio-1"]
+        fake.unplug(reader)
+        deadline = time.monotonic() + 5
+        while desk.reader.health != "absent" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert desk.reader.health == "absent"
+        fake.plug(reader)
+        while desk.reader.health != "ok" and time.monotonic() < deadline + 5:
+            time.sleep(0.01)
+        assert desk.reader.health == "ok"
+        lay("04000000000014", "red-b-2")
+        assert desk.session.seats[0].cards()[-1] == "red-b-2"
+    finally:
+        loop.stop.set()
+        loop.thread.join(5)

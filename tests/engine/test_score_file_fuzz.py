@@ -11,14 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.cli import main
 from engine.rules.cards import CARDS, PLAYER_COLOURS
-
-FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 CARD_IDS = sorted(CARDS)
 RECIPES = ["A-orange", "A-blue", "B-fewest-spells", "B-last-card", "A-grey", "C-x"]
@@ -62,7 +59,6 @@ def score(tmp_path: Path, raw: bytes, capsys: pytest.CaptureFixture[str]) -> dic
     return result
 
 
-@FUZZ
 @given(sheet=sheets)
 def test_fuzz_near_valid_score_sheets(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                       sheet: dict[str, Any]) -> None:
@@ -74,13 +70,11 @@ def test_fuzz_near_valid_score_sheets(tmp_path: Path, capsys: pytest.CaptureFixt
         assert again == result  # scoring is a function of the sheet
 
 
-@FUZZ
 @given(data=json_values)
 def test_fuzz_any_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: Any) -> None:
     score(tmp_path, json.dumps(data).encode(), capsys)
 
 
-@FUZZ
 @given(raw=st.binary(max_size=200))
 def test_fuzz_any_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str], raw: bytes) -> None:
     score(tmp_path, raw, capsys)

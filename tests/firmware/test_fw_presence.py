@@ -3,7 +3,7 @@
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from firmware.presence import PresenceTracker
@@ -105,7 +105,6 @@ def true_events(timeline: list[str | None]) -> list[Event]:
 FAULTS = ("drop", "misread", "stale", "reader-silent")
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     segments=st.lists(
         st.tuples(st.sampled_from([None, *UIDS]), st.integers(min_value=5, max_value=9)),

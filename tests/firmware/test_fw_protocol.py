@@ -1,7 +1,7 @@
 """The USB-serial line protocol: round trips, every rejection, fuzzing."""
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from firmware.protocol import (
@@ -153,7 +153,6 @@ def test_sender_health_is_split_and_complete() -> None:
     assert merged == states
 
 
-@settings(max_examples=400, deadline=None)
 @given(st.one_of(st.text(max_size=600), st.binary(max_size=600)))
 def test_fuzz_any_line_gives_frame_or_protocol_error(line: str | bytes) -> None:
     try:
@@ -164,7 +163,6 @@ def test_fuzz_any_line_gives_frame_or_protocol_error(line: str | bytes) -> None:
         assert isinstance(frame, Frame)
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     st.lists(
         st.sampled_from(["1", "P", "FULL", "HEALTH", "0=ok", "04A1B2C3", "3", "1/1", "0=-", "x"]),
@@ -181,7 +179,6 @@ def test_fuzz_sealed_token_soup(tokens: list[str]) -> None:
     assert encode_frame(frame.seq, frame.kind, frame.fields) == line
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.integers(0, 65535), st.integers(0, 63), st.binary(min_size=7, max_size=7))
 def test_fuzz_round_trip_placed(seq: int, reader: int, uid: bytes) -> None:
     line = encode_frame(seq, "P", [str(reader), uid.hex().upper()])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -24,8 +25,8 @@ from engine.wire.broker import find_mosquitto, free_port
 HERE = Path(__file__).resolve().parent
 CAULDRON = str(Path(sys.executable).parent / "cauldron")
 
-pytestmark = pytest.mark.skipif(find_mosquitto() is None,
-                                reason="needs mosquitto (apt-get install mosquitto)")
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(find_mosquitto() is None,
+                                reason="needs mosquitto (apt-get install mosquitto)")]
 
 
 def cauldron(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -103,9 +104,13 @@ def table(tmp_path: Path) -> Iterator[Table]:
         broker.stop()
 
 
-def exec_start(unit: Path) -> list[str]:
-    line = next(x for x in unit.read_text().splitlines() if x.startswith("ExecStart="))
-    return shlex.split(line.removeprefix("ExecStart="))
+def exec_start(unit: Path) -> tuple[list[str], dict[str, str]]:
+    """The unit's command and its Environment= settings."""
+    lines = unit.read_text().splitlines()
+    line = next(x for x in lines if x.startswith("ExecStart="))
+    env = dict(x.removeprefix("Environment=").split("=", 1) for x in lines
+               if x.startswith("Environment="))
+    return shlex.split(line.removeprefix("ExecStart=")), env
 
 
 @pytest.fixture
@@ -123,11 +128,12 @@ def services(table: Table) -> Iterator[None]:
         for name in ("engine", "hub", "dashboard"):
             log = (table.root / f"{name}.log").open("w")
             logs.append(log)
-            command = exec_start(etc / f"systemd/system/cauldron-{name}.service")
+            command, unit_env = exec_start(etc / f"systemd/system/cauldron-{name}.service")
             secrets = [f.read_text().strip().rpartition("=")[2]
                        for f in (etc / "cauldron/secrets").iterdir()]
             assert not [x for x in secrets if x in " ".join(command)]  # none on a command line
-            procs.append(subprocess.Popen(command, env=env, stdout=log, stderr=log,
+            procs.append(subprocess.Popen(command, env={**env, **unit_env}, stdout=log,
+                                          stderr=log,
                                           stdin=subprocess.DEVNULL))
         yield
     finally:
@@ -144,7 +150,7 @@ def services(table: Table) -> Iterator[None]:
 
 
 def doctor(root: Path, *skip: str) -> subprocess.CompletedProcess[str]:
-    args = ["doctor", "--root", str(root), "--timeout", "5"]
+    args = ["doctor", "--root", str(root), "--timeout", "10"]  # a busy CI machine
     for name in skip:
         args += ["--skip", name]
     return cauldron(*args, timeout=120)
@@ -249,3 +255,59 @@ def test_a_refused_hub_says_the_account_is_wrong_not_waiting(table: Table) -> No
     finally:
         hub.terminate()
         hub.wait(10)
+
+
+def test_setup_asks_on_a_terminal_and_remembers(tmp_path: Path) -> None:
+    """A host at a terminal answers the questions (Enter keeps the default; a word where a
+    number is wanted is asked again); the next run offers those answers as defaults."""
+    import pty
+
+    root = tmp_path / "root"
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([CAULDRON, "setup", "--root", str(root)], stdin=slave,
+                            stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    # table id, readers, (no port: sim), pads (a word, then 2), dashboard port, lang, URL
+    answers = iter(["club-7", "sim", "two", "2", "", "de", ""])
+    said = b""
+    deadline = time.monotonic() + 60
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            said += chunk
+            if chunk.rstrip().endswith(b"]:"):
+                os.write(master, (next(answers) + "\n").encode())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        os.close(master)
+    text = said.decode(errors="replace")
+    assert proc.returncode == 0, text
+    assert "a number, please" in text
+    table = (root / "etc/cauldron/table.toml").read_text()
+    assert 'table = "club-7"' in table and "pads = 2" in table and 'lang = "de"' in table
+    again = cauldron("setup", "--root", str(root))  # no terminal: nothing asked, all kept
+    assert again.returncode == 0 and "nothing to change" in again.stdout
+
+
+def test_games_reads_the_installed_engine_config(table: Table, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`cauldron games` on a table made by setup finds the engine's data dir by itself (as
+    root on the Pi, /etc/cauldron/engine.toml), or with --config."""
+    import engine.service.cli as service_cli
+    from engine.cli import main
+
+    config = table.root / "etc/cauldron/engine.toml"
+    data = table.root / "var/lib/cauldron/engine"
+    assert main(["games", "--config", str(config)]) == 0
+    assert str(data) in capsys.readouterr().out
+    monkeypatch.setattr(service_cli, "INSTALLED_CONFIG", str(config))
+    assert main(["games"]) == 0
+    assert str(data) in capsys.readouterr().out

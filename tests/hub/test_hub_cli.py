@@ -154,3 +154,34 @@ def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
     assert "The running hub" in out.stdout and "Seat 3's pad" in out.stdout, out.stdout
     assert "Skipped yellow-a-1" in out.stdout and "Skip undone: yellow-a-1" in out.stdout
     assert "nothing new was enrolled" in out.stdout and "are saved" not in out.stdout
+
+
+def test_readers_shows_the_running_hubs_table(mqtt_broker: str, table_id: str,
+                                              tmp_path: Path) -> None:
+    """`cauldron readers` asks the running hub (hub/cmd/readers): it shows the cards on the
+    hub's own table, not an empty table of its own."""
+    from hub.backends.sim import SimulatedTable, virtual_box_tagmap
+    from hub.outbox import Outbox
+    from hub.service import Hub
+
+    tagmap = virtual_box_tagmap()
+    sim = SimulatedTable(tagmap=tagmap)
+    client = WireClient(mqtt_broker, client_id=f"hub-{table_id}",
+                        state_topic=Topics(table_id).hub_state)
+    hub = Hub(table=table_id, backend=sim, client=client, outbox=Outbox(tmp_path / "o.sqlite"),
+              tagmap=tagmap).start()
+    try:
+        assert client.wait_ready(10)
+        sim.place("1,4", card_id="accio-2")
+        deadline = time.monotonic() + 10
+        while hub.backend.state().get(sim.layout.cell_reader(1, 4)) is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        out = cauldron("readers", "--once", "--mqtt", mqtt_broker, "--table", table_id,
+                       "--backend", "sim", "--data-dir", str(tmp_path / "mine"))
+    finally:
+        hub.stop()
+    assert out.returncode == 0, out.stderr
+    assert f"hub hub-{table_id} (sim back-end" in out.stdout and "live" in out.stdout
+    row2 = next(line for line in out.stdout.splitlines() if line.startswith("row 2"))
+    assert "accio-2" in row2

@@ -14,16 +14,13 @@ from typing import Any
 import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from hub.backends import make_backend
 from hub.config import HubConfig
 from hub.errors import ConfigError, HubError
 from hub.io import TableIO
-
-FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 KEYS = ["table", "mqtt", "mqtt_ca", "backend", "hub_id", "data_dir", "tagmap", "pads",
         "perimeter", "poll_interval", "snapshot_interval", "serial", "spi", "io", "sim"]
@@ -87,7 +84,6 @@ def load(path: Path) -> HubConfig | None:
     return config
 
 
-@FUZZ
 @given(data=documents)
 def test_fuzz_json_config(tmp_path: Path, data: dict[str, Any]) -> None:
     path = tmp_path / "hub.json"
@@ -95,7 +91,6 @@ def test_fuzz_json_config(tmp_path: Path, data: dict[str, Any]) -> None:
     load(path)
 
 
-@FUZZ
 @given(data=documents)
 def test_fuzz_toml_config(tmp_path: Path, data: dict[str, Any]) -> None:
     path = tmp_path / "hub.toml"
@@ -103,7 +98,6 @@ def test_fuzz_toml_config(tmp_path: Path, data: dict[str, Any]) -> None:
     load(path)
 
 
-@FUZZ
 @given(top=values)
 def test_fuzz_json_config_of_any_shape(tmp_path: Path, top: Any) -> None:
     path = tmp_path / "hub.json"
@@ -111,7 +105,6 @@ def test_fuzz_json_config_of_any_shape(tmp_path: Path, top: Any) -> None:
     load(path)
 
 
-@FUZZ
 @given(raw=st.binary(max_size=200) | st.text(max_size=200).map(str.encode),
        suffix=st.sampled_from([".toml", ".json"]))
 def test_fuzz_config_bytes(tmp_path: Path, raw: bytes, suffix: str) -> None:
@@ -120,7 +113,6 @@ def test_fuzz_config_bytes(tmp_path: Path, raw: bytes, suffix: str) -> None:
     load(path)
 
 
-@FUZZ
 @given(backend=st.sampled_from(["sim", "serial"]),
        section=st.dictionaries(st.sampled_from(["seed", "drop_rate", "misread_rate", "port",
                                                 "baudrate", "reconnect_delay"])
@@ -164,7 +156,6 @@ def mock_pins() -> Iterator[None]:
         Device.pin_factory = previous
 
 
-@FUZZ
 @given(section=st.dictionaries(st.sampled_from(["turn_leds", "buzzer", "seat_buttons",
                                                 "host_button", "bounce_time"])
                                | st.text(max_size=6), values, max_size=4))

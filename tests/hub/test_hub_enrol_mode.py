@@ -96,3 +96,18 @@ def test_readers_answer_what_each_reader_sees(
     seen = {r["cell"]: r for r in data["readers"] if r.get("cell")}
     assert seen["0,1"]["uid"] == NEW_TAG and seen["0,1"]["card_id"] is None
     assert len(data["readers"]) == hub.backend.n_readers
+
+
+def test_a_virtual_box_has_nothing_to_enrol(mqtt_broker: str, table_id: str,
+                                            tmp_path: Path) -> None:
+    from hub.backends.sim import virtual_box_tagmap
+
+    tagmap = virtual_box_tagmap()
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", SimulatedTable(tagmap=tagmap),
+                   tagmap)
+    try:
+        with fast_client(mqtt_broker) as client:
+            refused = ask(client, table_id, "enrol", action="start")
+    finally:
+        hub.stop()
+    assert refused.status == "error" and "nothing to enrol" in str(refused.error)

@@ -33,7 +33,8 @@ def test_layout_maps_every_reader_once() -> None:
         assert layout.reader_for(str(key)) == reader
     with pytest.raises(ValueError, match="corner"):
         layout.cell_reader(0, 0)
-    assert Layout(pads=2, perimeter=True).n_readers == 54
+    # Pawn sensors are Hall switches on their own shift registers, not 20 more readers.
+    assert Layout(pads=2, perimeter=True).n_readers == 34
 
 
 def test_place_and_remove_confirmed_after_two_reads_and_two_misses() -> None:

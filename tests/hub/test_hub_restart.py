@@ -21,7 +21,7 @@ import pytest
 
 from engine.wire.contract import HubEvent, Topics, WireModel
 from engine.wire.mqtt import WireClient
-from engine.wire.sequence import EventSequencer
+from engine.wire.sequence import HubCursor
 from hub.backends.base import RawBackend, ReaderRead
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.config import HubConfig
@@ -50,7 +50,7 @@ class Watcher:
         self.topics = Topics(table)
         self.received: list[HubEvent] = []
         self.delivered: list[HubEvent] = []
-        self.sequencer = EventSequencer()
+        self.cursors: dict[str, HubCursor] = {}
         self.lock = threading.Lock()
         self.client = WireClient(url, reconnect_min=0.05, reconnect_max=0.2).start(wait=5)
         self.client.subscribe(self.topics.hub_event, self._event, wait=5)
@@ -59,7 +59,7 @@ class Watcher:
         assert isinstance(model, HubEvent)
         with self.lock:
             self.received.append(model)
-            self.delivered += self.sequencer.feed(model)
+            self.delivered += HubCursor.of(self.cursors, model).feed(model)
 
     def events(self) -> list[tuple[int, str, str | None, str | None, str | None]]:
         with self.lock:

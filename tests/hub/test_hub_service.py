@@ -14,7 +14,7 @@ from typing import Any
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import HubEvent, HubSnapshot, Topics, WireModel, encode
 from engine.wire.mqtt import WireClient
-from engine.wire.sequence import EventSequencer
+from engine.wire.sequence import HubCursor
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.outbox import Outbox
 from hub.service import Hub
@@ -64,7 +64,7 @@ class Consumer:
 
     def __init__(self, url: str, table: str) -> None:
         self.topics = Topics(table)
-        self.sequencer = EventSequencer()
+        self.cursors: dict[str, HubCursor] = {}
         self.delivered: list[HubEvent] = []
         self.received = 0
         self.lock = threading.Lock()
@@ -76,17 +76,19 @@ class Consumer:
         assert isinstance(model, HubEvent)
         with self.lock:
             self.received += 1
-            self.delivered += self.sequencer.feed(model)
+            self.delivered += HubCursor.of(self.cursors, model).feed(model)
 
     def _snapshot(self, topic: str, model: WireModel) -> None:
         assert isinstance(model, HubSnapshot)
         with self.lock:
-            self.sequencer.expect(model.hub_id, model.epoch, model.last_seq)
+            cursor = self.cursors.get(model.hub_id)
+            if cursor is not None and cursor.epoch == model.epoch:
+                cursor.expect(model.last_seq)
 
     def fill_gaps(self) -> None:
         with self.lock:
-            gaps = self.sequencer.missing()
-        for epoch, first, last in gaps.values():
+            gaps = [(c.epoch, *gap) for c in self.cursors.values() if (gap := c.gap())]
+        for epoch, first, last in gaps:
             self.client.request(self.topics.hub_cmd("replay"),
                                 {"epoch": epoch, "from_seq": first, "to_seq": last}, timeout=5)
 

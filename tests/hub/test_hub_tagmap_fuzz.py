@@ -9,15 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.rules.cards import enrolment_order, is_card_id
 from hub.errors import TagMapError
 from hub.tagmap import TagMap, normalise_uid
-
-FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 CARDS = enrolment_order()
 hex_uid = st.sampled_from([4, 7, 10]).flatmap(
@@ -57,7 +54,6 @@ def load_or_refuse(path: Path) -> TagMap | None:
     return tagmap
 
 
-@FUZZ
 @given(data=documents)
 def test_fuzz_tag_map_documents(tmp_path: Path, data: Any) -> None:
     path = tmp_path / "tagmap.json"
@@ -65,7 +61,6 @@ def test_fuzz_tag_map_documents(tmp_path: Path, data: Any) -> None:
     load_or_refuse(path)
 
 
-@FUZZ
 @given(raw=st.binary(max_size=300))
 def test_fuzz_tag_map_bytes(tmp_path: Path, raw: bytes) -> None:
     path = tmp_path / "tagmap.json"
@@ -73,7 +68,6 @@ def test_fuzz_tag_map_bytes(tmp_path: Path, raw: bytes) -> None:
     load_or_refuse(path)
 
 
-@FUZZ
 @given(entries=st.lists(st.tuples(hex_uid, st.sampled_from(CARDS)), max_size=6))
 def test_fuzz_valid_maps_load_as_written(tmp_path: Path, entries: list[tuple[str, str]]) -> None:
     """A file a person could have written by hand (any UID spelling) loads exactly, unless it

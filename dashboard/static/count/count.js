@@ -164,13 +164,15 @@ function allCards() {
   return groups;
 }
 
-function pickerHtml(name, count, label, anyCard) {
+/* anyCard: the simulated reader (every card, to try refusals); tagged: only the cards the
+   simulated box has tags on (not the recipe cards: a real box's get enrolled on the page). */
+function pickerHtml(name, count, label, anyCard, tagged) {
   const owner = {};
   if (count) for (const seat of count.seats) for (const tap of seat.taps) owner[tap.card] = seat.name;
   const removed = count && count.setup.removed;
   let html = `<select name="${name}" aria-label="${esc(label)}"><option value="">—</option>`;
   for (const [group, ids] of allCards()) {
-    if (count && group === s("recipes_g") && !count.setup.recipes) continue;
+    if (group === s("recipes_g") && (tagged || (count && !count.setup.recipes))) continue;
     html += `<optgroup label="${esc(group)}">`;
     for (const id of ids) {
       if (removed && id.startsWith(removed + "-") && !anyCard) continue;
@@ -333,7 +335,7 @@ function renderSim(reader, count) {
   const key = JSON.stringify([count.setup, count.seats.map((x) => x.taps.length)]);
   if (el.dataset.key === key) return;
   el.dataset.key = key;
-  el.innerHTML = `<form id="sim-form"><h2>${esc(s("sim"))}</h2><label>${esc(s("sim_help"))} ${pickerHtml("card", count, s("sim_help"), true)}</label> ` +
+  el.innerHTML = `<form id="sim-form"><h2>${esc(s("sim"))}</h2><label>${esc(s("sim_help"))} ${pickerHtml("card", count, s("sim_help"), true, true)}</label> ` +
     `<button class="btn" type="submit">${esc(s("sim_tap"))}</button></form>`;
 }
 
@@ -386,6 +388,9 @@ function render() {
   if (!state) return;
   const count = state.count;
   renderReader(state.reader);
+  const saveError = document.getElementById("save-error");
+  saveError.hidden = !state.save_error;
+  saveError.textContent = state.save_error ? "⚠ " + state.save_error : "";
   renderLogin();
   renderSetup(count);
   renderMessage(state);

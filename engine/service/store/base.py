@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.rules import Action
+from engine.rules.board import parse_cell
 from engine.service.errors import StoreError
 from engine.service.interpreter import (
     UNKNOWN_PREFIX,
@@ -37,7 +38,7 @@ from engine.service.interpreter import (
     Status,
     TableInterpreter,
 )
-from engine.wire.contract import HubEvent, HubSnapshot, check_table_id, parse_cell
+from engine.wire.contract import HubEvent, HubSnapshot, check_table_id
 
 
 @dataclass(frozen=True)
@@ -391,8 +392,7 @@ def snapshot_state(snapshot: HubSnapshot) -> tuple[dict[int, str], dict[int, str
             continue
         seen = reader.card_id or f"{UNKNOWN_PREFIX}{reader.uid}"
         if reader.cell is not None:
-            row, col = parse_cell(reader.cell)
-            cells[row * 6 + col] = seen
+            cells[parse_cell(reader.cell)] = seen
         elif reader.seat is not None:
             pads[reader.seat] = seen
     return cells, pads
@@ -408,8 +408,8 @@ def sensor_input(event: HubEvent) -> SensorInput | None:
     action: SensorKind = "placed" if event.action == "placed" else "removed"
     card = event.card_id if event.kind != "unknown_tag" else None
     if event.cell is not None:
-        row, col = parse_cell(event.cell)
-        return SensorInput(action, cell=row * 6 + col, card=card, uid=event.uid, ts=event.ts)
+        return SensorInput(action, cell=parse_cell(event.cell), card=card, uid=event.uid,
+                           ts=event.ts)
     if event.seat is not None:
         return SensorInput(action, pad=event.seat, card=card, uid=event.uid, ts=event.ts)
     return None

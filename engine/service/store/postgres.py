@@ -167,6 +167,9 @@ class PgTableLog(TableLog):
     def __init__(self, store: PostgresStore, table: str) -> None:
         super().__init__(table)
         self._store = store
+        # The engine's session when the table was opened, i.e. the one holding its lock:
+        # writes go only through it (None: no ownership, e.g. the CLI; the pool).
+        self._session = store.session
 
     @property
     def where(self) -> str:
@@ -179,7 +182,7 @@ class PgTableLog(TableLog):
 
     @contextmanager
     def _transaction(self, single: bool = False) -> Iterator[Any]:
-        with self._store.writer() as conn:
+        with self._store.writer(self._session, self.table) as conn:
             if single:  # one statement: its own transaction, one round trip
                 yield conn
                 return
@@ -275,6 +278,12 @@ class PostgresStore(Store):
 
         self.url = url
         self.session: PgSession | None = None  # an engine's own connection, once it has one
+        try:  # one plain attempt first: a clear error now, not the pool's retries
+            psycopg.connect(url, connect_timeout=5).close()
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL {self.redacted()}: "
+                             f"{' '.join(str(exc).split())}; is it running, and may this user "
+                             "connect?") from None
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False,
             kwargs={"autocommit": True, "connect_timeout": 5, "options": _OPTIONS},
@@ -298,11 +307,14 @@ class PostgresStore(Store):
     # ------------------------------------------------------------------ connections
 
     @contextmanager
-    def writer(self) -> Iterator[Connection[Any]]:
-        """The connection writes go through: the engine's own session when it has one
-        (so writes stop with its locks), else one from the pool."""
-        session = self.session
+    def writer(self, session: PgSession | None, table: str) -> Iterator[Connection[Any]]:
+        """The connection a table's writes go through: the engine session that holds the
+        table's lock, refused once that session has ended or been replaced (the lock went
+        with it: another engine may own the table now); without ownership, the pool."""
         if session is not None:
+            if session is not self.session or not session.alive:
+                raise StoreError(f"this engine no longer owns table {table}: its database "
+                                 "session ended; another engine serves it")
             with session.lock:
                 yield session.conn
             return

@@ -13,7 +13,6 @@ is opened.
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import tomllib
@@ -22,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from engine.datadir import data_dir
 from engine.service.errors import StoreError
 from engine.service.store.base import ExportedInput, Migration, Store, TableLog
 from engine.wire.contract import TopicError, check_table_id
@@ -76,8 +76,7 @@ _NAME = re.compile("|".join(re.escape(k) for k in _NAMES))
 
 
 def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cauldron" / "engine"
+    return data_dir("engine")
 
 
 def table_path(data_dir: Path, table: str) -> Path:

@@ -19,6 +19,8 @@ import pytest
 from engine.cli import main as cauldron
 from engine.wire.broker import free_port
 
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
 ROOT = Path(__file__).resolve().parents[3]
 
 

@@ -14,6 +14,8 @@ from websockets.sync.client import connect
 
 from engine.demo.stack import DemoOptions, DemoStack
 
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
 PIN = "4321"
 
 
@@ -52,7 +54,7 @@ def _person_step(http: httpx.Client, state: dict[str, Any], seat: int) -> None:
         gesture(action="tap", seat=view["table"]["vanesco_wait"][0]["seat"])
     elif expected["phase"] == "refill":
         gesture(action="draw")
-    elif expected["pass"]:
+    elif expected["can_pass"]:
         http.post("/api/virtual/pass").raise_for_status()
     elif expected["take"] or expected["accio"]:
         gesture(action="lift", where=(expected["take"] or expected["accio"])[0])

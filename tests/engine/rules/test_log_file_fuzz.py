@@ -14,14 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.cli import main
 from engine.rules import Game, GameConfig, GameLog, InvalidLog, replay
-
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 40) | st.text(max_size=10),
@@ -93,7 +90,6 @@ def mutated_logs(draw: st.DrawFn) -> tuple[int, dict[str, Any]]:
     return which, wire
 
 
-@FUZZ
 @given(case=mutated_logs(), as_selfplay_line=st.booleans())
 def test_fuzz_logs_changed_in_places(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                      case: tuple[int, dict[str, Any]],
@@ -113,13 +109,11 @@ def test_fuzz_logs_changed_in_places(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert again == game
 
 
-@FUZZ
 @given(data=JSON)
 def test_fuzz_any_json_log(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: Any) -> None:
     run_replay(tmp_path, json.dumps(data).encode(), capsys)
 
 
-@FUZZ
 @given(raw=st.binary(max_size=200))
 def test_fuzz_any_bytes_log(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                             raw: bytes) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import rules_deals as D
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.rules import Game, GameLog, InvalidLog, Phase, Refill, Take, replay
@@ -163,7 +163,6 @@ BASE = _wire(5)
 PATHS = [p for p in _paths(BASE) if p]
 
 
-@settings(max_examples=150, deadline=None)
 @given(path=st.sampled_from(PATHS), value=JSON)
 def test_fuzz_a_mutated_log_replays_or_is_refused_cleanly(
     path: tuple[Any, ...], value: Any

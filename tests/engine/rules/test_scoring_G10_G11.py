@@ -7,7 +7,7 @@ from collections import Counter
 from itertools import combinations_with_replacement
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.rules.cards import (
@@ -617,7 +617,6 @@ cauldrons = st.tuples(
 )
 
 
-@settings(max_examples=300, deadline=None)
 @given(cauldrons, st.frozensets(st.sampled_from([r.removeprefix("A-") for r in RECIPE_A])))
 def test_G10_property_chosen_immuto_assignment_is_never_worse_than_any_other(
     case: tuple[str, list[str], int, random.Random], prefer: frozenset[str]
@@ -674,7 +673,6 @@ def check_seat(score: SeatScore) -> None:
     assert all((r.points > 0) == r.achieved for r in score.recipes)
 
 
-@settings(max_examples=200, deadline=None)
 @given(games())
 def test_G10_G11_property_total_is_the_sum_of_its_parts(
     game: tuple[list[SeatCards], int | None, int, bool],
@@ -735,7 +733,6 @@ def reference_recipe_total(seats: list[SeatCards], placed: dict[int, tuple[str, 
     return total
 
 
-@settings(max_examples=150, deadline=None)
 @given(games())
 def test_G10_G11_property_no_seat_can_raise_its_score_by_placing_its_immutos_otherwise(
     game: tuple[list[SeatCards], int | None, int, bool],

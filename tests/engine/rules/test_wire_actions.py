@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.rules import (
@@ -105,7 +105,6 @@ NEAR = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(JSON | NEAR)
 def test_fuzz_any_json_gives_an_action_or_invalid_wire(data: object) -> None:
     try:
@@ -117,7 +116,6 @@ def test_fuzz_any_json_gives_an_action_or_invalid_wire(data: object) -> None:
         assert action_from_wire(action.to_wire()) is action
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=8))
 def test_fuzz_cells(text: str) -> None:
     try:

@@ -10,7 +10,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.rules import GameLog
@@ -19,9 +19,6 @@ from engine.service.errors import Refused
 from engine.service.interpreter import TableInterpreter
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.table_driver import scripted_game
-
-FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 VERBS = ["new_game", "undo", "keep", "discard", "confirm", "end", "frobnicate"]
 json_values = st.recursive(
@@ -56,7 +53,6 @@ def interpreter(stage: int, seed: int) -> TableInterpreter:
     return interp
 
 
-@FUZZ
 @given(stage=st.integers(0, 12), seed=st.integers(0, 5), verb=st.sampled_from(VERBS),
        args=args_strategy, seat=seats)
 def test_fuzz_commands_do_their_job_or_change_nothing(stage: int, seed: int, verb: str,
@@ -71,7 +67,6 @@ def test_fuzz_commands_do_their_job_or_change_nothing(stage: int, seed: int, ver
         assert snapshot(interp) == before, f"{verb} {args} refused but changed the table"
 
 
-@FUZZ
 @given(args=args_strategy, seat=seats)
 def test_fuzz_new_game_args_through_the_service(tmp_path: Path, args: dict[str, Any],
                                                 seat: int | None) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.cli import CliError, main
@@ -19,9 +19,6 @@ from engine.service import cli as service_cli
 from engine.service.service import EngineService, ServiceConfig
 from engine.wire.contract import TopicError, check_table_id
 from engine.wire.mqtt import MqttError
-
-FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 SETTINGS = ["mqtt", "data_dir", "tables", "shard", "name", "hub_io"]
 texts = (st.text(max_size=16)
@@ -81,7 +78,6 @@ def build(args: argparse.Namespace) -> ServiceConfig | None:
     return config
 
 
-@FUZZ
 @given(data=documents)
 def test_fuzz_engine_config_file(tmp_path: Path, data: dict[str, Any]) -> None:
     path = tmp_path / "engine.toml"
@@ -89,7 +85,6 @@ def test_fuzz_engine_config_file(tmp_path: Path, data: dict[str, Any]) -> None:
     build(parse("--config", str(path), "--data-dir", str(tmp_path / "data")))
 
 
-@FUZZ
 @given(raw=st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
 def test_fuzz_engine_config_bytes(tmp_path: Path, raw: bytes) -> None:
     path = tmp_path / "engine.toml"
@@ -97,7 +92,6 @@ def test_fuzz_engine_config_bytes(tmp_path: Path, raw: bytes) -> None:
     build(parse("--config", str(path), "--data-dir", str(tmp_path / "data")))
 
 
-@FUZZ
 @given(options=st.dictionaries(st.sampled_from(["--mqtt", "--tables", "--shard", "--name",
                                                 "--data-dir"]), texts, max_size=4))
 def test_fuzz_engine_options(tmp_path: Path, options: dict[str, str]) -> None:

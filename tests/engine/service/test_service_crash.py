@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from engine.rules import GameLog
 from engine.rules.board import cell_name
 from engine.service.interpreter import SensorInput, TableInterpreter
@@ -22,11 +24,13 @@ from engine.service.service import EngineService, ServiceConfig
 from engine.service.store import TableStore
 from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.broker import LocalBroker
-from engine.wire.contract import Topics
+from engine.wire.contract import PublicTableView, Topics
 from engine.wire.mqtt import WireClient
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.outbox import Outbox
 from hub.service import Hub
+
+pytestmark = pytest.mark.e2e  # the whole table, as processes
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -99,8 +103,8 @@ def _reference(script: ScriptedGame, inputs: list[SensorInput]) -> TableInterpre
     return interp
 
 
-def _comparable(view: dict[str, Any]) -> dict[str, Any]:
-    view = dict(view)
+def _comparable(view: dict[str, Any] | PublicTableView) -> dict[str, Any]:
+    view = view.to_wire() if isinstance(view, PublicTableView) else dict(view)
     view["table"] = {k: v for k, v in view["table"].items() if k != "game_id"}
     return view
 

@@ -15,7 +15,7 @@ from engine.wire.contract import GameAlert, GamePublic
 def dealing(interp: TableInterpreter) -> dict:
     view = interp.public_view()
     GamePublic(table="t", view=view)  # the wire contract accepts it
-    return view["table"]["dealing"]
+    return view.to_wire()["table"]["dealing"]
 
 
 def new_two_player_table() -> TableInterpreter:
@@ -60,7 +60,8 @@ def test_cells_read_missing_and_wrong_then_what_comes_next() -> None:
     assert guide["next"]["code"] == "lay_cards" and "1 empty cell" in guide["next"]["text"]
     interp.handle(lay(TAKEABLE_CELLS[31], cards[31]))
     assert interp.status is Status.PLAYING
-    assert interp.public_view()["table"]["dealing"] is None
+    table = interp.public_view().table
+    assert table is not None and table.dealing is None
 
 
 def test_four_players_set_nothing_aside() -> None:

@@ -38,7 +38,7 @@ def alerts(interp: TableInterpreter) -> list[tuple[str, str]]:
 
 def snapshot(interp: TableInterpreter) -> str:
     game = GameLog.of(interp.game).to_wire() if interp.game else None
-    return json.dumps([game, interp.public_view()], sort_keys=True, default=str)
+    return json.dumps([game, interp.public_view().to_wire()], sort_keys=True)
 
 
 # ----------------------------------------------------------------------------- dealing
@@ -294,16 +294,18 @@ def test_perluceo_reveal_is_private_to_the_taker() -> None:
     private = out.private_events
     assert len(private) == 1 and isinstance(private[0], PerluceoReveal)
     assert private[0].seat == 0 and private[0].cauldron == ("yellow-a-2",)
-    assert "yellow-a-2" not in json.dumps(interp.public_view()["seats"][0]["spells"])
+    assert "yellow-a-2" not in json.dumps(interp.public_view().to_wire()["seats"][0]["spells"])
 
 
 def test_memory_aid_shows_own_stack_only_on_the_seat_view() -> None:
     interp = start({"0,2": "yellow-a-2", "2,3": "red-b-4"}, memory_aid=True)
     _take(interp, "0,2", "yellow-a-2", 0)
     _take(interp, "2,3", "red-b-4", 1)
-    assert interp.public_view()["config"]["memory_aid"] is True
-    assert interp.seat_view(0)["you"]["stack"] == ["yellow-a-2"]
-    assert interp.seat_view(1)["you"]["stack"] == ["red-b-4"]
+    config = interp.public_view().config
+    assert config is not None and config.memory_aid is True
+    mine, theirs = interp.seat_view(0), interp.seat_view(1)
+    assert mine is not None and mine.stack == ("yellow-a-2",)
+    assert theirs is not None and theirs.stack == ("red-b-4",)
 
 
 # ----------------------------------------------------------------------------- wrong actions
@@ -405,8 +407,8 @@ def test_last_card_laid_on_the_pad_is_kept(ending: tuple[TableInterpreter, int])
     interp.handle(lift(cell, card))
     assert interp.prompt()["code"] == "last_card"
     view = interp.public_view()  # shown as the rules' last-card moment
-    assert view["phase"] == "last_card" and view["expected"]["last_card"] == card
-    assert view["expected"]["seat"] == seat
+    assert view.phase == "last_card" and view.expected.last_card == card
+    assert view.expected.seat == seat
     with pytest.raises(Refused, match="seat"):
         interp.command("keep", seat=(seat + 1) % 2)
     out = interp.handle(pad_lay(seat, card))

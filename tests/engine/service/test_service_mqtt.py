@@ -105,9 +105,9 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
                      and watcher.public()["view"]["table"]["inputs"] == len(inputs) + 1)
     public = GamePublic.model_validate(watcher.public())
     assert public.table == table_id and public.turn is not None
-    assert public.view["config"]["memory_aid"] is True
+    assert public.view.config is not None and public.view.config.memory_aid is True
     seat0 = GameSeat.model_validate(watcher.of("game/seat/0")[-1])
-    assert seat0.view["you"]["stack"] is not None
+    assert seat0.view.stack is not None
     # The turn LED follows the game.
     watcher.wait_for(lambda: bool(watcher.of("hub/cmd/turn"))
                      and watcher.of("hub/cmd/turn")[-1]["args"]["seat"] == public.turn)
@@ -138,7 +138,7 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
         assert reply.status == "error" and reply.error
     reply = watcher.client.request(watcher.topics.cmd("new_game"), args, timeout=10)
     assert reply.status == "error" and "in progress" in (reply.error or "")
-    assert engine.tables[table_id].interp.public_view() == before
+    assert engine.tables[table_id].interp.public_view().to_wire() == before
     # A hint for the seat to play (read-only: the view does not change); others refused.
     turn = watcher.public()["view"]["turn"]
     reply = watcher.client.request(watcher.topics.cmd("hint"), {"lang": "fr"}, seat=turn,
@@ -149,7 +149,7 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
         reply.data["action"]["type"] != "take")
     reply = watcher.client.request(watcher.topics.cmd("hint"), {}, seat=1 - turn, timeout=10)
     assert reply.status == "error" and reply.error
-    assert engine.tables[table_id].interp.public_view() == before
+    assert engine.tables[table_id].interp.public_view().to_wire() == before
     # Undo: ok with the instructions to put the cards back.
     reply = watcher.client.request(watcher.topics.cmd("undo"), {}, timeout=10)
     assert reply.status == "ok" and reply.data["instructions"]
@@ -176,7 +176,7 @@ def test_malformed_duplicated_reordered_and_replayed_messages_change_nothing(
         _publish(watcher, watcher.topics.hub_event, event)
     interp = engine.tables[table_id].interp
     watcher.wait_for(lambda: interp.status.value == "playing")
-    state = (interp.inputs, json.dumps(interp.public_view(), sort_keys=True))
+    state = (interp.inputs, json.dumps(interp.public_view().to_wire(), sort_keys=True))
     topic = watcher.topics.hub_event
     bad_payloads = [
         b"not json",
@@ -198,7 +198,7 @@ def test_malformed_duplicated_reordered_and_replayed_messages_change_nothing(
     watcher.wait_for(lambda: engine.stats["duplicates"] >= 3)
     assert engine.client.stats["rejected"] >= 4
     assert engine.stats["reordered"] >= 1
-    assert (interp.inputs, json.dumps(interp.public_view(), sort_keys=True)) == state
+    assert (interp.inputs, json.dumps(interp.public_view().to_wire(), sort_keys=True)) == state
     # A request on a verb outside the contract is never served.
     with pytest.raises(Exception, match="unknown command"):
         watcher.client.request(f"cauldron/{table_id}/cmd/explode", {}, timeout=1)

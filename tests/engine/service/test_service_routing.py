@@ -60,10 +60,10 @@ def test_perluceo_reveal_goes_once_to_its_seat_only(tmp_path: Path) -> None:
                     lay(cell, next(refills)))
     service.sent.clear()
     seq = _feed(service, "t1", seq, lift("4,4", "perluceo-1"), pad_lay(0, "perluceo-1"))
-    reveals = [(p, r) for p, r in service.on("game/seat/0") if "private_events" in p["view"]]
+    reveals = [(p, r) for p, r in service.on("game/seat/0") if p["view"]["reveal"]]
     assert len(reveals) == 1 and reveals[0][1] is False  # once, not retained
-    assert reveals[0][0]["view"]["private_events"][0]["cauldron"] == ["yellow-a-2"]
-    assert not any("private_events" in p["view"] for p, _ in service.on("game/seat/1"))
+    assert reveals[0][0]["view"]["reveal"] == ["yellow-a-2"]
+    assert not any(p["view"]["reveal"] for p, _ in service.on("game/seat/1"))
     assert all("perluceo_reveal" not in json.dumps(p) for p, _ in service.on("game/public"))
     assert all(r for p, r in service.on("game/public"))  # the public view is retained
 

@@ -122,21 +122,30 @@ def test_games_cli_lists_shows_and_exports_a_replayable_log(
     assert "no game 'nope'" in capsys.readouterr().err
 
 
-def test_a_damaged_table_log_does_not_stop_the_other_tables(tmp_path: Path) -> None:
-    service = _service(tmp_path)
+def test_a_damaged_table_log_does_not_stop_the_other_tables(store_url: str) -> None:
+    service = _service(store_url)
     _feed(service, "good", 2, seed=1, decisions=5)
     _feed(service, "bad", 2, seed=2, decisions=5)
     for runtime in service.tables.values():
         runtime.store.close()
-    import sqlite3
+    if service.store.kind == "sqlite":
+        import sqlite3
 
-    db = sqlite3.connect(tmp_path / "tables" / "bad.sqlite")
-    db.execute("DROP TRIGGER inputs_append_only")  # damage from outside the program
-    db.execute("UPDATE inputs SET payload = '{broken' WHERE id = 5")
-    db.commit()
-    db.close()
-    again = _service(tmp_path)
-    again.load()
+        db = sqlite3.connect(Path(store_url) / "tables" / "bad.sqlite")
+        db.execute("DROP TRIGGER inputs_append_only")  # damage from outside the program
+        db.execute("UPDATE inputs SET payload = '{broken' WHERE id = 5")
+        db.commit()
+        db.close()
+    else:  # a row written by something else than the engine
+        service.store.table("bad")._rows(
+            "INSERT INTO {inputs} (table_id, ts, source, hub_id, epoch, seq, payload) "
+            "VALUES (%s, 1, 'hub', 'other', 'e9', 1, '{broken')", ("bad",))
+    again = _service(store_url)
+    if again.store.claims:  # tables come as they are claimed
+        again._claimed("good")
+        again._claimed("bad")
+    else:
+        again.load()
     assert "good" in again.tables and "bad" not in again.tables
     assert "damaged" in again.broken["bad"]
 
@@ -338,3 +347,18 @@ def test_the_venue_table_list_refuses_other_tables(
         request = CommandRequest(transaction="x1", args={})
         with pytest.raises(NoAnswer):  # an unknown table: refused, and no answer
             service._on_command(parse_topic("cauldron/t2/cmd/history"), request)
+
+
+def test_an_unreachable_database_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://cauldron:secret@127.0.0.1:{port}/venue"
+    assert main(["games", "--store", url]) == 2
+    err = capsys.readouterr().err
+    assert "cannot connect to PostgreSQL" in err and "is it running" in err
+    assert "secret" not in err and "Traceback" not in err
+    assert main(["games", "--store", "ftp://x/y"]) == 2
+    assert "use postgresql://" in capsys.readouterr().err

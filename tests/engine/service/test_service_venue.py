@@ -30,6 +30,8 @@ from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.contract import Topics
 from engine.wire.mqtt import WireClient
 
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
 FAILOVER_S = 10.0
 
 
@@ -309,3 +311,50 @@ def test_two_sharded_engines_give_one_answer_per_command_and_distinct_client_ids
         client.stop()
         for engine in engines:
             engine.stop()
+
+
+def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
+    mqtt_broker: str, pg_url: str
+) -> None:
+    """Its session ended (here by the server: pg_terminate_backend), so did its locks;
+    another engine claims its tables, and what the first still tries to write is refused
+    (it writes only through the session that held the lock)."""
+    from service_helpers import hub_event
+
+    from engine.service.errors import StoreError
+    from engine.service.service import EngineService, ServiceConfig
+
+    store = open_store(pg_url)
+    assert isinstance(store, PostgresStore)
+    store.set_venue_tables(add=["cut-1", "cut-2"])
+    config = {"mqtt": mqtt_broker, "store": pg_url, "claim_interval": 0.2}
+    a = EngineService(ServiceConfig(name="a", **config))  # type: ignore[arg-type]
+    b = EngineService(ServiceConfig(name="b", **config))  # type: ignore[arg-type]
+    script = scripted_game(2, 3, max_decisions=4)
+    args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
+    try:
+        a.start(wait=10)
+        assert a.ownership is not None
+        wait_for(lambda: a.ownership.owned() == ["cut-1", "cut-2"], 20, "a owns both")
+        a.command("cut-1", "new_game", dict(args))
+        runtime = a.tables["cut-1"]
+        assert a.store.session is not None
+        old = a.store.session.pid
+        store.query("SELECT pg_terminate_backend(%s)", (old,))
+        b.start(wait=10)
+        assert b.ownership is not None
+        wait_for(lambda: b.ownership.owned() == ["cut-1", "cut-2"], 20, "b claims both")
+        assert b.tables["cut-1"].interp.game_id == runtime.interp.game_id  # from the log
+        before = store.table("cut-1").count_rows()
+        with pytest.raises(StoreError):  # the lost session refuses what a still holds
+            runtime.store.append(ts=1.0, interp=runtime.interp, actions=[],
+                                 hub_event=hub_event(script.deal[0], 1))
+        assert store.table("cut-1").count_rows() == before
+        wait_for(lambda: a.ownership.owned() == [], 20, "a gave its tables up")
+        assert not a.serves("cut-1") and b.serves("cut-1")
+        owners = {o.table: o.engine for o in store.owners()}
+        assert owners == {"cut-1": b.engine_id, "cut-2": b.engine_id}
+    finally:
+        a.stop()
+        b.stop()
+        store.close()

@@ -102,9 +102,10 @@ def test_typed_subscribe_delivers_models_and_rejects_garbage(mqtt_broker: str,
         sub.subscribe(topics.game_public, lambda topic, model: got.append(model), wait=5)
         pub.publish_raw(topics.game_public, b"{not json")
         pub.publish_raw(topics.game_public, b'{"schema_version": 1}')
-        pub.publish(topics.game_public, GamePublic(view={"turn": 1}, turn=1), retain=True)
+        public = GamePublic(view={"grid": [], "turn": 1}, turn=1)
+        pub.publish(topics.game_public, public, retain=True)
         wait_for(lambda: len(got) == 1 and len(rejects) == 2)
-        assert got[0] == GamePublic(view={"turn": 1}, turn=1)
+        assert got[0] == public
         assert "not JSON" in str(rejects[0]) and "view" in str(rejects[1])
         assert sub.stats["rejected"] == 2
 
@@ -155,13 +156,25 @@ def test_reconnects_resubscribes_and_sends_queued_messages(restartable_broker: L
         restartable_broker.start()
         wait_for(lambda: sub.connected and pub.connected, timeout=10)
         wait_for(lambda: sub.stats["connects"] == 2)
-        time.sleep(0.3)  # resubscription on its way
         from engine.wire.contract import GameAlert
 
+        # Resubscribed once a probe gets through (probes every 0.1 s; no fixed wait).
+        probe = GameAlert(alert_id="probe", rule="G4", message="m", instruction="i")
+        sent = [0.0]
+
+        def through() -> bool:
+            if probe in got:
+                return True
+            if time.monotonic() - sent[0] > 0.1:
+                pub.publish(topics.game_alert, probe)
+                sent[0] = time.monotonic()
+            return False
+
+        wait_for(through, timeout=10)
         alert = GameAlert(alert_id="a", rule="G4", message="m", instruction="i")
         pub.publish(topics.game_alert, alert, on_ack=acks.release)
         assert acks.acquire(timeout=5)
-        wait_for(lambda: got == [alert])
+        wait_for(lambda: [m for m in got if m != probe] == [alert])
         states: list[WireModel] = []
         sub.subscribe(topics.hub_state, lambda t, m: states.append(m), wait=5)
         wait_for(lambda: bool(states))
@@ -180,7 +193,7 @@ def test_wait_ready_means_subscriptions_are_live(mqtt_broker: str, table_id: str
     try:
         assert client.wait_ready(10)
         with WireClient(mqtt_broker) as other:
-            other.publish(topics.game_public, GamePublic(view={}))
+            other.publish(topics.game_public, GamePublic(view={"grid": []}))
             wait_for(lambda: len(got) == 1)
     finally:
         client.stop()
