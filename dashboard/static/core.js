@@ -82,10 +82,24 @@ export function cardInfo(id) {
 
 export function cardLabel(id) { const c = cardInfo(id); return c ? c.label : ""; }
 
-/* Long single words shrink to fit a cell instead of breaking mid-word ("Champignons"). */
+/* Long words get a soft hyphen near their middle, before a consonant that starts a
+   syllable ("Cham-pignons"), so a narrow cell breaks them there and shows the hyphen,
+   never at an arbitrary letter; they also shrink a little (--len, app.css). */
+const VOWEL = /[aeiouyàâäéèêëîïôöùûüœæ]/i;
+function softHyphens(word) {
+  if (word.length <= 8) return word;
+  let best = -1;
+  for (let i = 3; i <= word.length - 3; i++) {
+    if (!VOWEL.test(word[i]) && /\p{L}/u.test(word[i]) && VOWEL.test(word[i + 1] || "") &&
+        (best < 0 || Math.abs(i - word.length / 2) < Math.abs(best - word.length / 2))) best = i;
+  }
+  if (best < 0) return word;
+  return softHyphens(word.slice(0, best)) + "\u00ad" + softHyphens(word.slice(best));
+}
+function familyText(text) { return String(text).split(/(\s+|-)/).map(softHyphens).join(""); }
 function fit(text) {
   const longest = Math.max(...String(text).split(/[\s-]+/).map((w) => w.length));
-  return longest > 10 ? ` style="font-size:${Math.max(0.88, 10 / longest).toFixed(2)}em"` : "";
+  return longest > 8 ? ` style="--len:${longest}"` : "";
 }
 
 /* The one place a card is drawn. Colour is never the only signal: family name, value,
@@ -100,7 +114,7 @@ export function cardHtml(id, extraClass) {
     return `<span class="${cls.join(" ")}" ${data}>` +
       `<span class="band" aria-hidden="true">${esc(c.symbol)}</span>` +
       `<span class="val">${c.value}</span>` +
-      `<span class="fam"${fit(c.family)}>${esc(c.family)}</span>` +
+      `<span class="fam"${fit(c.family)}>${esc(familyText(c.family))}</span>` +
       `<span class="col">${esc(c.colourName)}</span></span>`;
   }
   if (c.kind === "spell") {

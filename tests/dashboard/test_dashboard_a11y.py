@@ -29,8 +29,9 @@ def test_axe_no_serious_or_critical_violation_in_a_live_game_with_an_alert(
     dash: Dash, engine_service: Any, table_id: str, page: Any, path: str
 ) -> None:
     interp = drive_engine(engine_service, table_id, seed=7, until="take", players=3)
-    wait_until(lambda: dash.bridge.public is not None and dash.bridge.public.view["table"]
-               ["inputs"] == interp.inputs, 10, "the live game")
+    wait_until(lambda: dash.bridge.public is not None and dash.bridge.public.view.table
+               is not None and dash.bridge.public.view.table.inputs == interp.inputs, 10,
+               "the live game")
     dash.publish_alert("a-1", rule="G6", message="2,3 is not in column 1, the line the pawn "
                        "faces.", instruction="Put the card back on 2,3.",
                        game_id=dash.bridge.game_id or "")
@@ -56,6 +57,13 @@ def test_axe_no_serious_or_critical_violation_in_a_live_game_with_an_alert(
     bad = [v for v in violations if v["impact"] in ("serious", "critical")]
     print(path, "axe:", summary(violations) or "no violation")
     assert not bad, summary(bad)
+    if path == "seat":  # the phone controller as a phone shows it
+        from dashkit import screenshot
+
+        page.set_viewport_size({"width": 390, "height": 844})
+        over = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert over <= 0, f"the seat page scrolls sideways by {over} px"
+        screenshot(page, "phone-seat-390x844")
 
 
 def test_host_page_has_no_script_error_in_any_state(dash: Dash, page: Any) -> None:
