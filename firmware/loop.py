@@ -17,7 +17,9 @@
   means nobody reads (the hub holds the port without reading, where MicroPython
   blocks up to 500 ms a write), so output pauses for ``STALL_BACKOFF_US``.
   When the queue is full the oldest line is dropped: the hub sees the gap in
-  the sequence numbers and asks for a FULL report (SYNC).
+  the sequence numbers and asks for a FULL report (SYNC). A port whose poll()
+  never reports POLLOUT gets a line after ``PROBE_US`` anyway; taken at once,
+  poll() is ignored from then on (the stall timing still bounds every write).
 """
 
 # The RP2040 watchdog allows up to 8.3 s. The longest modelled step is a sweep
@@ -30,6 +32,9 @@ OUT_LINES = 64  # queued output lines at most (dealing: 36 P + HEALTH)
 OUT_PER_STEP = 64  # lines written per step at most (each write is timed)
 STALL_US = 20000
 STALL_BACKOFF_US = 2000000
+# A port that says "not writable" for this long gets one line anyway: if it takes it at
+# once, its poll() does not report POLLOUT (older ports) and is not asked again.
+PROBE_US = 1000000
 
 
 def settle_from_report(path: str, default: int, lowest: int = 100) -> int:
@@ -71,6 +76,8 @@ class Output:
         self.dropped = 0
         self.stalls = 0
         self._stalled_at = None
+        self.poll_reliable = True
+        self._last_write = clock.ticks_us()
 
     def put(self, line: str) -> None:
         self.queue.append(line)
@@ -87,16 +94,25 @@ class Output:
                 return 0
             self._stalled_at = None
         written = 0
-        while self.queue and written < OUT_PER_STEP and self._writable():
+        while self.queue and written < OUT_PER_STEP:
+            probing = False
+            if self.poll_reliable and not self._writable():
+                idle = self._diff(clock.ticks_us(), self._last_write)
+                if 0 <= idle < PROBE_US:
+                    break
+                probing = True
             line = self.queue.pop(0)
             start = clock.ticks_us()
             self._write(line)
             written += 1
-            took = self._diff(clock.ticks_us(), start)
+            self._last_write = end = clock.ticks_us()
+            took = self._diff(end, start)
             if took < 0 or took > STALL_US:
                 self.stalls += 1
-                self._stalled_at = clock.ticks_us()
+                self._stalled_at = end
                 break
+            if probing:
+                self.poll_reliable = False  # it took the line poll() refused: poll lies
         return written
 
 

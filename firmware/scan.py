@@ -217,10 +217,10 @@ class Scanner:
         """Returns the fault kind, or None when the reader is ready."""
         try:
             self.readers[reader].init()
-        except mfrc522.ReaderError as error:
+        except (mfrc522.ReaderError, OSError) as error:  # OSError: the SPI bus itself failed
             self.last_error[reader] = str(error)
-            self.fault_kind[reader] = error.kind
-            return error.kind
+            self.fault_kind[reader] = getattr(error, "kind", "silent")
+            return self.fault_kind[reader]
         self.needs_init[reader] = False
         return None
 
@@ -262,13 +262,19 @@ class Scanner:
         self._off_at[reader] = self.clock.ticks_us()
         self._on_at[reader] = None
 
+    def _quiet(self) -> None:
+        """Every field off (the next sweep warms them again)."""
+        for reader in range(self.n_readers):
+            if self._on_at[reader] is not None:
+                self._field_off(reader)
+
     def _warm(self, reader: int) -> None:
         """Switch a later reader's field on early (pipeline); never a reader
         that needs init: its poll decides whether to touch it."""
         if self._on_at[reader] is None and not self.needs_init[reader]:
             try:
                 self._field_on(reader)
-            except mfrc522.ReaderError:
+            except (mfrc522.ReaderError, OSError):
                 self.needs_init[reader] = True
 
     def poll(self, reader: int, verify: bool = False) -> tuple:
@@ -306,11 +312,11 @@ class Scanner:
         except mfrc522.TagError as error:
             self.last_error[reader] = str(error)
             return None, None, "tag-error"
-        except mfrc522.ReaderError as error:
+        except (mfrc522.ReaderError, OSError) as error:  # OSError: the SPI bus itself failed
             self.last_error[reader] = str(error)
             self.needs_init[reader] = True
-            self.fault_kind[reader] = error.kind
-            return None, error.kind, "fault"
+            self.fault_kind[reader] = getattr(error, "kind", "silent")
+            return None, self.fault_kind[reader], "fault"
 
     def _moved_from(self, reader: int, uid: str) -> list:
         """A tag just confirmed on ``reader`` cannot still lie on another: the
@@ -412,6 +418,7 @@ class Scanner:
             return "reader %d is not working" % reader
         driver = self.readers[reader]
         try:
+            self._quiet()  # no warming field near the one written to
             try:
                 driver, answer = self._activate(reader)
                 if answer is None:

@@ -7,6 +7,8 @@ pull-up). The watchdog stops the run after ``LIMIT`` feeds."""
 calls = []
 feeds = [0]
 LIMIT = 200
+fail_every = [0]  # >0: every n-th SPI transaction raises OSError (a flaky bus)
+transactions = [0]
 
 
 class Pin:
@@ -37,6 +39,9 @@ class SPI:
         pass
 
     def write_readinto(self, tx: bytes, rx: bytearray) -> None:
+        transactions[0] += 1
+        if fail_every[0] and transactions[0] % fail_every[0] == 0:
+            raise OSError(5)
         for i in range(len(rx)):
             rx[i] = 0
 

@@ -182,3 +182,19 @@ def test_a_port_nobody_reads_never_blocks_the_loop_for_long() -> None:
     assert output.dropped > 100
     # ~100 sweeps of 45 ms and one 500 ms write per 2 s back-off: not 200 x 500 ms.
     assert elapsed < 10_000_000
+
+
+def test_a_port_whose_poll_never_says_writable_still_gets_the_lines() -> None:
+    """Some ports do not report POLLOUT on USB CDC: after PROBE_US one line is written
+    anyway; taken at once, poll() is not trusted any more and output flows."""
+    table, loop, written, _incoming = loop_rig(writable=lambda: False)
+    loop.start()
+    assert written == []  # HELLO, FULL, HEALTH wait for the probe
+    deadline = table.clock.now_us + 2 * fw_loop.PROBE_US
+    while table.clock.now_us < deadline and not written:
+        loop.step()
+    for _ in range(2):
+        loop.step()
+    assert loop.output.poll_reliable is False
+    assert [line.split(" ")[1] for line in written][:3] == ["HELLO", "FULL", "HEALTH"]
+    assert loop.output.queue == []

@@ -167,3 +167,21 @@ def test_main_runs_on_micropython_with_watchdog_and_no_repl_break() -> None:
     calls = summary.split(" ", 3)[3]
     assert calls.startswith("[('kbd_intr', -1), ('wdt', %d)" % WDT_MS)  # noqa: UP031
     assert "('spi', %d)" % SPI_HZ in calls  # noqa: UP031
+
+
+def test_main_on_micropython_reports_exceptions_and_keeps_going() -> None:
+    """A flaky bus (every 7th SPI transaction raises OSError) on the real MicroPython: a
+    failed transaction is that reader's fault (the others are scanned, HELLO and FULL go
+    out), anything that escapes goes out as an ERR line, and the watchdog is fed."""
+    from firmware.protocol import decode_frame
+
+    env = dict(os.environ, MICROPYPATH=f"{ROOT}:{ROOT / 'tests' / 'firmware'}")
+    result = subprocess.run(
+        [tool("micropython"), str(ROOT / "tests" / "firmware" / "mpy_main.py"), "7"],
+        input="", capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    *lines, summary = result.stdout.splitlines()
+    frames = list(map(decode_frame, lines))
+    assert [f.kind for f in frames[:2]] == ["HELLO", "FULL"]
+    assert summary.startswith("MAIN DONE 200 ")

@@ -266,3 +266,22 @@ def test_property_scan_loop_reports_exactly_the_true_changes(
     run(scanner, 3)
     assert changes(lines) == expected
     assert scanner.tracker.state() == {r: on_reader.get(r) for r in range(4)}
+
+
+def test_a_write_between_sweeps_switches_the_warming_fields_off_first() -> None:
+    """With 36 readers the next sweep's first fields warm up between sweeps; a WRITE to a
+    reader near one of them must not have both fields on."""
+    from firmware.scan import SCAN_ORDER
+    from hub.layout import Layout
+
+    table, scanner, lines = build(36, SimTable(1).timings, MODE_FAST, SETTLE_US, 1)
+    table.neighbours = {frozenset(p) for p in Layout().neighbour_pairs()}
+    target = next(r for r in range(32) if any(
+        frozenset((r, w)) in table.neighbours for w in SCAN_ORDER[:3]))
+    table.place(target, uid(target))
+    scanner.boot()
+    scanner.sweep()
+    assert table.fields_on  # warming for the next sweep
+    scanner.handle_line(encode_frame(3, "WRITE", [str(target), "blue-a-4"]))
+    assert any(" ACK 3" in line for line in lines)
+    assert table.crosstalk == 0
