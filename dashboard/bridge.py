@@ -131,6 +131,7 @@ class Bridge:
         self.alerts: dict[str, GameAlert] = {}
         self.hub_state: Literal["online", "offline", "unknown"] = "unknown"
         self._engine_table_state: Literal["online", "offline", "unknown"] = "unknown"
+        self.engine_degraded: str | None = None  # the engine says why it cannot follow
         self._engine_liveness: tuple[str, Literal["online", "offline"]] | None = None
         self.health: HubHealth | None = None
         # Perluceo reveals (seat -> (game id, cards)): sent once by the engine, kept here
@@ -241,6 +242,7 @@ class Bridge:
         follow = model.liveness_topic
         with self._lock:
             self._engine_table_state = model.state
+            self.engine_degraded = model.degraded if model.state == "online" else None
             followed = self._engine_liveness[0] if self._engine_liveness else None
             if follow != followed:
                 self._engine_liveness = None
@@ -291,6 +293,7 @@ class Bridge:
             hub=self.hub_state,
             engine=self.engine_state,
             hub_backend=self.health.backend if self.health else None,
+            engine_degraded=self.engine_degraded,
         )
 
     def table_state(self) -> TableState:
@@ -367,10 +370,11 @@ class Bridge:
         game_id = self.game_id
         if game_id is None:
             return None
-        secret = self.secrets.secret(game_id, seat)
+        # A one-time code, not the secret (dashboard.seats): it is traded once, at /join.
+        token = self.secrets.join_token(game_id, seat)
         # The table's public address (a phone can open it), not the one this browser used.
         base = self.settings.public_base() or base_url
-        url = f"{base.rstrip('/')}/seat/{seat}?secret={secret}"
+        url = f"{base.rstrip('/')}/join/{seat}?token={token}"
         return JoinInfo(seat=seat, url=url, joined=self.secrets.joined(game_id)[seat])
 
     # ------------------------------------------------------------ fan-out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument(
-        "--mqtt", default="mqtt://127.0.0.1:1883", help="broker URL (mqtt://127.0.0.1:1883)"
+        "--mqtt", default=None,
+        help="broker URL (default $CAULDRON_MQTT or the systemd credential mqtt-url, else "
+        "mqtt://127.0.0.1:1883); a password belongs there, not on the command line",
     )
     parser.add_argument(
         "--mqtt-password-file", type=Path, default=None,
@@ -29,9 +31,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--table", default="t1", help="table id (default t1)")
     parser.add_argument(
         "--pin",
-        default=os.environ.get("CAULDRON_HOST_PIN"),
-        help="host PIN (4-32 letters/digits; default $CAULDRON_HOST_PIN, else one made once "
-        "and kept in the data dir, printed at start)",
+        default=None,
+        help="host PIN (6-32 letters/digits; default $CAULDRON_HOST_PIN or the systemd "
+        "credential host-pin, else one made once and kept in the data dir, printed at start); "
+        "on the command line any local user can read it",
     )
     parser.add_argument(
         "--public-url", default=None,
@@ -60,13 +63,19 @@ def _handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from engine.cli import CliError
+    from engine.wire.auth import on_command_line_warning, secret_setting
     from engine.wire.mqtt import BrokerUrl, MqttError, with_password_file
 
+    pin_argument = bool(args.pin)
+    url_argument = args.mqtt
+    args.pin = args.pin or secret_setting("CAULDRON_HOST_PIN", "host-pin")
+    mqtt = args.mqtt or secret_setting("CAULDRON_MQTT", "mqtt-url") or "mqtt://127.0.0.1:1883"
     try:
-        BrokerUrl.parse(args.mqtt)
-        mqtt = with_password_file(args.mqtt, args.mqtt_password_file)
+        broker = BrokerUrl.parse(mqtt)
+        mqtt = with_password_file(mqtt, args.mqtt_password_file)
     except MqttError as exc:
         raise CliError(str(exc)) from None
+    args.mqtt = mqtt
     from dashboard.config import Settings
 
     fields: dict[str, Any] = {
@@ -92,6 +101,11 @@ def _handle(args: argparse.Namespace) -> int:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise CliError(f"--{where.replace('_', '-')}: {first['msg']}") from None
+    if pin_argument:
+        print(on_command_line_warning("--pin", "CAULDRON_HOST_PIN"), file=sys.stderr)
+    if url_argument and broker.password:
+        print(on_command_line_warning("the broker password", "CAULDRON_MQTT"),
+              file=sys.stderr)
     return serve(settings, announce_pin=not args.pin)
 
 

@@ -33,7 +33,7 @@ def persistent_pin(data_dir: Path) -> str:
     path = data_dir / PIN_FILE
     with contextlib.suppress(OSError, UnicodeDecodeError):
         pin = path.read_text(encoding="utf-8").strip()
-        if re.fullmatch(r"[A-Za-z0-9]{4,32}", pin):
+        if re.fullmatch(r"[A-Za-z0-9]{6,32}", pin):
             return pin
     pin = random_pin()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -69,7 +69,8 @@ class Settings(BaseModel):
     mqtt: str = "mqtt://127.0.0.1:1883"
     base_topic: str = "cauldron"
     table: str = Field(default="t1", pattern=TABLE_ID_PATTERN)
-    pin: str = Field(default_factory=random_pin, min_length=4, max_length=32)
+    # At least 6 characters (a million guesses; dashboard.guard makes each one slow).
+    pin: str = Field(default_factory=random_pin, min_length=6, max_length=32)
     # Seat secrets and the virtual table's state (None: kept in memory only, lost on restart)
     data_dir: Path | None = None
     default_lang: Lang = "fr"
@@ -97,5 +98,5 @@ class Settings(BaseModel):
     @classmethod
     def _pin_chars(cls, value: str) -> str:
         if not re.fullmatch(r"[A-Za-z0-9]+", value):
-            raise ValueError("the host PIN is 4-32 letters or digits")
+            raise ValueError("the host PIN is 6-32 letters or digits")
         return value

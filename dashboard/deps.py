@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import hmac
+import math
 from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Path, Query, Request, status
 
 from dashboard.bridge import Bridge
 from dashboard.config import Lang, Settings
+from dashboard.guard import PinGuard
 from dashboard.i18n import COOKIE, negotiate
 from dashboard.virtual import VirtualTable
 from engine.wire.contract import N_SEATS
@@ -32,10 +34,34 @@ BridgeDep = Annotated[Bridge, Depends(get_bridge)]
 
 
 def pin_ok(settings: Settings, pin: str | None) -> bool:
+    """The bare comparison (constant time); requests go through `check_pin`."""
     return bool(pin) and hmac.compare_digest(settings.pin.encode(), (pin or "").encode())
 
 
+def check_pin(request: Request, settings: Settings, pin: str | None) -> bool:
+    """Whether `pin` is the host PIN; every wrong one counts against the client and
+    overall (`PinGuard`), and while locked out the answer is 429, even for the right PIN."""
+    if not pin:
+        return False
+    guard: PinGuard = request.app.state.pin_guard
+    client = request.client.host if request.client else "unknown"
+    wait = guard.wait(client)
+    if wait > 0:
+        seconds = math.ceil(wait)
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            f"too many wrong host PINs: try again in {seconds} s",
+            headers={"Retry-After": str(seconds)},
+        )
+    if pin_ok(settings, pin):
+        guard.succeeded(client)
+        return True
+    guard.failed(client)
+    return False
+
+
 def require_host(
+    request: Request,
     settings: SettingsDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
 ) -> None:
@@ -43,7 +69,7 @@ def require_host(
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, f"host PIN needed: send it in the {PIN_HEADER} header"
         )
-    if not pin_ok(settings, pin):
+    if not check_pin(request, settings, pin):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
 
 

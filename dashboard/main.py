@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from dashboard.bridge import Bridge
 from dashboard.config import Settings
 from dashboard.count import CountDesk
+from dashboard.guard import secure
 from dashboard.routers import count, enrol, host, pages, scores, seats, table, virtual
 from dashboard.virtual import VirtualTable
 
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
         lifespan=lifespan,
     )
     app.state.settings = settings
+    secure(app)  # body limit, same-origin check, host PIN guard (dashboard.guard)
     app.state.bridge = bridge
     app.state.virtual = virtual_table
     app.state.count = count_desk(settings)
@@ -98,6 +100,7 @@ def create_count_app(settings: Settings, desk: CountDesk) -> FastAPI:
     app = FastAPI(title="Cauldron Table: score-only count", version="0.1.0",
                   openapi_tags=[t for t in TAGS if t["name"] == "count"])
     app.state.settings = settings
+    secure(app)
     app.state.count = desk
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(count.router)

@@ -56,6 +56,8 @@ class ServiceStatus(_Public):
     hub: Literal["online", "offline", "unknown"] = "unknown"
     engine: Literal["online", "offline", "unknown"] = "unknown"
     hub_backend: str | None = None
+    engine_degraded: str | None = Field(
+        default=None, description="why the engine cannot follow the table now (it retries)")
 
 
 class VirtualPublic(_Public):

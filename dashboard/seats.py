@@ -1,5 +1,9 @@
 """Per-game seat secrets: random, made by the dashboard when it first sees a game id, kept
-in the data dir (when set) so a dashboard restart does not lock the phones out."""
+in the data dir (when set) so a dashboard restart does not lock the phones out.
+
+A secret is never shown: a seat's QR code carries a one-time join token instead, which
+`redeem` trades for the secret once (the seat is then joined, and its code shows no more
+but to the host). The host frees a seat with `rotate`: a new secret, the old one dead."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import json
 import logging
 import secrets
 import threading
+import time
 from pathlib import Path
 
 from engine.wire.contract import N_SEATS
@@ -15,6 +20,7 @@ from engine.wire.contract import N_SEATS
 log = logging.getLogger("cauldron.dashboard")
 
 MAX_GAMES_KEPT = 20
+JOIN_TOKEN_TTL = 15 * 60.0  # seconds a seat's join code stays valid (unused)
 
 
 class SeatSecrets:
@@ -25,6 +31,7 @@ class SeatSecrets:
         self._lock = threading.Lock()
         self._secrets: dict[str, list[str]] = {}
         self._joined: dict[str, set[int]] = {}
+        self._tokens: dict[tuple[str, int], tuple[str, float]] = {}  # one-time join codes
         self._load()
 
     def _load(self) -> None:
@@ -99,9 +106,41 @@ class SeatSecrets:
             seats = self._joined.get(game_id or "", set())
         return [s in seats for s in range(N_SEATS)]
 
-    def rotate(self, game_id: str, seat: int) -> str:
-        """A new secret for `seat` (the host re-issues a lost or leaked QR code)."""
+    def join_token(self, game_id: str, seat: int) -> str:
+        """The seat's one-time join code (the same one until it is used or too old)."""
+        self.ensure(game_id)
+        now = time.monotonic()
         with self._lock:
+            token = self._tokens.get((game_id, seat))
+            if token is None or token[1] < now:
+                token = (secrets.token_urlsafe(16), now + JOIN_TOKEN_TTL)
+                self._tokens[(game_id, seat)] = token
+                if len(self._tokens) > 4 * N_SEATS * MAX_GAMES_KEPT:
+                    for old in [k for k, (_, until) in self._tokens.items() if until < now]:
+                        del self._tokens[old]
+            return token[0]
+
+    def redeem(self, game_id: str | None, seat: int, token: str | None) -> str | None:
+        """Trade a join code for the seat's secret, once; None when it is wrong, used or
+        too old. The seat is joined from then on."""
+        if game_id is None or not token or not 0 <= seat < N_SEATS:
+            return None
+        keys = self.ensure(game_id)
+        with self._lock:
+            live = self._tokens.get((game_id, seat))
+            if live is None or live[1] < time.monotonic() or not hmac.compare_digest(
+                    live[0].encode(), token.encode()):
+                return None
+            del self._tokens[(game_id, seat)]
+            self._joined.setdefault(game_id, set()).add(seat)
+            self._save()
+        return keys[seat]
+
+    def rotate(self, game_id: str, seat: int) -> str:
+        """A new secret for `seat`: the host frees it (a lost phone, a seat taken by
+        someone else); the old secret opens nothing any more."""
+        with self._lock:
+            self._tokens.pop((game_id, seat), None)
             keys = self._secrets.setdefault(
                 game_id, [secrets.token_urlsafe(16) for _ in range(N_SEATS)]
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 
@@ -55,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Whatever a cauldron command creates (logs, outboxes, keys, saved tables) is its
+    # user's alone: files 0600, folders 0700.
+    os.umask(0o077)
     try:
         result = args.handler(args)
     except CliError as exc:

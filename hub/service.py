@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.rules.cards import is_card_id
+from engine.wire.auth import ensure_key, keys_dir, sign_hub
 from engine.wire.contract import (
     BoardHealth,
     CommandRequest,
@@ -71,6 +72,7 @@ class Hub:
         health_hold: float = 1.0,
         resend_after: float = 10.0,
         clock: Callable[[], float] = time.time,
+        key: bytes | None = None,
     ) -> None:
         self.table = table
         self.topics = Topics(table, client.base)
@@ -79,6 +81,10 @@ class Hub:
         self.outbox = outbox
         self.tagmap = tagmap
         self.hub_id = hub_id or f"hub-{table}"
+        # Events and snapshots are signed with the hub's key for this table (made at the
+        # first start, its enrolment, and shared with the engine): engine.wire.auth.
+        self.key = key if key is not None else ensure_key(keys_dir(), table, "hub",
+                                                          self.hub_id).key
         self.io = io
         self.poll_interval = poll_interval
         self.snapshot_interval = snapshot_interval
@@ -440,9 +446,10 @@ class Hub:
         built: list[HubEvent] = []
 
         def make(seq: int) -> bytes:
-            event = HubEvent(
+            event = sign_hub(HubEvent(
                 hub_id=self.hub_id, epoch=self.outbox.epoch, seq=seq, ts=self.clock(), **fields
-            )
+            ), self.table, self.key)
+            assert isinstance(event, HubEvent)
             built.append(event)
             return encode(event)
 
@@ -484,7 +491,7 @@ class Hub:
                     **self._place_fields(reader),
                 )
             )
-        return HubSnapshot(
+        snapshot = sign_hub(HubSnapshot(
             hub_id=self.hub_id,
             epoch=self.outbox.epoch,
             last_seq=self.outbox.last_seq,
@@ -494,7 +501,9 @@ class Hub:
             enrolment=self.enrolment_status(),
             board=self._board(),
             pawns=None if (pawns := self.backend.pawns()) is None else sorted(pawns),
-        )
+        ), self.table, self.key)
+        assert isinstance(snapshot, HubSnapshot)
+        return snapshot
 
     def _board(self) -> BoardHealth | None:
         board = self.backend.board()

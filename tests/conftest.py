@@ -79,6 +79,13 @@ settings.register_profile("dev", max_examples=25, **_HYPOTHESIS)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
                       or ("ci" if os.environ.get("CI") else "dev"))
 
+# The tables' hub and command keys (engine.wire.auth): one private folder per test run, so
+# the hubs, engines and dashboards a test starts (in-process or as subprocesses) share them.
+if not os.environ.get("CAULDRON_KEYS_DIR"):
+    import tempfile
+
+    os.environ["CAULDRON_KEYS_DIR"] = tempfile.mkdtemp(prefix="cauldron-test-keys-")
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--soak", action="store_true", default=False, help="run soak tests too")

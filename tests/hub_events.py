@@ -7,7 +7,8 @@ from typing import Any
 
 from engine.rules.board import cell_name
 from engine.service.interpreter import SensorInput
-from engine.wire.contract import HubEvent
+from engine.wire.auth import ensure_key, keys_dir, sign_hub
+from engine.wire.contract import HubEvent, HubSnapshot
 from hub.backends.sim import made_up_uid
 
 
@@ -23,3 +24,9 @@ def hub_event(inp: SensorInput, seq: int, epoch: str = "e1", hub_id: str = "hub-
     kind = "cell" if inp.cell is not None else "pad"
     return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
                     **where, **common)
+
+
+def signed(model: HubEvent | HubSnapshot, table: str) -> HubEvent | HubSnapshot:
+    """`model` with the MAC the table's hub would give it (its key made if need be: the
+    hub enrolled for `table` is `model.hub_id`)."""
+    return sign_hub(model, table, ensure_key(keys_dir(), table, "hub", model.hub_id).key)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request, status
+from fastapi import APIRouter, Body, HTTPException, Request, status
 
 from dashboard.deps import BridgeDep, HostDep
 from dashboard.models import (
@@ -18,7 +18,7 @@ from dashboard.models import (
 )
 from dashboard.routers import answered
 from dashboard.virtual import VirtualError
-from engine.rules.cards import PLAYER_COLOURS, RECIPE_A, RECIPE_B
+from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.errors import RulesError
 from engine.rules.game import GameConfig
 from engine.wire.contract import N_SEATS
@@ -79,12 +79,8 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
     if deal == "virtual" and virtual is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the virtual table is switched off")
     rng = random.Random(form.seed)
-    if form.recipes:
-        # One recipe A and one B per seat, dealt here; each phone shows its own (G11).
-        a, b = list(RECIPE_A), list(RECIPE_B)
-        rng.shuffle(a)
-        rng.shuffle(b)
-        config["recipe_cards"] = [[a[i], b[i]] for i in range(len(form.colours))]
+    # The recipe cards (G11) are dealt by the engine: on the broker a command is seen by
+    # every client, each seat's recipes only on its own game/seat/<n>.
     # The engine first: it refuses while a game is in progress, and then reads the deal
     # from the readers as the cards are laid.
     result = answered(bridge.command("new_game", config))
@@ -107,6 +103,18 @@ def undo(_: HostDep, bridge: BridgeDep) -> CommandResult:
 )
 def confirm(_: HostDep, bridge: BridgeDep) -> CommandResult:
     return answered(bridge.command("confirm"))
+
+
+@router.post(
+    "/hub/confirm", summary="Accept a new hub for this table (a replaced hub)",
+    description="When the engine says a new hub wants to serve the table (the table view "
+    "shows it), the host accepts it here; until then its events are refused.",
+    responses=REFUSALS,
+)
+def confirm_hub(_: HostDep, bridge: BridgeDep,
+                hub_id: Annotated[str, Body(embed=True, min_length=1, max_length=64)]
+                ) -> CommandResult:
+    return answered(bridge.command("confirm", {"hub_id": hub_id}))
 
 
 @router.post("/end", summary="End the game now", responses=REFUSALS)
@@ -171,6 +179,8 @@ def seat_links(_: HostDep, bridge: BridgeDep, request: Request) -> list[JoinInfo
     return links
 
 
+@router.post("/seats/{seat}/free", summary="Free a seat: its secret opens nothing any more, "
+             "and it has a new QR code")
 @router.post("/seats/{seat}/reissue", summary="A new secret (and QR code) for one seat")
 def reissue(_: HostDep, bridge: BridgeDep, request: Request, seat: int) -> JoinInfo:
     game_id = bridge.game_id

@@ -9,8 +9,10 @@ from typing import Annotated
 import qrcode
 import qrcode.image.svg
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response, WebSocket, status
+from fastapi.responses import RedirectResponse
 
 from dashboard.bridge import Bridge
+from dashboard.config import LANGS
 from dashboard.deps import (
     PIN_HEADER,
     BridgeDep,
@@ -18,7 +20,7 @@ from dashboard.deps import (
     SeatDep,
     SeatNumberDep,
     SettingsDep,
-    pin_ok,
+    check_pin,
 )
 from dashboard.models import CommandResult, JoinInfo, SeatState
 from dashboard.routers import answered
@@ -53,7 +55,7 @@ def join_link(
     seat: SeatNumberDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER)] = None,
 ) -> JoinInfo:
-    return _join(request, bridge, seat, pin_ok(settings, pin))
+    return _join(request, bridge, seat, check_pin(request, settings, pin))
 
 
 def qr_svg(text: str) -> str:
@@ -77,10 +79,33 @@ def join_qr(
     pin: Annotated[str | None, Query(description="host PIN, to show a joined seat's code")] = None,
     pin_header: Annotated[str | None, Header(alias=PIN_HEADER)] = None,
 ) -> Response:
-    info = _join(request, bridge, seat, pin_ok(settings, pin or pin_header))
+    info = _join(request, bridge, seat, check_pin(request, settings, pin or pin_header))
     return Response(
         qr_svg(info.url), media_type="image/svg+xml", headers={"Cache-Control": "no-store"}
     )
+
+
+@router.get("/join/{seat}", include_in_schema=False)
+def join_seat(
+    bridge: BridgeDep,
+    seat: SeatNumberDep,
+    token: Annotated[str | None, Query(max_length=64)] = None,
+    lang: Annotated[str | None, Query(max_length=8)] = None,
+) -> RedirectResponse:
+    """Where a seat's QR code leads: its one-time code is traded for the seat's secret,
+    which only this phone gets (then the seat page)."""
+    secret = bridge.secrets.redeem(bridge.game_id, seat, token)
+    if secret is None:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"this code for seat {seat} was used already or is out of date: ask the host to "
+            "show the seat's code again (the host can free the seat on the host page)",
+        )
+    bridge.broadcast()  # the seat is joined: its code leaves the table view
+    suffix = f"&lang={lang}" if lang in LANGS else ""
+    return RedirectResponse(f"/seat/{seat}?secret={secret}{suffix}", status_code=303,
+                            headers={"Cache-Control": "no-store",
+                                     "Referrer-Policy": "no-referrer"})
 
 
 @router.get("/api/seats/{seat}", summary="A seat's private view")

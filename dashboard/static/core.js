@@ -239,6 +239,7 @@ export function renderBanners(status, socketUp) {
     else {
       if (status.hub === "offline") items.push(["hub", t("offline_hub")]);
       if (status.engine === "offline") items.push(["engine", t("offline_engine")]);
+      else if (status.engine_degraded) items.push(["degraded", t("engine_degraded") + " " + status.engine_degraded]);
     }
   }
   const html = items.map(([k, text]) => `<p class="banner" data-banner="${k}"><span aria-hidden="true">⚠</span> ${esc(text)}</p>`).join("");

@@ -95,7 +95,7 @@ def _check(args: argparse.Namespace) -> None:
         try:
             Settings(pin=args.pin)
         except ValueError:
-            raise CliError("--pin: the host PIN is 4-32 letters or digits") from None
+            raise CliError("--pin: the host PIN is 6-32 letters or digits") from None
 
 
 def _say(text: str) -> None:

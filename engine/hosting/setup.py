@@ -152,8 +152,9 @@ class Paths:
 
 
 def accounts(answers: Answers) -> dict[str, str]:
-    """Service -> its broker account (a hub logs in with its table id: the ACL's %u)."""
-    return {"hub": answers.table, "engine": "engine", "dashboard": "dashboard"}
+    """Service -> its broker account (a hub logs in with its table id: the ACL's %u; the
+    services' names have a '.', which no table id has, so %u never makes them a table)."""
+    return {"hub": answers.table, "engine": "cauldron.engine", "dashboard": "cauldron.dashboard"}
 
 
 def load_answers(paths: Paths) -> dict[str, Any]:
@@ -360,7 +361,7 @@ class Installer:
             "HUB_GROUPS": f"SupplementaryGroups={groups}" if groups else "",
             "DASHBOARD": (f"--host {a.dashboard_host} --port {a.dashboard_port} "
                           f"--table {a.table} --lang {a.lang} "
-                          f"--mqtt mqtt://dashboard@{a.mqtt_host}:{a.mqtt_port} "
+                          f"--mqtt mqtt://{accounts(a)['dashboard']}@{a.mqtt_host}:{a.mqtt_port} "
                           f"--mqtt-password-file {p.password('dashboard')} "
                           f"--data-dir {p.data / 'dashboard'}"
                           + (f" --public-url {a.public_url}" if a.public_url else "")

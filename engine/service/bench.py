@@ -24,6 +24,7 @@ ladder's tables through the venue's table list, as at a venue. Without it: SQLit
 from __future__ import annotations
 
 import heapq
+import os
 import re
 import statistics
 import subprocess
@@ -38,8 +39,9 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.benchkit import Figure, ProgressFn, percentile, stop_process
+from engine.wire.auth import ensure_key, sign_command, sign_hub
 from engine.wire.broker import LocalBroker
-from engine.wire.contract import CommandRequest, Topics, encode
+from engine.wire.contract import CommandRequest, HubEvent, Topics, encode
 
 EVENTS_PER_SECOND = 10.0
 WINDOW_S = 6.0
@@ -101,6 +103,16 @@ def _scripts(count: int, seed: int) -> list[tuple[dict[str, object], list[bytes]
     return scripts
 
 
+def _signed(table: str, payloads: list[bytes], keys: Path) -> list[HubEvent]:
+    """The events of a script as the table's hub signs them (engine.wire.auth)."""
+    events = [HubEvent.model_validate_json(p) for p in payloads]
+    if not events:
+        return events
+    key = ensure_key(keys, table, "hub", events[0].hub_id).key
+    signed = [sign_hub(e, table, key) for e in events]
+    return [e for e in signed if isinstance(e, HubEvent)]
+
+
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc; 0 elsewhere)."""
     try:
@@ -113,19 +125,24 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
-           scripts: list[tuple[dict[str, object], list[bytes]]], pid: int,
+           raw_scripts: list[tuple[dict[str, object], list[bytes]]], pid: int,
            set_up_by: float) -> dict[str, float]:
     from engine.wire.mqtt import WireClient
 
-    assert isinstance(client, WireClient)
+    assert isinstance(client, WireClient) and client.keys is not None
     names = [f"{prefix}-{k}" for k in range(tables)]
+    # Signed as each table's hub would (set-up, not measured).
+    scripts = [(args, [encode(e) for e in _signed(name, payloads, client.keys)])
+               for name, (args, payloads) in zip(names, raw_scripts, strict=False)]
     sampled = set(names[::SAMPLE_EVERY])
     for name in sorted(sampled):  # watching every table would load the machine measured
         client.subscribe(Topics(name).game_public, raw=recorder.on_public, wait=5)
     # Set-up, not measured: new game and the deal for every table.
     for name, (args, payloads) in zip(names, scripts, strict=False):
         topics = Topics(name)
-        request = CommandRequest(transaction=uuid.uuid4().hex, args=args)
+        request = sign_command(
+            CommandRequest(transaction=uuid.uuid4().hex, args=args, deadline=time.time() + 60),
+            name, "new_game", client.command_key(name))
         client.publish(topics.cmd("new_game"), request)
         for payload in payloads[:32]:
             client.publish_raw(topics.hub_event, payload)
@@ -221,16 +238,16 @@ def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: in
     the store's write, views encoded; the MQTT client sends nothing). Per-event handling
     time."""
     from engine.service.service import EngineService, ServiceConfig
-    from engine.wire.contract import HubEvent
 
     with tempfile.TemporaryDirectory(prefix="cauldron-bench-inproc-") as folder:
+        keys = Path(folder) / "keys"
         service = EngineService(ServiceConfig(mqtt="mqtt://127.0.0.1:1", data_dir=Path(folder),
-                                              name="bench-inproc", store=store))
+                                              name="bench-inproc", store=store, keys=keys))
         service.client.publish_raw = lambda *a, **k: 0  # type: ignore[method-assign]
         run = uuid.uuid4().hex[:4]
         names = [f"p{run}-{k}" for k in range(tables)]
-        events = [[HubEvent.model_validate_json(p) for p in payloads]
-                  for _, payloads in scripts[:tables]]
+        events = [_signed(name, payloads, keys)
+                  for name, (_, payloads) in zip(names, scripts[:tables], strict=False)]
         for name, (args, _), evs in zip(names, scripts, events, strict=False):
             service.command(name, "new_game", dict(args))
             for event in evs[:32]:
@@ -240,8 +257,9 @@ def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: in
         for index in range(32, 32 + events_per_table):
             for name, evs in zip(names, events, strict=True):
                 if index < len(evs):
+                    topic = Topics(name).hub_event
                     start = clock()
-                    service.receive(name, evs[index])
+                    service._on_hub_event(topic, evs[index])  # MAC check, then receive
                     times.append(clock() - start)
         for runtime in service.tables.values():
             runtime.store.close()
@@ -311,14 +329,16 @@ def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
     began = time.monotonic()  # the ladder's own budget (a slow store must not eat it)
     broker = LocalBroker().start()  # Mosquitto (TCP_NODELAY) when installed
     data = tempfile.TemporaryDirectory(prefix="cauldron-bench-engine-")
+    keys = Path(data.name) / "keys"  # the ladder's tables' keys, shared with the engine
     where = ["--store", store] if store else ["--data-dir", str(Path(data.name))]
     engine = subprocess.Popen(
         [sys.executable, "-m", "engine.cli", "engine", "--mqtt", broker.url, *where,
          "--name", f"bench-{uuid.uuid4().hex[:6]}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "CAULDRON_KEYS_DIR": str(keys)},
     )
     recorder = _Recorder()
-    client = WireClient(broker.url, client_id=f"bench-load-{uuid.uuid4().hex[:6]}")
+    client = WireClient(broker.url, client_id=f"bench-load-{uuid.uuid4().hex[:6]}", keys=keys)
     results: list[dict[str, float]] = []
     repeats: list[dict[str, float]] = []
     try:

@@ -102,13 +102,22 @@ def _parse_tables(value: Any) -> frozenset[str] | None:
 def _service_config(args: argparse.Namespace) -> ServiceConfig:
     """The service's settings: the command line over the config file over the defaults."""
     from engine.service.service import ServiceConfig
-    from engine.wire.mqtt import MqttError, with_password_file
+    from engine.wire.auth import on_command_line_warning, secret_setting
+    from engine.wire.mqtt import BrokerUrl, MqttError, with_password_file
 
     file = _load_config_file(args.config)
+    if args.mqtt:
+        try:
+            if BrokerUrl.parse(args.mqtt).password:
+                print(on_command_line_warning("the broker password", "CAULDRON_MQTT"),
+                      file=sys.stderr)
+        except MqttError as exc:
+            raise CliError(str(exc)) from None
     shard_text = args.shard or file.get("shard")
     try:
-        mqtt = with_password_file(args.mqtt or file.get("mqtt") or "mqtt://127.0.0.1:1883",
-                                  file.get("mqtt_password_file"))
+        mqtt = with_password_file(args.mqtt or file.get("mqtt")
+                                  or secret_setting("CAULDRON_MQTT", "mqtt-url")
+                                  or "mqtt://127.0.0.1:1883", file.get("mqtt_password_file"))
     except MqttError as exc:
         raise CliError(str(exc)) from None
     return ServiceConfig(

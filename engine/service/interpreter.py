@@ -70,6 +70,7 @@ from engine.rules.observer import (
 )
 from engine.service.deal_guide import deal_guidance
 from engine.service.errors import Refused
+from engine.service.pawn_check import PawnSensing, pawn_problems
 from engine.wire.contract import PublicTableView, TableInfo
 
 SensorKind = Literal["placed", "removed", "button"]
@@ -92,9 +93,10 @@ class Status(StrEnum):
 class SensorInput:
     """One change seen by the table (converted from a hub event).
 
-    Exactly one of ``cell`` (a grid cell index, ``r * 6 + c``) or ``pad`` (a seat's scan pad)
-    for ``placed``/``removed``; ``card`` is the card id, None for a tag not in the tag map
-    (``uid`` then says which). ``button`` events: ``confirm`` with ``seat``, or ``undo``.
+    Exactly one of ``cell`` (a grid cell index, ``r * 6 + c``), ``pad`` (a seat's scan pad) or
+    ``position`` (a perimeter position whose pawn sensor changed) for ``placed``/``removed``;
+    ``card`` is the card id, None for a tag not in the tag map (``uid`` then says which).
+    ``button`` events: ``confirm`` with ``seat``, or ``undo``.
     """
 
     kind: SensorKind
@@ -105,6 +107,7 @@ class SensorInput:
     button: Literal["confirm", "undo"] | None = None
     seat: int | None = None
     ts: float = 0.0
+    position: int | None = None  # a sensed pawn (Hall switch): placed/removed there
 
     @property
     def seen(self) -> str:
@@ -248,6 +251,7 @@ class TableInterpreter:
         self.inputs = 0
         self.last_ts = 0.0
         self._view_cache: tuple[Game, int, PublicView] | None = None
+        self.pawn_sensing = PawnSensing()  # sensed pawn positions (None: no pawn sensors)
 
     # ------------------------------------------------------------------ persistence helpers
 
@@ -287,6 +291,8 @@ class TableInterpreter:
         self.last_ts = inp.ts
         if inp.kind == "button":
             self._button(inp, out)
+        elif inp.position is not None:  # a pawn sensor (engine/service/pawn_check.py)
+            self.pawn_sensing.update(inp.position, inp.kind == "placed")
         elif inp.kind == "placed" and self._already_seen(inp):
             # A reader reporting again what it reported before, with no removal between (a
             # restarted hub reads every card anew): nothing moved.
@@ -820,6 +826,10 @@ class TableInterpreter:
             wanted[("pad", seat, reason.code, self.pads.get(seat))] = reason
         if self._undo_note is not None:
             wanted[("undo", game.turns, len(game.actions))] = self._undo_note
+        for problem in pawn_problems(game, self.pawn_sensing.sensed):
+            wanted[("pawn", problem.code, problem.message)] = _Reason(
+                problem.rule, problem.code, problem.message, problem.instruction,
+                seat=problem.seat, params=problem.params)
         return wanted
 
     def _cell_reason(self, game: Game, cell: int, expected: str | None,
@@ -971,6 +981,7 @@ class TableInterpreter:
             "alerts": [a.to_wire() for a in self.alerts.values()],
             "dealing": dealing,
             "inputs": self.inputs,
+            "pawns_sensed": self.pawn_sensing.to_wire(),
         })
 
     def public_view(self) -> PublicTableView:

@@ -1,8 +1,11 @@
 """`cauldron engine`: many tables' games from their hubs' events, over MQTT, nothing lost.
 
-Per table (``cauldron/<table>/…``) it subscribes to ``hub/event`` (QoS 1), drops duplicates
-by ``(epoch, seq)`` and puts reordered events back in order (a gap is asked again from the
-hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the table's
+Per table (``cauldron/<table>/…``) it subscribes to ``hub/event`` (QoS 1), accepts only
+events and snapshots of the table's registered hub with a valid MAC (`engine.wire.auth`;
+a new hub id waits for the host's ``confirm {"hub_id"}``), drops duplicates by
+``(epoch, seq)`` and puts reordered events back in order (a gap is asked again from the
+hub with ``hub/cmd/replay`` until it is filled, never skipped; a gap larger than any outbox
+keeps is refused and shown as ``degraded``), feeds the table's
 `TableInterpreter`, writes the input and its actions to the table's log (`engine.service.store`)
 *before* publishing anything, then publishes:
 
@@ -20,22 +23,35 @@ hub with ``hub/cmd/replay``, and skipped after ``gap_timeout`` s), feeds the tab
   table's topic, or on ``cauldron/<name>/engine/state`` when serving several tables, which
   each table's ``engine/state`` then names as its ``liveness_topic``).
 
-Commands ``cmd/<verb>`` (`GAME_VERBS`): ``new_game`` (args: colours, first_seat,
-start_positions, removed_colour, recipes, recipe_cards, second_player_bonus, memory_aid),
-``confirm``, ``undo``, ``keep``, ``discard``, ``declinatio``, ``end``. The answer is
-``{transaction, status, data, error}``; a command that does not fit the moment is refused
-with a reason and changes nothing. An engine that does not serve the table (another shard,
-another engine's table at a venue, an id not in the venue's list) sends no answer at all, so
-each command gets exactly one. Every table is handled on the MQTT client's single
-dispatcher thread; with a PostgreSQL store, tables come and go as this engine claims and
-hands them over (`engine.service.ownership`).
+Commands ``cmd/<verb>`` (`GAME_VERBS`, one handler each in `EngineService.handlers`):
+``new_game`` (args: colours, first_seat, start_positions, removed_colour, recipes,
+second_player_bonus, memory_aid; the engine deals the recipe cards itself, so no seat's
+recipes cross the broker), ``confirm``, ``undo``, ``keep``, ``discard``, ``declinatio``,
+``end``, and the read-only ``hint`` and ``history``. Each must carry a ``deadline`` and be
+signed with the table's command key (`engine.wire.auth`); an expired, unsigned, forged or
+replayed one is refused and never runs. The answer is ``{transaction, status, data, error,
+code, rule}``; a command that does not fit the moment is refused with a reason and changes
+nothing.
+
+Only configured tables are served: those named in ``tables``, or with a key in the keys
+dir, or a stored log. Anything else is refused and logged at a bounded rate, and at most
+``max_open_logs`` logs are open (idle ones are closed). A log that cannot be written makes
+the table ``degraded`` (with the reason, on ``engine/state``); the engine retries on a timer
+and resumes without loss. Every table is handled on the MQTT client's single dispatcher
+thread (and the retry timer, under the same lock).
+An engine that does not serve the table (another shard, another engine's table at a venue,
+an id not in the venue's list) sends no answer at all, so each command gets exactly one;
+with a PostgreSQL store, tables come and go as this engine claims and hands them over
+(`engine.service.ownership`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
+import random
 import re
 import socket
 import threading
@@ -48,6 +64,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.rules import GameLog, replay
+from engine.rules.cards import RECIPE_A, RECIPE_B
 from engine.rules.errors import RulesError
 from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
@@ -60,7 +77,17 @@ from engine.service.store import (
     sensor_input,
     snapshot_state,
 )
+from engine.wire.auth import (
+    MAX_COMMAND_WINDOW,
+    TableKey,
+    command_mac_ok,
+    hub_mac_ok,
+    key_path,
+    keys_dir,
+    load_key,
+)
 from engine.wire.contract import (
+    GAME_VERBS,
     CommandRequest,
     GameAlert,
     GameEvents,
@@ -86,6 +113,9 @@ VIEW_QOS = 0
 # `history` answers in messages within `GameEvents`' limits (64 actions, 256 events).
 HISTORY_ACTIONS = 64
 HISTORY_EVENTS = 256
+# A gap larger than any hub outbox keeps (hub.outbox.Outbox keep=20,000) cannot be filled.
+MAX_GAP = 20_000
+MAX_PENDING = 1_000  # out-of-order events held per hub while a gap is filled
 
 
 @dataclass
@@ -98,11 +128,16 @@ class ServiceConfig:
     base: str = "cauldron"
     buzz_ms: int = 300
     hub_io: bool = True  # send hub/cmd/turn and hub/cmd/buzz
-    gap_timeout: float = 3.0
+    gap_timeout: float = 3.0  # then the replay is asked again (never skipped)
     # Where games are kept: None (SQLite in data_dir) or a URL (`open_store`); with
     # postgresql://, tables are claimed by the venue's engines (`engine.service.ownership`).
     store: str | None = None
     claim_interval: float = 1.0
+    keys: Path = field(default_factory=keys_dir)  # engine.wire.auth: hub and command keys
+    max_open_logs: int = 256
+    idle_close: float = 300.0  # seconds without input before a table's log is closed
+    retry_interval: float = 2.0  # a degraded table's writes are retried this often
+    refusal_log_interval: float = 10.0  # at most one log line per interval per kind
 
     def serves(self, table: str) -> bool:
         if self.tables is not None and table not in self.tables:
@@ -114,16 +149,39 @@ class ServiceConfig:
 
 
 class TableRuntime:
-    def __init__(self, name: str, store: TableLog) -> None:
+    def __init__(self, name: str, store: TableLog,
+                 reopen: Callable[[], TableLog] | None = None) -> None:
         self.name = name
         self.topics: Topics = Topics(name)
-        self.store = store
+        self._reopen = reopen
+        self._store: TableLog | None = store
+        self.used = time.monotonic()
         self.interp = store.rebuild()
         self.cursors: dict[str, HubCursor] = {
             hub: HubCursor(epoch, seq) for hub, (epoch, seq) in store.hub_positions().items()
         }
         self.turn: int | None = None
         self.sent_seats: dict[int, bytes] = {}
+        self.degraded: str | None = None  # why the table cannot be followed now
+        self.pending_hub: str | None = None  # a new hub id waiting for the host
+
+    @property
+    def store(self) -> TableLog:
+        """The table's log, opened again when it was closed for being idle."""
+        self.used = time.monotonic()
+        if self._store is None:
+            assert self._reopen is not None, f"table {self.name}'s log was closed"
+            self._store = self._reopen()
+        return self._store
+
+    @property
+    def is_open(self) -> bool:
+        return self._store is not None
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
 
 class EngineService:
@@ -136,7 +194,8 @@ class EngineService:
         self.broken: dict[str, str] = {}  # tables whose log could not be replayed
         self.stats: dict[str, int] = {
             "events": 0, "duplicates": 0, "reordered": 0, "gaps_skipped": 0, "commands": 0,
-            "refused": 0, "ignored_tables": 0, "errors": 0,
+            "refused": 0, "ignored_tables": 0, "errors": 0, "forged": 0, "expired": 0,
+            "gaps_refused": 0, "store_failures": 0,
         }
         self.store: Store = open_store(config.store or config.data_dir)
         self.engine_id = engine_id(config.name)
@@ -145,6 +204,18 @@ class EngineService:
         self.venue = None if self.store.claims else self.store.venue_tables()
         self.ownership: Ownership | None = None
         self._snapshots: dict[str, HubSnapshot] = {}  # latest per table, for a claim
+        self._known: dict[str, tuple[float, bool]] = {}  # table -> (checked at, has a key)
+        self._keys: dict[tuple[str, str], tuple[float, TableKey | None]] = {}
+        self._seen_commands: dict[tuple[str, str], float] = {}  # (table, tx) -> deadline
+        self._log_budget: dict[str, tuple[float, int]] = {}  # kind -> (window start, count)
+        self.handlers: dict[str, Callable[[TableRuntime, str, dict[str, Any], int | None],
+                                          dict[str, Any]]] = {
+            "new_game": self._cmd_new_game, "hint": self._cmd_hint,
+            "history": self._cmd_history,
+            **{verb: self._cmd_game
+               for verb in ("undo", "keep", "discard", "declinatio", "confirm", "end")},
+        }
+        assert set(self.handlers) == set(GAME_VERBS), "one handler per verb of the contract"
         single = sorted(config.tables)[0] if config.tables and len(config.tables) == 1 else None
         if self.store.claims:  # many engines, each its own liveness topic
             state_table = self.engine_id
@@ -163,6 +234,7 @@ class EngineService:
             base=config.base,
         )
         self._stopped = threading.Event()
+        self._ticker: threading.Thread | None = None
         # Handlers run on the MQTT dispatcher thread; the lock lets `command` be called
         # directly too (tests, an embedding program).
         self._lock = threading.RLock()
@@ -171,7 +243,8 @@ class EngineService:
 
     def load(self) -> None:
         """Rebuild every open game of the tables this process serves, from their logs
-        (with a shared store, tables come as they are claimed instead)."""
+        (with a shared store, tables come as they are claimed instead; at most
+        `max_open_logs` stay open: start-up never runs out of files)."""
         if self.store.claims:
             return
         for table in self.store.tables():
@@ -197,6 +270,8 @@ class EngineService:
         if wait is not None:  # hub events and commands are heard from here on
             self.client.wait_ready(wait)
         self._start_ownership()
+        self._ticker = threading.Thread(target=self._tick_loop, name="engine-tick", daemon=True)
+        self._ticker.start()
         return self
 
     def stop(self) -> None:
@@ -206,11 +281,12 @@ class EngineService:
             for runtime in self.tables.values():
                 self._publish(runtime.topics.engine_state,
                               self._state("offline", runtime.topics), retain=True)
-        self.client.stop()
-        for runtime in self.tables.values():
-            runtime.store.close()
-        self.store.close()
         self._stopped.set()
+        self.client.stop()
+        with self._lock:
+            for runtime in self.tables.values():
+                runtime.close()
+        self.store.close()
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._stopped.wait(timeout)
@@ -218,7 +294,9 @@ class EngineService:
     def table(self, name: str) -> TableRuntime:
         runtime = self.tables.get(name)
         if runtime is None:
-            runtime = TableRuntime(name, self.store.table(name))
+            self._close_least_used(keep=self.config.max_open_logs - 1)
+            runtime = TableRuntime(name, self.store.table(name),
+                                   reopen=lambda: self.store.table(name))
             runtime.topics = Topics(name, self.config.base)
             runtime.turn = runtime.interp.turn
             self.tables[name] = runtime
@@ -227,12 +305,20 @@ class EngineService:
                               self._state("online", runtime.topics), retain=True)
         return runtime
 
-    def _state(self, state: str, topics: Topics | None = None) -> ServiceState:
+    def _close_least_used(self, keep: int) -> None:
+        """Close the least recently used logs until at most `keep` are open."""
+        open_ = sorted((rt for rt in self.tables.values() if rt.is_open), key=lambda r: r.used)
+        for runtime in open_[:max(0, len(open_) - max(keep, 0))]:
+            runtime.close()
+
+    def _state(self, state: str, topics: Topics | None = None,
+               degraded: str | None = None) -> ServiceState:
         """A table's ``engine/state`` (`topics`) or the process's own (the last will's)."""
         liveness = (self.state_topic if topics is not None
                     and topics.engine_state != self.state_topic else None)
         return ServiceState(state=state, client_id=self.client.client_id,  # type: ignore[arg-type]
-                            ts=self.clock(), version=VERSION, liveness_topic=liveness)
+                            ts=self.clock(), version=VERSION, liveness_topic=liveness,
+                            degraded=degraded)
 
     def _forget_requests(self) -> None:
         """A replay asked before this (re)connection may have been lost with the broker:
@@ -248,21 +334,153 @@ class EngineService:
                 self._republish(runtime)
 
     def _republish(self, runtime: TableRuntime) -> None:
-        self._publish(runtime.topics.engine_state, self._state("online", runtime.topics),
-                      retain=True)
+        self._publish(runtime.topics.engine_state,
+                      self._state("online", runtime.topics, runtime.degraded), retain=True)
         runtime.sent_seats.clear()
         self.publish_views(runtime, Outcome(changed=True))
 
     # ------------------------------------------------------------------ hub events
 
+    # ------------------------------------------------------------------ admission
+
+    def _log_bounded(self, kind: str, message: str, *args: Any) -> None:
+        """Log a refusal, at most once per `refusal_log_interval` per kind (a flood of
+        junk must not flood the log); the next line says how many were not logged."""
+        now = time.monotonic()
+        start, count = self._log_budget.get(kind, (0.0, 0))
+        if now - start >= self.config.refusal_log_interval:
+            extra = f" ({count} more like this not logged)" if count else ""
+            log.warning(message + extra, *args)
+            self._log_budget[kind] = (now, 0)
+        else:
+            self._log_budget[kind] = (start, count + 1)
+
+    def _key(self, table: str, kind: str, reload: bool = False) -> TableKey | None:
+        """The table's hub or command key from the keys dir; with `reload`, read again
+        when its file changed (a hub enrolled, a key replaced while the engine runs)."""
+        cached = self._keys.get((table, kind))
+        if cached is not None and not reload:
+            return cached[1]
+        try:
+            stamp = float(key_path(self.config.keys, table, kind).stat().st_mtime_ns)  # type: ignore[arg-type]
+        except OSError:
+            stamp = -1.0
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        key = load_key(self.config.keys, table, kind)  # type: ignore[arg-type]
+        if len(self._keys) > 4 * self.config.max_open_logs:
+            self._keys.clear()
+        self._keys[(table, kind)] = (stamp, key)
+        return key
+
+    def configured(self, table: str) -> bool:
+        """A table this engine serves: its shard's, and named in `tables`, or with a key,
+        or a log of its own. Anything else is junk (a flood must not open logs)."""
+        if not self.serves(table) or table in self.broken:
+            return False
+        if table in self.tables or self.config.tables is not None or self.store.claims:
+            return True  # a table with a log, or one of the venue's
+        now = time.monotonic()
+        known = self._known.get(table)
+        if known is None or (not known[1] and now - known[0] > 1.0):
+            found = (self._key(table, "hub", reload=True) is not None
+                     or self._key(table, "cmd", reload=True) is not None)
+            if len(self._known) > 4 * self.config.max_open_logs:
+                self._known.clear()
+            known = (now, found)
+            self._known[table] = known
+        return known[1]
+
+    def _refuse_table(self, table: str, what: str) -> None:
+        self.stats["ignored_tables"] += 1
+        self._log_bounded("table", "refused %s for table %r: not a table this engine serves "
+                          "(no key in %s, not in --tables)", what, table[:64], self.config.keys)
+
+    def _hub_signed(self, table: str, model: HubEvent | HubSnapshot) -> bool:
+        """A valid MAC of the table's hub key, for the hub that key was made for."""
+        key = self._key(table, "hub")
+        if key is None or not hub_mac_ok(model, table, key.key):
+            key = self._key(table, "hub", reload=True)  # a hub enrolled since
+        if key is None:
+            self.stats["forged"] += 1
+            self._log_bounded("nokey", "refused hub message on table %s: no hub key for it in "
+                              "%s (start the hub once there, or copy its key file)", table,
+                              self.config.keys)
+            return False
+        if not hub_mac_ok(model, table, key.key) or model.hub_id != key.hub_id:
+            self.stats["forged"] += 1
+            self._log_bounded("forged", "refused hub message on table %s from %r: no valid MAC "
+                              "of the table's hub key", table, model.hub_id[:64])
+            return False
+        return True
+
+    def _hub_registered(self, table: str, model: HubEvent | HubSnapshot) -> bool:
+        """From the table's registered hub; a first hub is registered, another one waits
+        for the host to confirm it (a replaced Pi, or a stolen key)."""
+        runtime = self.table(table)
+        registered = self._registered_hub(runtime)
+        if registered is None:
+            self._register_hub(runtime, model.hub_id)
+        elif registered != model.hub_id:
+            self.stats["forged"] += 1
+            if runtime.pending_hub != model.hub_id:
+                runtime.pending_hub = model.hub_id
+                self._degrade(runtime, f"hub {model.hub_id} wants to serve this table in place "
+                              f"of {registered}; its events wait until the host accepts it "
+                              "(POST /api/host/hub/confirm with its hub_id, or cmd/confirm "
+                              f'{{"hub_id": "{model.hub_id}"}})')
+            return False
+        return True
+
+    def _hubs_file(self, table: str) -> Path:
+        return self.config.data_dir / "hubs" / f"{table}.json"
+
+    def _registered_hub(self, runtime: TableRuntime) -> str | None:
+        try:
+            data = json.loads(self._hubs_file(runtime.name).read_text(encoding="utf-8"))
+            hub = data.get("hub_id")
+            return hub if isinstance(hub, str) else None
+        except (OSError, ValueError, AttributeError):
+            known = list(runtime.cursors)  # a log from before hub registration
+            return known[-1] if len(known) == 1 else None
+
+    def _register_hub(self, runtime: TableRuntime, hub_id: str) -> None:
+        from engine.wire.auth import write_private
+
+        write_private(self._hubs_file(runtime.name), json.dumps({"hub_id": hub_id}).encode())
+        log.info("table %s: hub %s registered", runtime.name, hub_id)
+        if runtime.pending_hub is not None:
+            runtime.pending_hub = None
+            self._heal(runtime)
+
+    def _degrade(self, runtime: TableRuntime, reason: str) -> None:
+        if runtime.degraded != reason:
+            runtime.degraded = reason
+            log.error("table %s degraded: %s", runtime.name, reason)
+            self._publish(runtime.topics.engine_state,
+                          self._state("online", runtime.topics, reason), retain=True)
+
+    def _heal(self, runtime: TableRuntime) -> None:
+        if runtime.degraded is not None:
+            log.warning("table %s healed (was: %s)", runtime.name, runtime.degraded)
+            runtime.degraded = None
+            self._publish(runtime.topics.engine_state,
+                          self._state("online", runtime.topics), retain=True)
+
     def _on_hub_event(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, HubEvent):
             return
         table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
-        if not self.serves(table) or table in self.broken:
-            self.stats["ignored_tables"] += 1
-            return
-        self.receive(table, model)
+        with self._lock:
+            if not self.serves(table):  # another engine's (or shard's) table
+                self.stats["ignored_tables"] += 1
+                return
+            if not self.configured(table):
+                self._refuse_table(table, "hub event")
+                return
+            if not self._hub_signed(table, model) or not self._hub_registered(table, model):
+                return
+            self.receive(table, model)
 
     def receive(self, table: str, event: HubEvent) -> list[Outcome]:
         """One received hub event: dedup, reorder, handle what is now in order."""
@@ -273,19 +491,38 @@ class EngineService:
         runtime = self.table(table)
         # First sight of this hub, or its outbox started a new epoch: begin here.
         cursor = HubCursor.of(runtime.cursors, event)
-        if not cursor.offer(event):
+        if event.seq <= cursor.last:
             self.stats["duplicates"] += 1
             log.info("table %s: dropped duplicate event %s/%s", table, event.epoch, event.seq)
             return []
+        if event.seq in cursor.pending:  # held back (out of order, or its write failed)
+            self.stats["duplicates"] += 1
+            return self._drain(runtime, event.hub_id, cursor)
+        if event.seq - cursor.last > MAX_GAP:
+            # More than any outbox keeps: the events between cannot come back. Never move
+            # the cursor on the strength of one event: say so and wait for the host.
+            self.stats["gaps_refused"] += 1
+            self._degrade(runtime, f"hub {event.hub_id} sent event {event.seq} but the last "
+                          f"one followed is {cursor.last}: more than any hub outbox keeps, so "
+                          "the events between are lost; restart the hub with a new outbox "
+                          "(its snapshot then resynchronises the table)")
+            return []
         if event.seq != cursor.last + 1:
             self.stats["reordered"] += 1
+            if len(cursor.pending) >= MAX_PENDING:  # the replay fills the rest in order
+                return []
+        cursor.offer(event)
         return self._drain(runtime, event.hub_id, cursor)
 
     def _drain(self, runtime: TableRuntime, hub_id: str, cursor: HubCursor) -> list[Outcome]:
-        outcomes = []
+        outcomes: list[Outcome] = []
         while True:
-            while (ready := cursor.pop_next()) is not None:
+            while cursor.last + 1 in cursor.pending:
+                ready = cursor.pop_next()
+                assert ready is not None
                 outcome = self._process(runtime, ready)
+                if cursor.last < ready.seq:  # not stored: kept for the retry tick
+                    return outcomes
                 if outcome is not None:
                     outcomes.append(outcome)
             if not cursor.pending:
@@ -299,19 +536,16 @@ class EngineService:
             if cursor.asked < first_pending - 1:
                 cursor.asked = first_pending - 1
                 self._ask_replay(runtime, cursor, cursor.last + 1, first_pending - 1)
-            if now - cursor.gap_since < self.config.gap_timeout:
-                return outcomes
-            if not cursor.retried:  # the request or its answer may have been lost: once more
+            if now - cursor.gap_since >= self.config.gap_timeout:
+                # The request or its answer may have been lost: ask again (the tick does
+                # this too, with no new event). A gap is never skipped.
+                if not cursor.retried:
+                    log.warning("table %s: events %s..%s of hub %s are late; asked again",
+                                runtime.name, cursor.last + 1, first_pending - 1, hub_id)
                 cursor.retried = True
                 cursor.gap_since = now
                 self._ask_replay(runtime, cursor, cursor.last + 1, first_pending - 1)
-                return outcomes
-            log.warning("table %s: events %s..%s of hub %s never came; skipping them",
-                        runtime.name, cursor.last + 1, first_pending - 1, hub_id)
-            self.stats["gaps_skipped"] += 1
-            cursor.skip_gap()
-            cursor.gap_since = None
-            cursor.retried = False
+            return outcomes
 
     def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int,
                     last: int | None) -> None:
@@ -326,11 +560,18 @@ class EngineService:
         if not isinstance(model, HubSnapshot):
             return
         table = topic.split("/")[-3]  # <base>/<table>/hub/{event,snapshot}: checked already
-        if self.ownership is not None and len(self._snapshots) < 100_000:
-            self._snapshots[table] = model  # what to resume from if we claim it later
-        if not self.serves(table) or table in self.broken:
-            return
         with self._lock:
+            if not self._hub_signed(table, model):
+                return
+            if self.ownership is not None and len(self._snapshots) < 100_000:
+                self._snapshots[table] = model  # what to resume from if we claim it later
+            if not self.serves(table):
+                return
+            if not self.configured(table):
+                self._refuse_table(table, "hub snapshot")
+                return
+            if not self._hub_registered(table, model):
+                return
             self._snapshot(table, model)
 
     def _snapshot(self, table: str, model: HubSnapshot) -> None:
@@ -341,7 +582,13 @@ class EngineService:
             # its readers see now, then follow its events from there.
             interp = runtime.interp
             outcome = interp.resync(*snapshot_state(model), ts=model.ts)
-            runtime.store.append_snapshot(model, interp)
+            try:
+                runtime.store.append_snapshot(model, interp)
+            except StoreError as exc:
+                self.stats["store_failures"] += 1
+                runtime.interp = runtime.store.rebuild()
+                self._degrade(runtime, f"cannot write the table's log: {exc}")
+                return  # the hub's next snapshot (every few seconds) comes again
             runtime.cursors[model.hub_id] = HubCursor(model.epoch, model.last_seq)
             self.stats["resyncs"] = self.stats.get("resyncs", 0) + 1
             self.publish_views(runtime, outcome)
@@ -357,16 +604,18 @@ class EngineService:
             outcome = interp.handle(inp) if inp is not None else Outcome()
             written = runtime.store.append(ts=event.ts, interp=interp, actions=outcome.actions,
                                            hub_event=event, undone=outcome.undone)
-        except StoreError:
-            # Not written: forget it here too (the log is the truth), and let a resend or a
-            # replay from the hub bring it again.
-            self.stats["errors"] += 1
-            log.exception("table %s: event %s/%s not stored", runtime.name, event.epoch,
-                          event.seq)
+        except StoreError as exc:
+            # Not written: forget it here too (the log is the truth), keep the event and
+            # retry on the tick (no new event needed); the table is degraded meanwhile.
+            self.stats["store_failures"] += 1
+            log.error("table %s: event %s/%s not stored: %s", runtime.name, event.epoch,
+                      event.seq, exc)
             runtime.interp = runtime.store.rebuild()
             cursor = runtime.cursors.get(event.hub_id)
             if cursor is not None and cursor.epoch == event.epoch:
                 cursor.last = min(cursor.last, event.seq - 1)
+                cursor.pending[event.seq] = event
+            self._degrade(runtime, f"cannot write the table's log: {exc}")
             return None
         except Exception:
             self.stats["errors"] += 1
@@ -379,6 +628,8 @@ class EngineService:
             runtime.interp = runtime.store.rebuild()
             return None
         self.stats["events"] += 1
+        if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
+            self._heal(runtime)
         if inp is not None:
             self.publish_views(runtime, outcome)
         return outcome
@@ -386,49 +637,130 @@ class EngineService:
     # ------------------------------------------------------------------ commands
 
     def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
-        if not self.serves(info.table):  # another engine answers: one answer per command
+        """A command from the broker: a served table, a signed request within its deadline
+        (never one seen before), then its verb's handler."""
+        table = info.table
+        if not self.serves(table):  # another engine answers: one answer per command
             self.stats["ignored_tables"] += 1
             raise NoAnswer
-        if info.table in self.broken:
-            raise CommandRefused(f"table {info.table}'s log does not replay "
-                                 f"({self.broken[info.table]}); see the engine's log")
         assert info.verb is not None
+        with self._lock:
+            if not self.configured(table):
+                self._refuse_table(table, f"command {info.verb}")
+                raise CommandRefused(f"this engine does not serve table {table}",
+                                     code="unknown_table")
+            if table in self.broken:
+                raise CommandRefused(f"table {table}'s log does not replay "
+                                     f"({self.broken[table]}); see the engine's log",
+                                     code="broken_log")
+            self._check_credential(table, info.verb, request)
         try:
-            return self.command(info.table, info.verb, dict(request.args), seat=request.seat)
+            return self.command(table, info.verb, dict(request.args), seat=request.seat)
         except Refused as exc:
             self.stats["refused"] += 1
-            raise CommandRefused(str(exc)) from None
+            raise CommandRefused(str(exc), code=exc.code, rule=exc.rule) from None
+
+    def _check_credential(self, table: str, verb: str, request: CommandRequest) -> None:
+        """Refuse (`CommandRefused`) an unsigned, forged, expired or replayed command."""
+        now = self.clock()
+        if request.deadline is None:
+            self.stats["forged"] += 1
+            raise CommandRefused(f"{verb}: the command has no deadline; nothing was done",
+                                 code="no_deadline")
+        if request.deadline < now:
+            self.stats["expired"] += 1
+            log.warning("table %s: dropped command %s (%s): its deadline passed %.1f s ago",
+                        table, verb, request.transaction, now - request.deadline)
+            raise CommandRefused(f"{verb}: the command expired {now - request.deadline:.1f} s "
+                                 "ago (the engine was busy or away); nothing was done: "
+                                 "send it again if it is still wanted", code="expired")
+        if request.deadline > now + MAX_COMMAND_WINDOW:
+            self.stats["forged"] += 1
+            raise CommandRefused(f"{verb}: the deadline is more than {MAX_COMMAND_WINDOW:g} s "
+                                 "ahead (check the clocks); nothing was done",
+                                 code="bad_deadline")
+        key = self._key(table, "cmd")
+        if key is None or not command_mac_ok(request, table, verb, key.key):
+            key = self._key(table, "cmd", reload=True)
+        if key is None or not command_mac_ok(request, table, verb, key.key):
+            self.stats["forged"] += 1
+            self._log_bounded("forged_cmd", "refused command %s on table %s: %s", verb, table,
+                              "no command key" if key is None else "not signed with its key")
+            raise CommandRefused(
+                f"{verb}: not signed with table {table}'s command key; nothing was done "
+                "(send commands through the dashboard)", code="unauthorised")
+        seen = (table, request.transaction)
+        if seen in self._seen_commands:
+            self.stats["forged"] += 1
+            raise CommandRefused(f"{verb}: transaction {request.transaction} was already "
+                                 "received; nothing was done again", code="replayed")
+        for old in [k for k, d in self._seen_commands.items() if d < now]:
+            del self._seen_commands[old]  # past their deadline: refused as expired anyway
+        self._seen_commands[seen] = request.deadline
 
     def command(self, table: str, verb: str, args: dict[str, Any],
                 seat: int | None = None) -> dict[str, Any]:
-        """Run one command for `table`; raises `Refused` (nothing changed) when it does not fit."""
+        """Run one command for `table` (already admitted); raises `Refused` (nothing
+        changed) when it does not fit."""
         with self._lock:
-            return self._command(table, verb, args, seat)
+            handler = self.handlers.get(verb)
+            if handler is None:
+                raise Refused(f"unknown command {verb!r}", code="unknown_command")
+            return handler(self.table(table), verb, args, seat)
 
-    def _command(self, table: str, verb: str, args: dict[str, Any],
-                 seat: int | None) -> dict[str, Any]:
-        runtime = self.table(table)
-        interp = runtime.interp
-        if verb == "hint":  # read-only: nothing is stored or published
-            return self._hint(interp, args, seat)
-        if verb == "history":  # read-only: the game's public action stream so far
-            return {"messages": [m.model_dump(exclude_none=True)
-                                 for m in self._history(runtime)]}
+    def _cmd_hint(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
+                  seat: int | None) -> dict[str, Any]:  # read-only
+        return self._hint(runtime.interp, args, seat)
+
+    def _cmd_history(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
+                     seat: int | None) -> dict[str, Any]:  # read-only
+        return {"messages": [m.model_dump(exclude_none=True) for m in self._history(runtime)]}
+
+    def _cmd_new_game(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
+                      seat: int | None) -> dict[str, Any]:
+        if "game_id" in args:
+            raise Refused("new_game: the engine names the game; do not send game_id",
+                          code="bad_args")
         ts = self.clock()
-        observed = None
-        if verb == "new_game":
-            if "game_id" in args:
-                raise Refused("new_game: the engine names the game; do not send game_id",
-                              code="bad_args")
-            args["game_id"] = time.strftime("%Y%m%d-%H%M%S", time.gmtime(ts)) + (
-                f"-{len(runtime.store.games()) + 1}")
-            observed = interp.observed()
+        args["game_id"] = time.strftime("%Y%m%d-%H%M%S", time.gmtime(ts)) + (
+            f"-{len(runtime.store.games()) + 1}")
+        if args.get("recipes") is True and "recipe_cards" not in args:
+            # Dealt here, so no seat's recipes cross the broker in a command (G11): each
+            # seat sees its own on game/seat/<n> only. Stored with the command for replay.
+            colours = args.get("colours")
+            players = len(colours) if isinstance(colours, list) else 0
+            rng = random.SystemRandom()
+            a, b = rng.sample(RECIPE_A, len(RECIPE_A)), rng.sample(RECIPE_B, len(RECIPE_B))
+            if players <= min(len(a), len(b)):
+                args["recipe_cards"] = [[a[i], b[i]] for i in range(players)]
+        return self._run(runtime, "new_game", args, seat, ts, runtime.interp.observed())
+
+    def _cmd_game(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
+                  seat: int | None) -> dict[str, Any]:
+        if verb == "confirm" and "hub_id" in args:
+            return self._confirm_hub(runtime, args["hub_id"])
+        return self._run(runtime, verb, args, seat, self.clock(), None)
+
+    def _confirm_hub(self, runtime: TableRuntime, hub_id: Any) -> dict[str, Any]:
+        """The host accepts a new hub for the table (a replaced Raspberry Pi)."""
+        if not isinstance(hub_id, str) or hub_id != runtime.pending_hub:
+            raise Refused(f"confirm: no hub {str(hub_id)[:64]!r} is waiting to serve table "
+                          f"{runtime.name}", code="no_pending_hub")
+        self._register_hub(runtime, hub_id)
+        return {"table": runtime.name, "hub_id": hub_id}
+
+    def _run(self, runtime: TableRuntime, verb: str, args: dict[str, Any], seat: int | None,
+             ts: float, observed: dict[str, Any] | None) -> dict[str, Any]:
+        """Apply a game command, store it (or undo it and refuse), publish."""
+        interp = runtime.interp
         outcome = interp.command(verb, args, seat=seat, ts=ts)
         self._store_command(runtime, ts, outcome, verb, args, seat, observed)
         self.stats["commands"] += 1
+        if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
+            self._heal(runtime)
         self.publish_views(runtime, outcome)
         return {
-            "table": table,
+            "table": runtime.name,
             "game_id": interp.game_id,
             "status": interp.status.value,
             "actions": [a.to_wire() for a in outcome.actions],
@@ -446,11 +778,12 @@ class EngineService:
                                  verb=verb, args=args, seat=seat, observed=observed,
                                  undone=outcome.undone)
         except StoreError as exc:
-            self.stats["errors"] += 1
+            self.stats["store_failures"] += 1
             log.error("table %s: %s not stored: %s", runtime.name, verb, exc)
             runtime.interp = runtime.store.rebuild()
-            raise Refused(f"{verb}: not stored, so nothing changed ({exc}); try again",
-                          code="storage") from None
+            self._degrade(runtime, f"cannot write the table's log: {exc}")
+            raise Refused(f"{verb}: not stored, so nothing changed ({exc}); try again in a "
+                          "moment", code="storage") from None
 
     @staticmethod
     def _hint(interp: TableInterpreter, args: dict[str, Any], seat: int | None) -> dict[str, Any]:
@@ -508,6 +841,29 @@ class EngineService:
             events.extend(public)
         flush(index)
         return messages
+
+    # ------------------------------------------------------------------ the tick
+
+    def _tick_loop(self) -> None:
+        while not self._stopped.wait(self.config.retry_interval):
+            try:
+                self.tick()
+            except Exception:  # the timer must outlive any one table's trouble
+                log.exception("engine tick failed")
+
+    def tick(self) -> None:
+        """Retry what a degraded log could not write, ask again for late replays, close
+        idle logs. Runs on a timer: no new event is needed for a table to heal."""
+        now = time.monotonic()
+        with self._lock:
+            for runtime in list(self.tables.values()):
+                for hub_id, cursor in list(runtime.cursors.items()):
+                    if cursor.last + 1 in cursor.pending or (
+                            cursor.pending and cursor.gap_since is not None
+                            and now - cursor.gap_since >= self.config.gap_timeout):
+                        self._drain(runtime, hub_id, cursor)
+                if runtime.is_open and now - runtime.used > self.config.idle_close:
+                    runtime.close()
 
     # ------------------------------------------------------------------ publishing
 
@@ -648,7 +1004,7 @@ class EngineService:
             runtime = self.tables.pop(table, None)
             self.broken.pop(table, None)
             if runtime is not None:
-                runtime.store.close()
+                runtime.close()
         log.info("table %s: handed over", table)
 
     # ------------------------------------------------------------------ queries

@@ -66,6 +66,10 @@ TRANSACTION_PATTERN: Final[str] = r"^[A-Za-z0-9_.:-]{1,64}$"
 # Card ids of the catalogue (engine.rules.cards) and pawn tags "pawn-<seat>"; whether the id
 # exists in the catalogue is for the engine to judge (a stale tag map must not lose events).
 CARD_ID_PATTERN: Final[str] = r"^[a-z0-9][a-z0-9-]{0,39}$"
+# Sequence numbers stay exact in every JSON reader (IEEE doubles) and in SQLite's INTEGER.
+MAX_SEQ: Final[int] = 2**53 - 1
+# An HMAC-SHA256 in hex (engine.wire.auth): hub events and snapshots, signed commands.
+MAC_PATTERN: Final[str] = r"^[0-9a-f]{64}$"
 
 # `hint` is read-only: {"level": "greedy"|"search", "lang": "fr"|"en"|"de"} with the asking
 # seat -> data {"seat", "action", "card", "cell", "reason", "reasons"} (what a bot suggests).
@@ -121,7 +125,9 @@ class SchemaVersionError(PayloadError):
 class WireModel(BaseModel):
     """Base of every payload: strict keys, immutable, versioned."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+    # strict: no "5" for 5 and no true for 1 on any field (a float field takes an int).
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False,
+                              strict=True, allow_inf_nan=False)
 
     schema_version: Literal[1] = 1  # == SCHEMA_VERSION
 
@@ -147,7 +153,7 @@ class HubEvent(WireModel):
 
     hub_id: str = Field(min_length=1, max_length=64)
     epoch: str = Field(min_length=1, max_length=64)
-    seq: int = Field(ge=1)
+    seq: int = Field(ge=1, le=MAX_SEQ)
     ts: float = Field(ge=0, description="Unix time (seconds) when the hub saw the change")
     kind: EventKind
     action: EventAction | None = None
@@ -160,6 +166,8 @@ class HubEvent(WireModel):
     pawn_seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
     button: Literal["confirm", "undo"] | None = None
     health: ReaderHealth | None = None
+    mac: str | None = Field(default=None, pattern=MAC_PATTERN,
+                            description="HMAC of the hub's key (engine.wire.auth)")
 
     @model_validator(mode="after")
     def _consistent(self) -> HubEvent:
@@ -216,6 +224,8 @@ class ServiceState(WireModel):
     version: str | None = Field(default=None, max_length=32)
     liveness_topic: str | None = Field(default=None, max_length=256,
                                        pattern=r"^[^+#]+/engine/state$")
+    # An engine that cannot write a table's log says why (it retries by itself).
+    degraded: str | None = Field(default=None, max_length=500)
 
 
 class ReaderSeen(WireModel):
@@ -249,7 +259,7 @@ class HubSnapshot(WireModel):
 
     hub_id: str = Field(min_length=1, max_length=64)
     epoch: str = Field(min_length=1, max_length=64)
-    last_seq: int = Field(ge=0)
+    last_seq: int = Field(ge=0, le=MAX_SEQ)
     ts: float = Field(ge=0)
     backend: str = Field(max_length=32)
     readers: list[ReaderSeen] = Field(max_length=64)
@@ -261,6 +271,8 @@ class HubSnapshot(WireModel):
         default=None, max_length=N_PERIMETER,
         description="perimeter positions where a pawn is sensed; None: pawns not sensed",
     )
+    mac: str | None = Field(default=None, pattern=MAC_PATTERN,
+                            description="HMAC of the hub's key (engine.wire.auth)")
 
 
 class ReaderHealthSeen(WireModel):
@@ -481,7 +493,10 @@ class CommandRequest(WireModel):
     args: dict[str, Any] = Field(default_factory=dict)
     seat: int | None = Field(default=None, ge=0, lt=N_SEATS, description="seat asking, if any")
     source: str | None = Field(default=None, max_length=32, description="dashboard, button, …")
-    auth: str | None = Field(default=None, max_length=128, description="host PIN / seat secret")
+    auth: str | None = Field(default=None, max_length=128,
+                             description="signature (engine.wire.auth.sign_command)")
+    deadline: float | None = Field(default=None, ge=0,
+                                   description="Unix time after which it must not run")
 
 
 class CommandResponse(WireModel):
@@ -491,6 +506,8 @@ class CommandResponse(WireModel):
     status: Literal["ok", "error"]
     data: Any = None
     error: str | None = Field(default=None, max_length=1000)
+    code: str | None = Field(default=None, max_length=64, description="stable id of a refusal")
+    rule: str | None = Field(default=None, pattern=RULE_PATTERN, description="rule id G…")
 
     @model_validator(mode="after")
     def _error_has_reason(self) -> CommandResponse:
@@ -517,10 +534,11 @@ class GameEvents(WireModel):
     table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
     game_id: str | None = Field(default=None, max_length=64)
     status: str = Field(max_length=16, description="the table's state: playing, over, ended")
-    index: int = Field(ge=0, description="position of actions[0] in the game's action list")
+    index: int = Field(ge=0, le=MAX_SEQ,
+                       description="position of actions[0] in the game's action list")
     actions: list[dict[str, Any]] = Field(default_factory=list, max_length=64)
     events: list[dict[str, Any]] = Field(default_factory=list, max_length=256)
-    undone: int = Field(default=0, ge=0)
+    undone: int = Field(default=0, ge=0, le=MAX_SEQ)
     config: dict[str, Any] | None = Field(default=None,
                                           description="GameConfig wire form, at start")
     grid: list[str] | None = Field(default=None, min_length=32, max_length=32,

@@ -56,6 +56,7 @@ from urllib.parse import quote, unquote, urlsplit
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
+from engine.wire.auth import ensure_key, keys_dir, sign_command
 from engine.wire.contract import (
     CommandRequest,
     CommandResponse,
@@ -89,7 +90,14 @@ class RequestTimeout(MqttError):
 
 
 class CommandRefused(Exception):
-    """Raised by a `serve` handler to answer ``status: error`` with this reason."""
+    """Raised by a `serve` handler to answer ``status: error`` with this reason, and a
+    stable ``code`` (and the ``rule`` id G… when one applies) for the response."""
+
+    def __init__(self, message: str = "", *, code: str | None = None,
+                 rule: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.rule = rule
 
 
 class NoAnswer(Exception):
@@ -189,12 +197,19 @@ class WireClient:
         tls_ca: str | None = None,
         base: str = "cauldron",
         on_reject: RejectHandler | None = None,
+        sign_commands: bool = True,
+        keys: Path | None = None,
     ) -> None:
         self.broker = BrokerUrl.parse(url)
         self.client_id = client_id or f"cauldron-{uuid.uuid4().hex[:12]}"
         self.state_topic = state_topic
         self.base = base
         self.on_reject = on_reject
+        # Game commands (cmd/<verb>) are signed with the table's command key from `keys`
+        # (default: engine.wire.auth.keys_dir()); see engine.wire.auth.
+        self.sign_commands = sign_commands
+        self.keys = keys
+        self._command_keys: dict[str, bytes] = {}
         # PUBACK bookkeeping: mid -> on_ack (or None); acks that beat publish() returning.
         self._ack_lock = threading.Lock()
         self._ack_waiting: dict[int, Callable[[], None] | None] = {}
@@ -531,10 +546,13 @@ class WireClient:
         seat: int | None = None,
         source: str | None = None,
         auth: str | None = None,
+        deadline: float | None = None,
     ) -> CommandResponse:
         """Send a `CommandRequest` on ``topic`` and wait for its `CommandResponse`.
-        Raises `RequestTimeout` when none arrives within ``timeout`` seconds."""
-        parse_topic(topic, self.base)  # refuse a topic outside the contract early
+        Raises `RequestTimeout` when none arrives within ``timeout`` seconds. The request
+        expires at ``deadline`` (default: when this wait ends), so a command that was not
+        answered in time never runs later; a game command is signed (see `sign_commands`)."""
+        info = parse_topic(topic, self.base)  # refuse a topic outside the contract early
         response_topic = Topics.response(topic)
         with self._lock:
             known = response_topic in self._response_topics
@@ -547,8 +565,12 @@ class WireClient:
         with self._lock:
             self._pending[transaction] = (done, box)
         request = CommandRequest(
-            transaction=transaction, args=args or {}, seat=seat, source=source, auth=auth
+            transaction=transaction, args=args or {}, seat=seat, source=source, auth=auth,
+            deadline=deadline if deadline is not None else time.time() + timeout,
         )
+        if auth is None and self.sign_commands and info.name.startswith("cmd/"):
+            assert info.verb is not None
+            request = sign_command(request, info.table, info.verb, self.command_key(info.table))
         try:
             self.publish(topic, request)
             if not done.wait(timeout):
@@ -560,6 +582,14 @@ class WireClient:
         finally:
             with self._lock:
                 self._pending.pop(transaction, None)
+
+    def command_key(self, table: str) -> bytes:
+        """The table's command key (made in the keys dir when there is none yet)."""
+        key = self._command_keys.get(table)
+        if key is None:
+            key = ensure_key(self.keys or keys_dir(), table, "cmd").key
+            self._command_keys[table] = key
+        return key
 
     def _take_response(self, topic: str, payload: bytes) -> None:
         try:
@@ -590,9 +620,15 @@ class WireClient:
                 response = CommandResponse(transaction=model.transaction, status="ok", data=data)
             except NoAnswer:
                 return
-            except (CommandRefused, WireError) as exc:
+            except CommandRefused as exc:
                 response = CommandResponse(
-                    transaction=model.transaction, status="error", error=str(exc) or "refused"
+                    transaction=model.transaction, status="error",
+                    error=(str(exc) or "refused")[:1000], code=exc.code, rule=exc.rule,
+                )
+            except WireError as exc:
+                response = CommandResponse(
+                    transaction=model.transaction, status="error",
+                    error=(str(exc) or "refused")[:1000], code="bad_request",
                 )
             except Exception as exc:
                 log.exception("command handler for %s failed", topic)
@@ -610,7 +646,8 @@ class WireClient:
             try:
                 transaction = json.loads(payload).get("transaction")
                 response = CommandResponse(
-                    transaction=transaction, status="error", error=str(error)[:1000]
+                    transaction=transaction, status="error", error=str(error)[:1000],
+                    code="bad_request",
                 )
             except Exception:
                 return

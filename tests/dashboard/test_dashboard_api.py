@@ -149,11 +149,17 @@ def test_join_link_and_qr_then_locked_after_joining(client: TestClient, dash_app
     assert client.get("/api/seats/0/join").status_code == 404  # no game yet
     published(dash_app, new_game(players=3))
     link = client.get("/api/seats/1/join").json()
-    assert link["url"].endswith(f"/seat/1?secret={secret(dash_app, 1)}")
+    assert "/join/1?token=" in link["url"] and secret(dash_app, 1) not in link["url"]
     svg = client.get("/api/seats/1/qr.svg")
     assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
     assert "<svg" in svg.text
     assert client.get("/api/seats/3/join").status_code == 404  # 3 players: no seat 3
+    # The code is traded once for the secret, which only that phone gets.
+    path = link["url"][link["url"].index("/join/"):]
+    joined = client.get(path + "&lang=en", follow_redirects=False)
+    assert joined.status_code == 303
+    assert joined.headers["location"] == f"/seat/1?secret={secret(dash_app, 1)}&lang=en"
+    assert client.get(path, follow_redirects=False).status_code == 403  # used: never again
     assert client.get(f"/api/seats/1?secret={secret(dash_app, 1)}").status_code == 200
     assert client.get("/api/seats/1/join").status_code == 403  # joined: host only
     assert client.get("/api/seats/1/qr.svg").status_code == 403
@@ -238,7 +244,8 @@ def test_seat_websocket_refuses_wrong_secret_and_expires_on_new_game(
 # ---------------------------------------------------------------- host
 
 
-def test_host_pin_is_required(client: TestClient) -> None:
+def test_host_pin_is_required(client: TestClient, dash_app: Dash) -> None:
+    guard = dash_app.app.state.pin_guard
     assert client.post("/api/host/login").status_code == 401
     assert client.post("/api/host/login", headers={"X-Host-Pin": "0000"}).status_code == 403
     assert client.post("/api/host/login", headers=HOST).status_code == 204
@@ -247,6 +254,7 @@ def test_host_pin_is_required(client: TestClient) -> None:
                          ("GET", "/api/host/enrolment"), ("GET", "/api/host/seats"),
                          ("POST", "/api/host/seats/0/reissue"), ("GET", "/api/host/colours")]:
         assert client.request(method, path, headers={"X-Host-Pin": "9999"}).status_code == 403
+        guard.reset()  # (a few wrong PINs in a row lock the client out: test_dashboard_trust)
     bad = client.post("/api/host/new_game", json={"colours": ["red", "blue"]},
                       headers={"X-Host-Pin": "1"})
     assert bad.status_code == 403
@@ -263,8 +271,8 @@ def test_host_commands_reach_the_engine(client: TestClient, dash_app: Dash) -> N
     assert request.args["colours"] == ["red", "blue", "green"]
     assert request.args["first_seat"] == 2 and request.args["memory_aid"] is True
     assert request.args["second_player_bonus"] is True
-    assert len(request.args["recipe_cards"]) == 3
-    assert all(a.startswith("A-") and b.startswith("B-") for a, b in request.args["recipe_cards"])
+    # No seat's recipe cards on the broker: the engine deals them (G11).
+    assert request.args["recipes"] is True and "recipe_cards" not in request.args
     for verb in ("undo", "confirm", "end"):
         assert client.post(f"/api/host/{verb}", headers=HOST).json()["ok"] is True
         assert dash_app.requests[-1][0] == verb
@@ -333,9 +341,16 @@ def test_host_seat_links_and_reissue(client: TestClient, dash_app: Dash) -> None
     links = client.get("/api/host/seats", headers=HOST).json()
     assert [link["seat"] for link in links] == [0, 1]
     old = secret(dash_app, 0)
-    fresh = client.post("/api/host/seats/0/reissue", headers=HOST).json()
-    assert old not in fresh["url"] and fresh["url"].endswith(secret(dash_app, 0))
+    old_code = links[0]["url"][links[0]["url"].index("/join/"):]
+    assert client.get(f"/api/seats/0?secret={old}").status_code == 200
+    # The host frees the seat (a lost phone, a seat taken by someone else).
+    fresh = client.post("/api/host/seats/0/free", headers=HOST).json()
+    assert old not in fresh["url"] and "/join/0?token=" in fresh["url"]
     assert client.get(f"/api/seats/0?secret={old}").status_code == 403
+    assert client.get(old_code, follow_redirects=False).status_code == 403
+    code = fresh["url"][fresh["url"].index("/join/"):]
+    assert client.get(code, follow_redirects=False).headers["location"].endswith(
+        secret(dash_app, 0))
     assert client.post("/api/host/seats/3/reissue", headers=HOST).status_code == 404
     assert client.get("/api/host/colours", headers=HOST).json() == [
         "yellow", "red", "green", "blue"]

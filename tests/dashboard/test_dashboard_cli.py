@@ -30,7 +30,7 @@ def test_dashboard_command_serves_and_stops_on_ctrl_c(
     port = free_port()
     proc = subprocess.Popen(
         cauldron("dashboard", "--port", str(port), "--mqtt", mqtt_broker, "--table", table_id,
-                 "--pin", "13579", "--data-dir", str(tmp_path)),
+                 "--pin", "135799", "--data-dir", str(tmp_path)),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -44,7 +44,7 @@ def test_dashboard_command_serves_and_stops_on_ctrl_c(
         wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/api/table").json()["status"]
                    ["broker"], 10, "the broker connection")
         assert httpx.post(f"http://127.0.0.1:{port}/api/host/login",
-                          headers={"X-Host-Pin": "13579"}).status_code == 204
+                          headers={"X-Host-Pin": "135799"}).status_code == 204
         assert "Table du Chaudron" in httpx.get(f"http://127.0.0.1:{port}/").text
     finally:
         proc.send_signal(signal.SIGINT)

@@ -54,7 +54,7 @@ def test_qr_codes_and_links_use_the_public_address(
             dash.publish_game(new_game(players=2))
             wait_until(lambda: dash.bridge.game_id == "g1", 5, "the game")
             link = client.get("/api/seats/0/join").json()["url"]
-            assert link.startswith("http://10.1.2.3:8765/seat/0?secret=")
+            assert link.startswith("http://10.1.2.3:8765/join/0?token=")
             assert client.get("/api/seats/0/qr.svg").text == qr_svg(link)
     finally:
         next(gen, None)

@@ -6,68 +6,28 @@ dashboard cannot read raw hub/event (it reveals cards laid on pads).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
+from acl_broker import needs_mosquitto, secured_broker
 
-from engine.wire.broker import find_mosquitto, free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-ACL = ROOT / "hardware" / "deploy" / "mosquitto" / "acl"
 ACCOUNTS = {
-    "engine": "engine-pw",
-    "dashboard": "dash-pw",
+    "cauldron.engine": "engine-pw",
+    "cauldron.dashboard": "dash-pw",
     "table-1": "hub1-pw",
     "table-2": "hub2-pw",
 }
 
-pytestmark = pytest.mark.skipif(
-    find_mosquitto() is None or shutil.which("mosquitto_passwd") is None,
-    reason="needs mosquitto and mosquitto_passwd (apt-get install mosquitto)",
-)
+pytestmark = needs_mosquitto
 
 
-@pytest.fixture(scope="module")
-def secured_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    tmp = tmp_path_factory.mktemp("acl-broker")
-    passwd = tmp / "passwd"
-    passwd.write_text("")
-    for user, password in ACCOUNTS.items():
-        subprocess.run(
-            ["mosquitto_passwd", "-b", str(passwd), user, password], check=True, capture_output=True
-        )
-    port = free_port()
-    conf = tmp / "mosquitto.conf"
-    conf.write_text(
-        f"listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {passwd}\n"
-        f"acl_file {ACL}\npersistence false\n"
-        # As root Mosquitto drops to its own user, which cannot read pytest's temp dir.
-        "user root\n"
-    )
-    mosquitto = find_mosquitto()
-    assert mosquitto is not None
-    proc = subprocess.Popen([mosquitto, "-c", str(conf)], stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 10
-    while True:
-        probe = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-        try:
-            probe.connect("127.0.0.1", port)
-            probe.disconnect()
-            break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail(f"mosquitto with the shipped ACL did not start: {proc.stderr.read()!r}")
-            time.sleep(0.05)
-    yield port
-    proc.terminate()
-    proc.wait(timeout=5)
+@pytest.fixture(scope="module", name="secured_broker")
+def secured_broker_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    with secured_broker(tmp_path_factory.mktemp("acl-broker"), ACCOUNTS) as port:
+        yield port
 
 
 class Session:
@@ -105,7 +65,7 @@ class Session:
 
 @pytest.fixture
 def sessions(secured_broker: int) -> Iterator[dict[str, Session]]:
-    opened = {user: Session(secured_broker, user) for user in ACCOUNTS}
+    opened = {user.removeprefix("cauldron."): Session(secured_broker, user) for user in ACCOUNTS}
     yield opened
     for session in opened.values():
         session.close()
@@ -166,3 +126,22 @@ def test_dashboard_cannot_publish_game_topics(sessions: dict[str, Session]) -> N
     sessions["dashboard"].publish("cauldron/table-1/game/seat/0", b"forged")
     settle()
     assert engine.received == []
+
+
+def test_service_accounts_get_no_table_of_their_own(sessions: dict[str, Session]) -> None:
+    """The hub patterns (%u) apply to every account: a service account's name must not
+    make it a table's hub (the review's "dashboard" table)."""
+    engine = sessions["engine"]
+    engine.subscribe("cauldron/+/hub/event")
+    engine.subscribe("cauldron/+/hub/snapshot")
+    for name in ("dashboard", "engine", "cauldron.dashboard"):
+        sessions["dashboard"].publish(f"cauldron/{name}/hub/event", b"forged")
+        sessions["dashboard"].publish(f"cauldron/{name}/hub/snapshot", b"forged")
+    settle()
+    from engine.wire.contract import TopicError, parse_topic
+
+    for topic, _ in engine.received:  # what got through is no table's topic at all
+        with pytest.raises(TopicError):
+            parse_topic(topic)
+    assert not any(t.startswith(("cauldron/dashboard/", "cauldron/engine/"))
+                   for t, _ in engine.received)

@@ -181,7 +181,7 @@ def test_setup_files_modes_and_a_second_run(table: Table) -> None:
                 if re.search(r"@[A-Z_]+@", x) and not x.startswith("#")]
     hashes = (etc / "mosquitto/cauldron.passwd").read_text()
     password = (etc / "cauldron/secrets/engine.password").read_text().strip()
-    engine_hash = next(x for x in hashes.splitlines() if x.startswith("engine:"))
+    engine_hash = next(x for x in hashes.splitlines() if x.startswith("cauldron.engine:"))
     assert verify_password(engine_hash.split(":", 1)[1], password)
     assert password not in hashes and password not in units[1]
     # Again: nothing changes, nothing asked, the same passwords.
@@ -206,8 +206,8 @@ def test_generated_configs_pass_the_doctor_with_the_services_running(
 
 def test_a_broken_acl_right_is_named(table: Table) -> None:
     acl = table.root / "etc/mosquitto/cauldron.acl"
-    text = acl.read_text().replace("user dashboard\n",
-                                   "user dashboard\ntopic read cauldron/+/hub/event\n")
+    text = acl.read_text().replace("user cauldron.dashboard\n",
+                                   "user cauldron.dashboard\ntopic read cauldron/+/hub/event\n")
     text = text.replace("topic write cauldron/+/cmd/+/response\n", "")  # the engine's answers
     acl.write_text(text)
     table.broker.stop()

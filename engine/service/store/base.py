@@ -399,10 +399,14 @@ def snapshot_state(snapshot: HubSnapshot) -> tuple[dict[int, str], dict[int, str
 
 
 def sensor_input(event: HubEvent) -> SensorInput | None:
-    """A hub event as an interpreter input (None for pawn sensors and reader health)."""
+    """A hub event as an interpreter input (None for reader health)."""
     if event.kind == "button":
         assert event.button is not None
         return SensorInput("button", button=event.button, seat=event.seat, ts=event.ts)
+    if event.kind == "pawn" and event.position is not None and event.uid is None:
+        # A Hall-switch pawn sensor (a magnet, no tag): engine/service/pawn_check.py.
+        kind: SensorKind = "placed" if event.action == "placed" else "removed"
+        return SensorInput(kind, position=event.position, ts=event.ts)
     if event.kind not in ("cell", "pad", "unknown_tag") or event.action == "pressed":
         return None
     action: SensorKind = "placed" if event.action == "placed" else "removed"

@@ -13,6 +13,7 @@ is opened.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import tomllib
@@ -24,6 +25,7 @@ from typing import Any
 from engine.datadir import data_dir
 from engine.service.errors import StoreError
 from engine.service.store.base import ExportedInput, Migration, Store, TableLog
+from engine.wire.auth import private_dir
 from engine.wire.contract import TopicError, check_table_id
 
 MIGRATIONS = (
@@ -135,7 +137,10 @@ class TableStore(TableLog):
         super().__init__(table)
         self.path = path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent.parent)  # the data dir, when new
+            private_dir(path.parent, tighten=path.parent.name == "tables")
+            # 0600 from its creation; SQLite gives its -wal and -shm files the same mode.
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
             self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -244,7 +249,7 @@ class SqliteStore(Store):
 
     def set_venue_tables(self, add: Sequence[str] = (), remove: Sequence[str] = ()) -> list[str]:
         names = (set(self.venue_tables() or []) | {check_table_id(n) for n in add}) - set(remove)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
         listed = ", ".join(f'"{n}"' for n in sorted(names))
         tmp = self.venue_file.with_suffix(".tmp")
         tmp.write_text("# The venue's tables (`cauldron games tables`); others are refused.\n"

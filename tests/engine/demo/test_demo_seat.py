@@ -16,7 +16,7 @@ from engine.demo.stack import DemoOptions, DemoStack
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
 
-PIN = "4321"
+PIN = "432198"
 
 
 @pytest.fixture
@@ -73,7 +73,11 @@ def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
         time.sleep(0.05)
     links = http.get("/api/host/seats").json()
     seat0 = next(link for link in links if link["seat"] == 0)
-    ws_url = seat0["url"].replace("http://", "ws://").replace("/seat/0?", "/ws/seat/0?")
+    # The QR code's one-time code is traded for the seat's secret (the phone's scan).
+    joined = http.get(seat0["url"], follow_redirects=False)
+    assert joined.status_code == 303, joined.text
+    seat_url = demo.url.rstrip("/") + joined.headers["location"]
+    ws_url = seat_url.replace("http://", "ws://").replace("/seat/0?", "/ws/seat/0?")
     with connect(ws_url) as phone:
         phone.recv(timeout=5)
         deadline = time.monotonic() + 10

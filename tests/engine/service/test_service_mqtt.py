@@ -12,17 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hub_events import signed
 from service_helpers import hub_event
 
 from engine.rules import Take
 from engine.rules.board import parse_cell
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.table_driver import scripted_game
+from engine.wire.auth import sign_command
 from engine.wire.contract import (
     CommandRequest,
     GameAlert,
     GamePublic,
     GameSeat,
+    HubEvent,
     Topics,
     WireModel,
     encode,
@@ -79,6 +82,8 @@ def watcher(mqtt_broker: str, table_id: str) -> Iterator[Watcher]:
 
 
 def _publish(watcher: Watcher, topic: str, model: WireModel | bytes) -> None:
+    if isinstance(model, HubEvent):  # as the table's enrolled hub signs it
+        model = signed(model, watcher.topics.table)
     payload = model if isinstance(model, bytes) else encode(model)
     done = threading.Event()
     watcher.client.publish_raw(topic, payload, on_ack=done.set)
@@ -205,12 +210,15 @@ def test_malformed_duplicated_reordered_and_replayed_messages_change_nothing(
 
 
 def test_requests_carry_the_callers_transaction(engine: EngineService, watcher: Watcher) -> None:
-    request = CommandRequest(transaction="my-tx-42", args={})
+    request = CommandRequest(transaction="my-tx-42", args={}, deadline=time.time() + 10)
+    table = watcher.topics.table
+    request = sign_command(request, table, "undo", watcher.client.command_key(table))
     _publish(watcher, watcher.topics.cmd("undo"), request)
     watcher.wait_for(lambda: bool(watcher.of("cmd/undo/response")))
     response = watcher.of("cmd/undo/response")[-1]
     assert response == {"schema_version": 1, "transaction": "my-tx-42", "status": "error",
-                        "data": None, "error": response["error"]}
+                        "data": None, "error": response["error"], "code": "nothing_to_undo",
+                        "rule": None}
     assert "no game" in response["error"]
     state = watcher.of("engine/state")
     assert state and state[-1]["state"] == "online"

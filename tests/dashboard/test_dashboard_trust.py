@@ -1,0 +1,156 @@
+"""Attacks on the dashboard over HTTP, each refused: a cross-site POST, a PIN brute force,
+an oversized body, harvesting the seats' join links."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from dashkit import PIN, Dash, new_game
+from fastapi.testclient import TestClient
+
+from dashboard.guard import MAX_BODY, PinGuard
+
+HOST = {"X-Host-Pin": PIN}
+
+
+@pytest.fixture
+def client(dash_app: Dash) -> Iterator[TestClient]:
+    with TestClient(dash_app.app) as test_client:
+        dash_app.answer_commands()
+        yield test_client
+
+
+def _game(dash: Dash, players: int = 3) -> None:
+    dash.publish_game(new_game(players=players))
+    deadline = time.monotonic() + 10
+    while dash.bridge.game_id != "g1":
+        assert time.monotonic() < deadline, "the dashboard never saw the game"
+        time.sleep(0.01)
+
+
+def test_cross_site_post_is_refused(client: TestClient, dash_app: Dash) -> None:
+    _game(dash_app)
+    secret = dash_app.bridge.secrets.secret("g1", 0)
+    evil = [{"Origin": "http://evil.example"}, {"Origin": "null"},
+            {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
+            {"Origin": "http://testserver.evil.example"}]
+    for headers in evil:
+        for path in ("/api/host/end", f"/api/seats/0/keep?secret={secret}",
+                     "/api/host/seats/0/free"):
+            reply = client.post(path, headers={**HOST, **headers},
+                                content=b"a=1", )
+            assert reply.status_code == 403, (path, headers)
+            assert "cross-site" in reply.json()["detail"]
+    assert dash_app.requests == []  # nothing reached the engine
+    # The dashboard's own pages (same origin), and programs that are no browser, get in.
+    same = client.post("/api/host/end", headers={**HOST, "Origin": "http://testserver",
+                                                  "Sec-Fetch-Site": "same-origin"})
+    assert same.status_code == 200 and dash_app.requests[-1][0] == "end"
+    assert client.post("/api/host/undo", headers=HOST).status_code == 200
+    # Reading stays open to any page (the public table view).
+    assert client.get("/api/table", headers={"Origin": "http://evil.example"}).status_code == 200
+
+
+def test_cross_site_form_post_from_a_real_browser_is_refused(dash: Dash, page: object) -> None:
+    """A page elsewhere makes the visitor's Chromium post a form to the dashboard."""
+    _game(dash)
+    secret = dash.bridge.secrets.secret("g1", 0)
+    dash.answer_commands()
+    page.set_content(  # type: ignore[attr-defined]
+        f'<form method="post" action="{dash.url}/api/seats/0/declinatio?secret={secret}">'
+        '<input name="x" value="1"></form>')
+    with page.expect_navigation():  # type: ignore[attr-defined]
+        page.evaluate("document.forms[0].submit()")  # type: ignore[attr-defined]
+    assert "cross-site request refused" in page.content()  # type: ignore[attr-defined]
+    assert dash.requests == []
+
+
+def test_pin_brute_force_is_locked_out(dash_app: Dash, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="cauldron.dashboard")
+    with TestClient(dash_app.app, client=("10.0.0.66", 4000)) as attacker, \
+            TestClient(dash_app.app, client=("10.0.0.7", 4000)) as host:
+        codes = [attacker.post("/api/host/login", headers={"X-Host-Pin": f"{n:06d}"}).status_code
+                 for n in range(PinGuard.FREE_TRIES)]
+        assert codes == [403] * PinGuard.FREE_TRIES
+        # Locked out: even the right PIN is refused now, and told when to come back.
+        locked = attacker.post("/api/host/login", headers=HOST)
+        assert locked.status_code == 429 and int(locked.headers["Retry-After"]) >= 29
+        assert "too many wrong host PINs" in locked.json()["detail"]
+        # Every failure is logged (never the PIN itself).
+        failures = [r for r in caplog.records if "wrong host PIN" in r.message]
+        assert len(failures) == PinGuard.FREE_TRIES
+        assert all("000001" not in r.message for r in failures)
+        # Another client is not locked out by one attacker ...
+        assert host.post("/api/host/login", headers=HOST).status_code == 204
+        # ... until guesses come from everywhere: then every PIN check waits.
+        for n in range(PinGuard.GLOBAL_FAILURES):
+            with TestClient(dash_app.app, client=(f"10.1.{n}.1", 4000)) as bot:
+                bot.post("/api/host/login", headers={"X-Host-Pin": f"{n:06d}"})
+        assert host.post("/api/host/login", headers=HOST).status_code == 429
+        # The PIN given by the QR code's host link counts too.
+        assert attacker.get(f"/api/seats/0/qr.svg?pin={PIN}").status_code in (404, 429)
+
+
+def test_pin_lockout_doubles_and_expires() -> None:
+    now = [0.0]
+    guard = PinGuard(clock=lambda: now[0])
+    for _ in range(PinGuard.FREE_TRIES - 1):
+        assert guard.failed("a") == 0
+    assert guard.failed("a") == 30 and guard.wait("a") == 30
+    now[0] += 30
+    assert guard.wait("a") == 0 and guard.failed("a") == 60
+    now[0] += 10_000
+    for _ in range(20):
+        guard.failed("a")
+    assert guard.wait("a") == PinGuard.MAX_LOCK  # capped
+    guard.succeeded("a")
+    assert guard.wait("a") == 0
+
+
+def test_oversized_body_is_refused_before_it_is_read(client: TestClient, dash: Dash) -> None:
+    big = b'{"colours": ["red", "blue"], "x": "' + b"a" * MAX_BODY + b'"}'
+    reply = client.post("/api/host/new_game", headers={**HOST, "Content-Type":
+                                                         "application/json"}, content=big)
+    assert reply.status_code == 413 and "64 KB" in reply.json()["detail"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: a chunked body
+        for _ in range(40):
+            yield b"a" * 4096
+    reply = client.post("/api/host/new_game", headers=HOST, content=chunks())
+    assert reply.status_code == 413
+    # On the real server: a body announced at 500 MB is refused before a byte of it is sent.
+    host, port = dash.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(b"POST /api/host/new_game HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: 500000000\r\n\r\n")
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 413")
+    assert httpx.get(dash.url + "/api/table").status_code == 200  # still serving
+
+
+def test_seat_join_links_cannot_be_harvested(client: TestClient, dash_app: Dash) -> None:
+    _game(dash_app, players=4)
+    secrets = [dash_app.bridge.secrets.secret("g1", seat) for seat in range(4)]
+    # What anyone on the network can fetch names no seat's secret: only one-time codes.
+    for seat in range(4):
+        body = client.get(f"/api/seats/{seat}/join").text
+        assert not any(s in body for s in secrets)
+    # A code is traded once; the phone that scanned it is the seat's.
+    url = client.get("/api/seats/2/join").json()["url"]
+    code = url[url.index("/join/"):]
+    first = client.get(code, follow_redirects=False)
+    assert first.status_code == 303 and secrets[2] in first.headers["location"]
+    assert client.get(code, follow_redirects=False).status_code == 403
+    assert client.get("/api/seats/2/join").status_code == 403  # joined: the host's only
+    # A seat taken by someone else: the host frees it, their secret opens nothing now.
+    freed = client.post("/api/host/seats/2/free", headers=HOST)
+    assert freed.status_code == 200
+    assert client.get(f"/api/seats/2?secret={secrets[2]}").status_code == 403
+    fresh = freed.json()["url"]
+    again = client.get(fresh[fresh.index("/join/"):], follow_redirects=False)
+    assert again.status_code == 303 and secrets[2] not in again.headers["location"]
