@@ -460,7 +460,7 @@ class Bridge:
             return CommandResult(ok=False, unavailable=True, error=str(exc))
         if reply.status == "ok":
             return CommandResult(ok=True, data=reply.data)
-        return CommandResult(ok=False, error=reply.error)
+        return CommandResult(ok=False, error=reply.error, code=reply.code, rule=reply.rule)
 
     def seats(self) -> int:
         """How many seats the current game has (4 before any game)."""

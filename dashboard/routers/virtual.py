@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, status
+from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.bridge import corner_blocked
-from dashboard.deps import BridgeDep, VirtualDep
+from dashboard.deps import BridgeDep, HostDep, VirtualDep
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import answered
 from dashboard.virtual import VirtualError
@@ -80,3 +81,25 @@ def use_declinatio(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
             "it reaches",
         )
     return answered(bridge.command("declinatio", {"seat": seat}, seat=seat, source="virtual"))
+
+
+class PawnIn(BaseModel):
+    """One pawn moved on the virtual table: ``{"from": 3, "to": 5}`` (perimeter positions
+    0..19)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    source: int = Field(alias="from", ge=0, lt=20)
+    target: int = Field(alias="to", ge=0, lt=20)
+
+
+@router.post(
+    "/pawn",
+    summary="Move a pawn on the virtual table (a table with pawn sensors)",
+    description="The simulated table's Hall switches see it as a real table's would; a pawn "
+    "moved to the wrong place gets the engine's alert (G3/G4) before the card is taken. "
+    "Host PIN required.",
+)
+def move_pawn(_: HostDep, virtual: VirtualDep, bridge: BridgeDep,
+              body: PawnIn) -> CommandResult:
+    return answered(bridge.hub_command("sim", {"action": "pawn", "from": body.source,
+                                               "to": body.target}))
