@@ -343,7 +343,9 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
         store.query("SELECT pg_terminate_backend(%s)", (old,))
         b.start(wait=10)
         assert b.ownership is not None
-        wait_for(lambda: b.ownership.owned() == ["cut-1", "cut-2"], 20, "b claims both")
+        # (owned as soon as locked; its game is rebuilt a moment later, by the claim)
+        wait_for(lambda: b.ownership.owned() == ["cut-1", "cut-2"] and "cut-1" in b.tables,
+                 20, "b claims both")
         assert b.tables["cut-1"].interp.game_id == runtime.interp.game_id  # from the log
         before = store.table("cut-1").count_rows()
         with pytest.raises(StoreError):  # the lost session refuses what a still holds
