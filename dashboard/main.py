@@ -15,7 +15,18 @@ from dashboard.bridge import Bridge
 from dashboard.config import Settings
 from dashboard.count import CountDesk
 from dashboard.guard import secure
-from dashboard.routers import count, enrol, host, pages, scores, seats, table, virtual
+from dashboard.routers import (
+    Refusal,
+    count,
+    enrol,
+    host,
+    pages,
+    refusal_response,
+    scores,
+    seats,
+    table,
+    virtual,
+)
 from dashboard.virtual import VirtualTable
 
 STATIC = Path(__file__).with_name("static")
@@ -66,6 +77,7 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
     )
     app.state.settings = settings
     secure(app)  # body limit, same-origin check, host PIN guard (dashboard.guard)
+    app.add_exception_handler(Refusal, refusal_response)  # a refusal keeps code and rule
     app.state.bridge = bridge
     app.state.virtual = virtual_table
     app.state.count = count_desk(settings)

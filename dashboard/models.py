@@ -133,6 +133,8 @@ class CommandResult(BaseModel):
     ok: bool
     data: Any = None
     error: str | None = None
+    code: str | None = Field(default=None, description="a refusal's stable id (translations)")
+    rule: str | None = Field(default=None, description="the rule a refusal names (G…)")
     unavailable: bool = Field(
         default=False, description="the broker or the service did not answer (vs. refused)"
     )

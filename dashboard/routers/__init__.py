@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
-from fastapi import HTTPException, status
+from fastapi import HTTPException, Request, status
+from fastapi.responses import JSONResponse
 
 from dashboard.models import CommandResult
 
 
+class Refusal(HTTPException):
+    """A command the engine or the hub refused: the reason, its stable ``code`` and the
+    rule id stay on the HTTP answer (`refusal_response`)."""
+
+    def __init__(self, status_code: int, message: str, code: str | None = None,
+                 rule: str | None = None) -> None:
+        super().__init__(status_code, message)
+        self.code = code
+        self.rule = rule
+
+
 def answered(result: CommandResult) -> CommandResult:
-    """A command's answer as the HTTP reply: 200, 409 (refused, with the reason) or 503
-    (the broker or the service is not there)."""
+    """A command's answer as the HTTP reply: 200, 409 (refused, with the reason, its code
+    and rule) or 503 (the broker or the service is not there)."""
     if result.ok:
         return result
     code = status.HTTP_503_SERVICE_UNAVAILABLE if result.unavailable else status.HTTP_409_CONFLICT
-    raise HTTPException(code, result.error or "refused")
+    raise Refusal(code, result.error or "refused", result.code, result.rule)
+
+
+async def refusal_response(request: Request, exc: Exception) -> JSONResponse:
+    """``{"detail": reason, "error": {"code", "rule", "message"}}`` (``detail`` as every
+    other HTTP error of the dashboard has it)."""
+    assert isinstance(exc, Refusal)
+    message = str(exc.detail)
+    return JSONResponse(
+        {"detail": message, "error": {"code": exc.code, "rule": exc.rule, "message": message}},
+        status_code=exc.status_code, headers=exc.headers)

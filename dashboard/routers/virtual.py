@@ -14,7 +14,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.bridge import corner_blocked
-from dashboard.deps import PIN_HEADER, BridgeDep, SeatNumberDep, SettingsDep, VirtualDep, pin_ok
+from dashboard.deps import (
+    PIN_HEADER,
+    BridgeDep,
+    HostDep,
+    SeatNumberDep,
+    SettingsDep,
+    VirtualDep,
+    pin_ok,
+)
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import answered
 from dashboard.virtual import VirtualError, VirtualTable, owner_of
@@ -255,9 +263,32 @@ def play(request: Request, bridge: BridgeDep, seat: SeatNumberDep,
         return _answer(result.data)
     except VirtualError as exc:
         return _refused("not_possible", str(exc))
-    except HTTPException as exc:
-        return _refused("refused", str(exc.detail), exc.status_code)
+    except HTTPException as exc:  # a `Refusal` keeps the engine's code and rule id
+        return _refused(getattr(exc, "code", None) or "refused", str(exc.detail),
+                        exc.status_code, getattr(exc, "rule", None))
 
 
 def _answer(data: Any) -> dict[str, Any]:
     return {"status": "ok", "data": data, "error": None}
+
+
+class PawnIn(BaseModel):
+    """One pawn moved on the virtual table: ``{"from": 3, "to": 5}`` (perimeter positions
+    0..19)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    source: int = Field(alias="from", ge=0, lt=20)
+    target: int = Field(alias="to", ge=0, lt=20)
+
+
+@router.post(
+    "/pawn",
+    summary="Move a pawn on the virtual table (a table with pawn sensors)",
+    description="The simulated table's Hall switches see it as a real table's would; a pawn "
+    "moved to the wrong place gets the engine's alert (G3/G4) before the card is taken. "
+    "Host PIN required.",
+)
+def move_pawn(_: HostDep, virtual: VirtualDep, bridge: BridgeDep,
+              body: PawnIn) -> CommandResult:
+    return answered(bridge.hub_command("sim", {"action": "pawn", "from": body.source,
+                                               "to": body.target}))

@@ -249,6 +249,8 @@ class Doctor:
         finally:
             for session in self.sessions.values():
                 session.close()
+        if "services" not in self.skip:
+            problems += self.check_keys(say)
         if "tags" not in self.skip:
             problems += self.check_tags(say)
         if "clock" not in self.skip:
@@ -370,6 +372,31 @@ class Doctor:
         except (OSError, ValueError) as exc:
             tables["the configs"] = f"unreadable ({exc})"
         return tables
+
+    def check_keys(self, say: Say) -> list[str]:
+        """The table's keys (engine.wire.auth): the hub's signing key and the command key,
+        private to the service user, in the one folder the three services share."""
+        from engine.wire.auth import KeyKind, key_path, load_key
+
+        table, folder = self.answers.table, self.paths.keys
+        found = []
+        kinds: tuple[tuple[KeyKind, str, str], ...] = (
+            ("hub", "the hub makes it when it first starts", "cauldron-hub"),
+            ("cmd", "the dashboard or the engine makes it when it starts", "cauldron-dashboard"))
+        for kind, maker, unit in kinds:
+            path = key_path(folder, table, kind)
+            try:
+                key = load_key(folder, table, kind)
+            except (OSError, ValueError) as exc:
+                found.append(f"the {kind} key {path} cannot be read ({exc})")
+                continue
+            if key is None:
+                found.append(f"no {kind} key for table {table} in {folder} ({maker}): "
+                             f"`sudo systemctl restart {unit}`, then restart the others")
+            elif path.stat().st_mode & 0o077:
+                found.append(f"{path} can be read by others (mode "
+                             f"{path.stat().st_mode & 0o777:o}): `sudo chmod 600 {path}`")
+        return self._report(say, "the table's keys are in place and private", found)
 
     def check_readers(self, say: Say) -> list[str]:
         hub = self.sessions.get("hub")

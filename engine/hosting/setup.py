@@ -262,6 +262,23 @@ class Installer:
             self.folder(p.data / service, 0o750, user, user)
         self.folder(p.keys, 0o700, user, user)
 
+    def table_keys(self) -> None:
+        """The table's hub key and command key (engine.wire.auth), made once here so the
+        engine knows its hub from the first event and the doctor can check them."""
+        from engine.wire.auth import ensure_key, key_path
+
+        a, folder = self.answers, self.paths.keys
+        for kind in ("hub", "cmd"):
+            path = key_path(folder, a.table, kind)
+            existed = path.exists()
+            ensure_key(folder, a.table, kind, f"hub-{a.table}" if kind == "hub" else None)
+            os.chmod(path, 0o600)
+            if not self.scratch:
+                os.chown(path, *self._owner(a.user, a.user))
+            if not existed:
+                self.changed.append(path)
+            self.say(f"  {'made     ' if not existed else 'kept     '} {path} (600)")
+
     def configs(self, passwords: dict[str, str]) -> None:
         a, p = self.answers, self.paths
         account = accounts(a)
@@ -431,6 +448,7 @@ class Installer:
         self.folders()
         say("Secrets (kept, or made once; 0600)")
         passwords = {s: self.secret(self.paths.password(s), _password) for s in SERVICES}
+        self.table_keys()
         passwords["pin"] = self._pin()
         say("Configs")
         self.configs(passwords)

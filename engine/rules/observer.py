@@ -195,18 +195,26 @@ class SeatView:
 
 def to_wire(view: Any) -> dict[str, Any]:
     """A view as plain JSON data (lists, dicts), as the wire carries it."""
-    data = dataclasses.asdict(view)
-    out = _lists(data)
+    out = _plain(view)
     assert isinstance(out, dict)
     return out
 
 
-def _lists(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _lists(v) for k, v in value.items()}
+_FIELDS: dict[type[Any], tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    # Hand-rolled rather than dataclasses.asdict (which deep-copies): views are made often.
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
     if isinstance(value, list | tuple):
-        return [_lists(v) for v in value]
-    return value
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    names = _FIELDS.get(type(value))
+    if names is None:
+        names = _FIELDS[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+    return {name: _plain(getattr(value, name)) for name in names}
 
 
 # ----- building the views -----------------------------------------------------------------

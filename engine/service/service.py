@@ -586,7 +586,7 @@ class EngineService:
             # A hub not followed from its start (a new engine, a reset outbox): take what
             # its readers see now, then follow its events from there.
             interp = runtime.interp
-            outcome = interp.resync(*snapshot_state(model), ts=model.ts)
+            outcome = interp.resync(*snapshot_state(model), pawns=model.pawns, ts=model.ts)
             try:
                 runtime.store.append_snapshot(model, interp)
             except StoreError as exc:

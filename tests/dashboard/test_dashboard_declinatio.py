@@ -118,6 +118,9 @@ def test_declinatio_buttons_are_refused_at_a_plain_corner_G7(
     phone = client.post(seat_url(dash_app, seat, "/declinatio"))
     assert phone.status_code == 409
     assert "only when Declinatio would face a line of Vanesco/Perluceo" in phone.json()["detail"]
+    # The engine's refusal keeps its stable code and rule id, through MQTT and HTTP.
+    assert phone.json()["error"] == {"code": "declinatio_not_blocked", "rule": "G7",
+                                     "message": phone.json()["detail"]}
     assert snapshot(interp) == before
     assert shown(client, interp)["game"] == state["game"]
 

@@ -172,6 +172,10 @@ def test_setup_files_modes_and_a_second_run(table: Table) -> None:
                    "cauldron/secrets/dashboard.password", "cauldron/secrets/dashboard.env",
                    "mosquitto/cauldron.passwd"):
         assert (etc / secret).stat().st_mode & 0o777 == 0o600, secret
+    keys = table.root / "var/lib/cauldron/keys"
+    assert keys.stat().st_mode & 0o777 == 0o700
+    assert sorted(k.name for k in keys.iterdir()) == ["club-1.cmd.json", "club-1.hub.json"]
+    assert all(k.stat().st_mode & 0o777 == 0o600 for k in keys.iterdir())
     conf = (etc / "mosquitto/conf.d/cauldron.conf").read_text()
     assert "persistence" not in conf.replace("# /etc/mosquitto/mosquitto.conf: persistence", "")
     units = [(etc / f"systemd/system/cauldron-{s}.service").read_text()
@@ -195,6 +199,7 @@ def test_generated_configs_pass_the_doctor_with_the_services_running(
     out = wait_doctor_ok(table.root)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "each account may do exactly what the ACL says" in out.stdout
+    assert "ok      the table's keys are in place and private" in out.stdout
     assert "The table is ready." in out.stdout
     # No log shows a password (the URLs are printed with ***).
     secrets = [f.read_text().strip().rpartition("=")[2]
@@ -302,7 +307,7 @@ def test_games_reads_the_installed_engine_config(table: Table, monkeypatch: pyte
     """`cauldron games` on a table made by setup finds the engine's data dir by itself (as
     root on the Pi, /etc/cauldron/engine.toml), or with --config."""
     import engine.service.cli as service_cli
-    from engine.cli import main
+    from engine.app.cli import main
 
     config = table.root / "etc/cauldron/engine.toml"
     data = table.root / "var/lib/cauldron/engine"
