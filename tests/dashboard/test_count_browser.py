@@ -19,7 +19,7 @@ from dashkit import PIN, Server
 from dashboard.config import Settings
 from dashboard.count import CountDesk
 from dashboard.main import create_count_app
-from engine.cli import main as cauldron
+from engine.app.cli import main as cauldron
 from engine.count_cli import ReaderLoop, connect
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.layout import Layout

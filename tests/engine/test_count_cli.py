@@ -102,7 +102,7 @@ def run_count(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_without_the_pcsc_stack_the_error_says_what_to_install(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['smartcard'] = None; from engine.cli import main; "
+    code = ("import sys; sys.modules['smartcard'] = None; from engine.app.cli import main; "
             "sys.exit(main(['count', '--backend', 'pcsc', '--port', '0']))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "XDG_DATA_HOME": str(tmp_path)},
