@@ -20,7 +20,7 @@ from dashboard.config import Settings
 from dashboard.count import CountDesk
 from dashboard.main import create_count_app
 from engine.app.cli import main as cauldron
-from engine.count_cli import ReaderLoop, connect
+from engine.app.count import ReaderLoop, connect
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.layout import Layout
 from hub.tagmap import TagMap
