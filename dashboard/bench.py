@@ -38,6 +38,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 UPDATES = 60
+VIEWERS = 500
+VIEWER_UPDATES = 30
 
 
 
@@ -73,7 +75,7 @@ def _clock_offset_ms(page: Any) -> tuple[float, float]:
 
 def _start_dashboard(mqtt: str, table: str, port: int) -> subprocess.Popen[bytes]:
     script = Path(sys.executable).parent / "cauldron"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "engine.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "engine.app"]
     return subprocess.Popen(
         [*command, "dashboard", "--port", str(port), "--mqtt", mqtt, "--table", table,
          "--pin", "000000", "--no-virtual"],
@@ -110,6 +112,94 @@ def _plain_client(port: int, publisher: Any, topic: str, table: str,
             p50s.append(percentile(samples, 50))
             p95s.append(percentile(samples, 95))
     return p50s, p95s
+
+
+def _viewers(port: int, publisher: Any, topic: str, table: str, runs: int, viewers: int,
+             progress: ProgressFn) -> tuple[list[float], list[float], dict[str, Any]]:
+    """p50/p99 per run of publish -> message at each of `viewers` live WebSocket clients of
+    /ws/table (an event's audience of phones). The clients run in their own process (so their
+    reading does not slow this one's publishing); each update is published after every
+    client has the previous one."""
+    import json
+    import multiprocessing
+
+    from engine.wire.contract import GamePublic
+
+    ctx = multiprocessing.get_context("spawn")
+    commands = ctx.Queue()
+    results = ctx.Queue()
+    proc = ctx.Process(target=_viewer_process, args=(port, viewers, commands, results),
+                       daemon=True)
+    proc.start()
+    p50s: list[float] = []
+    p99s: list[float] = []
+    try:
+        ready = results.get(timeout=120)
+        if ready != "ready":
+            raise RuntimeError(f"the viewers did not connect: {ready}")
+        for run_index in range(runs):
+            views = _random_views(5000 + run_index)
+            samples: list[float] = []
+            for i in range(VIEWER_UPDATES):
+                view = next(views)
+                ts = time.time()
+                commands.put(ts)
+                publisher.publish(topic, GamePublic(table=table, game_id=f"viewers-{run_index}",
+                                                    ts=ts, view=view), retain=True)
+                arrived = json.loads(results.get(timeout=60))
+                if len(arrived) != viewers:
+                    raise RuntimeError(f"{len(arrived)} of {viewers} viewers got an update")
+                samples.extend((t - ts) * 1000 for t in arrived)
+                progress(f"{viewers} viewers", run_index * VIEWER_UPDATES + i + 1,
+                         runs * VIEWER_UPDATES)
+            p50s.append(percentile(samples, 50))
+            p99s.append(percentile(samples, 99))
+    finally:
+        commands.put(None)
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+    return p50s, p99s, {"viewers": viewers, "updates_per_run_viewers": VIEWER_UPDATES}
+
+
+def _viewer_process(port: int, viewers: int, commands: Any, results: Any) -> None:
+    """`viewers` WebSocket clients in one event loop: for each expected publish time, the
+    time each client received the message carrying it."""
+    import asyncio
+    import json
+
+    from websockets.asyncio.client import connect
+
+    async def main() -> None:
+        sockets = []
+        try:
+            for _ in range(viewers):
+                ws = await connect(f"ws://127.0.0.1:{port}/ws/table", max_size=None)
+                await ws.recv()
+                sockets.append(ws)
+        except OSError as exc:
+            results.put(f"connect failed after {len(sockets)}: {exc}")
+            return
+        results.put("ready")
+        loop = asyncio.get_running_loop()
+        while True:
+            ts = await loop.run_in_executor(None, commands.get)
+            if ts is None:
+                break
+            needle = f'"ts":{json.dumps(ts)}'
+
+            async def wait(ws: Any, needle: str = needle) -> float:
+                while True:
+                    text = await ws.recv()
+                    if needle in text:
+                        return time.time()
+
+            arrived = await asyncio.wait_for(asyncio.gather(*(wait(w) for w in sockets)), 60)
+            results.put(json.dumps(arrived))
+        for ws in sockets:
+            await ws.close()
+
+    asyncio.run(main())
 
 
 def run(runs: int, progress: ProgressFn) -> list[Figure]:
@@ -204,6 +294,10 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                 browser.close()
             # The server's share: the same updates to a plain WebSocket client (no browser).
             server_p50, server_p95 = _plain_client(port, publisher, topic, table, runs)
+            # Many viewers: the same updates to 500 live clients.
+            many_p50, many_p99, many_detail = _viewers(port, publisher, topic, table, runs,
+                                                       VIEWERS, progress)
+            detail.update(many_detail)
         finally:
             publisher.stop()
             stop_process(dashboard)
@@ -217,4 +311,6 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
         Figure("of which publish -> message in the page, p95", "ms", recv_p95),
         Figure("server share: publish -> plain WebSocket client, p50", "ms", server_p50),
         Figure("server share: publish -> plain WebSocket client, p95", "ms", server_p95),
+        Figure(f"viewers {VIEWERS} p50", "ms", many_p50),
+        Figure(f"viewers {VIEWERS} p99", "ms", many_p99, goal="<= 50 ms"),
     ]

@@ -81,6 +81,11 @@ class Subscriber:
         return text or ""
 
 
+def _offer_all(batch: list[tuple[Subscriber, str]]) -> None:  # on the event loop
+    for sub, text in batch:
+        sub.offer(text)
+
+
 def public_game(model: GamePublic | None) -> GamePublicOut | None:
     """The whitelisted public game, or None when the engine's view does not fit."""
     if model is None:
@@ -367,7 +372,9 @@ class Bridge:
             return None
         # A one-time code, not the secret (dashboard.seats): it is traded once, at /join.
         token = self.secrets.join_token(game_id, seat)
-        url = f"{base_url.rstrip('/')}/join/{seat}?token={token}"
+        # The table's public address (a phone can open it), not the one this browser used.
+        base = self.settings.public_base() or base_url
+        url = f"{base.rstrip('/')}/join/{seat}?token={token}"
         return JoinInfo(seat=seat, url=url, joined=self.secrets.joined(game_id)[seat])
 
     # ------------------------------------------------------------ fan-out
@@ -393,6 +400,9 @@ class Bridge:
             return
         table_text: str | None = None
         seat_texts: dict[int, str] = {}
+        # Each update is serialised once (per channel), then handed to every subscriber's
+        # event loop in one call: no per-viewer work in this thread.
+        batches: dict[asyncio.AbstractEventLoop, list[tuple[Subscriber, str]]] = {}
         for sub in subs:
             if sub.channel == "table":
                 if seats_only is not None:
@@ -414,8 +424,10 @@ class Bridge:
                     text = seat_texts[seat]
                 else:
                     text = seat_texts[seat]
+            batches.setdefault(sub.loop, []).append((sub, text))
+        for loop, batch in batches.items():
             with contextlib.suppress(RuntimeError):  # the loop is closing
-                sub.loop.call_soon_threadsafe(sub.offer, text)
+                loop.call_soon_threadsafe(_offer_all, batch)
 
     # ------------------------------------------------------------ commands
 

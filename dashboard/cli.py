@@ -33,8 +33,13 @@ def register(subparsers: Any) -> None:
         "--pin",
         default=None,
         help="host PIN (6-32 letters/digits; default $CAULDRON_HOST_PIN or the systemd "
-        "credential host-pin, else a random one printed at start); on the command line any "
-        "local user can read it",
+        "credential host-pin, else one made once and kept in the data dir, printed at start); "
+        "on the command line any local user can read it",
+    )
+    parser.add_argument(
+        "--public-url", default=None,
+        help="the address phones use to reach this dashboard, for the QR codes and seat links "
+        "(e.g. http://192.168.1.20:8000/; default: the LAN address with --host 0.0.0.0)",
     )
     parser.add_argument(
         "--data-dir", type=Path, default=None,
@@ -47,6 +52,11 @@ def register(subparsers: Any) -> None:
         "--no-virtual", action="store_true", help="switch the virtual table off (real cards only)"
     )
     parser.set_defaults(handler=_handle)
+
+
+# Live updates are sent uncompressed: per-message deflate compresses every message once per
+# viewer (its own zlib context each), which costs more than the bytes it saves on a LAN.
+UVICORN_OPTIONS: dict[str, Any] = {"ws_per_message_deflate": False}
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -76,9 +86,15 @@ def _handle(args: argparse.Namespace) -> int:
         "data_dir": args.data_dir or data_dir("dashboard"),
         "default_lang": args.lang,
         "virtual": not args.no_virtual,
+        "public_url": args.public_url,
     }
-    if args.pin:
-        fields["pin"] = args.pin
+    from dashboard.config import persistent_pin
+
+    try:
+        fields["pin"] = args.pin or persistent_pin(fields["data_dir"])
+    except OSError as exc:
+        raise CliError(f"cannot keep the host PIN in {fields['data_dir']}: {exc}; "
+                       "give one with --pin") from None
     try:
         settings = Settings(**fields)
     except ValidationError as exc:
@@ -93,6 +109,18 @@ def _handle(args: argparse.Namespace) -> int:
     return serve(settings, announce_pin=not args.pin)
 
 
+def reach_note(settings: Any) -> str:
+    """Where phones open the dashboard, or why they cannot and what to do."""
+    public = settings.public_base()
+    if public:
+        return f"phones on this network open {public} (the QR codes and seat links use it)"
+    if settings.host in ("0.0.0.0", "::", ""):
+        return ("no network address found for phones: give it with --public-url "
+                f"http://<this machine's address>:{settings.port}/")
+    return (f"listening on {settings.host} only: phones cannot join. To let phones on this "
+            "network join, start it with --host 0.0.0.0 (or --public-url for a proxy).")
+
+
 def serve(settings: Any, announce_pin: bool = False) -> int:
     import uvicorn
 
@@ -104,10 +132,13 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
 
     broker = BrokerUrl.parse(settings.mqtt).redacted()  # never the password
     print(f"dashboard for table {settings.table} on {url} (broker {broker})", flush=True)
+    print(reach_note(settings), flush=True)
     if announce_pin:
-        print(f"host PIN: {settings.pin}  (set one with --pin or $CAULDRON_HOST_PIN)", flush=True)
+        print(f"host PIN: {settings.pin}  (kept in {settings.data_dir}; set one with --pin or "
+              "$CAULDRON_HOST_PIN)", flush=True)
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning",
+                    **UVICORN_OPTIONS)
     except OSError as exc:
         from engine.cli import CliError
 

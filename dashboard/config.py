@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import secrets
+import socket
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +21,42 @@ LANGS: tuple[Lang, ...] = ("fr", "en", "de")
 def random_pin() -> str:
     """A 6-digit host PIN for when none is configured (printed at start-up)."""
     return f"{secrets.randbelow(10**6):06d}"
+
+
+PIN_FILE = "host-pin"
+ANY_ADDRESS = ("0.0.0.0", "::", "")
+
+
+def persistent_pin(data_dir: Path) -> str:
+    """The host PIN kept in `data_dir` (made once, mode 0600), so a restart does not log the
+    host out. A PIN given on the command line is used instead and not stored."""
+    path = data_dir / PIN_FILE
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        pin = path.read_text(encoding="utf-8").strip()
+        if re.fullmatch(r"[A-Za-z0-9]{6,32}", pin):
+            return pin
+    pin = random_pin()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(pin + "\n")
+    return pin
+
+
+def lan_address() -> str | None:
+    """This machine's address on the local network (the one a phone can reach), or None.
+    A UDP socket "connected" to a private address picks the outgoing interface; nothing is
+    sent."""
+    for probe in ("10.255.255.255", "192.168.255.255", "172.31.255.255"):
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                sock.connect((probe, 9))
+                address = str(sock.getsockname()[0])
+        except OSError:
+            continue
+        if address and not address.startswith("127.") and address != "0.0.0.0":
+            return address
+    return None
 
 
 class Settings(BaseModel):
@@ -39,6 +78,21 @@ class Settings(BaseModel):
     # How long a saved virtual table waits, at start, for the engine's game and the hub.
     virtual_restore_wait: float = Field(default=20.0, ge=0, le=300)
     command_timeout: float = Field(default=5.0, gt=0, le=60)
+    # The table's address for phones (QR codes, seat links), e.g. http://192.168.1.20:8000/.
+    # None: the LAN address when listening on every interface, else the browser's address.
+    public_url: str | None = Field(default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
+
+    def public_base(self) -> str | None:
+        """Where phones open this dashboard, or None when only this machine can."""
+        if self.public_url:
+            return self.public_url.rstrip("/") + "/"
+        if self.host in ANY_ADDRESS:
+            lan = lan_address()
+            return f"http://{lan}:{self.port}/" if lan else None
+        if self.host.startswith("127.") or self.host in ("localhost", "::1"):
+            return None
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
 
     @field_validator("pin")
     @classmethod

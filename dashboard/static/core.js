@@ -43,20 +43,21 @@ export function seatOf(view, seat) {
   return seatLabel(seat, s ? s.colour : view && view.config && view.config.colours ? view.config.colours[seat] : null);
 }
 
-/* Texts made by the engine are English with 0-based seats, cells "r,c" and lines: people
-   read them 1-based, as everywhere else. */
+/* Texts made by the engine are English and partly 0-based: "seat 0", cells "2,3", lines
+   "row 0".."column 5" (line_name). People read them 1-based, as everywhere else. Texts the
+   engine already words for people ("Seat 1 (yellow)", "row 3, column 4") are kept. */
 export function humanise(text, seats) {
   // One pass, so nothing is renumbered twice.
   return String(text || "").replace(
-    /\b(?:[Ss]eat (\d)|(?:cell )?([0-5]),([0-5])|(row|column) ([0-5])|position (\d{1,2})|([a-z]+-[ab]-[1-4]|(?:accio|declinatio|vanesco|perluceo|immuto|corner)-\d))\b/g,
-    (m, seat, r, c, kind, line, pos, card) => {
+    /\b(?:(row \d, column \d)|(Seat \d \()|[Ss]eat (\d)|(?:cell )?([0-5]),([0-5])|(row|column) ([0-5])|([a-z]+-[ab]-[1-4]|(?:accio|declinatio|vanesco|perluceo|immuto|corner)-\d))\b/g,
+    (m, pair, named, seat, r, c, kind, line, card) => {
+      if (pair !== undefined || named !== undefined) return m;
       if (seat !== undefined) {
         const s = seats && seats[Number(seat)];
         return seatLabel(Number(seat), s && s.colour);
       }
       if (r !== undefined) return cellLabel(`${r},${c}`);
       if (kind !== undefined) return t(kind, { n: Number(line) + 1 });
-      if (pos !== undefined) return posLabel(Number(pos));
       return cardLabel(card) || m;
     });
 }
@@ -81,10 +82,24 @@ export function cardInfo(id) {
 
 export function cardLabel(id) { const c = cardInfo(id); return c ? c.label : ""; }
 
-/* Long single words shrink to fit a cell instead of breaking mid-word ("Champignons"). */
+/* Long words get a soft hyphen near their middle, before a consonant that starts a
+   syllable ("Cham-pignons"), so a narrow cell breaks them there and shows the hyphen,
+   never at an arbitrary letter; they also shrink a little (--len, app.css). */
+const VOWEL = /[aeiouyàâäéèêëîïôöùûüœæ]/i;
+function softHyphens(word) {
+  if (word.length <= 8) return word;
+  let best = -1;
+  for (let i = 3; i <= word.length - 3; i++) {
+    if (!VOWEL.test(word[i]) && /\p{L}/u.test(word[i]) && VOWEL.test(word[i + 1] || "") &&
+        (best < 0 || Math.abs(i - word.length / 2) < Math.abs(best - word.length / 2))) best = i;
+  }
+  if (best < 0) return word;
+  return softHyphens(word.slice(0, best)) + "\u00ad" + softHyphens(word.slice(best));
+}
+function familyText(text) { return String(text).split(/(\s+|-)/).map(softHyphens).join(""); }
 function fit(text) {
   const longest = Math.max(...String(text).split(/[\s-]+/).map((w) => w.length));
-  return longest > 10 ? ` style="font-size:${Math.max(0.88, 10 / longest).toFixed(2)}em"` : "";
+  return longest > 8 ? ` style="--len:${longest}"` : "";
 }
 
 /* The one place a card is drawn. Colour is never the only signal: family name, value,
@@ -99,12 +114,13 @@ export function cardHtml(id, extraClass) {
     return `<span class="${cls.join(" ")}" ${data}>` +
       `<span class="band" aria-hidden="true">${esc(c.symbol)}</span>` +
       `<span class="val">${c.value}</span>` +
-      `<span class="fam"${fit(c.family)}>${esc(c.family)}</span>` +
+      `<span class="fam"${fit(c.family)}>${esc(familyText(c.family))}</span>` +
       `<span class="col">${esc(c.colourName)}</span></span>`;
   }
   if (c.kind === "spell") {
     cls.push("s-" + c.spell);
     return `<span class="${cls.join(" ")}" ${data}><span class="band" aria-hidden="true">✦</span>` +
+      `<span class="abbr" aria-hidden="true">${esc(c.family.slice(0, 3))}</span>` +
       `<span class="fam">${esc(c.family)}</span><span class="col">${esc(t("spell"))}</span></span>`;
   }
   if (c.kind === "immuto") {
@@ -138,7 +154,21 @@ export function promptText(v) {
 
 /* ---- alerts: one place, used by the big screen and the phone ---- */
 const NOTICE_RULES = new Set(["undo", "info", "notice"]);
-export function isNotice(a) { return a.severity === "info" || a.severity === "notice" || NOTICE_RULES.has(a.rule); }
+export function isNotice(a) { return a.kind === "notice" || a.severity === "info" || NOTICE_RULES.has(a.rule); }
+
+/* One alert per fault: the same breach said twice (e.g. by two checks) shows once. */
+export function distinctAlerts(alerts) {
+  const seen = new Set();
+  const out = [];
+  for (const a of [...alerts].reverse()) { // the newest of each kind wins
+    const p = a.params || {};
+    const keys = [`m|${a.seat}|${a.message}`, p.code ? `c|${a.seat}|${p.code}|${p.cell || ""}|${p.card || ""}` : null].filter(Boolean);
+    if (keys.some((k) => seen.has(k))) continue;
+    for (const k of keys) seen.add(k);
+    out.unshift(a);
+  }
+  return out;
+}
 
 export function alertHtml(a, seats, brief) {
   const notice = isNotice(a);
@@ -156,7 +186,7 @@ export function alertHtml(a, seats, brief) {
 /* The newest alert in full, the others collapsed under a count. */
 export function alertsHtml(alerts, seats) {
   if (!alerts.length) return "";
-  const list = [...alerts].reverse(); // newest first
+  const list = distinctAlerts(alerts).reverse(); // newest first
   let html = alertHtml(list[0], seats, false);
   if (list.length > 1) {
     html += `<details class="more-alerts"><summary>${esc(tn("more_alerts", list.length - 1))}</summary>` +

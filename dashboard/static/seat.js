@@ -115,6 +115,7 @@ function renderMine(state) {
 
 function render(state) {
   last = state;
+  window.__seat = state; // tests read what the page was last told
   const v = state.game && state.game.view;
   setHtml(document.getElementById("seat-head"), `<span class="swatch c-${esc(state.colour || "")}" aria-hidden="true">${esc(state.colour && CAT.colours[state.colour] ? CAT.colours[state.colour].symbol : "")}</span> ${esc(seatLabel(SEAT, state.colour))}`);
   setHtml(document.getElementById("seat-alerts"), alertsHtml(state.alerts, v ? v.seats : []));

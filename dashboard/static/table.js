@@ -27,26 +27,33 @@ function dealHtml(v) {
   const deal = info.dealing || {};
   const cfg = v.config || {};
   let html = `<p class="big">${esc(t("deal_title"))}</p>`;
-  const removed = cfg.removed_colour;
-  if (removed && (cfg.colours || []).length === 2) {
-    const cards = deal.set_aside || cfg.set_aside || ["a", "b"].flatMap((f) => [1, 2, 3, 4].map((n) => `${removed}-${f}-${n}`));
+  const aside = deal.set_aside;
+  const removed = aside ? aside.colour : (cfg.colours || []).length === 2 ? cfg.removed_colour : null;
+  if (removed) {
+    const cards = aside && aside.cards.length ? aside.cards.map((c) => c.card)
+      : ["a", "b"].flatMap((f) => [1, 2, 3, 4].map((n) => `${removed}-${f}-${n}`));
     html += `<div class="set-aside" data-set-aside="${esc(removed)}"><p><strong>${esc(t("deal_set_aside", { colour: colourName(removed), n: cards.length }))}</strong></p>` +
       `<ul class="aside-cards">${cards.map((c) => `<li>${cardHtml(c, "small")}</li>`).join("")}</ul></div>`;
   }
-  const filled = deal.filled || 0;
-  const total = 32;
+  const total = deal.total || 32;
+  const counts = deal.counts || {};
+  const filled = counts.read != null ? counts.read : deal.filled || 0;
   html += `<p class="deal-count" data-filled="${filled}">${esc(t("deal_progress", { filled, total }))}</p>`;
-  const missing = deal.missing || [];
-  const wrong = deal.wrong || [];
+  const cells = deal.cells || [];
+  const wrong = cells.filter((c) => c.state === "wrong");
+  const missing = cells.length ? cells.filter((c) => c.state === "missing").map((c) => c.cell) : deal.missing || [];
   if (wrong.length) {
-    html += `<p class="deal-wrong"><span aria-hidden="true">⚠</span> ${esc(t("deal_wrong"))} ${wrong.map((w) => esc(typeof w === "string" ? cellLabel(w) : `${cellLabel(w.cell)} (${cardLabel(w.card)})`)).join(" · ")}</p>`;
+    html += `<p class="deal-wrong"><span aria-hidden="true">⚠</span> ${esc(t("deal_wrong"))} ` +
+      wrong.map((w) => esc(`${cellLabel(w.cell)}${w.card ? " (" + cardLabel(w.card) + ")" : ""}`)).join(" · ") + `</p>`;
   }
   if (missing.length && missing.length <= 12) {
     html += `<p class="deal-missing">${esc(t("deal_missing"))} ${missing.map((k) => esc(cellLabel(k))).join(" · ")}</p>`;
   } else if (missing.length) {
     html += `<p class="deal-missing">${esc(tn("deal_missing_n", missing.length))}</p>`;
   }
-  html += `<p class="deal-next">➜ ${esc(t("deal_next"))}</p>`;
+  const next = deal.next && deal.next.code ? "deal_next_" + deal.next.code : "deal_next_starting";
+  const first = cfg.first_seat != null && (cfg.colours || []).length ? " " + t("plays_first", { seat: seatLabel(cfg.first_seat, cfg.colours[cfg.first_seat]) }) : "";
+  html += `<p class="deal-next" data-next="${esc(deal.next ? deal.next.code : "")}"><span aria-hidden="true">➜</span> ${esc(t(next) + first)}</p>`;
   return html;
 }
 

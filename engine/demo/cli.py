@@ -29,7 +29,9 @@ def register(subparsers: Any) -> None:
         "Bots play the seats nobody joins, with visible moves on the virtual table; a visitor "
         "takes a seat by opening its seat link. Ctrl-C stops everything.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="dashboard address (127.0.0.1)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="dashboard address (127.0.0.1: this machine only; 0.0.0.0 lets "
+                        "phones on the network join, through the LAN address in the QR codes)")
     parser.add_argument("--port", type=int, default=8000,
                         help="dashboard port (default 8000; 0: any free port)")
     parser.add_argument("--mqtt", default=None,
@@ -48,7 +50,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--games", type=int, default=None,
                         help="stop after this many games (default: endless)")
     parser.add_argument("--seed", type=int, default=None, help="seed for deals and bots")
-    parser.add_argument("--pin", default=None, help="host PIN (default: a random one, printed)")
+    parser.add_argument("--pin", default=None,
+                        help="host PIN (default: one made once and kept in the data dir)")
     parser.add_argument("--lang", choices=["fr", "en", "de"], default="en",
                         help="default language of the pages (en)")
     parser.add_argument("--no-qr", action="store_true", help="do not print the QR code")
@@ -126,8 +129,16 @@ def _handle(args: argparse.Namespace) -> int:
     if not args.verbose:  # the embedded broker logs every probe and disconnect
         for noisy in ("amqtt", "transitions"):
             logging.getLogger(noisy).setLevel(logging.CRITICAL)
+    from dashboard.config import persistent_pin
+    from engine.datadir import data_dir
     from engine.demo.stack import DemoOptions, DemoStack, StackError
 
+    if args.pin is None:  # kept across restarts, so the host stays logged in
+        try:
+            args.pin = persistent_pin(data_dir("demo") / "dashboard")
+        except OSError as exc:
+            raise CliError(f"cannot keep the host PIN in {data_dir('demo')}: {exc}; "
+                           "give one with --pin") from None
     options = DemoOptions(
         host=args.host, port=args.port, mqtt=args.mqtt, table=args.table, bot=args.bot,
         players=args.players, pace=args.pace, linger=args.linger, games=args.games,
@@ -152,9 +163,15 @@ def _handle(args: argparse.Namespace) -> int:
         _restore(previous)
         raise
     try:
-        url = stack.url
+        from dashboard.cli import reach_note
+
+        # The address phones can open (the LAN address with --host 0.0.0.0), else this one.
+        url = stack.settings.public_base() or stack.url
+        if stack.options.host in ("0.0.0.0", "::", "") and url == stack.url:
+            url = f"http://127.0.0.1:{stack.port}/"
         broker = "embedded amqtt on " + stack.mqtt_url if args.mqtt is None else stack.mqtt_url
         _say(f"\nCauldron Table demo: open {url}")
+        _say("  " + reach_note(stack.settings))
         if not args.no_qr:
             _qr(url)
         _say(f"  table view   {url}\n"

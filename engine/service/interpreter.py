@@ -269,12 +269,15 @@ class TableInterpreter:
         interp.pads = {int(k): str(v) for k, v in observed.get("pads", {}).items()}
         return interp
 
-    def resync(self, cells: dict[int, str], pads: dict[int, str], ts: float = 0.0) -> Outcome:
+    def resync(self, cells: dict[int, str], pads: dict[int, str], ts: float = 0.0,
+               pawns: list[int] | None = None) -> Outcome:
         """What every reader sees, all at once (the hub's snapshot, when this table's events
-        cannot be followed from the start): replaces the observed state, infers nothing."""
+        cannot be followed from the start): replaces the observed state, infers nothing.
+        ``pawns``: the sensed pawn positions (None: the table has no pawn sensors)."""
         out = Outcome(changed=True)
         self.cells = dict(cells)
         self.pads = dict(pads)
+        self.pawn_sensing.sensed = None if pawns is None else frozenset(pawns)
         self.inputs += 1
         self.last_ts = ts
         if self.status is Status.DEALING:

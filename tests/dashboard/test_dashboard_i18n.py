@@ -52,6 +52,7 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
         "end_reason_": ["line_emptied", "declinatio_blocked", "host"],
         "sev_": ["error", "warning", "info"],
         "via_": ["accio", "declinatio"],
+        "deal_next_": ["set_aside", "lay_cards", "fix_wrong", "starting"],
     }
     assert prefixes <= set(families)
     for prefix, values in families.items():

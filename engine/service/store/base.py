@@ -432,7 +432,7 @@ def replay_input(interp: TableInterpreter, stored: StoredInput) -> None:
         return
     if stored.source == "snapshot":
         snapshot = HubSnapshot.model_validate_json(stored.payload)
-        interp.resync(*snapshot_state(snapshot), ts=stored.ts)
+        interp.resync(*snapshot_state(snapshot), pawns=snapshot.pawns, ts=stored.ts)
         return
     assert stored.verb is not None
     interp.command(stored.verb, json.loads(stored.payload), seat=stored.seat, ts=stored.ts)

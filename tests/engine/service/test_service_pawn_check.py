@@ -73,3 +73,22 @@ def test_sensing_follows_events() -> None:
     assert sensing.to_wire() == [9]
     with pytest.raises(ValueError):
         sensing.update(20, True)
+
+
+def test_interpreter_takes_the_pawns_from_a_hub_snapshot() -> None:
+    """An engine that starts after the pawns were placed reads them from the hub's
+    snapshot (resync); a table without sensors (pawns None) checks nothing."""
+    from service_helpers import start
+
+    interp = start()
+    game = interp.game
+    assert game is not None
+    target = game.pawns[game.seat]
+    others = [game.pawns[s] for s in range(game.players) if s != game.seat]
+    wrong = next(p for p in ((target + k) % 20 for k in (1, 2, 3)) if p not in others)
+    interp.resync(dict(interp.cells), dict(interp.pads), pawns=[wrong, *others])
+    assert [(a.rule, a.code) for a in interp.active_alerts] == [("G4", "pawn_wrong_position")]
+    interp.resync(dict(interp.cells), dict(interp.pads), pawns=[target, *others])
+    assert interp.active_alerts == []
+    interp.resync(dict(interp.cells), dict(interp.pads))
+    assert interp.pawn_sensing.sensed is None and interp.active_alerts == []

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from test_service_crash import ROOT, Table, _comparable, _reference, wait_for
 
-from engine.cli import main
+from engine.app.cli import main
 from engine.rules import GameLog
 from engine.service.store import open_store
 from engine.service.store.postgres import PostgresStore
@@ -73,7 +73,7 @@ class Venue:
     def start_engine(self) -> subprocess.Popen[bytes]:
         log = open(self.tmp / f"engine-{len(self.engines)}.log", "wb")  # noqa: SIM115
         engine = subprocess.Popen(
-            [sys.executable, "-m", "engine.cli", "engine", "--mqtt", self.broker, "--store",
+            [sys.executable, "-m", "engine.app", "engine", "--mqtt", self.broker, "--store",
              self.store_url, "--name", "venue"],
             cwd=ROOT, stdout=log, stderr=log)
         log.close()
@@ -343,7 +343,9 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
         store.query("SELECT pg_terminate_backend(%s)", (old,))
         b.start(wait=10)
         assert b.ownership is not None
-        wait_for(lambda: b.ownership.owned() == ["cut-1", "cut-2"], 20, "b claims both")
+        # (owned as soon as locked; its game is rebuilt a moment later, by the claim)
+        wait_for(lambda: b.ownership.owned() == ["cut-1", "cut-2"] and "cut-1" in b.tables,
+                 20, "b claims both")
         assert b.tables["cut-1"].interp.game_id == runtime.interp.game_id  # from the log
         before = store.table("cut-1").count_rows()
         with pytest.raises(StoreError):  # the lost session refuses what a still holds
