@@ -21,7 +21,7 @@ from engine.cli import CliError
 COMMAND_MODULES: tuple[str, ...] = (
     "engine.rules_cli",
     "engine.score_cli",
-    "engine.count_cli",
+    "engine.app.count",
     "engine.benchkit",
     "hub.cli",
     "engine.service.cli",
