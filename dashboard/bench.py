@@ -75,7 +75,7 @@ def _clock_offset_ms(page: Any) -> tuple[float, float]:
 
 def _start_dashboard(mqtt: str, table: str, port: int) -> subprocess.Popen[bytes]:
     script = Path(sys.executable).parent / "cauldron"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "engine.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "engine.app"]
     return subprocess.Popen(
         [*command, "dashboard", "--port", str(port), "--mqtt", mqtt, "--table", table,
          "--pin", "000000", "--no-virtual"],

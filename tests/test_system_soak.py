@@ -227,7 +227,7 @@ class Engine:
     def start(self) -> None:
         with self.log.open("ab") as err:  # the child keeps its own copy of the fd
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "engine.cli", "engine", "--mqtt", self.url,
+                [sys.executable, "-m", "engine.app", "engine", "--mqtt", self.url,
                  "--data-dir", str(self.data), "--name", self.name],
                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
 

@@ -332,7 +332,7 @@ def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
     keys = Path(data.name) / "keys"  # the ladder's tables' keys, shared with the engine
     where = ["--store", store] if store else ["--data-dir", str(Path(data.name))]
     engine = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "engine", "--mqtt", broker.url, *where,
+        [sys.executable, "-m", "engine.app", "engine", "--mqtt", broker.url, *where,
          "--name", f"bench-{uuid.uuid4().hex[:6]}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "CAULDRON_KEYS_DIR": str(keys)},

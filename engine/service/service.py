@@ -164,6 +164,7 @@ class TableRuntime:
         self.sent_seats: dict[int, bytes] = {}
         self.degraded: str | None = None  # why the table cannot be followed now
         self.pending_hub: str | None = None  # a new hub id waiting for the host
+        self.registered_hub: str | None = None  # read once from the data dir
 
     @property
     def store(self) -> TableLog:
@@ -436,10 +437,13 @@ class EngineService:
         return self.config.data_dir / "hubs" / f"{table}.json"
 
     def _registered_hub(self, runtime: TableRuntime) -> str | None:
+        if runtime.registered_hub is not None:
+            return runtime.registered_hub
         try:
             data = json.loads(self._hubs_file(runtime.name).read_text(encoding="utf-8"))
             hub = data.get("hub_id")
-            return hub if isinstance(hub, str) else None
+            runtime.registered_hub = hub if isinstance(hub, str) else None
+            return runtime.registered_hub
         except (OSError, ValueError, AttributeError):
             known = list(runtime.cursors)  # a log from before hub registration
             return known[-1] if len(known) == 1 else None
@@ -448,6 +452,7 @@ class EngineService:
         from engine.wire.auth import write_private
 
         write_private(self._hubs_file(runtime.name), json.dumps({"hub_id": hub_id}).encode())
+        runtime.registered_hub = hub_id
         log.info("table %s: hub %s registered", runtime.name, hub_id)
         if runtime.pending_hub is not None:
             runtime.pending_hub = None

@@ -19,8 +19,8 @@ from dashkit import PIN, Server
 from dashboard.config import Settings
 from dashboard.count import CountDesk
 from dashboard.main import create_count_app
-from engine.cli import main as cauldron
-from engine.count_cli import ReaderLoop, connect
+from engine.app.cli import main as cauldron
+from engine.app.count import ReaderLoop, connect
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.layout import Layout
 from hub.tagmap import TagMap
@@ -292,3 +292,34 @@ def test_the_count_page_does_not_scroll_sideways_at_360px(browser: Any, count_ta
         assert over <= 0, f"{path} scrolls sideways by {over} px at 360 px"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("view", ["counting", "finished", "phone", "login"])
+def test_axe_no_serious_or_critical_violation_on_the_count_page(
+        page: Any, count_table: CountTable, view: str) -> None:
+    from test_dashboard_a11y import axe_violations, summary
+
+    from dashboard.count import CountSetup
+
+    count_table.desk.start(CountSetup(COLOURS[:3], recipes=True, last_card_seat=1))
+    for seat_number in range(3):
+        for card in HANDS[seat_number][:4]:
+            count_table.desk.tap(card, seat_number, "manual")
+    count_table.desk.tap("A-orange", 0, "manual")
+    count_table.lay("yellow-a-4")  # refused: the message stands
+    if view == "finished":
+        for seat_number in range(3):
+            count_table.desk.act(lambda s, n=seat_number: s.set_done(n))
+    path = {"phone": "/count/seat/1?lang=en", "login": "/count?lang=en"}.get(
+        view, f"/count?lang=en#pin={PIN}")
+    page.goto(count_table.url + path)
+    if view == "login":
+        page.wait_for_selector("#login:not([hidden]) #pin")
+    else:
+        page.wait_for_selector(".count-seat[data-seat='1'] .tap-list li")
+        page.wait_for_selector("#breakdown .score-seat")
+    if view == "finished":
+        page.wait_for_selector("#podium:not([hidden]) li")
+    violations = axe_violations(page)
+    bad = [v for v in violations if v["impact"] in ("serious", "critical")]
+    assert not bad, summary(bad)

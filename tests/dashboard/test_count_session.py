@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard.count import CountDesk, CountRefused, CountSession, CountSetup
-from engine.cli import main as cauldron
+from engine.app.cli import main as cauldron
 from engine.rules.cards import PLAYING_CARDS, RECIPES
 from engine.rules.scoring import score_game
 from engine.score_cli import _parse as parse_score_input

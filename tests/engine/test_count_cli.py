@@ -102,7 +102,7 @@ def run_count(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_without_the_pcsc_stack_the_error_says_what_to_install(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['smartcard'] = None; from engine.cli import main; "
+    code = ("import sys; sys.modules['smartcard'] = None; from engine.app.cli import main; "
             "sys.exit(main(['count', '--backend', 'pcsc', '--port', '0']))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "XDG_DATA_HOME": str(tmp_path)},
@@ -154,7 +154,7 @@ def test_count_and_readers_on_the_usb_back_end_with_the_mock_factory(tmp_path: P
 
 def test_on_a_table_with_a_pad_per_seat_each_pad_counts_for_its_seat(tmp_path: Path) -> None:
     from dashboard.count import CountDesk, CountSetup
-    from engine.count_cli import connect
+    from engine.app.count import connect
     from hub.backends.sim import SimulatedTable, virtual_box_tagmap
     from hub.layout import Layout
 
@@ -183,7 +183,7 @@ def test_a_usb_reader_count_unplugged_and_back_and_tags_carrying_their_ids(
     """The count on the PC/SC back-end (its fake): a box whose tags carry their card ids
     counts without a tag map; an unknown blank tag says so; unplugging shows on the page."""
     from dashboard.count import CountDesk, CountSetup
-    from engine.count_cli import connect
+    from engine.app.count import connect
     from hub.backends.pcsc import MockPcscFactory, PcscBackend
     from hub.layout import Layout
     from hub.tagmap import TagMap

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.cli import main
+from engine.app.cli import main
 
 CAULDRON = Path(sys.executable).parent / "cauldron"
 

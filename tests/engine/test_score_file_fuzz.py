@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.cli import main
+from engine.app.cli import main
 from engine.rules.cards import CARDS, PLAYER_COLOURS
 
 CARD_IDS = sorted(CARDS)

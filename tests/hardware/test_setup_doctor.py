@@ -307,7 +307,7 @@ def test_games_reads_the_installed_engine_config(table: Table, monkeypatch: pyte
     """`cauldron games` on a table made by setup finds the engine's data dir by itself (as
     root on the Pi, /etc/cauldron/engine.toml), or with --config."""
     import engine.service.cli as service_cli
-    from engine.cli import main
+    from engine.app.cli import main
 
     config = table.root / "etc/cauldron/engine.toml"
     data = table.root / "var/lib/cauldron/engine"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from engine.app.cli import main
 from engine.wire.contract import HubEvent, ServiceState, Topics, WireModel
 from engine.wire.mqtt import WireClient
 
@@ -29,7 +29,7 @@ wait 0.1
 
 
 def cauldron(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from engine.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from engine.app.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
                           text=True, timeout=timeout, check=False)
 
@@ -144,7 +144,7 @@ def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
     try:
         assert client.wait_ready(10)
         out = subprocess.run(
-            [sys.executable, "-c", "import sys; from engine.cli import main; "
+            [sys.executable, "-c", "import sys; from engine.app.cli import main; "
              "sys.exit(main(sys.argv[1:]))", "enroll", "--mqtt", mqtt_broker, "--table",
              table_id, "--pad", "2"],
             input="s\nu\nq\n", capture_output=True, text=True, timeout=60, check=False)

@@ -91,7 +91,7 @@ def python(code: str, log: Path) -> subprocess.Popen[bytes]:
 def cauldron_hub(url: str, table: str, data_dir: Path, log: Path) -> subprocess.Popen[bytes]:
     args = ["hub", "--backend", "sim", "--table", table, "--data-dir", str(data_dir),
             "--mqtt", url]
-    return python(f"import sys; from engine.cli import main; sys.exit(main({args!r}))", log)
+    return python(f"import sys; from engine.app.cli import main; sys.exit(main({args!r}))", log)
 
 
 def start_sim_hub(w: Watcher, url: str, table: str, data_dir: Path, log: Path
@@ -323,7 +323,7 @@ def test_a_sim_script_starts_from_an_empty_table(mqtt_broker: str, table_id: str
     first, second = tmp_path / "first.txt", tmp_path / "second.txt"
     first.write_text("place 1,1 blue-a-4\nplace pad:0 red-b-2\nwait 0.1\n")
     second.write_text("place 2,2 blue-a-4\nwait 0.1\n")
-    code = "import sys; from engine.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from engine.app.cli import main; sys.exit(main(sys.argv[1:]))"
     runs = []
     for script in (first, second):
         args = ["hub", "--backend", "sim", "--mqtt", mqtt_broker, "--table", table_id,

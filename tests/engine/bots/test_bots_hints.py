@@ -59,7 +59,7 @@ def test_hint_does_not_change_the_game() -> None:
 
 
 def test_hint_command_reads_a_game_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from engine.cli import main
+    from engine.app.cli import main
     from engine.rules.log import GameLog
 
     game = _game_in_progress(6)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from engine.app.cli import main
 from engine.bots.tournament import colours_for, lineup_for, wilson_interval
-from engine.cli import main
 
 
 def test_wilson_interval_known_values() -> None:

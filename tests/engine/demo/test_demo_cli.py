@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from engine.cli import main as cauldron
+from engine.app.cli import main as cauldron
 from engine.wire.broker import free_port
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
@@ -61,7 +61,7 @@ class Demo:
         self.log = self.log_path.open("w+")
         env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.cli", "demo", "--port", str(self.port), "--pace",
+            [sys.executable, "-m", "engine.app", "demo", "--port", str(self.port), "--pace",
              "0", "--games", "1", "--players", "2", "--linger", "30", "--seed", str(seed),
              "--no-qr"],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,

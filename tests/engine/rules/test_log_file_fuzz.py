@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.cli import main
+from engine.app.cli import main
 from engine.rules import Game, GameConfig, GameLog, InvalidLog, replay
 
 JSON = st.recursive(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from engine.app.cli import main
 
 
 @pytest.mark.parametrize(

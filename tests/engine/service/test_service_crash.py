@@ -111,7 +111,7 @@ def _comparable(view: dict[str, Any] | PublicTableView) -> dict[str, Any]:
 
 def _engine_process(url: str, data: Path, table: str, name: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "engine", "--mqtt", url, "--data-dir", str(data),
+        [sys.executable, "-m", "engine.app", "engine", "--mqtt", url, "--data-dir", str(data),
          "--tables", table, "--name", name],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
@@ -156,12 +156,12 @@ def test_engine_killed_mid_game_and_restarted_loses_nothing(
         watcher.client.stop()
     # The stored log replays to the same game: nothing lost, nothing applied twice.
     out = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "games", "--data-dir", str(tmp_path / "data"),
+        [sys.executable, "-m", "engine.app", "games", "--data-dir", str(tmp_path / "data"),
          "--json"], cwd=ROOT, capture_output=True, check=True)
     games = json.loads(out.stdout)
     assert len(games) == 1
     shown = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "games", "--data-dir", str(tmp_path / "data"),
+        [sys.executable, "-m", "engine.app", "games", "--data-dir", str(tmp_path / "data"),
          "show", table_id, games[0]["game_id"], "--log"], cwd=ROOT, capture_output=True,
         check=True)
     assert reference.game is not None

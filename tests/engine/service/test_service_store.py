@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from service_helpers import hub_event
 
-from engine.cli import main
+from engine.app.cli import main
 from engine.rules import GameLog
 from engine.service.errors import Refused, StoreError
 from engine.service.interpreter import TableInterpreter

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from test_service_crash import ROOT, Table, _comparable, _reference, wait_for
 
-from engine.cli import main
+from engine.app.cli import main
 from engine.rules import GameLog
 from engine.service.store import open_store
 from engine.service.store.postgres import PostgresStore
@@ -73,7 +73,7 @@ class Venue:
     def start_engine(self) -> subprocess.Popen[bytes]:
         log = open(self.tmp / f"engine-{len(self.engines)}.log", "wb")  # noqa: SIM115
         engine = subprocess.Popen(
-            [sys.executable, "-m", "engine.cli", "engine", "--mqtt", self.broker, "--store",
+            [sys.executable, "-m", "engine.app", "engine", "--mqtt", self.broker, "--store",
              self.store_url, "--name", "venue"],
             cwd=ROOT, stdout=log, stderr=log)
         log.close()
