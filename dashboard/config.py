@@ -76,7 +76,6 @@ class Settings(BaseModel):
     default_lang: Lang = "fr"
     virtual: bool = True  # offer the virtual table (works only with the simulated hub)
     # How long a saved virtual table waits, at start, for the engine's game and the hub.
-    virtual_restore_wait: float = Field(default=20.0, ge=0, le=300)
     command_timeout: float = Field(default=5.0, gt=0, le=60)
     # The table's address for phones (QR codes, seat links), e.g. http://192.168.1.20:8000/.
     # None: the LAN address when listening on every interface, else the browser's address.

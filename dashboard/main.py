@@ -46,21 +46,13 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
     and keeps retrying, so the pages come up even while the broker is away."""
     settings = settings or Settings()
     bridge = bridge or Bridge(settings)
-    virtual_table = None
-    if settings.virtual:
-        saved = settings.data_dir / f"virtual-{settings.table}.json" if settings.data_dir else None
-        virtual_table = VirtualTable(bridge, path=saved,
-                                     restore_wait=settings.virtual_restore_wait)
+    virtual_table = VirtualTable(bridge) if settings.virtual else None
     if virtual_table is not None:
         bridge.virtual_public = virtual_table.public
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(bridge.start)
-        if virtual_table is not None:
-            # A saved virtual table comes back in the background (it waits for the engine's
-            # game and the hub's answer): the pages are up at once.
-            virtual_table.start_restore()
 
         async def watch() -> None:
             while True:
@@ -74,8 +66,6 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
-            if virtual_table is not None:
-                await asyncio.to_thread(virtual_table.stop_restore)
             await asyncio.to_thread(bridge.stop)
 
     app = FastAPI(
@@ -93,6 +83,7 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
     app.state.count = count_desk(settings)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     for router in (table.router, seats.router, host.router, enrol.router, virtual.router,
+                   virtual.play_router,
                    scores.router, count.router, pages.router):
         app.include_router(router)
     return app

@@ -73,9 +73,12 @@ class VirtualPublic(_Public):
     pile_size: int = 0
     tops: dict[str, CardId | None] = Field(default_factory=dict)
     sizes: dict[str, int] = Field(default_factory=dict)
+    hands: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="owner ('host' or a seat '0'..'3') -> {card, origin}")
     message: str | None = None
-    restoring: bool = Field(default=False,
-                            description="coming back from its saved state after a restart")
+    waiting: dict[str, str] = Field(default_factory=dict,
+                                    description="seat -> why its bot waits")
+    restoring: bool = Field(default=False, description="always false (kept for old pages)")
 
 
 class TableState(_Public):
@@ -186,6 +189,9 @@ class NewGameIn(BaseModel):
 
     colours: list[str] = Field(min_length=2, max_length=4, description="one player colour per seat")
     first_seat: int = Field(default=0, ge=0, le=3)
+    start_positions: list[int] | None = Field(
+        default=None, max_length=4, description="each seat's starting perimeter position "
+        "(0-19; default: seat i beside corner i)")
     removed_colour: str | None = Field(default=None, description="2 players: colour removed")
     recipes: bool = False
     second_player_bonus: bool = False
@@ -203,7 +209,8 @@ class SimIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["lift", "lay", "draw", "tap", "slide", "drop"] = Field(
+    action: Literal["lift", "lay", "draw", "tap", "slide", "drop", "take", "refill",
+                    "vanesco"] = Field(
         description="lift: pick up the card at `where` (cell or pad); lay: put the card in "
         "hand on `where` (cell or pad); draw: lay the pile's top card into hole `where`; "
         "tap: tap the top card of seat `seat`'s cauldron on its pad (Vanesco); slide: slide "
@@ -212,3 +219,5 @@ class SimIn(BaseModel):
     )
     where: str | None = Field(default=None, max_length=16)
     seat: int | None = Field(default=None, ge=0, le=3)
+    as_seat: int | None = Field(default=None, ge=0, le=3, description="with the host PIN: "
+                                "act with this seat's hand (the demo's bots)")

@@ -40,6 +40,7 @@ from engine.wire.contract import (
     HubHealth,
     HubSnapshot,
     ReaderSeen,
+    SimTablePublic,
     TopicInfo,
     Topics,
     encode,
@@ -149,6 +150,7 @@ class Hub:
         self._connected_since = time.monotonic()
         self._last_health = None  # a new session: publish the health again too
         self.publish_snapshot()
+        self.publish_sim()
 
     def stop(self) -> None:
         self._stop.set()
@@ -586,13 +588,40 @@ class Hub:
         kept_from = rows[0].seq if rows else None
         return {"replayed": len(rows), "first_kept": kept_from, "last_seq": self.outbox.last_seq}
 
+    def sim_view(self) -> SimTablePublic | None:
+        from hub.backends.sim import SimulatedTable
+
+        sim = self.backend
+        if not isinstance(sim, SimulatedTable):
+            return None
+        return SimTablePublic(hub_id=self.hub_id, ts=self.clock(), **sim.public())
+
+    def publish_sim(self) -> None:
+        """``hub/sim`` (retained): the simulated table's public physical view."""
+        view = self.sim_view()
+        if view is not None:
+            self.client.publish(self.topics.hub_sim, view, retain=True)
+
     def _sim(self, args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._sim_action(args)
+        finally:
+            self.publish_sim()
+
+    def _sim_action(self, args: dict[str, Any]) -> dict[str, Any]:
         from hub.backends.sim import SimulatedTable
 
         sim = self.backend
         if not isinstance(sim, SimulatedTable):
             raise CommandRefused(f"sim: this hub reads real cards ({sim.name} back-end)")
         action, where = args.get("action"), args.get("where")
+        if action not in ("place", "remove", "clear", "state", "pawn", "pawns"):
+            try:
+                data = sim.gesture(args)
+            except (HubError, ValueError) as exc:
+                raise CommandRefused(str(exc)) from None
+            view = self.sim_view()
+            return {**data, "view": view.model_dump() if view else None}
         for key in ("where", "card_id", "uid"):
             value = args.get(key)
             if value is not None and not isinstance(value, str):

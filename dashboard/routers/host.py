@@ -17,7 +17,7 @@ from dashboard.models import (
     ReadersOut,
 )
 from dashboard.routers import answered
-from dashboard.virtual import VirtualError
+from dashboard.virtual import VirtualError, in_progress
 from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.errors import RulesError
 from engine.rules.game import GameConfig
@@ -51,6 +51,7 @@ def game_config(form: NewGameIn) -> dict[str, Any]:
             {
                 "colours": form.colours,
                 "first_seat": form.first_seat,
+                "start_positions": form.start_positions,
                 "removed_colour": form.removed_colour if len(form.colours) == 2 else None,
                 "recipes": form.recipes,
                 "second_player_bonus": form.second_player_bonus,
@@ -81,16 +82,19 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
     rng = random.Random(form.seed)
     # The recipe cards (G11) are dealt by the engine: on the broker a command is seen by
     # every client, each seat's recipes only on its own game/seat/<n>.
-    # The engine first: it refuses while a game is in progress, and then reads the deal
-    # from the readers as the cards are laid.
-    result = answered(bridge.command("new_game", config))
     if deal == "virtual":
+        # The cards first, the engine after: the simulated hub answers once its readers saw
+        # the whole deal, so the engine reads the new square, never half of the old one.
         assert virtual is not None
+        playing = in_progress(bridge.public)
+        if playing is not None:
+            raise HTTPException(status.HTTP_409_CONFLICT,
+                                f"game {playing} is in progress: end it first")
         try:
-            virtual.deal(form.colours, config["removed_colour"], rng.randrange(2**32))
+            virtual.deal(config["removed_colour"], rng.randrange(2**32))
         except VirtualError as exc:
             raise HTTPException(status.HTTP_409_CONFLICT, f"virtual deal: {exc}") from None
-    return result
+    return answered(bridge.command("new_game", config))
 
 
 @router.post("/undo", summary="Undo the last action", responses=REFUSALS)

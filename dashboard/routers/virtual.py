@@ -1,22 +1,79 @@
-"""The virtual table: clicks that move cards on the simulated hub (``hub/cmd/sim``)."""
+"""The virtual table: gestures relayed to the simulated hub (``hub/cmd/sim``).
+
+Every gesture needs a credential: the host PIN (header), or a seat's secret (``?seat=&secret=``)
+for that seat's own hand, at its turn or for an input the engine waits for from it. A public
+client can look (``GET /api/virtual``) and do nothing else.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, status
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.bridge import corner_blocked
-from dashboard.deps import BridgeDep, HostDep, VirtualDep
+from dashboard.deps import (
+    PIN_HEADER,
+    BridgeDep,
+    HostDep,
+    SeatNumberDep,
+    SettingsDep,
+    VirtualDep,
+    pin_ok,
+)
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import answered
-from dashboard.virtual import VirtualError
+from dashboard.virtual import VirtualError, VirtualTable, owner_of
+from engine.rules.names import seat_name
+from engine.wire.contract import N_SEATS
 
 router = APIRouter(
     prefix="/api/virtual",
     tags=["virtual table"],
-    responses={404: {"description": "the virtual table is off"},
+    responses={401: {"description": "no credential (host PIN or seat secret) given"},
+               403: {"description": "wrong credential"},
+               404: {"description": "the virtual table is off"},
                409: {"description": "the gesture cannot be done (reason given)"}},
 )
+play_router = APIRouter(prefix="/api/seats", tags=["seats"])
+
+
+class Actor(BaseModel):
+    """Who asks: the host (``seat`` None) or one seat, proven by its secret."""
+
+    seat: int | None
+
+
+def _check_seat_secret(bridge: BridgeDep, seat: int, secret: str | None) -> Actor:
+    if not bridge.secrets.check(bridge.game_id, seat, secret):
+        raise HTTPException(status.HTTP_403_FORBIDDEN,
+                            f"this link does not open {seat_name(seat)} for the current "
+                            "game: scan the seat's QR code on the table screen again")
+    return Actor(seat=seat)
+
+
+def require_actor(
+    bridge: BridgeDep,
+    settings: SettingsDep,
+    pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
+    seat: Annotated[int | None, Query(ge=0, lt=N_SEATS, description="acting seat")] = None,
+    secret: Annotated[str | None, Query(max_length=128, description="its secret")] = None,
+) -> Actor:
+    """A seat (its secret) or the host (PIN): a public client may do nothing here."""
+    if seat is not None and secret:
+        return _check_seat_secret(bridge, seat, secret)
+    if pin:
+        if not pin_ok(settings, pin):
+            raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
+        return Actor(seat=None)
+    raise HTTPException(status.HTTP_401_UNAUTHORIZED,
+                        f"a gesture needs the host PIN ({PIN_HEADER} header) or a seat's "
+                        "secret (?seat=&secret=)")
+
+
+ActorDep = Annotated[Actor, Depends(require_actor)]
 
 
 @router.get("", summary="The virtual table's public state")
@@ -24,54 +81,89 @@ def get_virtual(virtual: VirtualDep) -> VirtualPublic:
     return virtual.public()
 
 
-@router.post(
-    "/gesture",
-    summary="Move a card on the virtual table",
-    description="lift / lay / draw / drop / slide / tap, as a person would at a real table; "
-    "the simulated hub turns it into sensor events. A wrong gesture is allowed: the engine "
-    "raises the alert, as it would for real cards.",
-)
-def gesture(virtual: VirtualDep, body: SimIn) -> VirtualPublic:
+def do_gesture(virtual: VirtualDep, actor: Actor, body: SimIn) -> VirtualPublic:
+    hand = actor.seat
+    if actor.seat is None:
+        hand = body.as_seat
+    elif body.as_seat not in (None, actor.seat):
+        raise HTTPException(status.HTTP_403_FORBIDDEN,
+                            f"{seat_name(actor.seat)} acts with its own hand only")
     try:
-        return virtual.apply(body.action, body.where, body.seat)
+        virtual.check_moment(body.action, body.where, body.seat, actor.seat)
+        return virtual.gesture(body.action, body.where, body.seat, owner_of(hand))
     except VirtualError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
 
 
-def _decide(bridge: BridgeDep, verb: str) -> CommandResult:
+@router.post(
+    "/gesture",
+    summary="Move a card on the virtual table",
+    description="lift / lay / draw / drop / slide / tap, and the one-tap take / refill / "
+    "vanesco, as a person would at a real table; the simulated hub turns it into sensor "
+    "events. A wrong gesture is allowed (the engine raises the alert, as it would for real "
+    "cards), but never with a card in another hand, and the pile only for a refill.",
+)
+def gesture(virtual: VirtualDep, actor: ActorDep, body: SimIn) -> VirtualPublic:
+    return do_gesture(virtual, actor, body)
+
+
+class WaitingIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seat: int = Field(ge=0, lt=N_SEATS)
+    reason: str | None = Field(default=None, max_length=300)
+
+
+@router.post("/waiting", summary="A bot says why it waits (host PIN: the demo's bots)",
+             status_code=status.HTTP_204_NO_CONTENT)
+def waiting(virtual: VirtualDep, actor: ActorDep, body: WaitingIn) -> None:
+    if actor.seat is not None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "only the host's bots say this")
+    virtual.note_waiting(body.seat, body.reason)
+
+
+def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
     state = bridge.table_state()
     seat = state.game.view.expected.seat if state.game else None
+    if actor.seat is not None and seat != actor.seat:
+        raise HTTPException(status.HTTP_409_CONFLICT,
+                            f"it is not {seat_name(actor.seat)}'s turn")
+    return seat
+
+
+def _decide(bridge: BridgeDep, actor: Actor, verb: str) -> CommandResult:
+    seat = _active_seat(bridge, actor)
+    state = bridge.table_state()
     if state.game is None or state.game.view.phase != "last_card" or seat is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "no last card to keep or discard now (G10a)")
     return answered(bridge.command(verb, {"seat": seat}, seat=seat, source="virtual"))
 
 
 @router.post("/keep", summary="Keep the last card (for the seat whose turn it is)")
-def keep(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
-    return _decide(bridge, "keep")
+def keep(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandResult:
+    return _decide(bridge, actor, "keep")
 
 
 @router.post("/discard", summary="Discard the last card (for the seat whose turn it is)")
-def discard(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
-    return _decide(bridge, "discard")
+def discard(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandResult:
+    return _decide(bridge, actor, "discard")
 
 
-@router.post("/pass", summary="Pass at a corner instead of using Declinatio (the seat's button)")
-def pass_turn(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
+def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
+    _active_seat(bridge, actor)
     state = bridge.table_state()
     if state.game is None or not state.game.view.expected.can_pass:
         raise HTTPException(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)")
     return answered(bridge.command("confirm", source="virtual"))
 
 
-@router.post(
-    "/declinatio",
-    summary="Use Declinatio onto a line of Vanesco/Perluceo only: ends the game (G7)",
-    description="For the seat whose turn it is, only when its pawn stands at a corner and "
-    "Declinatio would face a line holding only Vanesco/Perluceo (the table's prompt "
-    "`corner_blocked`). At a real table the seat taps its Declinatio card on its pad.",
-)
-def use_declinatio(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
+@router.post("/pass", summary="Pass at a corner instead of using Declinatio (the seat's button)")
+def pass_turn(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandResult:
+    return _pass(bridge, actor)
+
+
+def _declinatio(bridge: BridgeDep, actor: Actor) -> CommandResult:
+    _active_seat(bridge, actor)
     seat = corner_blocked(bridge.table_state().game)
     if seat is None:
         raise HTTPException(
@@ -81,6 +173,103 @@ def use_declinatio(virtual: VirtualDep, bridge: BridgeDep) -> CommandResult:
             "it reaches",
         )
     return answered(bridge.command("declinatio", {"seat": seat}, seat=seat, source="virtual"))
+
+
+@router.post(
+    "/declinatio",
+    summary="Use Declinatio onto a line of Vanesco/Perluceo only: ends the game (G7)",
+    description="For the seat whose turn it is, only when its pawn stands at a corner and "
+    "Declinatio would face a line holding only Vanesco/Perluceo (the table's prompt "
+    "`corner_blocked`). At a real table the seat taps its Declinatio card on its pad.",
+)
+def use_declinatio(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandResult:
+    return _declinatio(bridge, actor)
+
+
+# ---------------------------------------------------------------- the phone controller
+
+
+class PlayIn(BaseModel):
+    """One tap on a seat's phone (CONTRACTS.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["take", "refill", "vanesco", "keep", "discard", "pass", "declinatio"]
+    where: str | None = Field(default=None, max_length=16, description="'r,c' (take, refill)")
+
+
+def require_seat_or_host(
+    bridge: BridgeDep,
+    settings: SettingsDep,
+    seat: SeatNumberDep,
+    pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
+    secret: Annotated[str | None, Query(max_length=128, description="the seat's secret")] = None,
+) -> Actor:
+    if pin:
+        if not pin_ok(settings, pin):
+            raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
+        return Actor(seat=seat)  # the host plays for that seat
+    return _check_seat_secret(bridge, seat, secret)
+
+
+def _refused(code: str, message: str, http: int = status.HTTP_409_CONFLICT,
+             rule: str | None = None) -> JSONResponse:
+    return JSONResponse({"status": "error", "data": None,
+                         "error": {"code": code, "rule": rule, "message": message}},
+                        status_code=http)
+
+
+def _virtual_or_none(request: Request, bridge: BridgeDep) -> VirtualTable | None:
+    virtual: VirtualTable | None = request.app.state.virtual
+    backend = bridge.status().hub_backend
+    if virtual is None or (backend is not None and backend != "sim"):
+        return None
+    return virtual
+
+
+@play_router.post(
+    "/{seat}/play",
+    summary="One tap of a seat's phone: a whole take, a refill, a Vanesco tap, or a button",
+    description="take: lift the card at `where`, lay it on the seat's pad and slide it on; "
+    "refill: the pile's top card into the hole `where`; vanesco: tap the seat's top card; "
+    "keep / discard / pass / declinatio: the seat's buttons. The seat's secret "
+    "(``?secret=``) or the host PIN.",
+    responses={404: {"description": "no virtual table: make the move with the real cards"},
+               409: {"description": "not possible now (the reason says why)"}},
+)
+def play(request: Request, bridge: BridgeDep, seat: SeatNumberDep,
+         actor: Annotated[Actor, Depends(require_seat_or_host)], body: PlayIn) -> Any:
+    virtual = _virtual_or_none(request, bridge)
+    if virtual is None:
+        return _refused("no_virtual_table",
+                        "no virtual table: make the move with the real cards",
+                        status.HTTP_404_NOT_FOUND)
+    try:
+        if body.action in ("take", "refill", "vanesco"):
+            if body.action != "vanesco" and not body.where:
+                return _refused("bad_args", f"{body.action} needs where: 'r,c'",
+                                status.HTTP_422_UNPROCESSABLE_CONTENT)
+            where = body.where if body.action != "vanesco" else None
+            gesture_seat = seat if body.action != "refill" else None
+            virtual.check_moment(body.action, where, gesture_seat, actor.seat)
+            view = virtual.gesture(body.action, where, gesture_seat, owner_of(seat))
+            return _answer(view.model_dump())
+        if body.action in ("keep", "discard"):
+            result = _decide(bridge, actor, body.action)
+        elif body.action == "pass":
+            result = _pass(bridge, actor)
+        else:
+            result = _declinatio(bridge, actor)
+        return _answer(result.data)
+    except VirtualError as exc:
+        return _refused("not_possible", str(exc))
+    except HTTPException as exc:  # a `Refusal` keeps the engine's code and rule id
+        return _refused(getattr(exc, "code", None) or "refused", str(exc.detail),
+                        exc.status_code, getattr(exc, "rule", None))
+
+
+def _answer(data: Any) -> dict[str, Any]:
+    return {"status": "ok", "data": data, "error": None}
 
 
 class PawnIn(BaseModel):

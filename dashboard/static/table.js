@@ -123,7 +123,10 @@ function renderAlerts(state) {
   const el = document.getElementById("alerts");
   const seats = state.game ? state.game.view.seats : [];
   el.classList.toggle("has-alerts", state.alerts.length > 0);
-  setHtml(el, state.alerts.length ? alertsHtml(state.alerts, seats) : `<p class="no-alerts">${esc(t("no_alerts"))}</p>`);
+  // The demo's bots say why they wait ("Seat N's bot is waiting: <reason>").
+  const waiting = state.virtual && state.virtual.waiting ? state.virtual.waiting : {};
+  const waitHtml = Object.keys(waiting).sort().map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">⏸ ${esc(`${seatLabel(Number(s))}'s bot is waiting: ${waiting[s]}`)}</p>`).join("");
+  setHtml(el, waitHtml + (state.alerts.length ? alertsHtml(state.alerts, seats) : waitHtml ? "" : `<p class="no-alerts">${esc(t("no_alerts"))}</p>`));
 }
 
 function renderJoin(state) {

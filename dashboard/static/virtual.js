@@ -17,6 +17,29 @@ const perf = (window.__cauldron = {
 let current = null;
 let socketUp = false;
 
+/* Who plays here: a seat (?seat=&secret=, its own hand) or the host (the PIN the host page
+   keeps for this tab). Without either the page only looks: every gesture needs one. */
+const PLAY_QS = new URLSearchParams(location.search);
+const PLAY_SEAT = PLAY_QS.get("seat");
+const PLAY_SECRET = PLAY_QS.get("secret");
+const PLAY_OWNER = PLAY_SEAT != null && PLAY_SECRET ? PLAY_SEAT : "host";
+function myHand(virtual) {
+  const h = virtual && virtual.hands && virtual.hands[PLAY_OWNER];
+  return h ? h.card : null;
+}
+function vapi(method, path, body) {
+  if (PLAY_OWNER !== "host") {
+    const q = `seat=${encodeURIComponent(PLAY_SEAT)}&secret=${encodeURIComponent(PLAY_SECRET)}`;
+    return api(method, path + (path.includes("?") ? "&" : "?") + q, body);
+  }
+  return api(method, path, body, { "X-Host-Pin": sessionStorage.getItem("cauldron-host-pin") || "" });
+}
+/* "Seat N's bot is waiting: <reason>" (the demo's bots say why they stopped). */
+function waitingHtml(virtual) {
+  const waiting = virtual && virtual.waiting ? Object.keys(virtual.waiting).sort() : [];
+  return waiting.map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">⏸ ${esc(`${seatLabel(Number(s))}'s bot is waiting: ${virtual.waiting[s]}`)}</p>`).join("");
+}
+
 function renderTurn(state) {
   const el = document.getElementById("turn");
   const v = state.game && state.game.view;
@@ -63,9 +86,10 @@ function renderHand(state) {
   const virtual = state.virtual;
   const el = document.getElementById("hand");
   if (!virtual) { el.textContent = t("virtual_off"); return; }
-  setHtml(el, virtual.hand
-    ? `<p>${esc(t("hand"))}: ${cardHtml(virtual.hand, "small")}</p>`
-    : `<p>${esc(virtual.restoring ? t("restoring") : virtual.dealt ? t("hand_empty") : t("not_dealt"))}</p>`);
+  const hand = myHand(virtual);
+  setHtml(el, hand
+    ? `<p>${esc(t("hand"))}: ${cardHtml(hand, "small")}</p>`
+    : `<p>${esc(virtual.dealt ? t("hand_empty") : t("not_dealt"))}</p>`);
   const v = state.game && state.game.view;
   const last = v && !v.over && v.phase === "last_card";
   document.getElementById("pass-btn").hidden = !(v && !v.over && v.expected && v.expected.can_pass);
@@ -73,8 +97,8 @@ function renderHand(state) {
   document.getElementById("declinatio-btn").hidden = !(v && !v.over && prompt && prompt.code === "corner_blocked");
   document.getElementById("keep-btn").hidden = !last;
   document.getElementById("discard-btn").hidden = !last;
-  document.getElementById("drop-btn").disabled = !virtual.hand;
-  document.getElementById("draw-btn").disabled = !!virtual.hand || !virtual.pile_size;
+  document.getElementById("drop-btn").disabled = !hand;
+  document.getElementById("draw-btn").disabled = !!hand || !virtual.pile_size;
   document.getElementById("draw-btn").textContent = `${t("draw")} (${tn("cards_n", virtual.pile_size)})`;
 }
 
@@ -89,7 +113,8 @@ function render(state) {
     renderSeats(state);
     renderHand(state);
   });
-  setHtml(document.getElementById("alerts"), alertsHtml(state.alerts, v ? v.seats : []));
+  setHtml(document.getElementById("alerts"),
+    waitingHtml(state.virtual) + alertsHtml(state.alerts, v ? v.seats : []));
   renderBanners(state.status, socketUp);
   const g = state.game;
   perf.renders += 1;
@@ -101,7 +126,7 @@ function render(state) {
   }
   document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
   document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
-  document.body.dataset.hand = state.virtual && state.virtual.hand ? state.virtual.hand : "";
+  document.body.dataset.hand = myHand(state.virtual) || "";
   const vt = state.virtual;
   document.body.dataset.virtual = vt ? [vt.hand || "", Object.keys(vt.pads).sort().map((k) => `${k}:${vt.pads[k]}`).join(","),
     vt.pile_size, Object.keys(vt.cells).length,
@@ -119,7 +144,7 @@ function playMsg(text, isError) {
 
 async function gesture(body) {
   try {
-    await api("POST", "/api/virtual/gesture", body);
+    await vapi("POST", "/api/virtual/gesture", body);
     playMsg("");
     return true;
   } catch (e) {
@@ -136,16 +161,14 @@ async function onAct(btn) {
   if (act === "cell") {
     const where = btn.dataset.where;
     const card = virtual.cells[where];
-    if (card && !virtual.hand) return gesture({ action: "lift", where });
-    if (!card && virtual.hand) return gesture({ action: "lay", where });
-    if (!card && !virtual.hand && virtual.pile_size) {
-      if (await gesture({ action: "draw" })) return gesture({ action: "lay", where });
-      return;
-    }
-    return playMsg(card ? t("hand_full", { card: cardLabel(virtual.hand) }) : t("hand_empty"), true);
+    const hand = myHand(virtual);
+    if (card && !hand) return gesture({ action: "lift", where });
+    if (!card && hand) return gesture({ action: "lay", where });
+    if (!card && !hand && virtual.pile_size) return gesture({ action: "refill", where });
+    return playMsg(card ? t("hand_full", { card: cardLabel(hand) }) : t("hand_empty"), true);
   }
   if (act === "pad") {
-    if (virtual.hand) return gesture({ action: "lay", where: `pad:${seat}` });
+    if (myHand(virtual)) return gesture({ action: "lay", where: `pad:${seat}` });
     if (virtual.pads[String(seat)]) return gesture({ action: "slide", seat });
     return playMsg(t("hand_empty"), true);
   }
@@ -162,7 +185,7 @@ document.getElementById("draw-btn").addEventListener("click", () => gesture({ ac
 document.getElementById("drop-btn").addEventListener("click", () => gesture({ action: "drop" }));
 for (const verb of ["keep", "discard", "pass", "declinatio"]) {
   document.getElementById(`${verb}-btn`).addEventListener("click", async () => {
-    try { await api("POST", `/api/virtual/${verb}`); playMsg(t("done")); }
+    try { await vapi("POST", `/api/virtual/${verb}`); playMsg(t("done")); }
     catch (e) { playMsg(t("error", { message: e.message }), true); }
   });
 }

@@ -35,7 +35,9 @@ from engine.wire.mqtt import MqttError, WireClient
 log = logging.getLogger("cauldron.demo")
 
 # Sensor events (hence engine inputs) each gesture makes on the simulated table.
-GESTURE_INPUTS = {"lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 0}
+GESTURE_INPUTS = {"lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 0,
+                  "refill": 1, "take": 3, "vanesco": 2}
+MAX_REFUSED = 3  # refused gestures in a row before a bot waits for the table to change
 PIN_HEADER = "X-Host-Pin"
 
 
@@ -78,6 +80,9 @@ class BotDriver:
                                  headers={PIN_HEADER: config.pin})
         self.stop_event = threading.Event()
         self.finished = threading.Event()  # `games` games played and shown
+        self.resumed = threading.Event()
+        self.resumed.set()
+        self.idle = threading.Event()  # paused and between two gestures
         self.games_started = 0
         self.games_over = 0
         self.results: list[dict[str, Any]] = []
@@ -85,6 +90,10 @@ class BotDriver:
         self._game_id: str | None = None  # the game this driver started
         self._over_at: float | None = None
         self._decisions = 0
+        self._refused = 0  # refused gestures in a row
+        self._stuck_at: str | None = None  # the table as it was when the bot gave up
+        self._waiting_seat: int | None = None
+        self._waiting_why: str | None = None
         mqtt.subscribe(Topics(config.table).game_events, self._on_events)
 
     # ------------------------------------------------------------ lifecycle
@@ -117,8 +126,21 @@ class BotDriver:
 
     # ------------------------------------------------------------ the loop
 
+    def pause(self, paused: bool = True) -> None:
+        """Hold the bots between two gestures (the host's hand, a test); `idle` is set once
+        they are held."""
+        if paused:
+            self.resumed.clear()
+        else:
+            self.idle.clear()
+            self.resumed.set()
+
     def _run(self) -> None:
         while not self.stop_event.is_set():
+            if not self.resumed.is_set():
+                self.idle.set()
+                self.resumed.wait(0.1)
+                continue
             try:
                 self.tick()
             except (httpx.HTTPError, DriverError) as exc:
@@ -173,21 +195,27 @@ class BotDriver:
                 self._sleep(0.2)
                 return
         elif phase in ("playing", "dealing") and game is not None:
-            if (state.get("virtual") or {}).get("restoring"):
-                self._sleep(0.2)  # the dashboard restarted: its table is coming back
-                return
-            if (state.get("virtual") or {}).get("dealt"):
-                # Dealt on the virtual table from the host page: play it.
+            if phase == "playing":
+                # A game started from the host page (or before a restart): the simulated
+                # table holds its cards, so play it; never replace it.
                 self._game_id = game["game_id"]
                 self._over_at = None
                 self.games_started += 1
                 self.say(f"game {self._game_id} started from the host page: the bots play "
                          "the seats nobody joins")
+            else:
+                self._sleep(0.1)  # the host is dealing: the game starts once it is dealt
+            return
+        elif game is not None and phase in ("over", "ended"):
+            # Someone else's game ended (the host's): show its end as long as our own.
+            if self._over_at is None or self._game_id != game["game_id"]:
+                self._game_id = game["game_id"]
+                self._over_at = time.monotonic()
+                self._report_end(game)
                 return
-            # Left over from an earlier run: the virtual table does not hold its cards, so
-            # end it and deal afresh.
-            self.say(f"ending game {game['game_id']} left over from before")
-            self._host("/api/host/end")
+            if time.monotonic() - self._over_at < self.config.linger:
+                self._sleep(0.2)
+                return
         self._new_game()
 
     def _new_game(self) -> None:
@@ -237,10 +265,12 @@ class BotDriver:
         """A card left on a pad or in hand at the end goes where it belongs (cosmetic)."""
         virtual = state.get("virtual") or {}
         try:
-            if virtual.get("hand"):
-                self._gesture({"action": "drop"}, wait=False)
+            for owner in list(virtual.get("hands") or {}):
+                if owner.isdigit():  # the bots' own hands; a person's is theirs
+                    self._gesture({"action": "drop", "as_seat": int(owner)}, wait=False)
             for seat in list(virtual.get("pads") or {}):
-                self._gesture({"action": "slide", "seat": int(seat)}, wait=False)
+                self._gesture({"action": "slide", "seat": int(seat), "as_seat": int(seat)},
+                              wait=False)
         except DriverError as exc:
             log.info("tidying the table: %s", exc)
 
@@ -261,27 +291,113 @@ class BotDriver:
         def is_bot(s: int) -> bool:
             return not (s < len(joined) and joined[s])
 
+        if self._blocked(state):
+            return False
+        hands: dict[str, Any] = virtual.get("hands") or {}
+        for pad in sorted(virtual.get("pads") or {}):
+            # A bot's taken card still on its pad (the turn moved on when it was laid).
+            if is_bot(int(pad)) and not table.get("vanesco_wait"):
+                return self._gesture({"action": "slide", "seat": int(pad),
+                                      "as_seat": int(pad)}, state)
         for wait in table.get("vanesco_wait") or []:
             if is_bot(wait["seat"]):  # a person taps their own card
-                return self._gesture({"action": "tap", "seat": wait["seat"]}, state)
+                return self._gesture({"action": "tap", "seat": wait["seat"],
+                                      "as_seat": wait["seat"]}, state)
             return False
         if not is_bot(seat):
+            self._waiting(None)
             return False
-        hand, pads = virtual.get("hand"), virtual.get("pads") or {}
-        if hand is not None:
-            origin = virtual.get("hand_from")
+        mine = hands.get(str(seat))
+        pads = virtual.get("pads") or {}
+        if mine is not None:
+            origin = mine.get("origin")
             if origin == "pile":
-                return self._gesture({"action": "lay", "where": expected["refill_cell"]}, state)
+                return self._gesture({"action": "lay", "where": expected["refill_cell"],
+                                      "as_seat": seat}, state)
             if view.get("phase") == "last_card" and origin and "," in origin:
                 return self._last_card(state, seat, origin)
-            return self._gesture({"action": "lay", "where": f"pad:{seat}"}, state)
-        if pads:
-            return self._gesture({"action": "slide", "seat": int(next(iter(pads)))}, state)
+            return self._gesture({"action": "lay", "where": f"pad:{seat}", "as_seat": seat},
+                                 state)
+        if str(seat) in pads:
+            return self._gesture({"action": "slide", "seat": seat, "as_seat": seat}, state)
+        why = self._inconsistent(state, view, seat)
+        if why is not None:
+            self._waiting(seat, why)
+            return False
+        self._waiting(None)
         if expected.get("phase") == "refill":
-            return self._gesture({"action": "draw"}, state)
+            return self._gesture({"action": "refill", "where": expected["refill_cell"],
+                                  "as_seat": seat}, state)
         if expected.get("phase") in ("take", "declinatio"):
             return self._decide(state, view, seat)
         return False
+
+    @staticmethod
+    def _inconsistent(state: dict[str, Any], view: dict[str, Any], seat: int) -> str | None:
+        """Why the table is not as the game expects (a bot then waits), or None."""
+        virtual = state.get("virtual") or {}
+        hands: dict[str, Any] = virtual.get("hands") or {}
+        others = {o: h for o, h in hands.items() if o != str(seat)}
+        if others:
+            owner, held = next(iter(sorted(others.items())))
+            who = "the host" if owner == "host" else seat_name(int(owner), "").replace(" ()", "")
+            return f"{who}'s hand holds a card (from {held.get('origin')}): lay it down first"
+        pads = {k: v for k, v in (virtual.get("pads") or {}).items() if k != str(seat)}
+        if pads:
+            pad = next(iter(sorted(pads)))
+            return f"a card lies on Seat {int(pad) + 1}'s pad"
+        for alert in state.get("alerts") or []:
+            if alert.get("severity") in ("error", "warning"):
+                return f"the table does not match the game: {alert.get('message')}"
+        return None
+
+    # ------------------------------------------------------------ waiting
+
+    def _fingerprint(self, state: dict[str, Any]) -> str:
+        game = state.get("game") or {}
+        table = (game.get("view") or {}).get("table") or {}
+        virtual = state.get("virtual") or {}
+        return repr((game.get("game_id"), table.get("inputs"), virtual.get("hands"),
+                     virtual.get("pads"), sorted((virtual.get("cells") or {}).items()),
+                     [a.get("alert_id") for a in state.get("alerts") or []]))
+
+    def _blocked(self, state: dict[str, Any]) -> bool:
+        """After a few refused tries a bot waits until the table changes."""
+        if self._refused < MAX_REFUSED:
+            return False
+        if self._fingerprint(state) == self._stuck_at:
+            self._sleep(0.1)
+            return True
+        self._refused = 0
+        self._stuck_at = None
+        return False
+
+    def _waiting(self, seat: int | None, reason: str | None = None) -> None:
+        """Tell the table screen that `seat`'s bot waits (None: no bot waits any more)."""
+        if seat is None and self._waiting_seat is None:
+            return
+        if seat is not None and (seat, reason) == (self._waiting_seat, self._waiting_why):
+            return
+        if seat is None:
+            body: dict[str, Any] = {"seat": self._waiting_seat, "reason": None}
+        else:
+            if self._waiting_seat is not None and self._waiting_seat != seat:
+                self._post_waiting({"seat": self._waiting_seat, "reason": None})
+            body = {"seat": seat, "reason": reason}
+            log.info("demo bots: Seat %d's bot is waiting: %s", seat + 1, reason)
+        self._waiting_seat, self._waiting_why = seat, reason
+        self._post_waiting(body)
+
+    def _post_waiting(self, body: dict[str, Any]) -> None:
+        try:
+            self.http.post("/api/virtual/waiting", json=body)
+        except httpx.HTTPError as exc:
+            log.info("demo bots: cannot show the waiting bot: %s", exc)
+
+    def _wait_for(self, seat: int, reason: str, state: dict[str, Any]) -> None:
+        self._waiting(seat, reason)
+        self._refused = MAX_REFUSED
+        self._stuck_at = self._fingerprint(state)
 
     def _synced_game(self, view: dict[str, Any], game_id: str | None) -> Game | None:
         """A copy of the shadow once it has caught up with the public view, else None."""
@@ -345,12 +461,10 @@ class BotDriver:
                 lost = self.shadow.game is None or self.shadow.game_id != game_id
             if lost and not self.stop_event.is_set():
                 # Not even the engine's history brought the shadow back (an old engine, a
-                # broker outage): deal a new game rather than freeze the demo.
-                self.say(f"game {game_id}: the bots lost track of the game (a message was "
-                         "lost); dealing a new game")
-                self._host("/api/host/end")
-                self._game_id = None
-                return True
+                # broker outage): wait and try again; never replace the host's game.
+                self._wait_for(seat, "it lost track of the game (a message was lost); it "
+                                     "reads the engine's history again in a moment", state)
+                return False
             log.info("demo bots: the public action stream is behind the table view; waiting")
             return False
         if game.seat != seat or game.phase is not Phase.TAKE:
@@ -365,12 +479,26 @@ class BotDriver:
                 # Declinatio onto a line of Vanesco/Perluceo only ends the game (G7): no lift
                 # says so; at a real table the seat taps the card, here the table's button.
                 return self._button("/api/virtual/declinatio", state)
+            game = probe
             action = self._choose(probe, seat)  # the card from the newly faced line
         if isinstance(action, Pass):
             return self._button("/api/virtual/pass", state)
         if isinstance(action, Take):
-            return self._gesture({"action": "lift", "where": cell_name(action.cell)}, state)
+            where = cell_name(action.cell)
+            if not self.config.pace and not self._ends_game(game, action):
+                # As fast as the table confirms: the whole take in one gesture (the phone's
+                # one tap); at a visible pace each step shows on the big screen.
+                return self._gesture({"action": "take", "where": where, "seat": seat,
+                                      "as_seat": seat}, state)
+            return self._gesture({"action": "lift", "where": where, "as_seat": seat}, state)
         raise DriverError(f"seat {seat}: the bot chose {action}, which no gesture expresses now")
+
+    @staticmethod
+    def _ends_game(game: Game, take: Take) -> bool:
+        """The take is the game's last card (keep or discard: decided once in hand)."""
+        probe = game.copy()
+        probe.apply(take)
+        return probe.phase is Phase.LAST_CARD
 
     def _last_card(self, state: dict[str, Any], seat: int, cell: str) -> bool:
         """The last card is in the bot's hand: keep it (lay it on the pad) or discard it."""
@@ -390,8 +518,8 @@ class BotDriver:
         if isinstance(choice, Discard):
             if not self._button("/api/virtual/discard", state):
                 return False
-            return self._gesture({"action": "drop"}, wait=False)
-        return self._gesture({"action": "lay", "where": f"pad:{seat}"}, state)
+            return self._gesture({"action": "drop", "as_seat": seat}, wait=False)
+        return self._gesture({"action": "lay", "where": f"pad:{seat}", "as_seat": seat}, state)
 
     # ------------------------------------------------------------ hands
 
@@ -405,8 +533,14 @@ class BotDriver:
         before = self._inputs(state)
         response = self.http.post("/api/virtual/gesture", json=body)
         if response.status_code == 409:
-            raise DriverError(f"gesture {body}: {response.json().get('detail')}")
+            reason = str(response.json().get("detail"))
+            self._refused += 1
+            if self._refused >= MAX_REFUSED and state is not None:
+                seat = body.get("as_seat", body.get("seat"))
+                self._wait_for(int(seat) if seat is not None else 0, reason, state)
+            raise DriverError(f"gesture {body}: {reason}")
         response.raise_for_status()
+        self._refused = 0
         if wait:
             self._confirmed(before, GESTURE_INPUTS[body["action"]])
         return True

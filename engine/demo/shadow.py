@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from engine.rules import Game, GameConfig
 from engine.rules.actions import Action, action_from_wire
+from engine.rules.cards import RECIPE_A, RECIPE_B
 from engine.rules.errors import RulesError
 from engine.rules.events import Event
 from engine.wire.contract import GameEvents
@@ -38,6 +39,7 @@ class ShadowGame:
     actions: list[Action] = field(default_factory=list)
     mismatches: int = 0  # public events that differ from the engine's (should stay 0)
     resets: int = 0  # undo / rebuild count: followers holding state derived from us re-read
+    recipes: dict[int, tuple[str, ...]] = field(default_factory=dict)  # seats' own, if known
 
     def feed(self, message: GameEvents) -> list[tuple[Action, list[Event]]]:
         """Apply one message; returns the (action, events) newly applied, in order.
@@ -83,7 +85,7 @@ class ShadowGame:
         assert message.config is not None and message.grid is not None
         try:
             config = GameConfig.from_wire(message.config)
-            game = Game.from_deal(config, list(message.grid), None)
+            game = Game.from_deal(config, list(message.grid), None, self._recipes(config))
         except RulesError as exc:
             self.game = None
             raise ShadowError(f"game {message.game_id}: cannot set up the shadow: {exc}") from None
@@ -94,11 +96,21 @@ class ShadowGame:
         self.actions = []
         self.resets += 1
 
+    def _recipes(self, config: GameConfig) -> tuple[tuple[str, ...], ...]:
+        """Each seat's recipes are its own secret (G11): the public stream does not name
+        them. The shadow follows the game with stand-ins (`recipes`, when a seat's own are
+        known, replace them), which changes no move's legality, only end scores."""
+        if not config.recipes:
+            return ()
+        return tuple(self.recipes.get(s, (RECIPE_A[s % len(RECIPE_A)],
+                                          RECIPE_B[s % len(RECIPE_B)]))
+                     for s in range(config.players))
+
     def _rebuild(self, length: int) -> None:
         """An undo: replay the first `length` actions on a fresh shadow."""
         assert self.config is not None
         kept = self.actions[:length]
-        game = Game.from_deal(self.config, list(self.grid), None)
+        game = Game.from_deal(self.config, list(self.grid), None, self._recipes(self.config))
         for action in kept:
             game.apply(action)
         self.game = game

@@ -1,9 +1,12 @@
 """Names for people (CONTRACTS.md, "Human-readable names"): seats are "Seat 1".."Seat 4"
-with their colour, never a raw 0-based number."""
+with their colour, cells "row R, column C" with R, C = 1..6 (top-left is row 1, column 1),
+never a raw 0-based number or a raw card id (the wire keeps "r,c" 0-based, seats 0..3)."""
 
 from __future__ import annotations
 
-from engine.rules.cards import CATALOGUE, Lang
+from engine.rules.board import SIZE, parse_cell
+from engine.rules.cards import CARDS, CATALOGUE, Lang, card_label
+from engine.rules.errors import RulesError
 
 _COLOUR_NAMES = {c["id"]: c["names"] for c in CATALOGUE["colours"]}
 _SEAT_WORD = {"en": "Seat", "fr": "Place", "de": "Platz"}
@@ -15,3 +18,26 @@ def seat_name(seat: int, colour: str | None = None, lang: Lang = "en") -> str:
     if colour in _COLOUR_NAMES:
         return f"{name} ({_COLOUR_NAMES[colour][lang]})"
     return name
+
+
+def cell_label(cell: int | str) -> str:
+    """``"1,2"`` or 8 -> ``"row 2, column 3"``."""
+    index = parse_cell(cell) if isinstance(cell, str) else cell
+    return f"row {index // SIZE + 1}, column {index % SIZE + 1}"
+
+
+def place_label(where: str) -> str:
+    """A place of the wire (``"r,c"``, ``"pad:<seat>"``, ``"pile"``) for people."""
+    if where == "pile":
+        return "the draw pile"
+    if where.startswith("pad:") and where[4:].isdigit():
+        return f"{seat_name(int(where[4:]))}'s pad"
+    try:
+        return cell_label(where)
+    except (ValueError, RulesError):
+        return where
+
+
+def card_name(card: str) -> str:
+    """A card for people ("Bottles 3 (orange)"); never a raw id for a known card."""
+    return card_label(card) if card in CARDS else "an unknown card"

@@ -392,3 +392,21 @@ def returned_to_cauldrons(before: Game, after: Game) -> list[tuple[int, str]]:
         if len(then) > len(now):
             out += [(seat, card) for card in then[len(now):]]
     return out
+
+
+def physical_layout(game: Game) -> dict[str, Any]:
+    """Where every card of the game lies, as a simulated table lays it out (its ``restore``
+    gesture, after an undo): the square, each cauldron (bottom first), the spells beside it,
+    the pile's cards (unordered part, then those Vanesco sent under it, top first). Covered
+    cards included: for the simulated hub only, never for a view."""
+    _, order, unknown, bottom = game.pile.state()
+    assert isinstance(order, tuple) and isinstance(unknown, frozenset)
+    assert isinstance(bottom, tuple)
+    return {
+        "cells": {cell_name(c): game.grid[c] for c in TAKEABLE_CELLS
+                  if game.grid[c] is not None},
+        "stacks": [list(s) for s in game.cauldrons],
+        "beside": [[slot[0] for slot in spells] for spells in game.spells],
+        "pile": sorted([*order, *unknown]),
+        "pile_bottom": list(bottom),
+    }

@@ -61,6 +61,7 @@ from engine.rules.observer import (
     PublicView,
     SeatView,
     dealing_view,
+    physical_layout,
     pile_size,
     public_view,
     refill_refusal,
@@ -246,6 +247,7 @@ class TableInterpreter:
         self._place_reasons: dict[int, _Reason] = {}  # refused placements (refill), by cell
         self._pad_reasons: dict[int, _Reason] = {}
         self._undo_note: _Reason | None = None
+        self._undo_steps: list[UndoStep] = []
         self.alerts: dict[tuple[Any, ...], Alert] = {}
         self._alert_counter = 0
         self.inputs = 0
@@ -780,7 +782,7 @@ class TableInterpreter:
                 and isinstance(actions[-count - 1], UseDeclinatio)):
             count += 1
         previous = replay(GameLog.of(game).without_last(count))
-        out.instructions = undo_instructions(game, previous)
+        out.instructions = [step.text for step in undo_steps(game, previous)]
         out.undone = count
         self.game = previous
         self.status = Status.PLAYING
@@ -789,9 +791,9 @@ class TableInterpreter:
         self._lift_reasons.clear()
         self._place_reasons.clear()
         undone = "; ".join(undone_text(a) for a in actions[-count:])
+        self._undo_steps = undo_steps(game, previous)
         self._undo_note = _Reason("G4", "undone", f"Undone: {undone}.",
-                                  " ".join(out.instructions) or "Nothing to put back.",
-                                  severity="info", kind="notice")
+                                  "Nothing to put back.", severity="info", kind="notice")
 
     # ------------------------------------------------------------------ alerts
 
@@ -827,8 +829,18 @@ class TableInterpreter:
             if reason.code == "not_taken" and any(s == seat for s, _ in on_pads.values()):
                 continue  # said by the cell's alert
             wanted[("pad", seat, reason.code, self.pads.get(seat))] = reason
-        if self._undo_note is not None:
-            wanted[("undo", game.turns, len(game.actions))] = self._undo_note
+        note = self._undo_note
+        if note is not None:
+            steps = self._undo_steps
+            done = [step.done(self.cells) for step in steps]
+            lines = [f"{n}. {'✓ ' if ok else ''}{step.text}"
+                     for n, (step, ok) in enumerate(zip(steps, done, strict=True), 1)]
+            wanted[("undo", game.turns, len(game.actions))] = _Reason(
+                note.rule, note.code, note.message, " ".join(lines) or note.instruction,
+                note.severity, note.seat,
+                (("steps", [{"n": n, "text": st.text, "done": ok, "seen": st.cell is not None}
+                            for n, (st, ok) in enumerate(zip(steps, done, strict=True), 1)]),),
+                note.kind)
         for problem in pawn_problems(game, self.pawn_sensing.sensed):
             wanted[("pawn", problem.code, problem.message)] = _Reason(
                 problem.rule, problem.code, problem.message, problem.instruction,
@@ -1027,10 +1039,37 @@ class TableInterpreter:
             rows.append(tuple(row))
         return tuple(rows)
 
+    def physical_layout(self) -> dict[str, Any] | None:
+        """Where every card of the game lies now, as a simulated table lays it out
+        (``hub/cmd/sim`` ``restore``): the square, each cauldron (bottom first), the spells
+        beside it, the pile's cards (unordered part, then those sent under it). Covered
+        cards included: this goes to the simulated hub only, never to a public view."""
+        game = self.game
+        if game is None or self.status not in (Status.PLAYING, Status.OVER):
+            return None
+        return physical_layout(game)
+
     @property
     def turn(self) -> int | None:
         game = self._playing()
         return game.seat if game is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class UndoStep:
+    """One numbered step of the way back after an undo; `cell`/`card`: what the readers see
+    once it is done (None: a step they cannot see, e.g. a card back on a cauldron)."""
+
+    text: str
+    cell: int | None = None
+    card: str | None = None
+    gone: bool = False  # done once `card` no longer lies on `cell` (a lift)
+
+    def done(self, cells: dict[int, str]) -> bool:
+        if self.cell is None:
+            return True
+        return (cells.get(self.cell) != self.card) if self.gone else (
+            cells.get(self.cell) == self.card)
 
 
 def undone_text(action: Action) -> str:
@@ -1044,19 +1083,24 @@ def undone_text(action: Action) -> str:
             Discard: "discarding the last card"}.get(type(action), str(action))
 
 
-def undo_instructions(before: Game, after: Game) -> list[str]:
+def undo_steps(before: Game, after: Game) -> list[UndoStep]:
     """How to put the cards back after an undo: what differs between the two games."""
-    steps: list[str] = []
+    steps: list[UndoStep] = []
     for cell in TAKEABLE_CELLS:
         now, then = before.grid[cell], after.grid[cell]
         if now == then:
             continue
         if now is not None:
-            steps.append(f"Lift {label(now)} from {where(cell)} and put it back on top of the "
-                         "draw pile.")
+            steps.append(UndoStep(f"Lift {label(now)} from {where(cell)} and put it back on top "
+                                  "of the draw pile.", cell, now, gone=True))
         if then is not None:
-            steps.append(f"Put {label(then)} back on {where(cell)}.")
+            steps.append(UndoStep(f"Put {label(then)} back on {where(cell)}.", cell, then))
     for seat, card in returned_to_cauldrons(before, after):
-        steps.append(f"Take {label(card)} from under the draw pile and put it back on "
-                     f"top of seat {seat}'s cauldron.")
+        steps.append(UndoStep(f"Take {label(card)} from under the draw pile and put it back "
+                              f"on top of seat {seat}'s cauldron."))
     return steps
+
+
+def undo_instructions(before: Game, after: Game) -> list[str]:
+    """The steps' texts (`undo_steps`)."""
+    return [step.text for step in undo_steps(before, after)]

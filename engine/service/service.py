@@ -162,6 +162,7 @@ class TableRuntime:
         }
         self.turn: int | None = None
         self.sent_seats: dict[int, bytes] = {}
+        self.hub_backend: str | None = None  # from the hub's snapshots: "sim" is virtual
         self.degraded: str | None = None  # why the table cannot be followed now
         self.pending_hub: str | None = None  # a new hub id waiting for the host
         self.registered_hub: str | None = None  # read once from the data dir
@@ -338,7 +339,10 @@ class EngineService:
         self._publish(runtime.topics.engine_state,
                       self._state("online", runtime.topics, runtime.degraded), retain=True)
         runtime.sent_seats.clear()
-        self.publish_views(runtime, Outcome(changed=True))
+        # Standing alerts too (the dashboard may have restarted and lost them): they stay
+        # until the table is right.
+        self.publish_views(runtime, Outcome(changed=True,
+                                            raised=runtime.interp.active_alerts))
 
     # ------------------------------------------------------------------ hub events
 
@@ -581,6 +585,7 @@ class EngineService:
 
     def _snapshot(self, table: str, model: HubSnapshot) -> None:
         runtime = self.table(table)
+        runtime.hub_backend = model.backend
         cursor = runtime.cursors.get(model.hub_id)
         if cursor is None or cursor.epoch != model.epoch:
             # A hub not followed from its start (a new engine, a reset outbox): take what
@@ -900,8 +905,19 @@ class EngineService:
             if (outcome.actions or outcome.started or outcome.ended or outcome.undone
                     or not runtime.sent_seats):  # a seat's own view changes with the game
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
+        if (outcome.undone or outcome.ended) and runtime.hub_backend == "sim":
+            self._restore_sim(runtime)
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
+
+    def _restore_sim(self, runtime: TableRuntime) -> None:
+        """An undo on a simulated table is carried out physically: the hub lays the table
+        out as the game now holds it (its sensor events then clear the alerts). At the end of
+        a game too: a Vanesco kept as the last card sends tops out of the game that nobody
+        taps any more, and the last card goes from the pad to its cauldron."""
+        layout = runtime.interp.physical_layout()
+        if layout is not None:
+            self._hub_command(runtime, "sim", {"action": "restore", "layout": layout})
 
     def _publish_game_events(self, runtime: TableRuntime, outcome: Outcome, now: float) -> None:
         interp = runtime.interp

@@ -10,6 +10,8 @@ topic (after the base)      model                    notes
 ``hub/state``               `ServiceState`           retained, last will ``offline``
 ``hub/snapshot``            `HubSnapshot`            retained: what every reader sees now
 ``hub/health``              `HubHealth`              retained: reader health, no card
+``hub/sim``                 `SimTablePublic`         retained: the simulated table's
+                                                     public physical view (sim hub only)
 ``hub/cmd/<verb>``          `CommandRequest`         verbs in `HUB_VERBS` (LED, buzzer, ...)
 ``hub/cmd/<verb>/response`` `CommandResponse`
 ``engine/state``            `ServiceState`           retained, last will ``offline``
@@ -87,9 +89,9 @@ GAME_VERBS: Final[tuple[str, ...]] = (
 #   snapshot  args {}                    republish hub/snapshot now
 #   replay    args {"epoch": str, "from_seq": int, "to_seq": int | None}
 #             republish kept events of that epoch (fill a gap seen in seq numbers)
-#   sim       args {"action": "place"|"remove"|"clear"|"state", "where": "2,3"|"pad:1"|"pos:7",
-#             "card_id": str, "uid": str}   simulated table only (dashboard virtual table);
-#             "state" answers {"lying": {where: card id}}: what really lies on the readers
+#   sim       simulated table only: the physical gestures of `hub.backends.sim` (lift, lay,
+#             slide, draw, drop, tap, take, refill, vanesco, deal, restore, view, seat, and
+#             the low-level place, remove, clear, state), see `SimulatedTable.gesture`
 HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim"]
 HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim", "enrol",
                                      "readers")
@@ -437,6 +439,34 @@ class PublicTableView(PublicView):
 _PUBLIC_TABLE_VIEW: Final = TypeAdapter(PublicTableView)
 
 
+class SimHand(BaseModel):
+    """A card held in someone's hand on the simulated table (face up: it was lifted from
+    the square, a pad, or drawn to refill a hole)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    card: str = Field(pattern=CARD_ID_PATTERN)
+    origin: str = Field(max_length=16, description="'r,c', 'pad:<seat>' or 'pile'")
+
+
+class SimTablePublic(WireModel):
+    """``hub/sim`` (retained): what anyone at the simulated table sees. Never a covered
+    card (a cauldron shows its top and its size only) and never the pile's order."""
+
+    hub_id: str = Field(min_length=1, max_length=64)
+    ts: float = Field(ge=0)
+    dealt: bool = False
+    cells: dict[str, str] = Field(default_factory=dict, max_length=36)
+    pads: dict[str, str] = Field(default_factory=dict, max_length=N_SEATS)
+    hands: dict[str, SimHand] = Field(
+        default_factory=dict, max_length=N_SEATS + 1,
+        description="owner ('host' or a seat '0'..'3') -> the card in that hand")
+    pile_size: int = Field(default=0, ge=0, le=200)
+    tops: dict[str, str | None] = Field(default_factory=dict, max_length=N_SEATS)
+    sizes: dict[str, int] = Field(default_factory=dict, max_length=N_SEATS)
+    beside: dict[str, list[str]] = Field(default_factory=dict, max_length=N_SEATS)
+
+
 class GamePublic(WireModel):
     """``game/public`` (retained): the public view, typed by the rules engine's observer
     (`engine.rules.observer.PublicView`, never a covered card) plus the table state;
@@ -551,6 +581,7 @@ MODELS: Final[tuple[type[WireModel], ...]] = (
     ServiceState,
     HubSnapshot,
     HubHealth,
+    SimTablePublic,
     GamePublic,
     GameSeat,
     GameAlert,
@@ -621,6 +652,10 @@ class Topics:
         return self._t("hub/health")
 
     @property
+    def hub_sim(self) -> str:
+        return self._t("hub/sim")
+
+    @property
     def engine_state(self) -> str:
         return self._t("engine/state")
 
@@ -678,6 +713,7 @@ def parse_topic(topic: str, base: str = DEFAULT_BASE) -> TopicInfo:
         "hub/state": ServiceState,
         "hub/snapshot": HubSnapshot,
         "hub/health": HubHealth,
+        "hub/sim": SimTablePublic,
         "engine/state": ServiceState,
         "game/public": GamePublic,
         "game/alert": GameAlert,

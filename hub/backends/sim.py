@@ -21,6 +21,16 @@ what lies on each reader and what was written into each tag, is saved after ever
 (temp file + ``os.replace``: a kill leaves the old or the new file, never half of one) and
 loaded on start. A change that cannot be saved is not made (`BackendError`). A damaged file
 is set aside as ``.bad`` and the table starts empty. Faults are not saved.
+
+It is also the one owner of the simulated *physical world* beyond the readers: the draw pile
+in order, each cauldron's stack, the spells beside it, the cards out of the game, and each
+hand (a card in a hand belongs to its owner: a seat ``"0"``..``"3"`` or ``"host"``). People,
+bots and the engine change it only through `gesture` (the hub's ``hub/cmd/sim``): lift, lay,
+slide, draw, drop, tap, the one-tap ``take``/``refill``/``vanesco``, ``deal`` and ``restore``
+(lay the table out as a given physical state). `public()` never shows a covered card nor the
+pile's order; `private(seat)` is that seat's own stack. A gesture that changes a reader
+returns once the presence tracker has confirmed the change (when the hub polls), so the
+sensor events of successive steps go out in the order they were made.
 """
 
 from __future__ import annotations
@@ -32,16 +42,27 @@ import logging
 import os
 import random
 import threading
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from hub.backends.base import RawBackend, ReaderRead
+from engine.rules.cards import CARDS
+from engine.rules.names import card_name, place_label, seat_name
+from hub.backends.base import PollResult, RawBackend, ReaderRead
 from hub.errors import BackendError, TagMapError
 from hub.layout import Layout
 from hub.tagmap import TagMap, normalise_uid
 
 log = logging.getLogger("cauldron.hub.sim")
-STATE_VERSION = 1
+STATE_VERSION = 2
+SEATS = 4
+HOST = "host"
+OWNERS = (HOST, "0", "1", "2", "3")
+CONFIRM_TIMEOUT = 3.0  # seconds a gesture waits for the polls to see its change
+
+
+class GestureRefused(BackendError):
+    """A gesture the physical table cannot do (the reason names the place, card or hand)."""
 
 
 def made_up_uid(card_id: str) -> str:
@@ -49,11 +70,40 @@ def made_up_uid(card_id: str) -> str:
     return "04" + hashlib.sha1(card_id.encode()).hexdigest()[:12].upper()
 
 
+def _made_up_uids() -> dict[str, str]:
+    return {made_up_uid(card): card for card in CARDS}
+
+
+def _where(place: Any) -> str:
+    if place.cell is not None:
+        return str(place.cell_key)
+    if place.seat is not None:
+        return f"pad:{place.seat}"
+    return f"pos:{place.position}"
+
+
+def _seat(seat: Any) -> int:
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < SEATS:
+        raise GestureRefused(f"seat {seat!r} is not 0..{SEATS - 1}")
+    return seat
+
+
+def _owner_label(owner: str) -> str:
+    return "the host" if owner == HOST else seat_name(int(owner)) if owner.isdigit() else owner
+
+
+def _card(card: str) -> str:
+    return card_name(card)
+
+
 def virtual_box_tagmap() -> TagMap:
     """A tag map with every taggable card enrolled under its made-up UID (a virtual box)."""
     from engine.rules.cards import enrolment_order
 
     return TagMap(tags={made_up_uid(card): card for card in enrolment_order()})
+
+
+_MADE_UP = _made_up_uids()
 
 
 class SimulatedTable(RawBackend):
@@ -85,6 +135,16 @@ class SimulatedTable(RawBackend):
         self._bad_last: set[int] = set()  # readers whose last poll was a dropped/misread one
         self._flick_phase: dict[int, bool] = {}
         self.sweeps = 0
+        # The physical world beyond the readers (see the module doc).
+        self._pile: list[str] = []  # top first
+        self._stacks: list[list[str]] = [[] for _ in range(SEATS)]  # bottom first
+        self._beside: list[list[str]] = [[] for _ in range(SEATS)]
+        self._out: list[str] = []
+        self._hands: dict[str, tuple[str, str]] = {}  # owner -> (card, origin)
+        self._dealt = False
+        self._gesture_lock = threading.RLock()  # one gesture at a time, start to end
+        self._polled = threading.Condition()
+        self._polling = False  # someone polls: gestures wait for their change to be seen
         self.state_path = Path(state_path) if state_path is not None else None
         if self.state_path is not None:
             self._load(self.state_path)
@@ -99,7 +159,9 @@ class SimulatedTable(RawBackend):
         except OSError as exc:
             raise BackendError(f"cannot read the simulated table {path}: {exc}") from None
         try:
-            tags, memory = self._parse(json.loads(text))
+            data = json.loads(text)
+            tags, memory = self._parse(data)
+            world = self._parse_world(data, tags)
         except (ValueError, TypeError, RecursionError, TagMapError) as exc:
             bad = path.with_name(path.name + ".bad")
             with contextlib.suppress(OSError):
@@ -108,10 +170,11 @@ class SimulatedTable(RawBackend):
                         "(the file is kept as %s)", path, exc, bad)
             return
         self._tags, self._memory = tags, memory
+        self._adopt(world)
 
     def _parse(self, data: Any) -> tuple[dict[int, str], dict[str, str]]:
-        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
-            raise ValueError(f"not a version {STATE_VERSION} simulated table")
+        if not isinstance(data, dict) or data.get("version") not in (1, STATE_VERSION):
+            raise ValueError(f"not a version 1 or {STATE_VERSION} simulated table")
         raw_tags, raw_memory = data.get("tags", {}), data.get("memory", {})
         if not isinstance(raw_tags, dict) or not isinstance(raw_memory, dict):
             raise ValueError("'tags' and 'memory' must be objects")
@@ -130,14 +193,54 @@ class SimulatedTable(RawBackend):
         memory = {normalise_uid(str(uid)): str(card) for uid, card in raw_memory.items()}
         return tags, memory
 
-    def _commit(self, tags: dict[int, str], memory: dict[str, str] | None = None) -> None:
-        """Save then adopt a new physical truth (call with ``_lock`` held)."""
+    def _parse_world(self, data: dict[str, Any], tags: dict[int, str]) -> dict[str, Any]:
+        """The physical world beyond the readers (empty in a version 1 file), checked: every
+        card lies in one place at most."""
+        world: dict[str, Any] = {"pile": [str(c) for c in data.get("pile", [])],
+                 "stacks": [[str(c) for c in s] for s in data.get("stacks", [[]] * SEATS)],
+                 "beside": [[str(c) for c in s] for s in data.get("beside", [[]] * SEATS)],
+                 "out": [str(c) for c in data.get("out", [])],
+                 "hands": {str(o): (str(h[0]), str(h[1]))
+                           for o, h in dict(data.get("hands", {})).items()},
+                 "dealt": bool(data.get("dealt", False))}
+        if len(world["stacks"]) != SEATS or len(world["beside"]) != SEATS:
+            raise ValueError(f"stacks and beside need one list per seat ({SEATS})")
+        if any(owner not in OWNERS for owner in world["hands"]):
+            raise ValueError(f"hands: owners are {', '.join(OWNERS)}")
+        cards = [*world["pile"], *world["out"], *(c for c, _ in world["hands"].values())]
+        cards += [c for stack in (*world["stacks"], *world["beside"]) for c in stack]
+        cards += [self.card_at(uid) for uid in tags.values()]
+        twice = sorted({c for c in cards if cards.count(c) > 1 and not c.startswith("uid:")})
+        if twice:
+            raise ValueError(f"cards in two places at once: {twice[:5]}")
+        return world
+
+    def _world(self) -> dict[str, Any]:
+        return {"pile": list(self._pile), "stacks": [list(s) for s in self._stacks],
+                "beside": [list(b) for b in self._beside], "out": list(self._out),
+                "hands": dict(self._hands), "dealt": self._dealt}
+
+    def _adopt(self, world: dict[str, Any]) -> None:
+        self._pile, self._stacks = world["pile"], world["stacks"]
+        self._beside, self._out = world["beside"], world["out"]
+        self._hands, self._dealt = world["hands"], world["dealt"]
+
+    def _commit(self, tags: dict[int, str], memory: dict[str, str] | None = None,
+                **changes: Any) -> None:
+        """Save then adopt a new physical truth (call with ``_lock`` held); ``changes``
+        replace parts of the world beyond the readers (pile, stacks, beside, out, hands,
+        dealt)."""
         memory = self._memory if memory is None else memory
+        world = {**self._world(), **changes}
         path = self.state_path
         if path is not None:
             text = json.dumps({"version": STATE_VERSION,
                                "tags": {str(r): u for r, u in sorted(tags.items())},
-                               "memory": dict(sorted(memory.items()))}, indent=1)
+                               "memory": dict(sorted(memory.items())),
+                               "pile": world["pile"], "stacks": world["stacks"],
+                               "beside": world["beside"], "out": world["out"],
+                               "hands": {o: list(h) for o, h in world["hands"].items()},
+                               "dealt": world["dealt"]}, indent=1)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -152,6 +255,7 @@ class SimulatedTable(RawBackend):
                 raise BackendError(f"cannot save the simulated table to {path}: {exc}; "
                                    "nothing changed") from None
         self._tags, self._memory = tags, memory
+        self._adopt(world)
 
     # ------------------------------------------------------------ the physical table
 
@@ -162,7 +266,7 @@ class SimulatedTable(RawBackend):
         try:
             return self.layout.reader_for(where)
         except ValueError as exc:
-            raise BackendError(str(exc)) from None
+            raise GestureRefused(str(exc)) from None
 
     def uid_of(self, card_id: str) -> str:
         return self.tagmap.uid_for(card_id) or made_up_uid(card_id)
@@ -212,14 +316,350 @@ class SimulatedTable(RawBackend):
         return uid
 
     def clear(self) -> None:
+        """Nothing on the table any more (readers, pile, stacks, hands: all back in the box)."""
         with self._lock:
-            if self._tags:
-                self._commit({})
+            self._commit({}, pile=[], stacks=[[] for _ in range(SEATS)],
+                         beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=False)
 
     def truth(self) -> dict[int, str]:
         """What really lies on each reader (reader -> UID)."""
         with self._lock:
             return dict(self._tags)
+
+
+    # ------------------------------------------------------------ the physical world
+
+    def card_at(self, uid: str) -> str:
+        """The card id of a tag (``uid:<UID>`` for a tag that is no card)."""
+        return self.tagmap.card_for(uid) or _MADE_UP.get(uid) or f"uid:{uid}"
+
+    def _lying(self) -> dict[str, str]:
+        """``{"r,c" | "pad:<seat>" | "pos:<n>": card id}``: what lies on each reader."""
+        lying: dict[str, str] = {}
+        for reader, uid in self._tags.items():
+            lying[_where(self.layout.place(reader))] = self.card_at(uid)
+        return lying
+
+    def public(self) -> dict[str, Any]:
+        """What anyone at the table sees: no covered card, no pile order."""
+        with self._lock:
+            lying = self._lying()
+            return {
+                "dealt": self._dealt,
+                "cells": {w: c for w, c in lying.items() if "," in w and ":" not in w},
+                "pads": {w[4:]: c for w, c in lying.items() if w.startswith("pad:")},
+                "hands": {o: {"card": c, "origin": f} for o, (c, f) in self._hands.items()},
+                "pile_size": len(self._pile),
+                "tops": {str(s): (st[-1] if st else None) for s, st in enumerate(self._stacks)},
+                "sizes": {str(s): len(st) for s, st in enumerate(self._stacks)},
+                "beside": {str(s): list(b) for s, b in enumerate(self._beside)},
+            }
+
+    def private(self, seat: int) -> dict[str, Any]:
+        """What only `seat` may see: its own stack, bottom first."""
+        with self._lock:
+            return {"seat": seat, "stack": list(self._stacks[_seat(seat)])}
+
+    def physical(self) -> dict[str, Any]:
+        """The whole physical truth, covered cards and pile order included (tests, restore)."""
+        with self._lock:
+            return {**self._world(), "lying": self._lying()}
+
+    # The presence tracker confirms a change after a few polls; a gesture's next step waits
+    # for that, so "laid on the pad, then lifted off" is seen as both, in order.
+
+    def poll(self) -> PollResult:
+        result = super().poll()
+        with self._polled:
+            self._polling = True
+            self._polled.notify_all()
+        return result
+
+    def _await_seen(self, readers: set[int]) -> None:
+        """Return once the tracker confirmed what lies on `readers` and the hub has sent
+        the events of that poll (the next sweep began: the hub polls, then publishes, then
+        polls again, on one thread)."""
+        if not self._polling or not readers:
+            return
+        deadline = time.monotonic() + CONFIRM_TIMEOUT
+        seen_at: int | None = None
+        with self._polled:
+            while True:
+                if seen_at is None:
+                    with self._lock:
+                        truth = {r: self._tags.get(r) for r in readers}
+                    confirmed = self.tracker.state()
+                    if all(confirmed.get(r) == uid for r, uid in truth.items()):
+                        seen_at = self.sweeps
+                if seen_at is not None and self.sweeps > seen_at:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise BackendError(
+                        f"the readers did not see the change within {CONFIRM_TIMEOUT:g} s "
+                        "(is the hub polling?)")
+                self._polled.wait(min(left, 0.005))
+
+    def _refuse(self, message: str) -> GestureRefused:
+        return GestureRefused(message)
+
+    def _held_from(self, where: str) -> str | None:
+        """The owner whose hand holds the card lifted from `where`, if any."""
+        return next((o for o, (_, f) in self._hands.items() if f == where), None)
+
+    def _lift(self, where: str, owner: str) -> str:
+        reader = self._reader(where)
+        place = _where(self.layout.place(reader))
+        with self._lock:
+            if owner in self._hands:
+                card = self._hands[owner][0]
+                raise self._refuse(f"{_owner_label(owner)}'s hand already holds "
+                                   f"{_card(card)}: lay it down first")
+            uid = self._tags.get(reader)
+            if uid is None:
+                holder = self._held_from(place)
+                if holder is not None:
+                    raise self._refuse(
+                        f"the card at {place_label(place)} is in {_owner_label(holder)}'s "
+                        "hand")
+                raise self._refuse(f"{place_label(place)} is empty")
+            card = self.card_at(uid)
+            self._commit({r: u for r, u in self._tags.items() if r != reader},
+                         hands={**self._hands, owner: (card, place)})
+        self._await_seen({reader})
+        return card
+
+    def _lay(self, where: str, owner: str) -> str:
+        reader = self._reader(where)
+        place = _where(self.layout.place(reader))
+        with self._lock:
+            held = self._hands.get(owner)
+            if held is None:
+                raise self._refuse(f"{_owner_label(owner)}'s hand is empty: pick up a card "
+                                   "first")
+            card = held[0]
+            if reader in self._tags:
+                raise self._refuse(f"{place_label(place)} already holds "
+                                   f"{_card(self.card_at(self._tags[reader]))}")
+            tag = card[4:] if card.startswith("uid:") else self.uid_of(card)
+            hands = {o: h for o, h in self._hands.items() if o != owner}
+            self._commit({**self._tags, reader: tag}, hands=hands)
+        self._await_seen({reader})
+        return card
+
+    def _slide(self, seat: int) -> str:
+        reader = self._reader(f"pad:{seat}")
+        self._await_seen({reader})  # the pad has seen the card before it leaves
+        with self._lock:
+            uid = self._tags.get(reader)
+            if uid is None:
+                raise self._refuse(f"{place_label(f'pad:{seat}')} is empty")
+            card = self.card_at(uid)
+            stacks = [list(st) for st in self._stacks]
+            beside = [list(b) for b in self._beside]
+            if card in CARDS and CARDS[card].kind in ("ingredient", "immuto"):
+                stacks[seat].append(card)
+            else:
+                beside[seat].append(card)
+            self._commit({r: u for r, u in self._tags.items() if r != reader},
+                         stacks=stacks, beside=beside)
+        self._await_seen({reader})
+        return card
+
+    def _draw(self, owner: str) -> str:
+        with self._lock:
+            if owner in self._hands:
+                raise self._refuse(f"{_owner_label(owner)}'s hand already holds "
+                                   f"{_card(self._hands[owner][0])}: lay it down first")
+            if not self._pile:
+                raise self._refuse("the draw pile is empty: holes stay empty now (G10a)")
+            card = self._pile[0]
+            self._commit(self._tags, pile=self._pile[1:],
+                         hands={**self._hands, owner: (card, "pile")})
+            return card
+
+    def _drop(self, owner: str) -> str:
+        with self._lock:
+            held = self._hands.get(owner)
+            if held is None:
+                raise self._refuse(f"{_owner_label(owner)}'s hand is empty")
+            card, origin = held
+            if origin == "pile":
+                raise self._refuse(f"{_card(card)} was drawn from the pile: it goes into the "
+                                   "hole it was drawn for, not back on the pile unseen")
+            hands = {o: h for o, h in self._hands.items() if o != owner}
+            if self._pile:
+                self._commit(self._tags, pile=[*self._pile, card], hands=hands)
+            else:
+                self._commit(self._tags, out=[*self._out, card], hands=hands)
+            return card
+
+    def _tap(self, seat: int) -> str:
+        """Vanesco: the seat's top card tapped on its pad, then under the pile (G8)."""
+        reader = self._reader(f"pad:{seat}")
+        with self._lock:
+            if not self._stacks[seat]:
+                raise self._refuse(f"{seat_name(seat)}'s cauldron is empty: nothing to tap")
+            if reader in self._tags:
+                raise self._refuse(f"{place_label(f'pad:{seat}')} holds "
+                                   f"{_card(self.card_at(self._tags[reader]))}: clear it first")
+            card = self._stacks[seat][-1]
+            stacks = [list(st) for st in self._stacks]
+            stacks[seat].pop()
+            self._commit({**self._tags, reader: self.uid_of(card)}, stacks=stacks)
+        self._await_seen({reader})
+        with self._lock:
+            tags = {r: u for r, u in self._tags.items() if r != reader}
+            if self._pile:
+                self._commit(tags, pile=[*self._pile, card])
+            else:
+                self._commit(tags, out=[*self._out, card])
+        self._await_seen({reader})
+        return card
+
+    def _take(self, where: str, seat: int, owner: str) -> str:
+        """One tap: lift the card at `where`, lay it on `seat`'s pad, slide it on."""
+        pad = self._reader(f"pad:{seat}")
+        with self._lock:
+            if pad in self._tags:
+                raise self._refuse(f"{place_label(f'pad:{seat}')} holds "
+                                   f"{_card(self.card_at(self._tags[pad]))}: clear it first")
+        card = self._lift(where, owner)
+        self._lay(f"pad:{seat}", owner)
+        self._slide(seat)
+        return card
+
+    def _refill(self, where: str, owner: str) -> str:
+        reader = self._reader(where)
+        place = _where(self.layout.place(reader))
+        with self._lock:
+            if reader in self._tags:
+                raise self._refuse(f"{place_label(place)} already holds "
+                                   f"{_card(self.card_at(self._tags[reader]))}")
+        self._draw(owner)
+        return self._lay(where, owner)
+
+    def deal(self, removed_colour: str | None = None, seed: int | None = None,
+             grid: list[str] | None = None, pile: list[str] | None = None) -> list[str]:
+        """Everything back in the box, shuffled, 32 cards laid face up in the square (in one
+        change: no reader ever shows half of the old deal and half of the new), the rest the
+        draw pile. Returns the dealt square in cell order."""
+        from engine.rules.board import TAKEABLE_CELLS, cell_name
+        from engine.rules.cards import deck_for
+
+        if grid is None:
+            cards = list(deck_for(removed_colour))
+            random.Random(seed).shuffle(cards)
+            grid, pile = cards[:len(TAKEABLE_CELLS)], cards[len(TAKEABLE_CELLS):]
+        if len(grid) != len(TAKEABLE_CELLS) or len(set([*grid, *(pile or [])])) != len(
+                grid) + len(pile or []):
+            raise self._refuse("a deal is 32 different cards for the square plus the pile")
+        readers = {self._reader(cell_name(c)) for c in TAKEABLE_CELLS}
+        with self._lock:
+            old = set(self._tags)
+            tags = {self._reader(cell_name(c)): self.uid_of(card)
+                    for c, card in zip(TAKEABLE_CELLS, grid, strict=True)}
+            self._commit(tags, pile=list(pile or []), stacks=[[] for _ in range(SEATS)],
+                         beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=True)
+        self._await_seen(readers | old)
+        return list(grid)
+
+    def restore(self, layout: dict[str, Any]) -> dict[str, Any]:
+        """Lay the table out as `layout` says (what the engine's game holds): ``cells``
+        ``{"r,c": card}``, ``stacks`` (per seat, bottom first), ``beside`` (per seat),
+        ``pile`` (the cards in the pile, in any order) and ``pile_bottom`` (cards under the
+        pile, top first). Pads and hands end empty; any other card is out of the game. The
+        pile keeps its physical order: a card coming back to it goes on top (it was drawn
+        from there), one leaving it is pulled out. Returns how many places changed."""
+        from engine.rules.board import parse_cell
+
+        cells = dict(layout.get("cells") or {})
+        stacks = [list(s) for s in (layout.get("stacks") or [[]] * SEATS)]
+        beside = [list(b) for b in (layout.get("beside") or [[]] * SEATS)]
+        stacks += [[] for _ in range(SEATS - len(stacks))]
+        beside += [[] for _ in range(SEATS - len(beside))]
+        in_pile = set(layout.get("pile") or [])
+        bottom = list(layout.get("pile_bottom") or [])
+        placed = [*cells.values(), *(c for s in (*stacks, *beside) for c in s), *in_pile,
+                  *bottom]
+        unknown = sorted({c for c in placed if c not in CARDS})
+        if unknown:
+            raise self._refuse(f"restore: unknown card ids {unknown[:5]}")
+        if len(placed) != len(set(placed)):
+            raise self._refuse("restore: a card is in two places at once")
+        for key in cells:
+            parse_cell(key)
+        with self._lock:
+            before = self._lying()
+            world = self._world()
+            known = set(placed)
+            everything = [*before.values(), *world["pile"], *world["out"],
+                          *(c for c, _ in world["hands"].values()),
+                          *(c for s in (*world["stacks"], *world["beside"]) for c in s)]
+            out = [c for c in everything if c not in known and not c.startswith("uid:")]
+            out += [c for c in world["out"] if c not in known and c not in out]
+            kept = [c for c in world["pile"] if c in in_pile]
+            back = sorted(in_pile - set(kept))  # drawn earlier: back on top
+            pile = [*back, *kept, *bottom]
+            tags = {r: u for r, u in self._tags.items()
+                    if self.layout.place(r).kind == "perimeter"}
+            for key, card in cells.items():
+                tags[self._reader(key)] = self.uid_of(card)
+            changed = {r for r in set(tags) | set(self._tags)
+                       if tags.get(r) != self._tags.get(r)}
+            self._commit(tags, pile=pile, stacks=stacks, beside=beside,
+                         out=list(dict.fromkeys(out)), hands={}, dealt=True)
+        self._await_seen(changed)
+        return {"moved": len(changed)}
+
+    def gesture(self, args: dict[str, Any]) -> dict[str, Any]:
+        """One ``hub/cmd/sim`` gesture (see the module doc); raises `GestureRefused` or
+        `BackendError` naming what is wrong, and then nothing changed."""
+        action = args.get("action")
+        owner = args.get("owner", HOST)
+        if owner not in OWNERS:
+            raise self._refuse(f"owner {owner!r} is not one of {', '.join(OWNERS)}")
+        where = args.get("where")
+        if where is not None and (not isinstance(where, str) or len(where) > 16):
+            raise self._refuse(f"where {where!r} is not a place ('r,c' or 'pad:<seat>')")
+        seat = _seat(args.get("seat")) if action in ("slide", "tap", "take", "vanesco",
+                                                     "seat") else 0
+        if action in ("lift", "lay", "take", "refill") and where is None:
+            raise self._refuse(f"{action} needs 'where': a cell 'r,c' or a pad 'pad:<seat>'")
+        with self._gesture_lock:
+            if action == "lift":
+                return {"card": self._lift(str(where), owner)}
+            if action == "lay":
+                return {"card": self._lay(str(where), owner)}
+            if action == "slide":
+                return {"card": self._slide(seat)}
+            if action == "draw":
+                return {"card": self._draw(owner)}
+            if action == "drop":
+                return {"card": self._drop(owner)}
+            if action in ("tap", "vanesco"):
+                return {"card": self._tap(seat)}
+            if action == "take":
+                return {"card": self._take(str(where), seat, owner)}
+            if action == "refill":
+                return {"card": self._refill(str(where), owner)}
+            if action == "deal":
+                removed, rng_seed = args.get("removed_colour"), args.get("seed")
+                if removed is not None and not isinstance(removed, str):
+                    raise self._refuse("deal: removed_colour is a colour name or null")
+                if rng_seed is not None and not isinstance(rng_seed, int):
+                    raise self._refuse("deal: seed is an integer or null")
+                return {"grid": self.deal(removed, rng_seed)}
+            if action == "restore":
+                layout = args.get("layout")
+                if not isinstance(layout, dict):
+                    raise self._refuse("restore needs 'layout': cells, stacks, beside, pile")
+                return self.restore(layout)
+            if action == "view":
+                return self.public()
+            if action == "seat":
+                return self.private(seat)
+        raise self._refuse(f"unknown gesture {action!r}")
 
     # ------------------------------------------------------------ faults
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dashkit import Dash, drive_engine, wait_until
+from dashkit import PIN, Dash, drive_engine, wait_until
 from fastapi.testclient import TestClient
 
 from engine.rules.actions import UseDeclinatio
@@ -19,6 +19,9 @@ def client(dash_app: Dash) -> Iterator[TestClient]:
     with TestClient(dash_app.app) as test_client:
         wait_until(lambda: dash_app.bridge.connected, 10, "broker connection")
         yield test_client
+
+
+HOST = {"X-Host-Pin": PIN}
 
 
 def table(client: TestClient) -> dict[str, Any]:
@@ -92,10 +95,10 @@ def test_virtual_table_declinatio_button_ends_the_game_G7(
     client: TestClient, dash_app: Dash, engine_service: Any, table_id: str
 ) -> None:
     interp, seat = blocked(client, engine_service, table_id)
-    ok = client.post("/api/virtual/declinatio")
+    ok = client.post("/api/virtual/declinatio", headers=HOST)
     assert ok.status_code == 200 and ok.json()["ok"] is True, ok.text
     assert_ended_by_declinatio(client, interp, seat)
-    late = client.post("/api/virtual/declinatio")
+    late = client.post("/api/virtual/declinatio", headers=HOST)
     assert late.status_code == 409 and "G7" in late.json()["detail"]
 
 
@@ -110,7 +113,7 @@ def test_declinatio_buttons_are_refused_at_a_plain_corner_G7(
     assert state["game"]["view"]["table"]["prompt"]["code"] == "corner"
     assert client.get(seat_url(dash_app, seat)).json()["can_declinatio"] is False
     before = snapshot(interp)
-    virtual = client.post("/api/virtual/declinatio")
+    virtual = client.post("/api/virtual/declinatio", headers=HOST)
     assert virtual.status_code == 409 and "G7" in virtual.json()["detail"]
     phone = client.post(seat_url(dash_app, seat, "/declinatio"))
     assert phone.status_code == 409

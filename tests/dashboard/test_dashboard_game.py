@@ -93,9 +93,15 @@ def wait_engine(stack: Stack, state: dict[str, Any], target: int, what: str,
                       and virtual(s["virtual"]) and s, timeout, what)
 
 
+def host_tab(page: Any) -> None:
+    """The host logged in on this tab: the virtual table plays with the host's hand."""
+    page.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
+
+
 def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
     url = table_stack.dash.url
     start_from_host_page(page, table_stack, players=2, memory_aid=True)
+    host_tab(page)
     page.goto(url + "/virtual?lang=en")
     page.wait_for_selector("#board [data-act='cell'] .card")
     steps = 0
@@ -143,6 +149,7 @@ def test_keyboard_only_turn_on_the_virtual_table(table_stack: Stack, page: Any) 
     httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN}, timeout=30,
                json={"colours": ["green", "blue", "red"], "deal": "virtual", "seed": 3})
     wait_until(lambda: playing(table_stack), 10, "the game to start")
+    host_tab(page)
     page.goto(url + "/virtual?lang=en")
     page.wait_for_selector("#board [data-act='cell'] .card")
     state = table_state(table_stack)
@@ -182,6 +189,7 @@ def test_fault_on_the_virtual_table_raises_an_alert_that_clears(
     httpx.post(f"{url}/api/host/new_game", headers={"X-Host-Pin": PIN}, timeout=30,
                json={"colours": ["yellow", "blue"], "deal": "virtual", "seed": 5})
     wait_until(lambda: playing(table_stack), 10, "the game to start")
+    host_tab(page)
     page.goto(url + "/virtual?lang=en")
     page.wait_for_selector("#board [data-act='cell'] .card")
     state = synced(page, table_stack)

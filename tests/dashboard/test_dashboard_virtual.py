@@ -24,7 +24,7 @@ def test_turns_through_the_virtual_table_api(table_stack: Stack) -> None:
     """Ten turns of gestures on the virtual table; the engine follows each (the whole game
     is played in the browser test)."""
     dash = table_stack.dash
-    with TestClient(dash.app) as client:
+    with TestClient(dash.app, headers=HOST) as client:
         start_game(client, table_stack, ["yellow", "red"], memory_aid=True)
         state = client.get("/api/table").json()
         assert state["virtual"]["dealt"] and len(state["virtual"]["cells"]) == 32
@@ -56,3 +56,108 @@ def test_turns_through_the_virtual_table_api(table_stack: Stack) -> None:
         assert [virtual["tops"][str(s)] for s in range(2)] == tops
         assert [virtual["sizes"][str(s)] for s in range(2)] == [
             len(c) for c in engine_game.cauldrons]
+
+
+# ---------------------------------------------------------------- who may touch the cards
+
+
+def seat_params(stack: Stack, seat: int) -> dict[str, Any]:
+    bridge = stack.dash.bridge
+    return {"seat": seat, "secret": bridge.secrets.secret(bridge.game_id or "", seat)}
+
+
+def test_a_public_client_can_do_nothing_on_the_virtual_table(table_stack: Stack) -> None:
+    with TestClient(table_stack.dash.app, headers=HOST) as host:
+        start_game(host, table_stack, ["yellow", "red"])
+    before = table_stack.dash.bridge.public.view.table.inputs
+    with TestClient(table_stack.dash.app) as public:
+        assert public.get("/api/virtual").status_code == 200  # looking is public
+        for path, body in [("/api/virtual/gesture", {"action": "lift", "where": "0,1"}),
+                           ("/api/virtual/gesture", {"action": "draw"}),
+                           ("/api/virtual/keep", None), ("/api/virtual/discard", None),
+                           ("/api/virtual/pass", None), ("/api/virtual/declinatio", None),
+                           ("/api/virtual/waiting", {"seat": 0, "reason": "x"})]:
+            assert public.post(path, json=body).status_code == 401, path
+        wrong = public.post("/api/virtual/gesture", json={"action": "lift", "where": "0,1"},
+                            headers={"X-Host-Pin": "000000"})
+        assert wrong.status_code == 403
+        forged = public.post("/api/virtual/gesture", json={"action": "lift", "where": "0,1"},
+                             params={"seat": 0, "secret": "guessed"})
+        assert forged.status_code == 403
+        assert public.post("/api/seats/0/play", json={"action": "take", "where": "0,1"},
+                           params={"secret": "guessed"}).status_code == 403
+    assert table_stack.dash.bridge.public.view.table.inputs == before  # nothing moved
+
+
+def test_pile_order_harvesting_is_refused(table_stack: Stack) -> None:
+    """Drawing to peek at the pile's order, then putting the card back unseen: the pile is
+    only for the refill the engine expects, and a drawn card goes into that hole."""
+    with TestClient(table_stack.dash.app, headers=HOST) as client:
+        start_game(client, table_stack, ["yellow", "red"])
+        draw = client.post("/api/virtual/gesture", json={"action": "draw"})
+        assert draw.status_code == 409 and "only for refilling a hole" in draw.json()["detail"]
+        state = client.get("/api/table").json()
+        seat = state["game"]["view"]["turn"]
+        cell = state["game"]["view"]["expected"]["take"][0]
+        took = client.post("/api/virtual/gesture",
+                           json={"action": "take", "where": cell, "seat": seat, "as_seat": seat})
+        assert took.status_code == 200, took.text
+        wait_until(lambda: client.get("/api/table").json()["game"]["view"]["expected"]["phase"]
+                   == "refill", 10, "the refill")
+        elsewhere = next(c for c in ("1,1", "2,2", "3,3") if c != cell)
+        wrong_hole = client.post("/api/virtual/gesture",
+                                 json={"action": "refill", "where": elsewhere})
+        assert wrong_hole.status_code == 409 and "hole to refill" in wrong_hole.json()["detail"]
+        drawn = client.post("/api/virtual/gesture", json={"action": "draw", "as_seat": seat})
+        assert drawn.status_code == 200, drawn.text
+        second = client.post("/api/virtual/gesture", json={"action": "draw"})
+        assert second.status_code == 409 and "already in" in second.json()["detail"]
+        back = client.post("/api/virtual/gesture", json={"action": "drop", "as_seat": seat})
+        assert back.status_code == 409 and "not back on the pile" in back.json()["detail"]
+        laid = client.post("/api/virtual/gesture",
+                           json={"action": "lay", "where": cell, "as_seat": seat})
+        assert laid.status_code == 200, laid.text
+
+
+def test_a_covered_card_tap_is_refused(table_stack: Stack) -> None:
+    """Tapping a cauldron's top on its pad is a Vanesco's: a seat may not tap to look at
+    (and reveal) cards, its own or another seat's, when no Vanesco waits for it."""
+    with TestClient(table_stack.dash.app, headers=HOST) as client:
+        start_game(client, table_stack, ["yellow", "red"])
+        state = client.get("/api/table").json()
+        seat = state["game"]["view"]["turn"]
+        cell = state["game"]["view"]["expected"]["take"][0]
+        took = client.post(f"/api/seats/{seat}/play", json={"action": "take", "where": cell},
+                           params={"secret": seat_params(table_stack, seat)["secret"]},
+                           headers={"X-Host-Pin": ""})
+        assert took.status_code == 200 and took.json()["status"] == "ok", took.text
+        for actor in (seat, 1 - seat):
+            tap = client.post("/api/virtual/gesture", json={"action": "tap", "seat": seat},
+                              params=seat_params(table_stack, actor),
+                              headers={"X-Host-Pin": ""})
+            assert tap.status_code == 409 and "Vanesco" in tap.json()["detail"]
+        play = client.post(f"/api/seats/{1 - seat}/play", json={"action": "vanesco"},
+                           params={"secret": seat_params(table_stack, 1 - seat)["secret"]},
+                           headers={"X-Host-Pin": ""})
+        assert play.status_code == 409 and play.json()["status"] == "error"
+        assert play.json()["error"]["message"]
+
+
+def test_a_seat_uses_its_own_hand_only(table_stack: Stack) -> None:
+    with TestClient(table_stack.dash.app, headers=HOST) as client:
+        start_game(client, table_stack, ["yellow", "red"])
+        state = client.get("/api/table").json()
+        seat = state["game"]["view"]["turn"]
+        cell = state["game"]["view"]["expected"]["take"][0]
+        other = seat_params(table_stack, 1 - seat)
+        out_of_turn = client.post("/api/virtual/gesture", params=other,
+                                  json={"action": "lift", "where": cell},
+                                  headers={"X-Host-Pin": ""})
+        assert out_of_turn.status_code == 409 and "not Seat" in out_of_turn.json()["detail"]
+        lifted = client.post("/api/virtual/gesture", params=seat_params(table_stack, seat),
+                             json={"action": "lift", "where": cell}, headers={"X-Host-Pin": ""})
+        assert lifted.status_code == 200, lifted.text
+        bot = client.post("/api/virtual/gesture",
+                          json={"action": "lift", "where": cell, "as_seat": 1 - seat})
+        assert bot.status_code == 409
+        assert f"is in Seat {seat + 1}'s hand" in bot.json()["detail"]

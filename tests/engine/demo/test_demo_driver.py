@@ -93,4 +93,6 @@ def test_bot_at_a_plain_corner_takes_from_the_line_declinatio_reaches() -> None:
     driver, fake = driver_at(game, USE_DECLINATIO, take)
     decide(driver, fake, game)
     assert [path for path, _ in fake.posts] == ["/api/virtual/gesture"]
-    assert json.loads(fake.posts[0][1]) == {"action": "lift", "where": cell_name(take.cell)}
+    # At pace 0 the whole take is one gesture (lift, lay on the pad, slide on).
+    assert json.loads(fake.posts[0][1]) == {"action": "take", "where": cell_name(take.cell),
+                                            "seat": game.seat, "as_seat": game.seat}

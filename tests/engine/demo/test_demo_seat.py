@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -34,28 +35,31 @@ def _state(http: httpx.Client) -> dict[str, Any]:
     return data
 
 
-def _person_step(http: httpx.Client, state: dict[str, Any], seat: int) -> None:
+def _person_step(http: httpx.Client, state: dict[str, Any], seat: int, secret: str) -> None:
     """What a person at `seat` does next, following the table screen."""
     view = state["game"]["view"]
     virtual = state["virtual"]
     expected = view["expected"]
 
     def gesture(**body: Any) -> None:
-        http.post("/api/virtual/gesture", json=body).raise_for_status()
+        reply = http.post("/api/virtual/gesture", json=body, params=creds)
+        assert reply.status_code == 200, (body, reply.text, state["virtual"])
 
-    if virtual["hand"] is not None:
-        if virtual["hand_from"] == "pile":
+    creds = {"seat": seat, "secret": secret}
+    mine = (virtual.get("hands") or {}).get(str(seat))
+    if mine is not None:
+        if mine["origin"] == "pile":
             gesture(action="lay", where=expected["refill_cell"])
         else:
             gesture(action="lay", where=f"pad:{seat}")
-    elif virtual["pads"]:
-        gesture(action="slide", seat=int(next(iter(virtual["pads"]))))
+    elif str(seat) in virtual["pads"]:
+        gesture(action="slide", seat=seat)
     elif view["table"]["vanesco_wait"]:
         gesture(action="tap", seat=view["table"]["vanesco_wait"][0]["seat"])
     elif expected["phase"] == "refill":
         gesture(action="draw")
     elif expected["can_pass"]:
-        http.post("/api/virtual/pass").raise_for_status()
+        http.post("/api/virtual/pass", params=creds).raise_for_status()
     elif expected["take"] or expected["accio"]:
         gesture(action="lift", where=(expected["take"] or expected["accio"])[0])
 
@@ -78,6 +82,7 @@ def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
     assert joined.status_code == 303, joined.text
     seat_url = demo.url.rstrip("/") + joined.headers["location"]
     ws_url = seat_url.replace("http://", "ws://").replace("/seat/0?", "/ws/seat/0?")
+    secret = parse_qs(urlsplit(seat_url).query)["secret"][0]
     with connect(ws_url) as phone:
         phone.recv(timeout=5)
         deadline = time.monotonic() + 10
@@ -94,7 +99,7 @@ def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
             if view["turn"] == 0 and view["expected"]["phase"] in ("take", "refill"):
                 break
             if view["turn"] == 0:
-                _person_step(http, state, 0)  # the person finishes a turn the bot began
+                _person_step(http, state, 0, secret)  # the person finishes a turn the bot began
             time.sleep(0.05)
         # A gesture a bot began before it saw the join may still land: let it settle.
         inputs = -1
@@ -112,7 +117,7 @@ def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
             state = _state(http)
             if state["game"]["view"]["turn"] != 0 or state["game"]["view"].get("over"):
                 break
-            _person_step(http, state, 0)
+            _person_step(http, state, 0, secret)
             time.sleep(0.05)
         assert state["game"]["view"]["turn"] == 1 or state["game"]["view"].get("over")
         assert not state["alerts"], state["alerts"]

@@ -450,8 +450,18 @@ def test_undo_take_and_refill_together_with_instructions() -> None:
         f"Put {card_label('yellow-a-3')} back on cell 0,2.",
     ]
     assert ("G4", "wrong_card") in alerts(interp)  # the table does not match yet
-    play(interp, lift("0,2", card), lay("0,2", "yellow-a-3"))
-    assert alerts(interp) == [("G4", "undone")]  # only the note of what was undone
+    note = next(a for a in interp.active_alerts if a.code == "undone")
+    assert "taken from row 1, column 3" in note.message and "refill with" in note.message
+    assert card not in note.message and "yellow-a-3" not in note.message  # names, not ids
+    assert note.instruction.startswith("1. ") and "2. " in note.instruction
+    assert [s["done"] for s in note.params["steps"]] == [False, False]
+    play(interp, lift("0,2", card))  # step 1 done: ticked off as the readers see it
+    note = next(a for a in interp.active_alerts if a.code == "undone")
+    assert note.instruction.startswith("1. ✓")
+    play(interp, lay("0,2", "yellow-a-3"))
+    assert alerts(interp) == [("G4", "undone")]  # only the notice of what was undone
+    note = interp.active_alerts[0]
+    assert [s["done"] for s in note.params["steps"]] == [True, True]
     play(interp, lift("0,2", "yellow-a-3"), pad_lay(0, "yellow-a-3"))
     assert interp.active_alerts == []
 
