@@ -56,7 +56,8 @@ def register(subparsers: Any) -> None:
 
 # Live updates are sent uncompressed: per-message deflate compresses every message once per
 # viewer (its own zlib context each), which costs more than the bytes it saves on a LAN.
-UVICORN_OPTIONS: dict[str, Any] = {"ws_per_message_deflate": False}
+# A WebSocket message is never bigger than a request body may be (dashboard.guard.MAX_BODY).
+UVICORN_OPTIONS: dict[str, Any] = {"ws_per_message_deflate": False, "ws_max_size": 64 * 1024}
 
 
 def _handle(args: argparse.Namespace) -> int:

@@ -340,6 +340,7 @@ def test_expired_command_never_runs_later(scene: Scene) -> None:
     # The engine gets to the command now: too late, dropped and said so, never run.
     wait_for(lambda: engine.stats["expired"] == 1, 10, "the expired command dropped")
     assert scene.interp.status.value == "playing"
+    wait_for(lambda: bool(scene.attacker.of(TOPICS.cmd("end") + "/response")), 10, "the answer")
     answers = scene.attacker.of(TOPICS.cmd("end") + "/response")
     assert answers[-1]["code"] == "expired" and "expired" in answers[-1]["error"]
     # One held back on the network until after its deadline is dropped too.

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.cli import CliError, main
+from engine.app.cli import main
+from engine.cli import CliError
 from engine.service import cli as service_cli
 from engine.service.service import EngineService, ServiceConfig
 from engine.wire.contract import TopicError, check_table_id
