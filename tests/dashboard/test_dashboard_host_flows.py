@@ -215,6 +215,13 @@ def test_host_new_game_memory_aid_and_bonus(flow: Flow) -> None:
     flow.score_screen(game_id)
 
 
+def test_host_new_game_removed_colour(flow: Flow) -> None:
+    """2 players: the host picks the unused colour whose cards are left out (G2)."""
+    game_id = flow.new_game(players=2, colours=["yellow", "red"], removed="blue")
+    assert config(flow)["removed_colour"] == "blue"
+    flow.score_screen(game_id)
+
+
 def test_host_new_game_start_corners(flow: Flow) -> None:
     """Start positions have no field on the form: the host API takes them."""
     flow.hold_bots()
@@ -267,6 +274,30 @@ def test_host_undo_mid_gesture(flow: Flow) -> None:
     wait_until(lambda: "host" in (flow.state()["virtual"]["hands"] or {}), 10, "the lift")
     flow.undo()
     assert not flow.state()["virtual"]["hands"]  # the card went back where the game says
+    flow.release_bots()
+    flow.score_screen(game_id)
+
+
+def test_host_undo_after_a_refill(flow: Flow) -> None:
+    game_id = flow.new_game(players=2)
+    flow.hold_when(after_refill, "a refill")
+    flow.undo()
+    flow.release_bots()
+    flow.score_screen(game_id)
+
+
+def test_host_undo_after_a_vanesco(flow: Flow) -> None:
+    game_id = flow.new_game(players=2)
+    flow.hold_when(after_spell("vanesco"), "a Vanesco taken")
+    flow.undo()
+    flow.release_bots()
+    flow.score_screen(game_id)
+
+
+def test_host_undo_after_a_perluceo(flow: Flow) -> None:
+    game_id = flow.new_game(players=2)
+    flow.hold_when(after_spell("perluceo"), "a Perluceo taken")
+    flow.undo()
     flow.release_bots()
     flow.score_screen(game_id)
 
