@@ -115,10 +115,11 @@ def test_enroll_from_a_scripted_pad(tmp_path: Path) -> None:
     script = tmp_path / "taps.txt"
     lines = []
     for n in range(3):
-        lines += [f"place pad:0 uid=04{n:012X}", "wait 0.1", "remove pad:0", "wait 0.1"]
+        # Long enough for two sweeps on a busy machine (removal needs two missed sweeps).
+        lines += [f"place pad:0 uid=04{n:012X}", "wait 0.6", "remove pad:0", "wait 0.6"]
     script.write_text("\n".join(lines))
     out = cauldron("enroll", "--backend", "sim", "--data-dir", str(tmp_path), "--sim-script",
-                   str(script), "--idle-timeout", "0.5")
+                   str(script), "--idle-timeout", "3")
     assert out.returncode == 1  # stopped before the whole box was done
     tags = json.loads((tmp_path / "tagmap.json").read_text())["tags"]
     assert tags == {"04000000000000": "yellow-a-1", "04000000000001": "yellow-a-2",

@@ -103,13 +103,13 @@ def over(state: dict[str, Any]) -> bool:
     return bool(state.get("game") and state["game"]["view"].get("over"))
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(300)
 def test_demo_serves_plays_a_game_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     demo = Demo(tmp_path, seed=3)
     try:
         start = time.monotonic()
         page = None
-        while time.monotonic() - start < 15:
+        while time.monotonic() - start < 60:  # start-up, on a busy machine
             assert demo.proc.poll() is None, demo.output()
             try:
                 page = httpx.get(demo.url + "/", timeout=2)

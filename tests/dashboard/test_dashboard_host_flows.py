@@ -1,0 +1,387 @@
+"""The host's flows with bots running, end to end: a real Chromium on the host page, the
+virtual table and the table view; the whole demo in-process (the session's real broker, the
+simulated hub, the engine service, the dashboard and the bots at a fast pace).
+
+Each test ends with the game on its score screen (the table view's podium) and no alert
+standing. Situations are reached by holding the bots between two gestures (`BotDriver.pause`)
+and looking at the engine in-process; waits are on conditions, never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from dashkit import wait_until
+
+from engine.demo.stack import DemoOptions, DemoStack
+from engine.rules import GameLog, Refill, Take, replay
+from engine.rules.cards import CARDS, PLAYER_COLOURS
+from engine.service.interpreter import TableInterpreter
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+PIN = "246810"
+GAME_TIME = 240.0  # a whole bot game on a busy 2-core machine
+
+
+class Flow:
+    """The demo, its host page, virtual table page and table view, in one browser."""
+
+    def __init__(self, stack: DemoStack, browser: Any) -> None:
+        self.stack = stack
+        self.url = stack.url.rstrip("/")
+        self.http = httpx.Client(base_url=self.url, timeout=20, headers={"X-Host-Pin": PIN})
+        self.context = browser.new_context(viewport={"width": 1400, "height": 900},
+                                           locale="en-GB")
+        self.context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
+        self.host = self.context.new_page()
+        self.host.set_default_timeout(20000)
+        self.host.on("dialog", lambda dialog: dialog.accept())  # "End the game?" -> yes
+        self.host.goto(self.url + "/host?lang=en")  # logged in: the PIN is in this tab
+        self.host.wait_for_selector("#host", state="visible")
+        self.table = self.context.new_page()
+        self.table.goto(self.url + "/?lang=en")
+        self.virtual = self.context.new_page()
+        self.virtual.goto(self.url + "/virtual?lang=en")
+
+    def close(self) -> None:
+        self.context.close()
+        self.http.close()
+
+    # ------------------------------------------------------------ looking
+
+    def state(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.http.get("/api/table").json()
+        return data
+
+    @property
+    def interp(self) -> TableInterpreter:
+        interp: TableInterpreter = self.stack.engine.tables[self.stack.options.table].interp
+        return interp
+
+    def status(self) -> str:
+        game = self.state()["game"]
+        return str(game["view"]["table"]["status"]) if game else "idle"
+
+    # ------------------------------------------------------------ the bots
+
+    def hold_bots(self) -> None:
+        self.stack.driver.pause()
+        wait_until(self.stack.driver.idle.is_set, 30, "the bots to hold")
+
+    def release_bots(self) -> None:
+        self.stack.driver.pause(False)
+
+    def settled(self) -> bool:
+        """Every gesture seen: the engine's view and the sim table are still."""
+        state = self.state()
+        virtual = state["virtual"] or {}
+        return not virtual.get("hands") and not virtual.get("pads") and not (
+            state["game"] and state["game"]["view"]["table"]["vanesco_wait"])
+
+    def hold_when(self, situation: Callable[[TableInterpreter], bool], what: str,
+                  settle: bool = True) -> None:
+        """Let the bots play until `situation` holds between two gestures (with every card
+        where it goes, when `settle`), then hold them."""
+        deadline_s = GAME_TIME
+
+        def reached() -> bool:
+            if not situation(self.interp):
+                return False
+            self.hold_bots()
+            if situation(self.interp) and (not settle or self.settled()):
+                return True
+            self.release_bots()
+            return False
+
+        wait_until(reached, deadline_s, what)
+
+    # ------------------------------------------------------------ the host page
+
+    def end_current(self) -> None:
+        if self.status() in ("dealing", "playing"):
+            self.host.click("#end")
+            wait_until(lambda: self.status() not in ("dealing", "playing"), 20, "the end")
+
+    def new_game(self, players: int = 2, colours: list[str] | None = None, first: int = 0,
+                 removed: str | None = None, recipes: bool = False, bonus: bool = False,
+                 memory: bool = False) -> str:
+        """End what is on, fill in the host's form, start; returns the new game's id."""
+        self.hold_bots()
+        before = (self.state()["game"] or {}).get("game_id")
+        self.end_current()
+        page = self.host
+        page.evaluate("document.getElementById('new-game-box').open = true")
+        page.select_option("#players", str(players))
+        for seat, colour in enumerate(colours or []):
+            page.select_option(f"#colour-{seat}", colour)
+        page.select_option("#first", str(first))
+        if removed is not None:
+            page.select_option("#removed", removed)
+        for box_id, on in (("#recipes", recipes), ("#bonus", bonus), ("#memory", memory)):
+            page.set_checked(box_id, on)
+        page.select_option("#deal", "virtual")
+        page.click("#start")
+        wait_until(lambda: (self.state()["game"] or {}).get("game_id") not in (None, before)
+                   and self.status() == "playing", 30, "the host's game to start")
+        self.release_bots()
+        return str(self.state()["game"]["game_id"])
+
+    def undo(self, times: int = 1) -> None:
+        for _ in range(times):
+            actions = len(self.interp.game.actions) if self.interp.game else 0
+            self.host.click("#undo")
+            wait_until(lambda a=actions: self.interp.game is not None
+                       and len(self.interp.game.actions) < a, 20,
+                       f"the undo (host page: {self.host.inner_text('#host-msg')!r})")
+        # Carried out physically on the virtual table: the sim table agrees again.
+        wait_until(lambda: not self.standing() and self.settled(), 30, "the table restored")
+
+    def standing(self) -> list[dict[str, Any]]:
+        return [a for a in self.state()["alerts"] if a.get("severity") != "info"]
+
+    def score_screen(self, game_id: str) -> None:
+        """The game reaches its end: the podium on the table view, no alert standing."""
+        wait_until(lambda: (self.state()["game"] or {}).get("game_id") == game_id
+                   and self.state()["game"]["view"]["over"], GAME_TIME, "the end of the game")
+        self.table.wait_for_selector("#podium", state="visible")
+        wait_until(lambda: self.state()["alerts"] == [], 20, "no alert standing")
+        assert not (self.state()["virtual"] or {}).get("waiting")
+
+
+@pytest.fixture(scope="module")
+def demo(mqtt_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
+    data = Path(tmp_path_factory.mktemp("flows"))
+    stack = DemoStack(DemoOptions(port=0, mqtt=mqtt_broker, table=f"flows-{uuid.uuid4().hex[:6]}",
+                                  pace=0, players=2, seed=11, linger=3600, pin=PIN,
+                                  data_dir=data), say=lambda _: None)
+    try:
+        yield stack.start()
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="module")
+def module_flow(demo: DemoStack, browser: Any) -> Iterator[Flow]:
+    f = Flow(demo, browser)
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+@pytest.fixture
+def flow(module_flow: Flow) -> Iterator[Flow]:
+    yield module_flow
+    module_flow.release_bots()  # a failed test never leaves the next one without bots
+
+
+def config(flow: Flow) -> dict[str, Any]:
+    game = flow.interp.game
+    assert game is not None
+    return game.config.to_wire()
+
+
+# ---------------------------------------------------------------- new game, every option
+
+
+def test_host_new_game_3_players(flow: Flow) -> None:
+    game_id = flow.new_game(players=3)
+    assert len(config(flow)["colours"]) == 3
+    flow.score_screen(game_id)
+
+
+def test_host_new_game_4_players_colours_first_player(flow: Flow) -> None:
+    colours = [PLAYER_COLOURS[i] for i in (3, 2, 1, 0)]
+    game_id = flow.new_game(players=4, colours=colours, first=2)
+    assert config(flow)["colours"] == colours and config(flow)["first_seat"] == 2
+    flow.score_screen(game_id)
+
+
+def test_host_new_game_recipes(flow: Flow) -> None:
+    game_id = flow.new_game(players=2, recipes=True)
+    assert config(flow)["recipes"] is True  # kept: the bots follow it, no default game
+    flow.score_screen(game_id)
+    assert flow.state()["game"]["game_id"] == game_id
+
+
+def test_host_new_game_memory_aid_and_bonus(flow: Flow) -> None:
+    game_id = flow.new_game(players=3, memory=True, bonus=True)
+    assert config(flow)["memory_aid"] is True and config(flow)["second_player_bonus"] is True
+    flow.score_screen(game_id)
+
+
+def test_host_new_game_start_corners(flow: Flow) -> None:
+    """Start positions have no field on the form: the host API takes them."""
+    flow.hold_bots()
+    flow.end_current()
+    answer = flow.http.post("/api/host/new_game", json={
+        "colours": ["yellow", "red"], "start_positions": [5, 15], "deal": "virtual"})
+    assert answer.status_code == 200, answer.text
+    game_id = answer.json()["data"]["game_id"]
+    flow.release_bots()
+    assert config(flow)["start_positions"] == [5, 15]
+    flow.score_screen(game_id)
+
+
+# ---------------------------------------------------------------- undo, every situation
+
+
+def taken(interp: TableInterpreter) -> str | None:
+    """The card of the game's last take (a refill after it aside), None if the last
+    action is no take or the table is mid-move."""
+    game = interp.game
+    if game is None or interp.held or interp.vanesco_wait or not game.actions:
+        return None
+    actions = list(game.actions)
+    back = 2 if isinstance(actions[-1], Refill) else 1
+    if len(actions) < back or not isinstance(actions[-back], Take):
+        return None
+    before = replay(GameLog.of(game).without_last(back))
+    return before.grid[actions[-back].cell]
+
+
+def after_spell(spell: str) -> Callable[[TableInterpreter], bool]:
+    def check(interp: TableInterpreter) -> bool:
+        card = taken(interp)
+        return card is not None and CARDS[card].spell == spell
+    return check
+
+
+def after_refill(interp: TableInterpreter) -> bool:
+    game = interp.game
+    return (game is not None and bool(game.actions) and isinstance(game.actions[-1], Refill)
+            and not interp.held and not interp.vanesco_wait)
+
+
+def test_host_undo_mid_gesture(flow: Flow) -> None:
+    """The host lifts a card on the virtual table and presses Undo before laying it."""
+    game_id = flow.new_game(players=2)
+    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 4, "a few moves")
+    take = flow.state()["game"]["view"]["expected"]["take"][0]
+    flow.virtual.click(f"[data-where='{take}']")
+    wait_until(lambda: "host" in (flow.state()["virtual"]["hands"] or {}), 10, "the lift")
+    flow.undo()
+    assert not flow.state()["virtual"]["hands"]  # the card went back where the game says
+    flow.release_bots()
+    flow.score_screen(game_id)
+
+
+def test_host_undo_at_the_last_card(flow: Flow) -> None:
+    game_id = flow.new_game(players=2)
+    flow.hold_when(lambda i: i.held is not None and i.held.ends_game, "the last card in hand",
+                   settle=False)
+    flow.host.click("#undo")
+    wait_until(lambda: not flow.standing() and flow.settled(), 30, "the table restored")
+    flow.release_bots()
+    flow.score_screen(game_id)
+
+
+def test_lift_during_bot_turn(flow: Flow) -> None:
+    """The host lifts a card while a bot is to play: the bot never uses it, waits and says
+    why on the table view, and goes on once the card is back."""
+    game_id = flow.new_game(players=2)
+    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 3
+                   and i.game.phase.value == "take", "a bot's turn")
+    take = flow.state()["game"]["view"]["expected"]["take"][0]
+    flow.virtual.click(f"[data-where='{take}']")
+    wait_until(lambda: "host" in (flow.state()["virtual"]["hands"] or {}), 10, "the lift")
+    flow.release_bots()
+    flow.table.wait_for_selector(".bot-waiting")
+    assert "bot is waiting" in flow.table.inner_text(".bot-waiting")
+    flow.virtual.click(f"[data-where='{take}']")  # laid back where it was
+    wait_until(lambda: not flow.state()["virtual"]["waiting"], 30, "the bot to go on")
+    flow.score_screen(game_id)
+
+
+def person_plays(flow: Flow, seat: int, secret: str, game_id: str) -> None:
+    """A person plays `seat` from their phone (one tap each) until the game ends."""
+    params = {"secret": secret}
+
+    def play(**body: Any) -> None:
+        reply = flow.http.post(f"/api/seats/{seat}/play", json=body, params=params,
+                               headers={"X-Host-Pin": ""})
+        assert reply.status_code in (200, 409), reply.text  # 409: the moment moved on
+
+    def step() -> bool:
+        state = flow.state()
+        view = state["game"]["view"]
+        if state["game"]["game_id"] != game_id or view["over"]:
+            return True
+        table, expected = view["table"], view["expected"]
+        if any(w["seat"] == seat for w in table["vanesco_wait"]):
+            play(action="vanesco")
+        elif view["turn"] == seat and not table["vanesco_wait"]:
+            if expected["phase"] == "refill":
+                play(action="refill", where=expected["refill_cell"])
+            elif expected["phase"] == "last_card":
+                play(action="keep")
+            elif expected["take"] or expected["accio"]:
+                play(action="take", where=(expected["take"] or expected["accio"])[0])
+            elif expected["can_pass"]:
+                play(action="pass")
+        return False
+
+    wait_until(step, GAME_TIME, "the person's game to end")
+
+
+def test_join_mid_gesture(flow: Flow) -> None:
+    """A visitor joins a seat whose bot holds a card half-way through its take: the card is
+    in that seat's hand, so the person finishes the take; the bots never touch it."""
+    game_id = flow.new_game(players=2)
+    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 2
+                   and i.game.phase.value == "take", "a bot's turn")
+    seat = flow.state()["game"]["view"]["turn"]
+    take = flow.state()["game"]["view"]["expected"]["take"][0]
+    lifted = flow.http.post("/api/virtual/gesture",
+                            json={"action": "lift", "where": take, "as_seat": seat})
+    assert lifted.status_code == 200, lifted.text  # the bot's half-move, in its seat's hand
+    link = next(x for x in flow.http.get("/api/host/seats").json() if x["seat"] == seat)
+    phone = flow.context.new_page()
+    phone.goto(link["url"])  # the QR code's one-time code, traded for the seat's secret
+    wait_until(lambda: "secret=" in phone.url, 20, "the seat's page")
+    wait_until(lambda: flow.state()["joined"][seat], 20, "the seat to be joined")
+    secret = phone.url.split("secret=")[1].split("&")[0]
+    flow.release_bots()
+    mine = flow.state()["virtual"]["hands"][str(seat)]
+    assert mine["origin"] == take  # still there: no bot used it
+    laid = flow.http.post("/api/virtual/gesture", params={"seat": seat, "secret": secret},
+                          json={"action": "lay", "where": f"pad:{seat}"})
+    assert laid.status_code == 200, laid.text
+    slid = flow.http.post("/api/virtual/gesture", params={"seat": seat, "secret": secret},
+                          json={"action": "slide", "seat": seat})
+    assert slid.status_code == 200, slid.text
+    person_plays(flow, seat, secret, game_id)
+    phone.close()
+    flow.score_screen(game_id)
+
+
+def test_restart_with_standing_alert(flow: Flow) -> None:
+    """A card lifted where no take is allowed raises an alert; the engine restarts (and a
+    dashboard that missed the alert gets it again); it stands until the card is back."""
+    game_id = flow.new_game(players=2)
+    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 2
+                   and i.game.phase.value == "take", "a turn")
+    view = flow.state()["game"]["view"]
+    allowed = set(view["expected"]["take"]) | set(view["expected"]["accio"])
+    cells = flow.state()["virtual"]["cells"]
+    where = next(c for c in sorted(cells) if c not in allowed)
+    flow.virtual.click(f"[data-where='{where}']")
+    wait_until(lambda: flow.standing(), 20, "the alert")
+    alert = flow.standing()[0]
+    stack = flow.stack
+    stack.engine.stop()
+    bridge = stack.server.config.app.state.bridge
+    with bridge._lock:
+        bridge.alerts.clear()  # as a restarted dashboard would start
+    stack._start_engine()
+    wait_until(lambda: any(a["rule"] == alert["rule"] for a in flow.standing()), 30,
+               "the standing alert again after the restart")
+    flow.virtual.click(f"[data-where='{where}']")  # laid back
+    wait_until(lambda: not flow.standing(), 20, "the alert to clear")
+    flow.release_bots()
+    flow.score_screen(game_id)
