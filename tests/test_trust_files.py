@@ -129,7 +129,7 @@ def test_file_modes(table: Table) -> None:
     def made() -> bool:
         names = {p.name for p in data.rglob("*")}
         return {f"{table.table}.sqlite", f"{table.table}.hub.json", f"{table.table}.cmd.json",
-                f"seat-secrets-{table.table}.json", f"virtual-{table.table}.json"} <= names
+                f"seat-secrets-{table.table}.json", f"outbox-{table.table}.sqlite"} <= names
     wait_for(made, 60, f"every data file to be written:\n{table.output()}")
     loose = []
     for path in [data, *data.rglob("*")]:
