@@ -201,9 +201,9 @@ def test_the_cross_package_checker_catches_violations() -> None:
 
 # What each package may import from the project besides itself. The composition code wires
 # the broker, hub, engine, dashboard and bots together: it may import anything, and
-# nothing but itself imports it. `engine.app` is the composition root (the `cauldron`
-# command); the demo and the score-only count still live beside it (to move into it).
-COMPOSITION = ("engine.app", "engine.demo", "engine.app.count")
+# nothing but itself imports it. `engine.app` is the composition root: the `cauldron`
+# command, the demo and the score-only count.
+COMPOSITION = ("engine.app",)
 ALLOWED: dict[str, tuple[str, ...]] = {
     "engine.rules": (),
     "engine.wire": ("engine.rules",),
@@ -263,13 +263,13 @@ def test_the_package_checker_catches_violations() -> None:
         "from engine.rules.game import Game\n"
         "from engine.service.store import open_store\n"
         "def lazy():\n"
-        "    from engine.demo.stack import DemoStack\n"
+        "    from engine.app.demo.stack import DemoStack\n"
     )
     bots = ROOT / "engine" / "bots" / "example.py"
     assert [m for _, m in bad_imports(bots, source)] == [
         "engine.service.store", "engine.service.store.open_store",
-        "engine.demo.stack", "engine.demo.stack.DemoStack"]
-    demo = ROOT / "engine" / "demo" / "example.py"
+        "engine.app.demo.stack", "engine.app.demo.stack.DemoStack"]
+    demo = ROOT / "engine" / "app" / "demo" / "example.py"
     assert bad_imports(demo, source) == []  # the composition code may wire anything
 
 

@@ -27,7 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engine.service.cli",
     "dashboard.cli",
     "engine.bots.cli",
-    "engine.demo.cli",
+    "engine.app.demo.cli",
     "engine.hosting.cli",
 )
 

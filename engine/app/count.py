@@ -6,7 +6,7 @@ count page (`dashboard.count.CountDesk` served by `dashboard.main.create_count_a
 tag laid on a pad is looked up in the tag map, else in the tag's own memory (NDEF text), and
 counted for the seat being counted (with a table's pads, one per seat: for that pad's seat).
 Nothing imports this module: it is where the hub and the
-dashboard meet for this mode, as `engine.demo` is for the demo.
+dashboard meet for this mode, as `engine.app.demo` is for the demo.
 """
 
 from __future__ import annotations

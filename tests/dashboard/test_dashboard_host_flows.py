@@ -18,7 +18,7 @@ import httpx
 import pytest
 from dashkit import wait_until
 
-from engine.demo.stack import DemoOptions, DemoStack
+from engine.app.demo.stack import DemoOptions, DemoStack
 from engine.rules import GameLog, Refill, Take, replay
 from engine.rules.cards import CARDS, PLAYER_COLOURS
 from engine.service.interpreter import TableInterpreter

@@ -186,7 +186,7 @@ class DemoStack:
             time.sleep(0.02)
 
     def _start_driver(self) -> None:
-        from engine.demo.driver import BotDriver, DriverConfig
+        from engine.app.demo.driver import BotDriver, DriverConfig
         from engine.wire.mqtt import WireClient
 
         opts = self.options

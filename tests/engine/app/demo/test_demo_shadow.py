@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hub_events import hub_event
 
-from engine.demo.shadow import ShadowGame
+from engine.app.demo.shadow import ShadowGame
 from engine.rules.cards import CARDS
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.table_driver import ScriptedGame, scripted_game
@@ -175,7 +175,7 @@ def test_undo_on_the_stream_rewinds_the_shadow(
 def test_a_lost_message_is_noticed_and_the_shadow_waits_for_the_next_game() -> None:
     import random
 
-    from engine.demo.shadow import ShadowError
+    from engine.app.demo.shadow import ShadowError
     from engine.rules import Game, GameConfig
 
     config = GameConfig(colours=("yellow", "red"))
@@ -239,7 +239,7 @@ def test_a_restarted_bot_driver_catches_up_from_the_history(
 ) -> None:
     """The demo restarted mid-game: the bots' shadow saw no start, so the driver asks the
     engine's history and follows the game on (instead of dealing a new one)."""
-    from engine.demo.driver import BotDriver, DriverConfig
+    from engine.app.demo.driver import BotDriver, DriverConfig
 
     engine = start_engine(mqtt_broker, table_id, tmp_path)
     client = WireClient(mqtt_broker, client_id=f"test-bots-{table_id}").start(wait=10)

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from engine.demo.driver import BotDriver, DriverConfig
+from engine.app.demo.driver import BotDriver, DriverConfig
 from engine.rules import Game, GameConfig
 from engine.rules.actions import USE_DECLINATIO, Action, Take
 from engine.rules.board import cell_name

@@ -21,7 +21,7 @@ from engine.wire.broker import free_port
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def _children(pid: int) -> list[int]:

@@ -130,8 +130,8 @@ def _handle(args: argparse.Namespace) -> int:
         for noisy in ("amqtt", "transitions"):
             logging.getLogger(noisy).setLevel(logging.CRITICAL)
     from dashboard.config import persistent_pin
+    from engine.app.demo.stack import DemoOptions, DemoStack, StackError
     from engine.datadir import data_dir
-    from engine.demo.stack import DemoOptions, DemoStack, StackError
 
     if args.pin is None:  # kept across restarts, so the host stays logged in
         try:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from engine.demo.stack import DemoOptions, DemoStack
+from engine.app.demo.stack import DemoOptions, DemoStack
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
+from engine.app.demo.shadow import ShadowError, ShadowGame
 from engine.bots import BotSeat, make_bot
-from engine.demo.shadow import ShadowError, ShadowGame
 from engine.rules import Game
 from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
 from engine.rules.board import cell_name, parse_cell
