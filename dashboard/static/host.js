@@ -28,9 +28,17 @@ function buildForm() {
   }
   fields.innerHTML = html;
   document.getElementById("first").innerHTML = Array.from({ length: n }, (_, i) => `<option value="${i}">${esc(t("seat_n", { n: i + 1 }))}</option>`).join("");
-  const removedField = document.getElementById("removed-field");
-  removedField.hidden = n !== 2;
-  document.getElementById("removed").innerHTML = `<option value="">${esc(t("deal_auto"))}</option>` + colourOptions(null);
+  document.getElementById("removed-field").hidden = n !== 2;
+  buildRemoved();
+}
+
+/* 2 players: only a colour not in play can be left out (G2). */
+function buildRemoved() {
+  const select = document.getElementById("removed");
+  const chosen = [...document.querySelectorAll("#colour-fields select")].map((s) => s.value);
+  const keep = chosen.includes(select.value) ? "" : select.value;
+  select.innerHTML = `<option value="">${esc(t("deal_auto"))}</option>` + PLAYER_COLOURS.filter((c) => !chosen.includes(c))
+    .map((c) => `<option value="${c}"${c === keep ? " selected" : ""}>${esc(colourName(c))}</option>`).join("");
 }
 
 /* Readers laid out like the table: cells in their 6×6 place, then the pads, then pawns. */
@@ -132,6 +140,7 @@ async function command(path, body) {
   if (!BOOT.virtual) for (const o of document.querySelectorAll("#deal option[value='virtual'], #deal option[value='auto']")) o.remove();
   buildForm();
   document.getElementById("players").addEventListener("change", buildForm);
+  document.getElementById("colour-fields").addEventListener("change", buildRemoved);
   document.getElementById("login-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     pin = document.getElementById("pin").value;

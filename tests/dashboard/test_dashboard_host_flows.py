@@ -219,6 +219,8 @@ def test_host_new_game_removed_colour(flow: Flow) -> None:
     """2 players: the host picks the unused colour whose cards are left out (G2)."""
     game_id = flow.new_game(players=2, colours=["yellow", "red"], removed="blue")
     assert config(flow)["removed_colour"] == "blue"
+    offered = flow.host.eval_on_selector_all("#removed option", "os => os.map(o => o.value)")
+    assert offered == ["", "green", "blue"]  # a colour in play cannot be left out
     flow.score_screen(game_id)
 
 
