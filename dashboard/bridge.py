@@ -438,12 +438,16 @@ class Bridge:
         """Ask the engine (``cmd/<verb>``) and wait for its answer."""
         return self._request(self.topics.cmd(verb), args, seat=seat, source=source)
 
-    def hub_command(self, verb: str, args: dict[str, Any] | None = None) -> CommandResult:
-        """Ask the hub (``hub/cmd/<verb>``) and wait for its answer."""
-        return self._request(self.topics.hub_cmd(verb), args, seat=None, source="dashboard")
+    def hub_command(self, verb: str, args: dict[str, Any] | None = None,
+                    timeout: float | None = None) -> CommandResult:
+        """Ask the hub (``hub/cmd/<verb>``) and wait for its answer (`timeout`: longer than
+        the usual command's, for a slow one)."""
+        return self._request(self.topics.hub_cmd(verb), args, seat=None, source="dashboard",
+                             timeout=timeout)
 
     def _request(
-        self, topic: str, args: dict[str, Any] | None, *, seat: int | None, source: str
+        self, topic: str, args: dict[str, Any] | None, *, seat: int | None, source: str,
+        timeout: float | None = None,
     ) -> CommandResult:
         if not self.connected:
             return CommandResult(
@@ -454,7 +458,8 @@ class Bridge:
             )
         try:
             reply = self.client.request(
-                topic, args or {}, timeout=self.settings.command_timeout, seat=seat, source=source
+                topic, args or {}, timeout=timeout or self.settings.command_timeout, seat=seat,
+                source=source,
             )
         except (MqttError, WireError) as exc:
             return CommandResult(ok=False, unavailable=True, error=str(exc))

@@ -103,8 +103,9 @@ class VirtualTable:
 
     # ------------------------------------------------------------ the hub
 
-    def _sim_command(self, args: dict[str, Any]) -> dict[str, Any]:
-        result = self.bridge.hub_command("sim", args)
+    def _sim_command(self, args: dict[str, Any], timeout: float | None = None
+                     ) -> dict[str, Any]:
+        result = self.bridge.hub_command("sim", args, timeout)
         if not result.ok:
             raise VirtualError(result.error or "the simulated hub refused")
         data = result.data if isinstance(result.data, dict) else {}
@@ -119,8 +120,10 @@ class VirtualTable:
     def deal(self, removed_colour: str | None, seed: int | None) -> list[str]:
         """Shuffle the box and lay 32 cards on the square; the rest is the pile (G2). The
         hub answers once its readers have seen the whole deal."""
+        # The slowest gesture (32 readers to see, a save) on a busy machine: a timeout
+        # here leaves the table dealt and the host's game not started.
         data = self._sim_command({"action": "deal", "removed_colour": removed_colour,
-                                  "seed": seed})
+                                  "seed": seed}, 3 * self.bridge.settings.command_timeout)
         return [str(c) for c in data.get("grid", [])]
 
     # ------------------------------------------------------------ gestures

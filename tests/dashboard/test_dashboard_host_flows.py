@@ -126,8 +126,11 @@ class Flow:
             page.set_checked(box_id, on)
         page.select_option("#deal", "virtual")
         page.click("#start")
-        wait_until(lambda: (self.state()["game"] or {}).get("game_id") not in (None, before)
-                   and self.status() == "playing", 30, "the host's game to start")
+        try:
+            wait_until(lambda: (self.state()["game"] or {}).get("game_id") not in (None, before)
+                       and self.status() == "playing", 30, "the host's game to start")
+        except AssertionError as exc:  # what the host page said, at the end of the wait
+            raise AssertionError(f"{exc} (host page: {page.inner_text('#host-msg')!r})") from None
         self.release_bots()
         return str(self.state()["game"]["game_id"])
 
@@ -135,9 +138,12 @@ class Flow:
         for _ in range(times):
             actions = len(self.interp.game.actions) if self.interp.game else 0
             self.host.click("#undo")
-            wait_until(lambda a=actions: self.interp.game is not None
-                       and len(self.interp.game.actions) < a, 20,
-                       f"the undo (host page: {self.host.inner_text('#host-msg')!r})")
+            try:
+                wait_until(lambda a=actions: self.interp.game is not None
+                           and len(self.interp.game.actions) < a, 20, "the undo")
+            except AssertionError as exc:  # what the host page said, at the end of the wait
+                raise AssertionError(
+                    f"{exc} (host page: {self.host.inner_text('#host-msg')!r})") from None
         # Carried out physically on the virtual table: the sim table agrees again.
         wait_until(lambda: not self.standing() and self.settled(), 30, "the table restored")
 
