@@ -23,8 +23,12 @@ function buildForm() {
   const fields = document.getElementById("colour-fields");
   const keep = [...fields.querySelectorAll("select")].map((s) => s.value);
   let html = "";
+  const used = keep.slice(0, n);
   for (let i = 0; i < n; i++) {
-    html += `<label for="colour-${i}">${esc(t("colour_of_seat", { n: i + 1 }))}</label><select id="colour-${i}" class="colour">${colourOptions(keep[i] || PLAYER_COLOURS[i])}</select>`;
+    // A seat added to the form gets a colour no kept seat has (G2: one colour per seat).
+    const colour = keep[i] || PLAYER_COLOURS.find((c) => !used.includes(c));
+    if (!keep[i]) used.push(colour);
+    html += `<label for="colour-${i}">${esc(t("colour_of_seat", { n: i + 1 }))}</label><select id="colour-${i}" class="colour">${colourOptions(colour)}</select>`;
   }
   fields.innerHTML = html;
   document.getElementById("first").innerHTML = Array.from({ length: n }, (_, i) => `<option value="${i}">${esc(t("seat_n", { n: i + 1 }))}</option>`).join("");
