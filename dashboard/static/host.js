@@ -109,7 +109,8 @@ function renderStatus(state) {
   const v = g ? g.view : null;
   const st = document.getElementById("host-status");
   let text = t("no_game");
-  if (v && v.over) text = t("game_over");
+  // Ended by the host: the last board stays on the wire, but nobody is to play any more.
+  if (v && (v.over || (v.table && v.table.status === "ended"))) text = t("game_over");
   else if (v && v.table && v.table.status === "dealing") text = promptText(v) || t("deal_title");
   else if (v && v.turn != null && v.seats[v.turn]) text = `${t("turn_of", { seat: seatOf(v, v.turn) })} · ${t("phase_" + v.phase)}`;
   else if (v) text = promptText(v) || t("no_game");
