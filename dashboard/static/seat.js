@@ -15,7 +15,11 @@ let socketUp = false;
 let last = null;
 let closedForGood = null;
 let turnKey = null;
-let busy = false;
+// Taps run one after the other: a tap made while the previous one is still on its way (the
+// refill offered as soon as the take lands) waits its turn instead of being lost; the same
+// tap twice in a row (a double tap) is sent once.
+let queue = Promise.resolve();
+let pending = null;
 
 function q(path) { return `${path}?secret=${encodeURIComponent(SECRET)}`; }
 
@@ -181,25 +185,29 @@ function playMsg(text, isError) {
   if (text && isError) announce(text, true);
 }
 
-async function send(fn) {
-  if (busy) return;
-  busy = true;
-  try { await fn(); playMsg(""); }
-  catch (e) { playMsg(t("error", { message: e.message }), true); }
-  finally { busy = false; }
+function send(body, verb = "play") {
+  const key = verb + JSON.stringify(body ?? null);
+  if (pending === key) return queue;
+  pending = key;
+  queue = queue.then(async () => {
+    try { await api("POST", q(`/api/seats/${SEAT}/${verb}`), body); playMsg(""); }
+    catch (e) { playMsg(t("error", { message: e.message }), true); }
+    finally { if (pending === key) pending = null; }
+  });
+  return queue;
 }
 
 document.addEventListener("click", (ev) => {
   const play = ev.target.closest("[data-play]");
-  if (play) { ev.preventDefault(); send(() => api("POST", q(`/api/seats/${SEAT}/play`), JSON.parse(play.dataset.play))); return; }
+  if (play) { ev.preventDefault(); send(JSON.parse(play.dataset.play)); return; }
   const cell = ev.target.closest("#seat-board [data-act='cell']");
   if (cell) {
     const x = needed(last || {}).find((n) => n.where === cell.dataset.where && n.body);
-    if (x) { ev.preventDefault(); send(() => api("POST", q(`/api/seats/${SEAT}/play`), x.body)); }
+    if (x) { ev.preventDefault(); send(x.body); }
     return;
   }
   const verb = ev.target.closest("[data-verb]");
-  if (verb) { ev.preventDefault(); send(() => api("POST", q(`/api/seats/${SEAT}/${verb.dataset.verb}`))); return; }
+  if (verb) { ev.preventDefault(); send(undefined, verb.dataset.verb); return; }
   if (ev.target.closest("#hide-reveal")) api("POST", q(`/api/seats/${SEAT}/reveal/dismiss`)).catch(() => {});
 });
 
