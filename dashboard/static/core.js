@@ -126,6 +126,9 @@ export function cardHtml(id, extraClass) {
 export function usesText(uses) { return uses > 0 ? tn("uses_left", uses) : t("spent"); }
 
 /* ---- what the table waits for (the engine service's prompt, translated) ---- */
+/* Nobody plays any more: ended by the rules (view.over) or by the host's End (the ended
+   game's last board stays on the wire, with the turn it had). */
+export function gameOver(v) { return !!v && (v.over || (!!v.table && v.table.status === "ended")); }
 export function promptText(v) {
   const info = v.table;
   if (!info || !info.prompt) return "";

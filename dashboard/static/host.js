@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, api, colourName, esc, liveSocket, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
+import { BOOT, api, colourName, esc, gameOver, liveSocket, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -109,8 +109,7 @@ function renderStatus(state) {
   const v = g ? g.view : null;
   const st = document.getElementById("host-status");
   let text = t("no_game");
-  // Ended by the host: the last board stays on the wire, but nobody is to play any more.
-  if (v && (v.over || (v.table && v.table.status === "ended"))) text = t("game_over");
+  if (gameOver(v)) text = t("game_over");
   else if (v && v.table && v.table.status === "dealing") text = promptText(v) || t("deal_title");
   else if (v && v.turn != null && v.seats[v.turn]) text = `${t("turn_of", { seat: seatOf(v, v.turn) })} · ${t("phase_" + v.phase)}`;
   else if (v) text = promptText(v) || t("no_game");
