@@ -932,9 +932,9 @@ class TableInterpreter:
             return " and keep it out of the game"
         if place.kind == "grid" and place.cell is not None:
             return f" (it belongs on {where(place.cell)}: a card cannot lie twice)"
-        if place.kind == "top":
+        if place.kind == "top" and place.seat is not None:
             return f" and put it back on top of {seat_words(game, place.seat)}'s cauldron"
-        if place.kind == "spells":
+        if place.kind == "spells" and place.seat is not None:
             return f" and put it back beside {seat_words(game, place.seat)}'s cauldron"
         if place.kind == "pile":
             return " and put it back in the draw pile"
