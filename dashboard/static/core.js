@@ -43,23 +43,16 @@ export function seatOf(view, seat) {
   return seatLabel(seat, s ? s.colour : view && view.config && view.config.colours ? view.config.colours[seat] : null);
 }
 
-/* Texts made by the engine are English and partly 0-based: "seat 0", cells "2,3", lines
-   "row 0".."column 5" (line_name). People read them 1-based, as everywhere else. Texts the
-   engine already words for people ("Seat 1 (yellow)", "row 3, column 4") are kept. */
+/* Texts made by the engine and the server are worded for people already, 1-based
+   (engine/rules/names.py: "Seat 1 (yellow)", "row 3, column 4", "row 2", "position 5"):
+   nothing is renumbered here. A seat gets the page's word and its colour symbol. */
 export function humanise(text, seats) {
-  // One pass, so nothing is renumbered twice.
-  return String(text || "").replace(
-    /\b(?:(row \d, column \d)|(Seat \d \()|[Ss]eat (\d)|(?:cell )?([0-5]),([0-5])|(row|column) ([0-5])|([a-z]+-[ab]-[1-4]|(?:accio|declinatio|vanesco|perluceo|immuto|corner)-\d))\b/g,
-    (m, pair, named, seat, r, c, kind, line, card) => {
-      if (pair !== undefined || named !== undefined) return m;
-      if (seat !== undefined) {
-        const s = seats && seats[Number(seat)];
-        return seatLabel(Number(seat), s && s.colour);
-      }
-      if (r !== undefined) return cellLabel(`${r},${c}`);
-      if (kind !== undefined) return t(kind, { n: Number(line) + 1 });
-      return cardLabel(card) || m;
-    });
+  return String(text || "").replace(/\bSeat ([1-4])(?: \(([a-z]+)\))?/g, (m, n, colour) => {
+    const seat = Number(n) - 1;
+    const s = seats && seats[seat];
+    const known = (s && s.colour) || (colour && CAT.colours[colour] ? colour : null);
+    return seatLabel(seat, known);
+  });
 }
 
 /* ---- cards ---- */
@@ -133,6 +126,9 @@ export function cardHtml(id, extraClass) {
 export function usesText(uses) { return uses > 0 ? tn("uses_left", uses) : t("spent"); }
 
 /* ---- what the table waits for (the engine service's prompt, translated) ---- */
+/* Nobody plays any more: ended by the rules (view.over) or by the host's End (the ended
+   game's last board stays on the wire, with the turn it had). */
+export function gameOver(v) { return !!v && (v.over || (!!v.table && v.table.status === "ended")); }
 export function promptText(v) {
   const info = v.table;
   if (!info || !info.prompt) return "";

@@ -2,7 +2,7 @@
    codes; alerts in a fixed area; the podium at the end until the next game. */
 import { boardParts } from "./board.js";
 import {
-  CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, lineLabel, liveSocket,
+  CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
   patchChildren, posLabel, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
 } from "./core.js";
 import { announceChanges } from "./announce.js";
@@ -66,9 +66,10 @@ function renderTurn(state) {
   if (info && info.status === "dealing") { setHtml(el, dealHtml(v)); return; }
   const prompt = promptText(v);
   const promptHtml = prompt ? `<p class="prompt" data-prompt="${esc(info.prompt.code)}"><span aria-hidden="true">➜</span> ${esc(prompt)}</p>` : "";
-  if (v.over) {
+  if (gameOver(v)) {
     const end = v.end;
-    setHtml(el, `<p class="big">${esc(t("game_over"))}${end && end.scores ? " — " + esc(winnersText(end.scores, v.seats)) : ""}</p>`);
+    setHtml(el, `<p class="big">${esc(t("game_over"))}${end && end.scores ? " — " + esc(winnersText(end.scores, v.seats)) : ""}</p>` +
+      (v.over ? "" : promptHtml));
     return;
   }
   if (v.turn == null || !v.seats.length || (info && info.status !== "playing")) {
@@ -102,7 +103,7 @@ function renderSeats(state) {
   if (!game || !game.view.seats.length) { patchChildren(el, []); return; }
   const v = game.view;
   const parts = v.seats.map((s) => {
-    const active = !v.over && v.turn === s.seat;
+    const active = !gameOver(v) && v.turn === s.seat;
     const spells = s.spells.map((sp) => `<li class="spell${sp.uses_left > 0 ? "" : " spent"}">✦ ${esc(cardLabel(sp.card))} — ${esc(usesText(sp.uses_left))}</li>`).join("");
     return `<article class="seat c-border-${esc(s.colour)}${active ? " active" : ""}" data-seat="${s.seat}">` +
       `<h2>${active ? `<span class="now">▶ <span class="sr-only">${esc(t("now_playing"))}</span></span>` : ""}<span class="swatch c-${esc(s.colour)}" aria-hidden="true">${esc(CAT.colours[s.colour] ? CAT.colours[s.colour].symbol : "")}</span> ${esc(seatLabel(s.seat, s.colour))}</h2>` +
@@ -132,10 +133,10 @@ function renderAlerts(state) {
 function renderJoin(state) {
   const el = document.getElementById("join");
   const game = state.game;
-  const key = game ? `${game.game_id}|${state.joined.join(",")}|${game.view.players}|${game.view.over}` : "none";
+  const key = game ? `${game.game_id}|${state.joined.join(",")}|${game.view.players}|${gameOver(game.view)}` : "none";
   if (key === joinKey) return;
   joinKey = key;
-  if (!game || !game.game_id || game.view.over || !game.view.seats.length) { el.innerHTML = ""; return; }
+  if (!game || !game.game_id || gameOver(game.view) || !game.view.seats.length) { el.innerHTML = ""; return; }
   let html = `<h2>${esc(t("join"))}</h2><div class="qr-row">`;
   for (const s of game.view.seats) {
     const label = seatLabel(s.seat, s.colour);
