@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import copy
 import random
-import re
 
 import pytest
+from people_words import leaks
 
 from engine.rules import Phase
 from engine.rules.board import TAKEABLE_CELLS
-from engine.rules.cards import CARDS
 from engine.rules.names import cell_label
 from engine.service.errors import Refused
 from engine.service.interpreter import (
@@ -29,19 +28,6 @@ from engine.service.interpreter import (
     press,
 )
 from engine.service.table_driver import scripted_game
-
-_CARD_ID = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(c) for c in sorted(CARDS, key=len,
-                                                                                 reverse=True))
-                      + r")(?![\w-])")
-_ZERO_BASED = re.compile(
-    r"\bseat \d|\bSeat 0\b|\bcell \d|(?<![\w.])[0-5],[0-5](?![\d])|\b(?:row|column|position) 0\b"
-    r"|\bpad:\d|\bpos \d"
-)
-
-
-def leaks(text: str) -> list[str]:
-    """What in `text` is worded for machines, not people."""
-    return _ZERO_BASED.findall(text) + _CARD_ID.findall(text)
 
 
 def test_the_scan_finds_the_old_wording() -> None:
