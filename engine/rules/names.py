@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engine.rules.actions import Action, Refill, Take
 from engine.rules.board import SIZE, parse_cell
 from engine.rules.cards import CARDS, CATALOGUE, Lang, card_label, family_name
 from engine.rules.errors import RulesError
@@ -63,6 +64,18 @@ def place_label(where: str) -> str:
 def card_name(card: str) -> str:
     """A card for people ("Bottles 3 (orange)"); never a raw id for a known card."""
     return card_label(card) if card in CARDS else "an unknown card"
+
+
+def action_label(action: Action, card: str | None = None) -> str:
+    """An action for people: "take Egg 2 (orange) from row 6, column 3", "keep the last card"
+    (`card` is the card a take concerns, when the caller knows it)."""
+    if isinstance(action, Take):
+        cell = cell_label(action.cell)
+        return f"take {card_name(card)} from {cell}" if card else f"take the card on {cell}"
+    if isinstance(action, Refill):
+        return f"refill the hole with {card_name(action.card)}"
+    return {"declinatio": "use Declinatio", "pass": "pass (keep Declinatio for later)",
+            "keep": "keep the last card", "discard": "discard the last card"}[action.TYPE]
 
 
 _FAMILY_COLOUR = {f["id"]: f["colour"] for f in CATALOGUE["families"]}

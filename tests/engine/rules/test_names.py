@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.rules.names import SCORE_WORDS, family_how, family_label, recipe_name
+from engine.rules.names import SCORE_WORDS, action_label, family_how, family_label, recipe_name
 from engine.rules.scoring import FamilyScore, SeatCards, score_game
 
 EN = Path(__file__).resolve().parents[3] / "dashboard" / "i18n" / "en.json"
@@ -50,3 +50,16 @@ def test_labels_name_families_and_recipes_not_ids() -> None:
     assert recipe_name("A-orange") == "Recipe A (orange)"
     assert recipe_name("B-last-card").startswith("Recipe B (")
     assert recipe_name("C-nothing") == "an unknown recipe"
+
+
+def test_action_label_says_what_to_do() -> None:
+    from engine.rules.actions import DISCARD, KEEP, PASS, USE_DECLINATIO, Refill, Take
+    from engine.rules.board import parse_cell
+
+    take = Take(parse_cell("5,2"))
+    assert action_label(take, "orange-a-2") == "take Egg 2 (orange) from row 6, column 3"
+    assert action_label(take) == "take the card on row 6, column 3"
+    assert action_label(Refill("accio-1")) == "refill the hole with Accio"
+    labels = [action_label(a) for a in (USE_DECLINATIO, PASS, KEEP, DISCARD)]
+    assert labels == ["use Declinatio", "pass (keep Declinatio for later)",
+                      "keep the last card", "discard the last card"]
