@@ -132,6 +132,7 @@ def _start_sim(backend: ReaderBackend, steps: list[Any], speed: float,
 
 
 def _run_hub(args: argparse.Namespace) -> int:
+    from engine.rules.names import card_name, cell_label, pad_label
     from engine.wire.contract import HubEvent, Topics
     from engine.wire.mqtt import MqttError, WireClient
     from hub.errors import HubError
@@ -167,11 +168,14 @@ def _run_hub(args: argparse.Namespace) -> int:
               snapshot_interval=config.snapshot_interval)
 
     def show(event: HubEvent) -> None:
-        where = event.cell or (f"pad {event.seat}" if event.seat is not None else "")
-        what = event.card_id or event.uid or event.health or event.button or ""
+        # The host watches this: places and cards named for people (engine.rules.names).
+        where = (cell_label(event.cell) if event.cell else
+                 pad_label(event.seat) if event.seat is not None else "")
+        what = (card_name(event.card_id) if event.card_id else
+                event.uid or event.health or event.button or "")
         try:
-            print(f"#{event.seq:<5} {event.kind:<13} {event.action or '':<8} {where:<7} {what}",
-                  flush=True)
+            print(f"#{event.seq:<5} {event.kind:<13} {event.action or '':<8} {where:<18} "
+                  f"{what}", flush=True)
         except (BrokenPipeError, ValueError):  # stdout closed (| head): keep running quietly
             hub.listeners.remove(show)
 
@@ -347,6 +351,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     import select
 
     from engine.rules.cards import enrolment_order
+    from engine.rules.names import pad_label
     from hub.enroll import COMMANDS_HELP, Enrolment, run_enrolment
     from hub.errors import BackendError, TagMapError
     from hub.tagmap import TagMap
@@ -382,7 +387,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     def say(text: str) -> None:
         print(text, flush=True)
 
-    print(f"Enrolling into {config.tagmap_path}: tap each card on pad {args.pad}. "
+    print(f"Enrolling into {config.tagmap_path}: tap each card on {pad_label(args.pad)}. "
           f"{COMMANDS_HELP} (then Enter).", flush=True)
     if steps:
         _start_sim(backend, steps, args.sim_speed, stop)
@@ -434,7 +439,7 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
     problems = {r: h for r, h in health.items() if h != "ok"}
     lines.append("")
     lines.append("health: all readers ok" if not problems else "health: " + ", ".join(
-        f"{layout.place(r).label()} {h}" for r, h in sorted(problems.items())))
+        f"{layout.place(r).label()}: {h}" for r, h in sorted(problems.items())))
     lines.append("legend: . empty, ?XXXXXX unknown tag, ~ flicker, ! silent, x absent")
     return "\n".join(lines)
 

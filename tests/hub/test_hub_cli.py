@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from people_words import leaks
 
 from engine.app.cli import main
 from engine.wire.contract import HubEvent, ServiceState, Topics, WireModel
@@ -78,7 +79,11 @@ def test_hub_sim_publishes_a_script_in_order(mqtt_broker: str, table_id: str,
     ]
     states = [m.state for m in got if isinstance(m, ServiceState)]
     assert states[0] == "online" and states[-1] == "offline"
-    assert "#4     pad           placed   pad 0   blue-a-4" in out.stdout
+    # The echo is for the host: places and cards by their names, never "pad 0" or an id.
+    assert "#4     pad           placed   Seat 1's pad       Pumpkins 4 (blue)" in out.stdout
+    assert "#1     cell          placed   row 2, column 2    Pumpkins 4 (blue)" in out.stdout
+    echo = [line for line in out.stdout.splitlines() if line.startswith("#")]
+    assert len(echo) == 5 and not [line for line in echo if leaks(line)], echo
 
 
 @pytest.mark.parametrize(
@@ -153,7 +158,8 @@ def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
         hub.stop()
     assert out.returncode == 1, out.stderr
     assert "The running hub" in out.stdout and "Seat 3's pad" in out.stdout, out.stdout
-    assert "Skipped yellow-a-1" in out.stdout and "Skip undone: yellow-a-1" in out.stdout
+    assert "Skipped Sulphur scent 1 (yellow) (" in out.stdout
+    assert "Skip undone: Sulphur scent 1 (yellow) is asked again" in out.stdout
     assert "nothing new was enrolled" in out.stdout and "are saved" not in out.stdout
 
 
