@@ -62,8 +62,10 @@ def place_label(where: str) -> str:
 
 
 def card_name(card: str) -> str:
-    """A card for people ("Bottles 3 (orange)"); never a raw id for a known card."""
-    return card_label(card) if card in CARDS else "an unknown card"
+    """A card for people ("Bottles 3 (orange)", "Recipe A (orange)"); never a raw id."""
+    if card in CARDS:
+        return card_label(card)
+    return recipe_name(card)  # recipe cards are in the box too; else "an unknown recipe"
 
 
 def action_label(action: Action, card: str | None = None) -> str:
@@ -94,7 +96,7 @@ def recipe_name(recipe: str) -> str:
     for entry in CATALOGUE["recipes"]["B"]:
         if entry["id"] == recipe:
             return f"Recipe B ({entry['names']['en']})"
-    return "an unknown recipe"
+    return "an unknown card"
 
 
 # The dashboard's words for a family's points (dashboard/i18n/en.json, same keys; a test keeps

@@ -7,7 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.rules.names import SCORE_WORDS, action_label, family_how, family_label, recipe_name
+from engine.rules.names import (
+    SCORE_WORDS,
+    action_label,
+    card_name,
+    family_how,
+    family_label,
+    recipe_name,
+)
 from engine.rules.scoring import FamilyScore, SeatCards, score_game
 
 EN = Path(__file__).resolve().parents[3] / "dashboard" / "i18n" / "en.json"
@@ -49,7 +56,9 @@ def test_labels_name_families_and_recipes_not_ids() -> None:
     assert family_label("red-a") == "Finger bones (red)"
     assert recipe_name("A-orange") == "Recipe A (orange)"
     assert recipe_name("B-last-card").startswith("Recipe B (")
-    assert recipe_name("C-nothing") == "an unknown recipe"
+    assert recipe_name("C-nothing") == "an unknown card"
+    assert card_name("B-last-card") == recipe_name("B-last-card")
+    assert card_name("dragon-1") == "an unknown card"
 
 
 def test_action_label_says_what_to_do() -> None:
