@@ -258,10 +258,23 @@ def _ask_hub(client: Any, table: str, verb: str, args: dict[str, Any],
     return data if isinstance(data, dict) else {}
 
 
+def _seat_pad(text: str) -> int:
+    """--pad N is Seat N's pad, counted from 1 like every seat people see; the wire's 0..3."""
+    try:
+        seat = int(text)
+    except ValueError:
+        seat = 0
+    if not 1 <= seat <= 4:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seat: give 1 to 4 (--pad 1 is "
+                                         "Seat 1's pad)")
+    return seat - 1
+
+
 def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> int | None:
     """Drive the running hub's enrolment mode from the terminal; None: no hub answered."""
     import select
 
+    from engine.rules.names import pad_label
     from hub.enroll import COMMANDS_HELP
 
     def ask(action: str, **more: Any) -> dict[str, Any] | None:
@@ -270,8 +283,8 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     status = ask("start", pad=args.pad, write=args.write)
     if status is None:
         return None
-    print(f"The running hub {config.hub_name} enrols: tap each card on Seat {args.pad + 1}'s "
-          f"pad. {COMMANDS_HELP} (then Enter). The host page shows the same progress.",
+    print(f"The running hub {config.hub_name} enrols: tap each card on {pad_label(args.pad)}. "
+          f"{COMMANDS_HELP} (then Enter). The host page shows the same progress.",
           flush=True)
     said = None
     idle_since = time.monotonic()
@@ -365,7 +378,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
         pad = backend.layout.pad_reader(args.pad)
     except ValueError as exc:
         backend.close()
-        raise CliError(f"{exc}; choose --pad 0..{config.pads - 1}") from None
+        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
     try:
         enrolment = Enrolment(tagmap, order=enrolment_order(), backend=backend, reader=pad,
                               write_tags=args.write)
@@ -574,7 +587,8 @@ def register(subparsers: Any) -> None:
                         help="read the pad directly, without the running hub (the hub must "
                              "be stopped)")
     _sim_options(enroll)
-    enroll.add_argument("--pad", type=int, default=0, help="seat whose pad to use (default 0)")
+    enroll.add_argument("--pad", type=_seat_pad, default=0, metavar="SEAT",
+                        help="whose scan pad to use: 1 to 4 (default 1, Seat 1's pad)")
     enroll.add_argument("--write", action="store_true",
                         help="also write the card id into each tag (serial/spi/pcsc back-ends)")
     enroll.add_argument("--idle-timeout", type=float, default=None,

@@ -104,6 +104,14 @@ def test_user_errors_are_one_line(args: list[str], message: str, tmp_path: Path)
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+def test_enroll_pad_counts_seats_from_one(tmp_path: Path) -> None:
+    # --pad N is Seat N's pad (issue 11: people never count seats from 0).
+    for bad in ("0", "5", "one"):
+        out = cauldron("enroll", "--pad", bad, "--data-dir", str(tmp_path))
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert "is not a seat: give 1 to 4 (--pad 1 is Seat 1's pad)" in out.stderr
+
+
 def test_bad_config_keys_and_script_lines(tmp_path: Path) -> None:
     config = tmp_path / "hub.toml"
     config.write_text('table = "t1"\nbackends = "sim"\n')
@@ -152,7 +160,7 @@ def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
         out = subprocess.run(
             [sys.executable, "-c", "import sys; from engine.app.cli import main; "
              "sys.exit(main(sys.argv[1:]))", "enroll", "--mqtt", mqtt_broker, "--table",
-             table_id, "--pad", "2"],
+             table_id, "--pad", "3"],
             input="s\nu\nq\n", capture_output=True, text=True, timeout=60, check=False)
     finally:
         hub.stop()
