@@ -319,13 +319,18 @@ class EngineService:
             runtime.close()
 
     def _state(self, state: str, topics: Topics | None = None,
-               degraded: str | None = None) -> ServiceState:
-        """A table's ``engine/state`` (`topics`) or the process's own (the last will's)."""
+               degraded: str | None = None, runtime: TableRuntime | None = None
+               ) -> ServiceState:
+        """A table's ``engine/state`` (`topics`) or the process's own (the last will's);
+        with `runtime`, the hub waiting for the host's confirmation, if any."""
         liveness = (self.state_topic if topics is not None
                     and topics.engine_state != self.state_topic else None)
+        pending = runtime.pending_hub if runtime is not None else None
         return ServiceState(state=state, client_id=self.client.client_id,  # type: ignore[arg-type]
                             ts=self.clock(), version=VERSION, liveness_topic=liveness,
-                            degraded=degraded)
+                            degraded=degraded, pending_hub=pending,
+                            registered_hub=self._registered_hub(runtime)
+                            if pending and runtime else None)
 
     def _forget_requests(self) -> None:
         """A replay asked before this (re)connection may have been lost with the broker:
@@ -342,7 +347,8 @@ class EngineService:
 
     def _republish(self, runtime: TableRuntime) -> None:
         self._publish(runtime.topics.engine_state,
-                      self._state("online", runtime.topics, runtime.degraded), retain=True)
+                      self._state("online", runtime.topics, runtime.degraded, runtime),
+                      retain=True)
         runtime.sent_seats.clear()
         # Standing alerts too (the dashboard may have restarted and lost them): they stay
         # until the table is right.
@@ -472,7 +478,7 @@ class EngineService:
             runtime.degraded = reason
             log.error("table %s degraded: %s", runtime.name, reason)
             self._publish(runtime.topics.engine_state,
-                          self._state("online", runtime.topics, reason), retain=True)
+                          self._state("online", runtime.topics, reason, runtime), retain=True)
 
     def _heal(self, runtime: TableRuntime) -> None:
         if runtime.degraded is not None:

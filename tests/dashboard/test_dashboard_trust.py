@@ -8,13 +8,16 @@ import logging
 import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Dash, new_game
+from dashkit import PIN, Dash, new_game, wait_until
 from fastapi.testclient import TestClient
+from hub_events import signed
 
 from dashboard.guard import MAX_BODY, PinGuard
+from engine.wire.contract import HubSnapshot, ReaderSeen, Topics
 
 HOST = {"X-Host-Pin": PIN}
 
@@ -218,3 +221,42 @@ def test_cross_site_websocket_from_a_real_browser_is_refused(dash: Dash, page: o
     own = page.evaluate(listen, url)  # type: ignore[attr-defined]
     assert own["opened"] and '"seat":0' in own["got"][0].replace(" ", "")
 
+
+def test_host_accepts_a_replaced_hub_from_the_host_page(dash: Dash, engine_service: Any,
+                                                        page: Any) -> None:
+    """A new hub id for the table (its key replaced the old hub's) waits: the engine ignores
+    it and the host page shows both ids, with the warning, behind the PIN; pressing the
+    button registers it and the notice goes away."""
+    table, engine = dash.table, engine_service
+    topic = Topics(table).hub_snapshot
+
+    def snapshot(hub_id: str) -> HubSnapshot:
+        readers = [ReaderSeen(reader=r, cell=f"{r // 6},{r % 6}") for r in range(36)]
+        model = signed(HubSnapshot(hub_id=hub_id, epoch=f"e-{hub_id}", last_seq=0,
+                                   ts=time.time(), backend="sim", readers=readers), table)
+        assert isinstance(model, HubSnapshot)
+        return model
+
+    dash.publisher.publish(topic, snapshot("hub-old-pi"))  # the first hub: registered
+    wait_until(lambda: table in engine.tables
+               and engine.tables[table].registered_hub == "hub-old-pi", 10,
+               "the first hub registered")
+    page.goto(dash.url + "/host?lang=en")
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("#game-panel", state="visible")
+    assert page.is_hidden("#hub-change")  # nothing waits: no button
+
+    dash.publisher.publish(topic, snapshot("hub-new-pi"))  # a replaced Pi, enrolled anew
+    page.wait_for_selector("#accept-hub", state="visible")
+    notice = page.inner_text("#hub-change")
+    assert "hub-new-pi" in notice and "hub-old-pi" in notice
+    assert "Accept only if you replaced the hub" in notice
+    assert engine.tables[table].registered_hub == "hub-old-pi"  # refused until then
+
+    page.click("#accept-hub")
+    page.wait_for_selector("#hub-change", state="hidden")
+    assert engine.tables[table].registered_hub == "hub-new-pi"
+    assert engine.tables[table].pending_hub is None
+    assert "hub-new-pi" in page.inner_text("#host-msg")
+    wait_until(lambda: dash.bridge.status().engine_degraded is None, 10, "the table healed")
