@@ -15,6 +15,8 @@ A retained ``hub/snapshot`` says what every reader sees and the last seq; a reta
 The hub answers ``hub/cmd/<verb>`` (see `engine.wire.contract.HUB_VERBS`): the engine drives
 the table I/O with ``turn`` (the turn LEDs) and ``buzz`` (an illegal move); the hub reads no
 ``game/*`` topic (the broker's ACL gives it none). Button presses go out as ``button`` events.
+Every command must be signed with the table's command key (`engine.wire.auth.CommandGuard`);
+anything else is refused with a code naming the problem, and nothing is done.
 
 Enrolment is a mode of the running hub (``hub/cmd/enrol``, from the host page or
 ``cauldron enroll``): while it runs, tags laid on the chosen pad are enrolled instead of
