@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit
 
 import paho.mqtt.client as paho
@@ -75,6 +75,11 @@ log = logging.getLogger("cauldron.wire")
 Handler = Callable[[str, WireModel], None]
 RejectHandler = Callable[[str, bytes, WireError], None]
 ServeHandler = Callable[[TopicInfo, CommandRequest], Any]
+
+
+# The share of a request's wait in which the service must take it up (the rest is for the
+# work and the answer's way back).
+ANSWER_TIME: Final = 0.6
 
 
 class MqttError(WireError):
@@ -554,9 +559,10 @@ class WireClient:
     ) -> CommandResponse:
         """Send a `CommandRequest` on ``topic`` and wait for its `CommandResponse`.
         Raises `RequestTimeout` when none arrives within ``timeout`` seconds. The request
-        expires at ``deadline`` (default: when this wait ends), so a command that was not
-        answered in time never runs later; a command (game or hub) is signed (see
-        `sign_commands`)."""
+        expires at ``deadline`` (default: 60 % of the wait), so a command that was not
+        answered in time never runs later, and one that starts just before its deadline still
+        has time to answer within the wait (never "failed" for a command that was done); a
+        command (game or hub) is signed (see `sign_commands`)."""
         info = parse_topic(topic, self.base)  # refuse a topic outside the contract early
         response_topic = Topics.response(topic)
         with self._lock:
@@ -569,7 +575,7 @@ class WireClient:
         box: list[CommandResponse] = []
         request = CommandRequest(
             transaction=transaction, args=args or {}, seat=seat, source=source, auth=auth,
-            deadline=deadline if deadline is not None else time.time() + timeout,
+            deadline=deadline if deadline is not None else time.time() + ANSWER_TIME * timeout,
         )
         if auth is None and self.sign_commands and info.verb is not None:
             hub = info.name.startswith("hub/")
