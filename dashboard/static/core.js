@@ -6,6 +6,41 @@ export const CAT = BOOT.catalogue;
 export const GEO = BOOT.geometry; // the engine's board geometry (dashboard/geometry.py)
 const PLURAL = new Intl.PluralRules(BOOT.lang);
 
+/* The render probe the benchmark and the browser tests read (window.__cauldron): renders,
+   publish -> received and publish -> rendered latencies, and waitFor(ts). */
+const perf = (window.__cauldron = {
+  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
+  /* Resolves once the page shows the update published at `ts`. */
+  waitFor(ts) {
+    if (perf.lastTs === ts) return Promise.resolve(true);
+    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
+  },
+});
+const since = (ts) => performance.timeOrigin + performance.now() - ts * 1000;
+function keep(list, value) { list.push(value); if (list.length > 1000) list.shift(); }
+
+/* A table state arrived (before its render). */
+export function probeReceived(state) {
+  const g = state.game;
+  if (g && g.ts != null && g.ts !== perf.lastTs) keep(perf.received, since(g.ts));
+}
+
+/* A table state is on the page: count it, time it, wake whoever waits for it. */
+export function probeRendered(state) {
+  const g = state.game;
+  perf.renders += 1;
+  if (g && g.ts != null && g.ts !== perf.lastTs) {
+    perf.lastTs = g.ts;
+    keep(perf.latencies, since(g.ts));
+    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
+    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
+    for (const [, resolve] of ready) resolve(true);
+  }
+  document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
+  document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
+  document.body.dataset.renders = String(perf.renders);
+}
+
 /* A translated string; {name} placeholders filled from params. */
 export function t(key, params) {
   let text = T[key] !== undefined ? T[key] : key;

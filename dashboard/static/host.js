@@ -128,6 +128,18 @@ function renderStatus(state) {
   }
 }
 
+/* A new hub waits for the host (engine/state): shown only then, with both hub ids. */
+function renderHubChange(status) {
+  const change = status ? status.hub_change : null;
+  const box = document.getElementById("hub-change");
+  box.hidden = !change;
+  if (!change) return;
+  box.dataset.hub = change.new_hub;
+  const text = t("hub_change_text", { new: change.new_hub, old: change.old_hub || t("hub_unknown") });
+  const el = document.getElementById("hub-change-text");
+  if (el.textContent !== text) el.textContent = text;
+}
+
 function showHost(on) {
   document.getElementById("login").hidden = on;
   document.getElementById("host").hidden = !on;
@@ -181,6 +193,14 @@ async function command(path, body) {
   document.getElementById("confirm").addEventListener("click", () => command("/api/host/confirm"));
   document.getElementById("end").addEventListener("click", () => { if (confirm(t("end_sure"))) command("/api/host/end"); });
   document.getElementById("logout").addEventListener("click", logout);
+  document.getElementById("accept-hub").addEventListener("click", async () => {
+    const hub = document.getElementById("hub-change").dataset.hub;
+    msg("…");
+    try {
+      await hostApi("POST", "/api/host/hub/confirm", { hub_id: hub });
+      msg(t("hub_accepted", { hub }));
+    } catch (e) { msg(t("error", { message: e.message }), true); }
+  });
   document.getElementById("links").addEventListener("click", async (ev) => {
     const b = ev.target.closest("[data-reissue]");
     if (b) { await command(`/api/host/seats/${b.dataset.reissue}/reissue`); document.getElementById("links").dataset.key = ""; refreshPanels(); }
@@ -189,6 +209,7 @@ async function command(path, body) {
     if (state.type !== "table") return;
     lastState = state;
     renderStatus(state);
+    renderHubChange(state.status);
     renderBanners(state.status, true);
   }, (up) => renderBanners(null, up));
   if (pin) hostApi("POST", "/api/host/login").then(() => showHost(true)).catch(() => logout());

@@ -3,19 +3,11 @@
 import { boardParts } from "./board.js";
 import {
   CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
-  patchChildren, posLabel, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
+  patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
 } from "./core.js";
 import { announceChanges } from "./announce.js";
 import { podiumHtml, winnersText } from "./scoring.js";
 
-const perf = (window.__cauldron = {
-  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
-  /* Resolves once the table view shows the update published at `ts` (benchmark, tests). */
-  waitFor(ts) {
-    if (perf.lastTs === ts) return Promise.resolve(true);
-    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
-  },
-});
 let current = null;
 let socketUp = false;
 let joinKey = null;
@@ -166,28 +158,12 @@ function render(state) {
   renderJoin(state);
   renderPodium(state);
   renderBanners(state.status, socketUp);
-  const g = state.game;
-  perf.renders += 1;
-  if (g && g.ts != null && g.ts !== perf.lastTs) {
-    perf.lastTs = g.ts;
-    perf.latencies.push(performance.timeOrigin + performance.now() - g.ts * 1000);
-    if (perf.latencies.length > 1000) perf.latencies.shift();
-    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
-    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
-    for (const [, resolve] of ready) resolve(true);
-  }
-  document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
-  document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
-  document.body.dataset.renders = String(perf.renders);
+  probeRendered(state);
 }
 
 function onState(state) {
   if (state.type !== "table") return;
-  const g = state.game;
-  if (g && g.ts != null && g.ts !== perf.lastTs) {
-    perf.received.push(performance.timeOrigin + performance.now() - g.ts * 1000);
-    if (perf.received.length > 1000) perf.received.shift();
-  }
+  probeReceived(state);
   const previous = current;
   current = state;
   render(state);
