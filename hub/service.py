@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.rules.cards import is_card_id
+from engine.rules.names import seat_name
 from engine.wire.auth import CommandGuard, KeyFile, Unauthorised, ensure_key, keys_dir, sign_hub
 from engine.wire.contract import (
     BoardHealth,
@@ -367,7 +368,7 @@ class Hub:
         try:
             reader = self.backend.layout.pad_reader(pad)
         except ValueError:
-            raise CommandRefused(f"enrol start: this table has no pad for seat {pad + 1} "
+            raise CommandRefused(f"enrol start: this table has no pad for {seat_name(pad)} "
                                  f"(pads: {self.backend.layout.pads})") from None
         if self.backend.state().get(reader) is not None:
             raise CommandRefused(f"enrol start: a card lies on Seat {pad + 1}'s pad; lift it "

@@ -31,6 +31,7 @@ from engine.rules.board import (
 )
 from engine.rules.cards import CARDS, family_name
 from engine.rules.errors import IllegalAction
+from engine.rules.names import seat_name
 
 if TYPE_CHECKING:
     from engine.rules.game import Game, GameConfig
@@ -328,7 +329,8 @@ def seat_view(game: Game, seat: int, reveal: tuple[str, ...] | None = None) -> S
     """What `seat` may see besides the public view; `reveal` is a Perluceo reveal (the
     private event) to pass on once."""
     if not 0 <= seat < game.players:
-        raise IllegalAction("G2", f"seat {seat} is not at this table")
+        raise IllegalAction("G2", f"{seat_name(seat)} is not at this table "
+                            f"(seats 1 to {game.players})")
     return SeatView(
         seat=seat,
         colour=game.config.colours[seat],

@@ -357,7 +357,7 @@ class SimulatedTable(RawBackend):
         with self._lock:
             pawns = self._world()["pawns"]
             if at not in pawns:
-                raise self._refuse(f"no pawn stands at {position_label(at)}")
+                raise self._refuse(f"no pawn stands on perimeter {position_label(at)}")
             pawns.remove(at)
             self._commit(self._tags, pawns=sorted([*pawns, to]))
             return list(self._world()["pawns"])
