@@ -71,10 +71,11 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
         def alerts() -> list[tuple[str, str]]:
             return [(a["rule"], a["params"]["code"]) for a in table()["alerts"]]
 
-        # Pawns where the turn starts: the active pawn has not moved yet. No alert.
-        sim.pawn_switches.set([start, *others])
+        # The engine had the simulated table lay the pawns where the turn starts (the
+        # active pawn not moved yet); nothing else puts them there. No alert.
         wait_for(lambda: interp.pawn_sensing.to_wire() == sorted({start, *others}), 10,
-                 "the pawn positions")
+                 "the pawns laid at their start")
+        assert sim.pawn_switches.positions() == sorted([start, *others])
         assert alerts() == []
         # One step too far: G4, with the way back, before any card is lifted.
         wrong = next(p for p in ((target + k) % 20 for k in (1, 2, 3))
