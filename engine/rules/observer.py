@@ -399,7 +399,8 @@ def returned_to_cauldrons(before: Game, after: Game) -> list[tuple[int, str]]:
 def physical_layout(game: Game) -> dict[str, Any]:
     """Where every card of the game lies, as a simulated table lays it out (its ``restore``
     gesture, after an undo): the square, each cauldron (bottom first), the spells beside it,
-    the pile's cards (unordered part, then those Vanesco sent under it, top first). Covered
+    the pile's cards (unordered part, then those Vanesco sent under it, top first), the
+    pawns (one position per seat). Covered
     cards included: for the simulated hub only, never for a view."""
     _, order, unknown, bottom = game.pile.state()
     assert isinstance(order, tuple) and isinstance(unknown, frozenset)
@@ -411,4 +412,5 @@ def physical_layout(game: Game) -> dict[str, Any]:
         "beside": [[slot[0] for slot in spells] for spells in game.spells],
         "pile": sorted([*order, *unknown]),
         "pile_bottom": list(bottom),
+        "pawns": list(game.pawns),  # a table with pawn sensors lays them there too
     }

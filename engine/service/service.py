@@ -69,6 +69,7 @@ from engine.rules.errors import RulesError
 from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
+from engine.service.pawn_check import start_positions
 from engine.service.store import (
     Store,
     TableLog,
@@ -940,6 +941,12 @@ class EngineService:
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
         if (outcome.undone or outcome.ended) and runtime.hub_backend == "sim":
             self._restore_sim(runtime)
+        if (outcome.started and runtime.hub_backend == "sim" and interp.game is not None
+                and interp.pawn_sensing.sensed is not None):
+            # Pawn sensors on a simulated table: its pawns go to their start, as the deal
+            # laid the cards (people then move them; a wrong move gets its G3/G4 alert).
+            self._hub_command(runtime, "sim", {"action": "pawns",
+                                               "positions": start_positions(interp.game)})
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
 

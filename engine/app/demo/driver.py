@@ -26,10 +26,10 @@ from engine.app.demo.shadow import ShadowError, ShadowGame
 from engine.bots import BotSeat, make_bot
 from engine.rules import Game
 from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
-from engine.rules.board import cell_name, parse_cell
+from engine.rules.board import PERIMETER, cell_name, parse_cell
 from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.game import Phase
-from engine.rules.names import action_label, place_label, seat_name
+from engine.rules.names import action_label, place_label, position_label, seat_name
 from engine.wire.contract import GameEvents, Topics, WireModel
 from engine.wire.mqtt import MqttError, WireClient
 
@@ -334,8 +334,31 @@ class BotDriver:
             return self._gesture({"action": "refill", "where": expected["refill_cell"],
                                   "as_seat": seat}, state)
         if expected.get("phase") in ("take", "declinatio"):
-            return self._decide(state, view, seat)
+            return self._move_pawn(state, view, seat) or self._decide(state, view, seat)
         return False
+
+    def _move_pawn(self, state: dict[str, Any], view: dict[str, Any], seat: int) -> bool:
+        """On a table with pawn sensors a bot first moves its pawn (G4), as a person does:
+        from where its turn started to where the move puts it. False when there is nothing
+        to move (no sensors, or moved already)."""
+        sensed = (view.get("table") or {}).get("pawns_sensed")
+        seats = view.get("seats") or []
+        if sensed is None or seat >= len(seats):
+            return False
+        target = int(seats[seat]["pawn"])
+        start = (target - int(view.get("move_value") or 0)) % PERIMETER
+        others = {int(s["pawn"]) for s in seats if s["seat"] != seat}
+        now, after = set(sensed), others | {target}
+        if start == target or now != others | {start} or now == after:
+            return False
+        before = self._inputs(state)
+        response = self.http.post("/api/virtual/pawn", json={"from": start, "to": target})
+        if response.status_code >= 400:
+            raise DriverError(f"{seat_name(seat)}'s pawn from {position_label(start)} to "
+                              f"{position_label(target)}: HTTP {response.status_code}: "
+                              f"{response.text[:300]}")
+        self._confirmed(before, len(now ^ after))  # one sensor event per switch that changed
+        return True
 
     @staticmethod
     def _inconsistent(state: dict[str, Any], view: dict[str, Any], seat: int) -> str | None:
