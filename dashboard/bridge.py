@@ -9,8 +9,10 @@ too, and the engine counts as online only while both say so.
 
 Every change is turned into whole-state messages and handed to the WebSocket subscribers:
 the table channel gets a `TableState` (whitelisted public data only, never a seat view),
-each seat channel that seat's `SeatState`. A subscriber keeps only the latest message (a
-slow browser skips stale states instead of queueing them).
+each seat channel that seat's `SeatState`. Each message is serialised once per channel and
+the same text goes to every socket of that channel (500 phones at an event cost one
+serialisation, not 500). A subscriber keeps only the latest message (a slow browser skips
+stale states instead of queueing them).
 """
 
 from __future__ import annotations
@@ -62,15 +64,23 @@ EXPIRED = json.dumps({"type": "expired", "reason": "a new game started: scan the
 
 @dataclass(eq=False)
 class Subscriber:
-    """One WebSocket: the latest message not yet sent, and an event to wake its sender."""
+    """One WebSocket: the latest message not yet sent, and an event to wake its sender.
+
+    Its send queue holds one message: while its socket is busy (a phone on a poor link; the
+    server's socket buffer full), a newer message replaces the unsent one. Every message is
+    a whole state, so skipping a stale one loses nothing, and a slow socket never holds up
+    the others (each has its own sender task) nor makes the server queue without bound."""
 
     channel: Channel
     loop: asyncio.AbstractEventLoop
     game_id: str | None = None  # a seat channel serves one game only
     latest: str | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    skipped: int = 0  # stale states replaced before the socket took them
 
     def offer(self, text: str) -> None:  # on the event loop
+        if self.latest is not None:
+            self.skipped += 1
         self.latest = text
         self.wake.set()
 
