@@ -35,6 +35,7 @@ from dashboard.models import (
     AlertPublic,
     CommandResult,
     GamePublicOut,
+    HubChangePublic,
     JoinInfo,
     SeatState,
     ServiceStatus,
@@ -142,6 +143,7 @@ class Bridge:
         self.hub_state: Literal["online", "offline", "unknown"] = "unknown"
         self._engine_table_state: Literal["online", "offline", "unknown"] = "unknown"
         self.engine_degraded: str | None = None  # the engine says why it cannot follow
+        self.hub_change: HubChangePublic | None = None  # a new hub waits for the host
         self._engine_liveness: tuple[str, Literal["online", "offline"]] | None = None
         self.health: HubHealth | None = None
         # Perluceo reveals (seat -> (game id, cards)): sent once by the engine, kept here
@@ -253,6 +255,9 @@ class Bridge:
         with self._lock:
             self._engine_table_state = model.state
             self.engine_degraded = model.degraded if model.state == "online" else None
+            self.hub_change = (HubChangePublic(old_hub=model.registered_hub,
+                                               new_hub=model.pending_hub)
+                               if model.state == "online" and model.pending_hub else None)
             followed = self._engine_liveness[0] if self._engine_liveness else None
             if follow != followed:
                 self._engine_liveness = None
@@ -304,6 +309,7 @@ class Bridge:
             engine=self.engine_state,
             hub_backend=self.health.backend if self.health else None,
             engine_degraded=self.engine_degraded,
+            hub_change=self.hub_change,
         )
 
     def table_state(self) -> TableState:

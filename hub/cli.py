@@ -222,9 +222,11 @@ def _hub_link(config: HubConfig, purpose: str, timeout: float = 3.0) -> Any:
     from hub.errors import HubError
 
     try:
+        # Signed with the table's command key (the hub refuses anything else), which is
+        # never made here: a key of its own would be nobody else's.
         client = WireClient(config.broker_url,
                             client_id=f"{config.hub_name}-{purpose}-{uuid.uuid4().hex[:6]}",
-                            tls_ca=config.mqtt_ca)
+                            tls_ca=config.mqtt_ca, make_keys=False)
     except (MqttError, HubError) as exc:
         raise CliError(str(exc)) from None
     client.start()
@@ -242,12 +244,14 @@ def _ask_hub(client: Any, table: str, verb: str, args: dict[str, Any],
              timeout: float = 5.0) -> dict[str, Any] | None:
     """``hub/cmd/<verb>``; the answer's data, None when no hub answers; refusals raise."""
     from engine.wire.contract import Topics
-    from engine.wire.mqtt import RequestTimeout
+    from engine.wire.mqtt import MqttError, RequestTimeout
 
     try:
         reply = client.request(Topics(table).hub_cmd(verb), args, timeout=timeout)
     except RequestTimeout:
         return None
+    except MqttError as exc:  # no command key here
+        raise CliError(str(exc)) from None
     if reply.status != "ok":
         raise CliError(reply.error or f"the hub refused {verb}")
     data = reply.data

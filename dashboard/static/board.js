@@ -1,6 +1,6 @@
 /* The square and its 20 pawn positions, drawn from the engine's view and its geometry
    (GEO, from engine.rules.board): the big screen, the virtual table and the phone. */
-import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, posLabel, seatLabel, t } from "./core.js";
+import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, gameOver, posLabel, seatLabel, t } from "./core.js";
 
 const CORNERS = new Set(GEO.corners);
 const CORNER_CARD = GEO.corner_cards;  // cell -> corner card, from engine.rules.board
@@ -57,7 +57,7 @@ export function boardParts(v, opts) {
   }
   const pawnsAt = {};
   if (v) for (const s of v.seats) (pawnsAt[s.pawn] = pawnsAt[s.pawn] || []).push(s);
-  const active = v && !v.over && v.seats.length ? v.turn : null;
+  const active = v && !gameOver(v) && v.seats.length ? v.turn : null;
   const sensed = v && v.table && v.table.pawns_sensed ? new Set(v.table.pawns_sensed) : null;  // Hall switches
   for (let p = 0; p < GEO.slots.length; p++) {
     const [row, col] = GEO.slots[p];

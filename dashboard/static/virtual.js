@@ -4,16 +4,9 @@ import { announceChanges } from "./announce.js";
 import { boardParts } from "./board.js";
 import {
   CAT, alertsHtml, announce, api, cardHtml, cardLabel, esc, keepFocus, liveSocket,
-  patchChildren, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
+  patchChildren, probeRendered, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
 } from "./core.js";
 
-const perf = (window.__cauldron = {
-  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
-  waitFor(ts) {
-    if (perf.lastTs === ts) return Promise.resolve(true);
-    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
-  },
-});
 let current = null;
 let socketUp = false;
 
@@ -116,22 +109,12 @@ function render(state) {
   setHtml(document.getElementById("alerts"),
     waitingHtml(state.virtual) + alertsHtml(state.alerts, v ? v.seats : []));
   renderBanners(state.status, socketUp);
-  const g = state.game;
-  perf.renders += 1;
-  if (g && g.ts != null && g.ts !== perf.lastTs) {
-    perf.lastTs = g.ts;
-    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
-    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
-    for (const [, resolve] of ready) resolve(true);
-  }
-  document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
-  document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
   document.body.dataset.hand = myHand(state.virtual) || "";
   const vt = state.virtual;
   document.body.dataset.virtual = vt ? [vt.hand || "", Object.keys(vt.pads).sort().map((k) => `${k}:${vt.pads[k]}`).join(","),
     vt.pile_size, Object.keys(vt.cells).length,
     Object.keys(vt.sizes).sort().map((k) => `${k}:${vt.sizes[k]}`).join(",")].join("|") : "";
-  document.body.dataset.renders = String(perf.renders);
+  probeRendered(state);
 }
 
 /* ---- gestures ---- */

@@ -78,13 +78,15 @@ from engine.service.store import (
     snapshot_state,
 )
 from engine.wire.auth import (
-    MAX_COMMAND_WINDOW,
+    CommandGuard,
     TableKey,
-    command_mac_ok,
+    Unauthorised,
+    ensure_key,
     hub_mac_ok,
     key_path,
     keys_dir,
     load_key,
+    sign_command,
 )
 from engine.wire.contract import (
     GAME_VERBS,
@@ -116,6 +118,9 @@ HISTORY_EVENTS = 256
 # A gap larger than any hub outbox keeps (hub.outbox.Outbox keep=20,000) cannot be filled.
 MAX_GAP = 20_000
 MAX_PENDING = 1_000  # out-of-order events held per hub while a gap is filled
+# A hub command not run within this is dropped by the hub (an LED or a replay asked long
+# ago is stale; the gap is asked again anyway).
+HUB_COMMAND_LIFE = 30.0
 
 
 @dataclass
@@ -208,7 +213,7 @@ class EngineService:
         self._snapshots: dict[str, HubSnapshot] = {}  # latest per table, for a claim
         self._known: dict[str, tuple[float, bool]] = {}  # table -> (checked at, has a key)
         self._keys: dict[tuple[str, str], tuple[float, TableKey | None]] = {}
-        self._seen_commands: dict[tuple[str, str], float] = {}  # (table, tx) -> deadline
+        self._guard = CommandGuard(hint=" (send commands through the dashboard)")
         self._log_budget: dict[str, tuple[float, int]] = {}  # kind -> (window start, count)
         self.handlers: dict[str, Callable[[TableRuntime, str, dict[str, Any], int | None],
                                           dict[str, Any]]] = {
@@ -314,13 +319,18 @@ class EngineService:
             runtime.close()
 
     def _state(self, state: str, topics: Topics | None = None,
-               degraded: str | None = None) -> ServiceState:
-        """A table's ``engine/state`` (`topics`) or the process's own (the last will's)."""
+               degraded: str | None = None, runtime: TableRuntime | None = None
+               ) -> ServiceState:
+        """A table's ``engine/state`` (`topics`) or the process's own (the last will's);
+        with `runtime`, the hub waiting for the host's confirmation, if any."""
         liveness = (self.state_topic if topics is not None
                     and topics.engine_state != self.state_topic else None)
+        pending = runtime.pending_hub if runtime is not None else None
         return ServiceState(state=state, client_id=self.client.client_id,  # type: ignore[arg-type]
                             ts=self.clock(), version=VERSION, liveness_topic=liveness,
-                            degraded=degraded)
+                            degraded=degraded, pending_hub=pending,
+                            registered_hub=self._registered_hub(runtime)
+                            if pending and runtime else None)
 
     def _forget_requests(self) -> None:
         """A replay asked before this (re)connection may have been lost with the broker:
@@ -337,7 +347,8 @@ class EngineService:
 
     def _republish(self, runtime: TableRuntime) -> None:
         self._publish(runtime.topics.engine_state,
-                      self._state("online", runtime.topics, runtime.degraded), retain=True)
+                      self._state("online", runtime.topics, runtime.degraded, runtime),
+                      retain=True)
         runtime.sent_seats.clear()
         # Standing alerts too (the dashboard may have restarted and lost them): they stay
         # until the table is right.
@@ -467,7 +478,7 @@ class EngineService:
             runtime.degraded = reason
             log.error("table %s degraded: %s", runtime.name, reason)
             self._publish(runtime.topics.engine_state,
-                          self._state("online", runtime.topics, reason), retain=True)
+                          self._state("online", runtime.topics, reason, runtime), retain=True)
 
     def _heal(self, runtime: TableRuntime) -> None:
         if runtime.degraded is not None:
@@ -558,12 +569,8 @@ class EngineService:
 
     def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int,
                     last: int | None) -> None:
-        request = CommandRequest(
-            transaction=f"engine-replay-{first}-{last}",
-            args={"epoch": cursor.epoch, "from_seq": first, "to_seq": last},
-            source="engine",
-        )
-        self._publish(runtime.topics.hub_cmd("replay"), request)
+        self._hub_command(runtime, "replay",
+                          {"epoch": cursor.epoch, "from_seq": first, "to_seq": last})
 
     def _on_snapshot(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, HubSnapshot):
@@ -672,41 +679,20 @@ class EngineService:
 
     def _check_credential(self, table: str, verb: str, request: CommandRequest) -> None:
         """Refuse (`CommandRefused`) an unsigned, forged, expired or replayed command."""
-        now = self.clock()
-        if request.deadline is None:
-            self.stats["forged"] += 1
-            raise CommandRefused(f"{verb}: the command has no deadline; nothing was done",
-                                 code="no_deadline")
-        if request.deadline < now:
-            self.stats["expired"] += 1
-            log.warning("table %s: dropped command %s (%s): its deadline passed %.1f s ago",
-                        table, verb, request.transaction, now - request.deadline)
-            raise CommandRefused(f"{verb}: the command expired {now - request.deadline:.1f} s "
-                                 "ago (the engine was busy or away); nothing was done: "
-                                 "send it again if it is still wanted", code="expired")
-        if request.deadline > now + MAX_COMMAND_WINDOW:
-            self.stats["forged"] += 1
-            raise CommandRefused(f"{verb}: the deadline is more than {MAX_COMMAND_WINDOW:g} s "
-                                 "ahead (check the clocks); nothing was done",
-                                 code="bad_deadline")
-        key = self._key(table, "cmd")
-        if key is None or not command_mac_ok(request, table, verb, key.key):
-            key = self._key(table, "cmd", reload=True)
-        if key is None or not command_mac_ok(request, table, verb, key.key):
-            self.stats["forged"] += 1
-            self._log_bounded("forged_cmd", "refused command %s on table %s: %s", verb, table,
-                              "no command key" if key is None else "not signed with its key")
-            raise CommandRefused(
-                f"{verb}: not signed with table {table}'s command key; nothing was done "
-                "(send commands through the dashboard)", code="unauthorised")
-        seen = (table, request.transaction)
-        if seen in self._seen_commands:
-            self.stats["forged"] += 1
-            raise CommandRefused(f"{verb}: transaction {request.transaction} was already "
-                                 "received; nothing was done again", code="replayed")
-        for old in [k for k, d in self._seen_commands.items() if d < now]:
-            del self._seen_commands[old]  # past their deadline: refused as expired anyway
-        self._seen_commands[seen] = request.deadline
+        try:
+            self._guard.admit(request, table, verb,
+                              lambda reload: self._key(table, "cmd", reload=reload), self.clock())
+        except Unauthorised as exc:
+            if exc.code == "expired":
+                self.stats["expired"] += 1
+                log.warning("table %s: dropped command %s (%s): %s", table, verb,
+                            request.transaction, exc)
+            else:
+                self.stats["forged"] += 1
+                if exc.code == "unauthorised":
+                    self._log_bounded("forged_cmd", "refused command %s on table %s: %s", verb,
+                                      table, exc)
+            raise CommandRefused(str(exc), code=exc.code) from None
 
     def command(self, table: str, verb: str, args: dict[str, Any],
                 seat: int | None = None) -> dict[str, Any]:
@@ -970,9 +956,16 @@ class EngineService:
         )
 
     def _hub_command(self, runtime: TableRuntime, verb: str, args: dict[str, Any]) -> None:
+        """``hub/cmd/<verb>``, signed with the table's command key (the hub refuses anything
+        else); a unique transaction, since the hub refuses one it has seen."""
         self.stats[f"hub_{verb}"] = self.stats.get(f"hub_{verb}", 0) + 1
-        request = CommandRequest(transaction=f"engine-{verb}-{self.stats[f'hub_{verb}']}",
-                                 args=args, source="engine")
+        request = CommandRequest(transaction=f"engine-{verb}-{uuid.uuid4().hex[:16]}",
+                                 args=args, source="engine",
+                                 deadline=time.time() + HUB_COMMAND_LIFE)  # the hub's clock
+        table = runtime.name
+        key = self._key(table, "cmd") or self._key(table, "cmd", reload=True)
+        signing = key.key if key is not None else ensure_key(self.config.keys, table, "cmd").key
+        request = sign_command(request, table, verb, signing, hub=True)
         self._publish(runtime.topics.hub_cmd(verb), request)
 
     # ------------------------------------------------------------------ ownership

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.app.cli import main
+from engine.wire.auth import ensure_key, key_path, keys_dir
 from engine.wire.contract import HubEvent, ServiceState, Topics, WireModel
 from engine.wire.mqtt import WireClient
 
@@ -137,6 +138,7 @@ def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
     from hub.service import Hub
     from hub.tagmap import TagMap
 
+    ensure_key(keys_dir(), table_id, "cmd")  # the engine's and dashboard's (same machine)
     tagmap = TagMap.load(tmp_path / "tagmap.json")
     client = WireClient(mqtt_broker, client_id=f"hub-{table_id}",
                         state_topic=Topics(table_id).hub_state)
@@ -178,10 +180,16 @@ def test_readers_shows_the_running_hubs_table(mqtt_broker: str, table_id: str,
         while hub.backend.state().get(sim.layout.cell_reader(1, 4)) is None:
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        out = cauldron("readers", "--once", "--mqtt", mqtt_broker, "--table", table_id,
-                       "--backend", "sim", "--data-dir", str(tmp_path / "mine"))
+        ask = ("readers", "--once", "--mqtt", mqtt_broker, "--table", table_id,
+               "--backend", "sim", "--data-dir", str(tmp_path / "mine"))
+        # Hub commands are signed with the table's command key, never one made here.
+        keyless = cauldron(*ask)
+        ensure_key(keys_dir(), table_id, "cmd")
+        out = cauldron(*ask)
     finally:
         hub.stop()
+    assert keyless.returncode == 2
+    assert f"copy {key_path(keys_dir(), table_id, 'cmd').name}" in keyless.stderr
     assert out.returncode == 0, out.stderr
     assert f"hub hub-{table_id} (sim back-end" in out.stdout and "live" in out.stdout
     row2 = next(line for line in out.stdout.splitlines() if line.startswith("row 2"))

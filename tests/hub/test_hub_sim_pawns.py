@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hub_events import hub_request
 
 from engine.wire.contract import CommandRequest, TopicInfo
 from engine.wire.mqtt import CommandRefused, WireClient
@@ -48,8 +49,7 @@ def test_simulated_table_polls_its_pawn_sensors(tmp_path: Path) -> None:
     assert sim.poll().pawns is None  # reported once
 
     def sim_cmd(**args: object) -> object:
-        return hub._on_command(SIM_TOPIC,
-                               CommandRequest(transaction="x", args=dict(args)))
+        return hub._on_command(SIM_TOPIC, hub_request("t1", "sim", args))
 
     assert sim_cmd(action="pawn", **{"from": 2, "to": 4}) == {"pawns": [4, 12]}
     events = hub.step()
@@ -65,7 +65,6 @@ def test_a_table_without_sensors_refuses_pawn_gestures(tmp_path: Path) -> None:
     hub = Hub(table="t1", backend=sim, client=WireClient("mqtt://127.0.0.1:9"),
               outbox=Outbox(tmp_path / "o.sqlite"), tagmap=TagMap())
     with pytest.raises(CommandRefused, match="no pawn sensors"):
-        hub._on_command(SIM_TOPIC,
-                        CommandRequest(transaction="x", args={"action": "pawns",
-                                                              "positions": [1]}))
+        hub._on_command(SIM_TOPIC, hub_request("t1", "sim", {"action": "pawns",
+                                                             "positions": [1]}))
     hub.outbox.close()

@@ -12,6 +12,7 @@ import json
 import random
 
 import pytest
+from hidden import covered
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,18 +33,6 @@ COLOURS = ("yellow", "red", "green", "blue")
 
 def new_game(players: int, seed: int, **options: bool) -> Game:
     return Game.new(GameConfig(colours=COLOURS[:players], **options), random.Random(seed))
-
-
-def covered(game: Game, seat: int | None = None) -> set[str]:
-    """Cards an observer (the public, or `seat`) must not see named."""
-    hidden = set(game.pile.cards())
-    for s, cauldron in enumerate(game.cauldrons):
-        if s != seat or not game.config.memory_aid:
-            hidden |= set(cauldron[:-1])
-    for s, recipes in enumerate(game.recipes):
-        if s != seat:
-            hidden |= set(recipes)
-    return hidden
 
 
 def named(cards: set[str], text: str) -> list[str]:
