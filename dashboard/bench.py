@@ -43,6 +43,9 @@ VIEWERS = 500
 VIEWER_UPDATES = 30
 VIEWER_WARMUP = 5
 VIEWER_PROCESSES = 4  # the measuring clients, spread so that they are not the bottleneck
+# ... and at a lower priority: phones do not take the dashboard's CPU, the clients here
+# would (their times are the kernel's, so their own scheduling does not count anyway).
+VIEWER_NICE = 10
 
 
 
@@ -128,11 +131,12 @@ def _viewers(port: int, publisher: Any, topic: str, table: str, runs: int, viewe
     The clients must not be what is measured: 500 phones have 500 CPUs, but 500
     `websockets` clients in one Python process spent more CPU reading an update (~22 ms)
     than the dashboard spent sending it (~15-19 ms), and each noted its time after that
-    process's queue of the others. So they are spread over `VIEWER_PROCESSES` processes,
-    and "received" is the kernel's receive time of a message's last bytes (SO_TIMESTAMPNS;
-    on loopback, when the dashboard's send reached the viewer's socket). "Read" is when the
-    client process got to it, before parsing: on a shared 2-core machine that adds the
-    wait for the measuring processes to be scheduled, which phones would not share.
+    process's queue of the others. So they are spread over `VIEWER_PROCESSES` processes
+    at a lower priority (`VIEWER_NICE`), and "received" is the kernel's receive time of a
+    message's last bytes (SO_TIMESTAMPNS; on loopback, when the dashboard's send reached
+    the viewer's socket). "Read" is when the client process got to it, before parsing: on
+    a shared 2-core machine that adds the wait for the measuring processes to be
+    scheduled, which phones would not share.
     See `_viewer_process`."""
     import json
     import multiprocessing
@@ -257,6 +261,8 @@ def _viewer_process(port: int, viewers: int, commands: Any, results: Any) -> Non
     from websockets.http11 import Response
     from websockets.uri import parse_uri
 
+    if hasattr(os, "nice"):
+        os.nice(VIEWER_NICE)
     uri = parse_uri(f"ws://127.0.0.1:{port}/ws/table")
     ancillary = socket.CMSG_SPACE(16)
     Times = tuple[float, float]  # (kernel receive time, read by this process)
