@@ -19,7 +19,9 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
+from dashboard import bridge as bridge_module
 from dashboard.models import SeatState, TableState
+from dashboard.serving import shared_message
 
 
 class Viewer:
@@ -171,12 +173,20 @@ def test_each_update_is_serialised_once_and_seats_get_only_their_own(
 
     monkeypatch.setattr(TableState, "model_dump_json", counting(TableState, "table"))
     monkeypatch.setattr(SeatState, "model_dump_json", counting(SeatState, "seat"))
+    framed: list[str] = []
+
+    def frame_once(text: str) -> dict[str, Any]:
+        framed.append(text)
+        return shared_message(text)
+
+    monkeypatch.setattr(bridge_module, "shared_message", frame_once)
     dash.publish_game(game, ts=2.0)
     for viewer in table:
         viewer.wait_for_ts(2.0)
     for _, viewer in seats:
         viewer.wait_for_ts(2.0)
     assert calls == {"table": 1, "seat": 2}  # once for 20 viewers; once per seat
+    assert len(framed) == 3  # and framed once each
     assert len({viewer.messages[-1] for viewer in table}) == 1
     for seat, viewer in seats:
         state = json.loads(viewer.messages[-1])
