@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.rules.cards import is_card_id
+from engine.rules.names import seat_name
 from engine.wire.auth import CommandGuard, KeyFile, Unauthorised, ensure_key, keys_dir, sign_hub
 from engine.wire.contract import (
     BoardHealth,
@@ -367,7 +368,7 @@ class Hub:
         try:
             reader = self.backend.layout.pad_reader(pad)
         except ValueError:
-            raise CommandRefused(f"enrol start: this table has no pad for seat {pad + 1} "
+            raise CommandRefused(f"enrol start: this table has no pad for {seat_name(pad)} "
                                  f"(pads: {self.backend.layout.pads})") from None
         if self.backend.state().get(reader) is not None:
             raise CommandRefused(f"enrol start: a card lies on Seat {pad + 1}'s pad; lift it "
@@ -680,17 +681,16 @@ class Hub:
     def _sim_pawns(sim: Any, action: str, args: dict[str, Any]) -> dict[str, Any]:
         """``pawn`` {"from": 3, "to": 5} moves one pawn; ``pawns`` {"positions": [...]} sets
         them all (a game's start)."""
-        switches = sim.pawn_switches
-        if switches is None:
+        if sim.pawn_switches is None:
             raise CommandRefused("sim: this table has no pawn sensors (perimeter = true)")
-        if action == "pawn":
-            switches.move(args.get("from"), args.get("to"))
+        if action == "pawn":  # saved with the table, like its cards
+            sim.move_pawn(args.get("from"), args.get("to"))
         else:
             positions = args.get("positions")
             if not isinstance(positions, list) or len(positions) > 4:
                 raise CommandRefused("sim pawns: positions must be a list of up to 4 positions")
-            switches.set(positions)
-        return {"pawns": sorted(switches.sensed())}
+            sim.set_pawns(positions)
+        return {"pawns": sorted(sim.pawn_switches.sensed())}
 
     def _sim_lying(self, sim: Any) -> dict[str, str]:
         """``{"2,3" | "pad:1" | "pos:7": card id (or "uid:<UID>" for an unknown tag)}``."""

@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, GEO, api, colourName, esc, gameOver, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
+import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -86,7 +86,7 @@ async function refreshPanels() {
     }
     const en = await hostApi("GET", "/api/host/enrolment");
     document.getElementById("enrolment").textContent = en.active
-      ? t("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: en.next ?? "—" }) : t("enrol_none");
+      ? t("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: (en.next && cardLabel(en.next)) || "—" }) : t("enrol_none");
     const links = await hostApi("GET", "/api/host/seats");
     const box = document.getElementById("links");
     const key = links.map((l) => l.url + l.joined).join("|");

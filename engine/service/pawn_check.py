@@ -44,6 +44,14 @@ def _start_of_move(game: Game) -> int | None:
     return (game.pawns[game.seat] - game.move_value) % PERIMETER
 
 
+def start_positions(game: Game) -> list[int]:
+    """Where each seat's pawn stands as the turn starts (the active one not moved yet): a
+    simulated table with pawn sensors lays them there when a game starts."""
+    start = _start_of_move(game)
+    return [start if seat == game.seat and start is not None else at
+            for seat, at in enumerate(game.pawns)]
+
+
 def pawn_problems(game: Game, sensed: frozenset[int] | None) -> list[PawnProblem]:
     """What the sensed pawns say against the game (empty when all is well)."""
     if sensed is None or game.phase in (Phase.OVER,):

@@ -69,6 +69,7 @@ from engine.rules.errors import RulesError
 from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
+from engine.service.pawn_check import start_positions
 from engine.service.store import (
     Store,
     TableLog,
@@ -171,6 +172,30 @@ class TableRuntime:
         self.degraded: str | None = None  # why the table cannot be followed now
         self.pending_hub: str | None = None  # a new hub id waiting for the host
         self.registered_hub: str | None = None  # read once from the data dir
+        # The interpreter went past a log that could not be written, nor then read (the
+        # database is down): it is rebuilt from the log before it is used again.
+        self.stale = False
+        self.state_said = 0.0  # when `_on_engine_state` last said this table's state again
+
+    def reload(self) -> bool:
+        """Back to what the log holds (after a write that failed); False, and `stale`, when
+        the log cannot be read either: a later `reload` (the next event, a command or the
+        retry timer) brings it back once the store answers."""
+        try:
+            self.interp = self.store.rebuild()
+        except StoreError as exc:
+            if not self.stale:
+                log.error("table %s: the log cannot be read either (%s); the table waits "
+                          "for its store", self.name, exc)
+            self.stale = True
+            return False
+        self.stale = False
+        return True
+
+    def fresh(self) -> None:
+        """Raise `StoreError` unless the interpreter matches the log (see `stale`)."""
+        if self.stale and not self.reload():
+            raise StoreError(f"table {self.name}'s log cannot be read now")
 
     @property
     def store(self) -> TableLog:
@@ -269,6 +294,7 @@ class EngineService:
         any_table = Topics("+", self.config.base)
         self.client.subscribe(any_table.hub_event, self._on_hub_event)
         self.client.subscribe(any_table.hub_snapshot, self._on_snapshot)
+        self.client.subscribe(any_table.engine_state, self._on_engine_state)
         self.client.serve(any_table.cmd("+"), self._on_command)
         self.client.add_connect_hook(lambda: set_no_delay(self.client))
         self.client.add_connect_hook(self._republish_all)
@@ -572,6 +598,22 @@ class EngineService:
         self._hub_command(runtime, "replay",
                           {"epoch": cursor.epoch, "from_seq": first, "to_seq": last})
 
+    def _on_engine_state(self, topic: str, model: WireModel) -> None:
+        """Another process's word on a table this engine serves (an engine that lost the
+        database and gave the table up, after this one claimed it): say it again, at most
+        once a second a table, so the screens show who serves it."""
+        if not isinstance(model, ServiceState) or model.client_id == self.client.client_id:
+            return
+        table = topic.split("/")[-3]
+        with self._lock:
+            runtime = self.tables.get(table) if self.serves(table) else None
+            if runtime is None or time.monotonic() - runtime.state_said < 1.0:
+                return
+            runtime.state_said = time.monotonic()
+            self._publish(runtime.topics.engine_state,
+                          self._state("online", runtime.topics, runtime.degraded, runtime),
+                          retain=True)
+
     def _on_snapshot(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, HubSnapshot):
             return
@@ -603,7 +645,7 @@ class EngineService:
                 runtime.store.append_snapshot(model, interp)
             except StoreError as exc:
                 self.stats["store_failures"] += 1
-                runtime.interp = runtime.store.rebuild()
+                runtime.reload()
                 self._degrade(runtime, f"cannot write the table's log: {exc}")
                 return  # the hub's next snapshot (every few seconds) comes again
             runtime.cursors[model.hub_id] = HubCursor(model.epoch, model.last_seq)
@@ -616,8 +658,9 @@ class EngineService:
 
     def _process(self, runtime: TableRuntime, event: HubEvent) -> Outcome | None:
         inp = sensor_input(event)
-        interp = runtime.interp
         try:
+            runtime.fresh()
+            interp = runtime.interp
             outcome = interp.handle(inp) if inp is not None else Outcome()
             written = runtime.store.append(ts=event.ts, interp=interp, actions=outcome.actions,
                                            hub_event=event, undone=outcome.undone)
@@ -627,7 +670,7 @@ class EngineService:
             self.stats["store_failures"] += 1
             log.error("table %s: event %s/%s not stored: %s", runtime.name, event.epoch,
                       event.seq, exc)
-            runtime.interp = runtime.store.rebuild()
+            runtime.reload()
             cursor = runtime.cursors.get(event.hub_id)
             if cursor is not None and cursor.epoch == event.epoch:
                 cursor.last = min(cursor.last, event.seq - 1)
@@ -638,11 +681,11 @@ class EngineService:
             self.stats["errors"] += 1
             log.exception("table %s: event %s/%s failed; state rebuilt from the log",
                           runtime.name, event.epoch, event.seq)
-            runtime.interp = runtime.store.rebuild()
+            runtime.reload()
             return None
         if not written:  # stored before (a copy that outlived a restart)
             self.stats["duplicates"] += 1
-            runtime.interp = runtime.store.rebuild()
+            runtime.reload()
             return None
         self.stats["events"] += 1
         if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
@@ -748,6 +791,11 @@ class EngineService:
     def _run(self, runtime: TableRuntime, verb: str, args: dict[str, Any], seat: int | None,
              ts: float, observed: dict[str, Any] | None) -> dict[str, Any]:
         """Apply a game command, store it (or undo it and refuse), publish."""
+        try:
+            runtime.fresh()
+        except StoreError as exc:
+            raise Refused(f"{verb}: the table's log cannot be read now ({exc}), so nothing "
+                          "changed; try again in a moment", code="storage") from None
         interp = runtime.interp
         outcome = interp.command(verb, args, seat=seat, ts=ts)
         self._store_command(runtime, ts, outcome, verb, args, seat, observed)
@@ -776,7 +824,7 @@ class EngineService:
         except StoreError as exc:
             self.stats["store_failures"] += 1
             log.error("table %s: %s not stored: %s", runtime.name, verb, exc)
-            runtime.interp = runtime.store.rebuild()
+            runtime.reload()
             self._degrade(runtime, f"cannot write the table's log: {exc}")
             raise Refused(f"{verb}: not stored, so nothing changed ({exc}); try again in a "
                           "moment", code="storage") from None
@@ -893,6 +941,12 @@ class EngineService:
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
         if (outcome.undone or outcome.ended) and runtime.hub_backend == "sim":
             self._restore_sim(runtime)
+        if (outcome.started and runtime.hub_backend == "sim" and interp.game is not None
+                and interp.pawn_sensing.sensed is not None):
+            # Pawn sensors on a simulated table: its pawns go to their start, as the deal
+            # laid the cards (people then move them; a wrong move gets its G3/G4 alert).
+            self._hub_command(runtime, "sim", {"action": "pawns",
+                                               "positions": start_positions(interp.game)})
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
 
@@ -986,7 +1040,8 @@ class EngineService:
         if not isinstance(self.store, PostgresStore) or self.ownership is not None:
             return
         self.ownership = Ownership(self.store, self.engine_id, on_claim=self._claimed,
-                                   on_release=self._released, allowed=self.config.serves,
+                                   on_release=self._released, on_lost=self._lost,
+                                   allowed=self.config.serves,
                                    interval=self.config.claim_interval).start()
 
     def _claimed(self, table: str) -> None:
@@ -1020,6 +1075,19 @@ class EngineService:
             if runtime is not None:
                 runtime.close()
         log.info("table %s: handed over", table)
+
+    def _lost(self, table: str, why: str) -> None:
+        """Given up because this engine cannot reach the database: say so on the table's
+        state (its screens show it), rather than leave the last "online" standing. The hub
+        keeps every event meanwhile. (Should this land after the "online" of another engine
+        that reached the database and claimed the table, that engine says it again:
+        `_on_engine_state`.)"""
+        if self.client.connected:
+            self._publish(Topics(table, self.config.base).engine_state,
+                          self._state("online", Topics(table, self.config.base),
+                                      degraded=f"the games' database cannot be reached "
+                                      f"({why[:200]}); the table waits for it, and the hub "
+                                      "keeps every card seen meanwhile"), retain=True)
 
     # ------------------------------------------------------------------ queries
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from people_words import leaks
 
 from engine.app.cli import main
 from engine.wire.auth import ensure_key, key_path, keys_dir
@@ -79,7 +80,11 @@ def test_hub_sim_publishes_a_script_in_order(mqtt_broker: str, table_id: str,
     ]
     states = [m.state for m in got if isinstance(m, ServiceState)]
     assert states[0] == "online" and states[-1] == "offline"
-    assert "#4     pad           placed   pad 0   blue-a-4" in out.stdout
+    # The echo is for the host: places and cards by their names, never "pad 0" or an id.
+    assert "#4     pad           placed   Seat 1's pad       Pumpkins 4 (blue)" in out.stdout
+    assert "#1     cell          placed   row 2, column 2    Pumpkins 4 (blue)" in out.stdout
+    echo = [line for line in out.stdout.splitlines() if line.startswith("#")]
+    assert len(echo) == 5 and not [line for line in echo if leaks(line)], echo
 
 
 @pytest.mark.parametrize(
@@ -98,6 +103,14 @@ def test_user_errors_are_one_line(args: list[str], message: str, tmp_path: Path)
     assert out.returncode == 2
     assert message in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_enroll_pad_counts_seats_from_one(tmp_path: Path) -> None:
+    # --pad N is Seat N's pad (issue 11: people never count seats from 0).
+    for bad in ("0", "5", "one"):
+        out = cauldron("enroll", "--pad", bad, "--data-dir", str(tmp_path))
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert "is not a seat: give 1 to 4 (--pad 1 is Seat 1's pad)" in out.stderr
 
 
 def test_bad_config_keys_and_script_lines(tmp_path: Path) -> None:
@@ -149,13 +162,14 @@ def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
         out = subprocess.run(
             [sys.executable, "-c", "import sys; from engine.app.cli import main; "
              "sys.exit(main(sys.argv[1:]))", "enroll", "--mqtt", mqtt_broker, "--table",
-             table_id, "--pad", "2"],
+             table_id, "--pad", "3"],
             input="s\nu\nq\n", capture_output=True, text=True, timeout=60, check=False)
     finally:
         hub.stop()
     assert out.returncode == 1, out.stderr
     assert "The running hub" in out.stdout and "Seat 3's pad" in out.stdout, out.stdout
-    assert "Skipped yellow-a-1" in out.stdout and "Skip undone: yellow-a-1" in out.stdout
+    assert "Skipped Sulphur scent 1 (yellow) (" in out.stdout
+    assert "Skip undone: Sulphur scent 1 (yellow) is asked again" in out.stdout
     assert "nothing new was enrolled" in out.stdout and "are saved" not in out.stdout
 
 

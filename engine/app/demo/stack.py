@@ -50,6 +50,7 @@ class DemoOptions:
     pin: str | None = None
     lang: str = "en"
     data_dir: Path | None = None
+    pawns: bool = False  # the simulated table has pawn sensors (hardware issue 13)
 
 
 class DemoStack:
@@ -129,7 +130,7 @@ class DemoStack:
 
         table = self.options.table
         config = HubConfig(table=table, mqtt=self.mqtt_url, backend="sim",
-                           data_dir=self.data_dir / "hub")
+                           data_dir=self.data_dir / "hub", perimeter=self.options.pawns)
         tagmap = virtual_box_tagmap()
         backend = make_backend(config, tagmap)
         client = WireClient(self.mqtt_url, client_id=f"{config.hub_name}-demo-{os.getpid()}",

@@ -74,7 +74,7 @@ def test_views_are_typed_frozen_and_match_the_game() -> None:
         view.turns = 0  # type: ignore[misc]
     mine = seat_view(game, 1)
     assert isinstance(mine, SeatView) and mine.recipes == game.recipes[1]
-    with pytest.raises(IllegalAction, match="seat 3"):
+    with pytest.raises(IllegalAction, match=r"Seat 4 is not at this table \(seats 1 to 3\)"):
         seat_view(game, 3)
     # The dict form is the same data: what Game.view_public() returns.
     assert view.to_wire() == game.view_public()

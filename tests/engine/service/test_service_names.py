@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import copy
 import random
-import re
 
 import pytest
+from people_words import leaks
 
 from engine.rules import Phase
+from engine.rules.actions import KEEP, Take
 from engine.rules.board import TAKEABLE_CELLS
-from engine.rules.cards import CARDS
 from engine.rules.names import cell_label
 from engine.service.errors import Refused
 from engine.service.interpreter import (
@@ -28,20 +28,7 @@ from engine.service.interpreter import (
     pad_lift,
     press,
 )
-from engine.service.table_driver import scripted_game
-
-_CARD_ID = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(c) for c in sorted(CARDS, key=len,
-                                                                                 reverse=True))
-                      + r")(?![\w-])")
-_ZERO_BASED = re.compile(
-    r"\bseat \d|\bSeat 0\b|\bcell \d|(?<![\w.])[0-5],[0-5](?![\d])|\b(?:row|column|position) 0\b"
-    r"|\bpad:\d|\bpos \d"
-)
-
-
-def leaks(text: str) -> list[str]:
-    """What in `text` is worded for machines, not people."""
-    return _ZERO_BASED.findall(text) + _CARD_ID.findall(text)
+from engine.service.table_driver import DriverError, inputs_for, scripted_game
 
 
 def test_the_scan_finds_the_old_wording() -> None:
@@ -205,3 +192,25 @@ def test_whole_games_show_people_no_raw_ids_and_count_from_one(players: int, see
     for part in ("Seat 1", "row ", "column ", "position ", "Undone:", "'s pad", "cannot"):
         assert part in said, part
     assert len(texts.seen) > 100
+
+
+def test_the_table_drivers_refusals_name_things_for_people() -> None:
+    # engine.service.table_driver turns a decision into gestures; what it cannot express
+    # is said the people's way (the host's log of a scripted or demo game shows it).
+    script = scripted_game(2, 3)
+    interp = TableInterpreter("t")
+    interp.command("new_game", dict(script.new_game_args))
+    for inp in script.deal:
+        interp.handle(inp)
+    with pytest.raises(DriverError) as refused:
+        inputs_for(interp, (KEEP,))
+    assert str(refused.value) == (
+        "keep the last card: nothing a person does at the table expresses it")
+    for inp in script.turns[0][:-1]:  # the first take, not yet refilled: a hole
+        interp.handle(inp)
+    hole = interp.game.refill_cell if interp.game else None
+    assert hole is not None
+    with pytest.raises(DriverError) as empty:
+        inputs_for(interp, (Take(hole),))
+    assert str(empty.value) == f"{cell_label(hole)} is empty: there is no card to take there"
+    assert not leaks(str(refused.value) + str(empty.value))

@@ -71,10 +71,11 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
         def alerts() -> list[tuple[str, str]]:
             return [(a["rule"], a["params"]["code"]) for a in table()["alerts"]]
 
-        # Pawns where the turn starts: the active pawn has not moved yet. No alert.
-        sim.pawn_switches.set([start, *others])
+        # The engine had the simulated table lay the pawns where the turn starts (the
+        # active pawn not moved yet); nothing else puts them there. No alert.
         wait_for(lambda: interp.pawn_sensing.to_wire() == sorted({start, *others}), 10,
-                 "the pawn positions")
+                 "the pawns laid at their start")
+        assert sim.pawn_switches.positions() == sorted([start, *others])
         assert alerts() == []
         # One step too far: G4, with the way back, before any card is lifted.
         wrong = next(p for p in ((target + k) % 20 for k in (1, 2, 3))
@@ -102,6 +103,21 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
                 wait_for(lambda b=before: hub.outbox.last_seq > b, 5, "the lift")
         wait_for(lambda: interp.game is not None and len(interp.game.actions) >= 1, 10,
                  "the first take")
+        # The pawn then knocked to a wrong place, and the take undone: the undo's physical
+        # restore lays the pawns where the game now says, and the alert clears.
+        stray = next(p for p in range(20) if p not in {*others, start, target})
+        sim.move_pawn(target, stray)
+        wait_for(lambda: any(c.startswith("pawn_") for _, c in alerts()), 10, "the pawn alert")
+        service.command(table_id, "undo", {})
+        wait_for(lambda: interp.game is not None and len(interp.game.actions) == 0, 10,
+                 "the undo")
+        undone = interp.game
+        assert undone is not None
+        wait_for(lambda: sim.pawn_switches.positions() == sorted(undone.pawns), 10,
+                 "the pawns laid back where the game says")
+        wait_for(lambda: [c for _, c in alerts() if c != "undone"] == [], 10,
+                 "the pawn alert to clear (the undo's own notice stays)")
+        assert interp.pawn_sensing.sensed == frozenset(undone.pawns)
     finally:
         service.stop()
         hub.stop()
