@@ -280,6 +280,7 @@ def _serve(args: argparse.Namespace, config: Any, backend: ReaderBackend, tagmap
     from dashboard.config import Settings
     from dashboard.count import CountDesk
     from dashboard.main import create_count_app
+    from dashboard.serving import uvicorn_config
 
     fields: dict[str, Any] = {"host": args.host, "port": args.port, "default_lang": args.lang,
                               "virtual": False}
@@ -302,8 +303,7 @@ def _serve(args: argparse.Namespace, config: Any, backend: ReaderBackend, tagmap
     print(f"open http://{shown}:{args.port}/count#pin={settings.pin}", flush=True)
     if not args.pin:
         print(f"host PIN: {settings.pin}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
-                                           log_level="warning"))
+    server = uvicorn.Server(uvicorn_config(app, args.host, args.port))
     try:
         server.run()
     finally:

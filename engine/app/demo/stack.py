@@ -161,6 +161,7 @@ class DemoStack:
 
         from dashboard.config import Settings
         from dashboard.main import create_app
+        from dashboard.serving import uvicorn_config
 
         opts = self.options
         fields: dict[str, Any] = {
@@ -171,8 +172,8 @@ class DemoStack:
             fields["pin"] = opts.pin
         self.settings = Settings(**fields)
         app = create_app(self.settings)
-        config = uvicorn.Config(app, host=opts.host, port=self.port, log_level="warning",
-                                timeout_graceful_shutdown=2, lifespan="on")
+        config = uvicorn_config(app, opts.host, self.port, timeout_graceful_shutdown=2,
+                                lifespan="on")
         self.server = uvicorn.Server(config)
         self.server_thread = threading.Thread(target=self.server.run, name="dashboard",
                                               daemon=True)
