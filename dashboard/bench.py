@@ -23,6 +23,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from engine.benchkit import Figure, ProgressFn, percentile, stop_process
 
 if TYPE_CHECKING:
-    from engine.wire.contract import PublicTableView
+    from engine.wire.contract import HubEvent, PublicTableView
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -63,6 +64,144 @@ def _random_views(seed: int) -> Iterator[PublicTableView]:
             game = Game.new(game.config, random.Random(rng.random()))
         game.apply(rng.choice(game.legal_actions()))
         yield PublicTableView.of(public_view(game), None)
+
+FULL_GAMES_SEED = 300
+FULL_WARMUP = 5  # events after each deal not counted (a new game's first renders)
+HUB_ID = "bench-hub"
+
+
+def _hub_games(seed: int) -> Iterator[tuple[dict[str, object], list[HubEvent]]]:
+    """Random 4-player games as one hub's events, without end: (new_game args, the 32
+    deal events then up to `FULL_WARMUP` + `UPDATES` of the play's). One hub for all of
+    them, its `seq` running on (an engine takes a new hub only after the host says so)."""
+    from engine.service.table_driver import scripted_game
+    from engine.wire.contract import HubEvent
+
+    seq = 0
+    k = 0
+    while True:
+        script = scripted_game(4, seed + k, max_decisions=60)
+        k += 1
+        args = {key: v for key, v in script.new_game_args.items() if key != "game_id"}
+        events = []
+        play = [i for turn in script.turns for i in turn][:FULL_WARMUP + UPDATES]
+        for inp in script.deal + play:  # only what is sent: a gap in `seq` is a loss
+            seq += 1
+            fields: dict[str, object] = {"hub_id": HUB_ID, "epoch": "bench", "seq": seq,
+                                         "ts": 0.0}
+            if inp.kind == "button":
+                fields.update(kind="button", action="pressed", button=inp.button,
+                              seat=inp.seat)
+            elif inp.cell is not None:
+                fields.update(kind="cell", action=inp.kind, uid="04AABBCCDDEEFF",
+                              card_id=inp.card, cell=f"{inp.cell // 6},{inp.cell % 6}")
+            else:
+                fields.update(kind="pad", action=inp.kind, uid="04AABBCCDDEEFF",
+                              card_id=inp.card, seat=inp.pad)
+            events.append(HubEvent.model_validate(fields))
+        yield args, events
+
+
+def _full_path(page: Any, broker_url: str, table: str, runs: int, keys: Path,
+               progress: ProgressFn) -> dict[str, list[float]]:
+    """The budget's whole software path: this process plays the hub, publishing signed hub
+    events (QoS 1, as `cauldron hub` does); a real `cauldron engine` process applies them
+    and publishes ``game/public``; the dashboard sends it on; the page shows it. Per run, a
+    new game and its deal (not counted), then `UPDATES` events one at a time, each after
+    the page drew the previous one. An update is matched to its event by the view's
+    ``table.inputs`` (the command, then one per event). Per run: p50/p95 of hub publish ->
+    shown, hub publish -> message in the page, and hub publish -> engine's publish (the
+    engine's ``ts``; same machine, same clock)."""
+    from engine.wire.auth import ensure_key, sign_hub
+    from engine.wire.contract import HubEvent, Topics, encode
+    from engine.wire.mqtt import WireClient
+
+    topics = Topics(table)
+    data = keys.parent / "engine-data"
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "engine.app", "engine", "--mqtt", broker_url,
+         "--data-dir", str(data), "--name", "bench-dashboard-engine"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "CAULDRON_KEYS_DIR": str(keys)},
+    )
+    hub = WireClient(broker_url, client_id="bench-dashboard-hub", keys=keys)
+    out: dict[str, list[float]] = {"shown_p50": [], "shown_p95": [], "recv_p50": [],
+                                   "recv_p95": [], "engine_p50": [], "engine_p95": []}
+    try:
+        hub.start(wait=10)
+        key = ensure_key(keys, table, "hub", HUB_ID).key
+        games = _hub_games(FULL_GAMES_SEED)
+        for run_index in range(runs):
+            args, events = next(games)
+            if run_index == 0:
+                _wait_for_engine(hub, table, engine, time.monotonic() + 60)
+            else:  # the previous game ends first (the host's End)
+                hub.request(topics.cmd("end"), {}, timeout=10)
+            reply = hub.request(topics.cmd("new_game"), dict(args), timeout=10)
+            if reply.status != "ok":
+                raise RuntimeError(f"the engine refused new_game: {reply.error}")
+            signed = [sign_hub(e, table, key) for e in events]
+            payloads = [encode(e) for e in signed if isinstance(e, HubEvent)]
+            for payload in payloads[:32]:
+                hub.publish_raw(topics.hub_event, payload)
+            page.evaluate("n => window.__cauldron.waitForInputs(n)", 33)
+            page.evaluate(_DRAWN)
+            offset, _ = _clock_offset_ms(page)
+            page.evaluate("window.__cauldron.log = []")
+            sent: dict[int, float] = {}
+            play = payloads[32:32 + FULL_WARMUP + UPDATES]
+            for index, payload in enumerate(play):
+                inputs = 34 + index  # the command, the deal's 32, then this one
+                ts = time.time()
+                hub.publish_raw(topics.hub_event, payload)
+                page.evaluate("n => window.__cauldron.waitForInputs(n)", inputs)
+                page.evaluate(_DRAWN)
+                if index >= FULL_WARMUP:
+                    sent[inputs] = ts
+                progress("full path (hub -> engine -> page)", run_index * len(play) + index + 1,
+                         runs * len(play))
+            shown: list[float] = []
+            received: list[float] = []
+            engine_share: list[float] = []
+            for engine_ts, inputs, got, rendered, _ in page.evaluate("window.__cauldron.log"):
+                start = sent.get(int(inputs))
+                if start is None:
+                    continue
+                shown.append(float(rendered) - offset - start * 1000)
+                received.append(float(got) - offset - start * 1000)
+                engine_share.append((float(engine_ts) - start) * 1000)
+            if len(shown) != len(sent):
+                raise RuntimeError(f"the page showed {len(shown)} of {len(sent)} hub events")
+            for name, samples in (("shown", shown), ("recv", received),
+                                  ("engine", engine_share)):
+                out[f"{name}_p50"].append(percentile(samples, 50))
+                out[f"{name}_p95"].append(percentile(samples, 95))
+    finally:
+        hub.stop()
+        stop_process(engine)
+    return out
+
+
+def _wait_for_engine(client: Any, table: str, engine: subprocess.Popen[bytes],
+                     by: float) -> None:
+    """Until the engine process answers a command (started and subscribed: on a busy
+    machine that takes longer than any fixed wait)."""
+    from engine.wire.contract import Topics
+    from engine.wire.mqtt import RequestTimeout
+
+    while time.monotonic() < by and engine.poll() is None:
+        try:
+            client.request(Topics(table).cmd("history"), {}, timeout=1.0)
+            return
+        except RequestTimeout:
+            continue
+    raise RuntimeError("the engine process did not answer within 60 s")
+
+
+# After an update is shown: resolves once the browser has drawn the frame with it (the
+# frame's callbacks, then its style, layout and paint: the probe's `drawn`).
+_DRAWN = "window.__cauldron.drawn"
+
 
 def _clock_offset_ms(page: Any) -> tuple[float, float]:
     """(page clock - our clock, in ms; the round trip of the best probe)."""
@@ -417,8 +556,9 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
     recv_p95: list[float] = []
     server_p50: list[float] = []
     server_p95: list[float] = []
+    drawn_p95: list[float] = []
     detail: dict[str, Any] = {"updates_per_run": UPDATES}
-    with LocalBroker() as broker:
+    with LocalBroker() as broker, tempfile.TemporaryDirectory(prefix="cauldron-bench-") as scratch:
         detail["broker"] = broker.kind
         port = free_port()
         dashboard = _start_dashboard(broker.url, table, port)
@@ -456,7 +596,7 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                     views = _random_views(run_index)
                     offset, rtt = _clock_offset_ms(page)
                     page.evaluate("window.__cauldron.latencies = [];"
-                                  "window.__cauldron.received = []")
+                                  "window.__cauldron.received = []; window.__cauldron.log = []")
                     for _ in range(UPDATES):
                         view = next(views)
                         ts = time.time()
@@ -465,6 +605,9 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                         publisher.publish(topic, update, retain=True)
                         # resolved by the page itself: no polling competes with the update
                         page.evaluate("ts => window.__cauldron.waitFor(ts)", ts)
+                        # the next one once this one is drawn (placements are seconds
+                        # apart: none waits for the previous one's layout and paint)
+                        page.evaluate(_DRAWN)
                         done += 1
                         progress("dashboard latency", done, total)
                     shown = [float(x) - offset
@@ -478,8 +621,14 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                     shown_max.append(max(shown))
                     recv_p50.append(percentile(arrived, 50))
                     recv_p95.append(percentile(arrived, 95))
+                    drawn = [float(entry[4]) - offset - float(entry[0]) * 1000
+                             for entry in page.evaluate("window.__cauldron.log")]
+                    drawn_p95.append(percentile(drawn, 95))
                     detail.setdefault("clock_offset_ms", []).append(round(offset, 3))
                     detail.setdefault("clock_probe_rtt_ms", []).append(round(rtt, 3))
+                # The whole path: hub event -> engine -> game/public -> dashboard -> page.
+                full = _full_path(page, broker.url, table, runs, Path(scratch) / "keys",
+                                  progress)
                 browser.close()
             # The server's share: the same updates to a plain WebSocket client (no browser).
             server_p50, server_p95 = _plain_client(port, publisher, topic, table, runs)
@@ -501,6 +650,13 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
         Figure("publish -> table view shown, worst of run", "ms", shown_max),
         Figure("of which publish -> message in the page, p50", "ms", recv_p50),
         Figure("of which publish -> message in the page, p95", "ms", recv_p95),
+        Figure("publish -> frame drawn after it, p95", "ms", drawn_p95),
+        Figure("hub event -> engine -> table view shown, p50", "ms", full["shown_p50"]),
+        Figure("hub event -> engine -> table view shown, p95", "ms", full["shown_p95"],
+               goal="<= 20 ms"),
+        Figure("of which hub event -> engine's game/public, p50", "ms", full["engine_p50"]),
+        Figure("of which hub event -> engine's game/public, p95", "ms", full["engine_p95"]),
+        Figure("of which hub event -> message in the page, p95", "ms", full["recv_p95"]),
         Figure("server share: publish -> plain WebSocket client, p50", "ms", server_p50),
         Figure("server share: publish -> plain WebSocket client, p95", "ms", server_p95),
         Figure(f"viewers {VIEWERS} p50", "ms", many["p50"]),

@@ -7,22 +7,35 @@ export const GEO = BOOT.geometry; // the engine's board geometry (dashboard/geom
 const PLURAL = new Intl.PluralRules(BOOT.lang);
 
 /* The render probe the benchmark and the browser tests read (window.__cauldron): renders,
-   publish -> received and publish -> rendered latencies, and waitFor(ts). */
+   publish -> received and publish -> rendered latencies, `log` ([ts, inputs, received,
+   rendered, drawn] per update, page clock in ms: a bench that timed the hub's event, not
+   the engine's publish, matches it by `inputs`), waitFor(ts), waitForInputs(n), and
+   `drawn`, a promise of the frame after the last update. */
 const perf = (window.__cauldron = {
-  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
+  renders: 0, latencies: [], received: [], log: [], lastTs: null, lastInputs: -1, waiters: [],
+  drawn: Promise.resolve(true),
   /* Resolves once the page shows the update published at `ts`. */
   waitFor(ts) {
     if (perf.lastTs === ts) return Promise.resolve(true);
-    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
+    return new Promise((resolve) => perf.waiters.push([(g) => g.ts === ts, resolve]));
+  },
+  /* Resolves once the page shows a game with at least `n` table inputs. */
+  waitForInputs(n) {
+    if (perf.lastInputs >= n) return Promise.resolve(true);
+    return new Promise((resolve) => perf.waiters.push([(g) => inputsOf(g) >= n, resolve]));
   },
 });
-const since = (ts) => performance.timeOrigin + performance.now() - ts * 1000;
+const now = () => performance.timeOrigin + performance.now();
+const since = (ts) => now() - ts * 1000;
+const inputsOf = (g) => (g && g.view.table ? g.view.table.inputs : -1);
 function keep(list, value) { list.push(value); if (list.length > 1000) list.shift(); }
+let receivedAt = null;
 
 /* A table state arrived (before its render). */
 export function probeReceived(state) {
   const g = state.game;
-  if (g && g.ts != null && g.ts !== perf.lastTs) keep(perf.received, since(g.ts));
+  receivedAt = now();
+  if (g && g.ts != null && g.ts !== perf.lastTs) keep(perf.received, receivedAt - g.ts * 1000);
 }
 
 /* A table state is on the page: count it, time it, wake whoever waits for it. */
@@ -31,9 +44,18 @@ export function probeRendered(state) {
   perf.renders += 1;
   if (g && g.ts != null && g.ts !== perf.lastTs) {
     perf.lastTs = g.ts;
-    keep(perf.latencies, since(g.ts));
-    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
-    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
+    perf.lastInputs = inputsOf(g);
+    const rendered = now();
+    keep(perf.latencies, rendered - g.ts * 1000);
+    const entry = [g.ts, perf.lastInputs, receivedAt, rendered, null];
+    keep(perf.log, entry);
+    // drawn: after the next frame's callbacks, style, layout and paint
+    perf.drawn = new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => {
+      entry[4] = now();
+      resolve(true);
+    }, 0)));
+    const ready = perf.waiters.filter(([test]) => test(g));
+    perf.waiters = perf.waiters.filter(([test]) => !test(g));
     for (const [, resolve] of ready) resolve(true);
   }
   document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
