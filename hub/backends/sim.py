@@ -466,9 +466,10 @@ class SimulatedTable(RawBackend):
         place = _where(self.layout.place(reader))
         with self._lock:
             if owner in self._hands:
-                card = self._hands[owner][0]
+                card, origin = self._hands[owner]
                 raise self._refuse(f"{_owner_label(owner)}'s hand already holds "
-                                   f"{_card(card)}: lay it down first")
+                                   f"{_card(card)} (from {place_label(origin)}): lay it down "
+                                   "first")
             uid = self._tags.get(reader)
             if uid is None:
                 holder = self._held_from(place)
@@ -572,13 +573,17 @@ class SimulatedTable(RawBackend):
         return card
 
     def _take(self, where: str, seat: int, owner: str) -> str:
-        """One tap: lift the card at `where`, lay it on `seat`'s pad, slide it on."""
+        """One tap: lift the card at `where`, lay it on `seat`'s pad, slide it on. When the
+        hand already holds the card lifted from `where` (a take half done, e.g. by the bot a
+        person took the seat from), the tap finishes it: lay and slide."""
         pad = self._reader(f"pad:{seat}")
+        place = _where(self.layout.place(self._reader(where)))
         with self._lock:
             if pad in self._tags:
                 raise self._refuse(f"{place_label(f'pad:{seat}')} holds "
                                    f"{_card(self.card_at(self._tags[pad]))}: clear it first")
-        card = self._lift(where, owner)
+            held = self._hands.get(owner)
+        card = held[0] if held is not None and held[1] == place else self._lift(where, owner)
         self._lay(f"pad:{seat}", owner)
         self._slide(seat)
         return card

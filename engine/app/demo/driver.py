@@ -99,6 +99,7 @@ class BotDriver:
         self._stuck_at: str | None = None  # the table as it was when the bot gave up
         self._waiting_seat: int | None = None
         self._waiting_why: str | None = None
+        self._laid: set[int] = set()  # seats whose pad holds a card a bot laid, not slid on
         mqtt.subscribe(Topics(config.table).game_events, self._on_events)
 
     # ------------------------------------------------------------ lifecycle
@@ -299,9 +300,11 @@ class BotDriver:
         if self._blocked(state):
             return False
         hands: dict[str, Any] = virtual.get("hands") or {}
+        self._laid &= {int(p) for p in virtual.get("pads") or {}}  # gone: slid, undone
         for pad in sorted(virtual.get("pads") or {}):
-            # A bot's taken card still on its pad (the turn moved on when it was laid).
-            if is_bot(int(pad)) and not table.get("vanesco_wait"):
+            # A bot's taken card still on its pad (the turn moved on when it was laid); also
+            # when a person joined the seat since: the bot ends its own gesture.
+            if (is_bot(int(pad)) or int(pad) in self._laid) and not table.get("vanesco_wait"):
                 return self._gesture({"action": "slide", "seat": int(pad),
                                       "as_seat": int(pad)}, state)
         for wait in table.get("vanesco_wait") or []:
@@ -310,6 +313,8 @@ class BotDriver:
                                       "as_seat": wait["seat"]}, state)
             return False
         if not is_bot(seat):
+            # A card the bot lifted stays in the seat's hand: the person's one tap ("lay it
+            # on your pad") finishes that take.
             self._waiting(None)
             return False
         mine = hands.get(str(seat))
@@ -572,6 +577,10 @@ class BotDriver:
             raise DriverError(f"{_gesture_label(body)}: refused ({reason})")
         response.raise_for_status()
         self._refused = 0
+        if body["action"] == "lay" and str(body.get("where")).startswith("pad:"):
+            self._laid.add(int(body["as_seat"]))
+        elif body["action"] == "slide":
+            self._laid.discard(int(body["seat"]))
         if wait:
             self._confirmed(before, GESTURE_INPUTS[body["action"]])
         return True
