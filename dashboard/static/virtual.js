@@ -50,7 +50,7 @@ function posButtons(state) {
 /* "Seat N's bot is waiting: <reason>" (the demo's bots say why they stopped). */
 function waitingHtml(virtual) {
   const waiting = virtual && virtual.waiting ? Object.keys(virtual.waiting).sort() : [];
-  return waiting.map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">⏸ ${esc(`${seatLabel(Number(s))}'s bot is waiting: ${virtual.waiting[s]}`)}</p>`).join("");
+  return waiting.map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">${esc(`${seatLabel(Number(s))}'s bot is waiting: ${virtual.waiting[s]}`)}</p>`).join("");
 }
 
 function renderTurn(state) {

@@ -27,9 +27,16 @@ from engine.bots import BotSeat, make_bot
 from engine.rules import Game
 from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
 from engine.rules.board import PERIMETER, cell_name, parse_cell
-from engine.rules.cards import PLAYER_COLOURS
+from engine.rules.cards import CARDS, PLAYER_COLOURS
 from engine.rules.game import Phase
-from engine.rules.names import action_label, place_label, position_label, seat_name
+from engine.rules.names import (
+    action_label,
+    card_name,
+    pad_label,
+    place_label,
+    position_label,
+    seat_name,
+)
 from engine.wire.contract import GameEvents, Topics, WireModel
 from engine.wire.mqtt import MqttError, WireClient
 
@@ -374,9 +381,14 @@ class BotDriver:
         if others:
             owner, held = next(iter(sorted(others.items())))
             who = "the host" if owner == "host" else seat_name(int(owner))
-            origin = held.get("origin")
-            came = f" (from {place_label(str(origin))})" if origin else ""
-            return f"{who}'s hand holds a card{came}: lay it down first"
+            card = str(held.get("card") or "")
+            what = card_name(card) if card in CARDS else "a card"
+            origin = str(held.get("origin") or "")
+            if "," in origin:  # lifted from the square: back, or taken for the bot's seat
+                return (f"{who} holds {what} (from {place_label(origin)}): put it back or "
+                        f"lay it on {pad_label(seat)}")
+            came = f" (from {place_label(origin)})" if origin else ""
+            return f"{who} holds {what}{came}: lay it down first"
         pads = {k: v for k, v in (virtual.get("pads") or {}).items() if k != str(seat)}
         if pads:
             pad = next(iter(sorted(pads)))
