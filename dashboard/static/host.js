@@ -96,7 +96,7 @@ async function refreshPanels() {
       box.innerHTML = links.map((l) => {
         const name = view ? seatOf(view, l.seat) : seatLabel(l.seat);
         return `<figure class="qr" data-seat="${l.seat}"><div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption>${l.joined ? "✓ " + esc(t("joined")) + " · " : ""}` +
-          `<a href="${esc(l.url)}">${esc(t("open_seat", { seat: name }))}</a> <button type="button" class="btn small" data-reissue="${l.seat}">${esc(t("reissue"))}</button></figcaption></figure>`;
+          `<a href="${esc(l.url)}">${esc(t("open_seat", { seat: name }))}</a> ${l.joined ? `<button type="button" class="btn small" data-free="${l.seat}">${esc(t("free_seat", { seat: name }))}</button>` : `<button type="button" class="btn small" data-reissue="${l.seat}" title="${esc(t("reissue_help"))}">${esc(t("reissue"))}</button>`}</figcaption></figure>`;
       }).join("");
       for (const l of links) {
         const res = await fetch(`/api/seats/${l.seat}/qr.svg`, { headers: { "X-Host-Pin": pin } });
@@ -202,8 +202,8 @@ async function command(path, body) {
     } catch (e) { msg(t("error", { message: e.message }), true); }
   });
   document.getElementById("links").addEventListener("click", async (ev) => {
-    const b = ev.target.closest("[data-reissue]");
-    if (b) { await command(`/api/host/seats/${b.dataset.reissue}/reissue`); document.getElementById("links").dataset.key = ""; refreshPanels(); }
+    const b = ev.target.closest("[data-reissue], [data-free]");
+    if (b) { await command(`/api/host/seats/${b.dataset.free ?? b.dataset.reissue}/${b.dataset.free ? "free" : "reissue"}`); document.getElementById("links").dataset.key = ""; refreshPanels(); }
   });
   liveSocket("/ws/table", (state) => {
     if (state.type !== "table") return;

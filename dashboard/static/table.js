@@ -3,7 +3,7 @@
 import { boardParts } from "./board.js";
 import {
   CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
-  patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
+  patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, seatOf, setHtml, t, tn, usesText,
 } from "./core.js";
 import { announceChanges } from "./announce.js";
 import { podiumHtml, winnersText } from "./scoring.js";
@@ -118,8 +118,13 @@ function renderAlerts(state) {
   el.classList.toggle("has-alerts", state.alerts.length > 0);
   // The demo's bots say why they wait ("Seat N's bot is waiting: <reason>").
   const waiting = state.virtual && state.virtual.waiting ? state.virtual.waiting : {};
-  const waitHtml = Object.keys(waiting).sort().map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">⏸ ${esc(`${seatLabel(Number(s))}'s bot is waiting: ${waiting[s]}`)}</p>`).join("");
-  setHtml(el, waitHtml + (state.alerts.length ? alertsHtml(state.alerts, seats) : waitHtml ? "" : `<p class="no-alerts">${esc(t("no_alerts"))}</p>`));
+  const waitHtml = Object.keys(waiting).sort().map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">${esc(`${seatLabel(Number(s))}'s bot is waiting: ${waiting[s]}`)}</p>`).join("");
+  // A seat a person joined: its move waits for their phone (M5), said even more plainly
+  // when the phone's page is not connected.
+  const v = state.game && state.game.view;
+  const who = v && !v.over && v.table && v.table.status === "playing" ? (v.table.prompt && v.table.prompt.seat != null ? v.table.prompt.seat : v.turn) : null;
+  const phoneHtml = who != null && state.joined[who] ? `<p class="phone-waiting" data-phone="${who}" data-connected="${state.phones && state.phones[who] ? 1 : 0}">${esc(t(state.phones && state.phones[who] ? "phone_waiting" : "phone_gone", { seat: seatOf(v, who) }))}</p>` : "";
+  setHtml(el, phoneHtml + waitHtml + (state.alerts.length ? alertsHtml(state.alerts, seats) : waitHtml || phoneHtml ? "" : `<p class="no-alerts">${esc(t("no_alerts"))}</p>`));
 }
 
 function renderJoin(state) {

@@ -509,3 +509,36 @@ def test_restart_with_standing_alert(flow: Flow) -> None:
     wait_until(lambda: not flow.standing(), 20, "the alert to clear")
     flow.release_bots()
     flow.score_screen(game_id)
+
+
+def test_phone_gone_then_the_host_gives_the_seat_back_to_the_bot(flow: Flow) -> None:
+    """Hand test M5: a person joins a seat, then closes the phone page. At that seat's turn
+    the table view says it waits for that phone (not "No alert"); the host presses "Give
+    Seat N back to the bot" and the bot plays on to the end."""
+    game_id = flow.new_game(players=2)
+    flow.hold_bots()
+    seat = 1
+    phone, _ = join(flow, seat)
+    phone.wait_for_selector("#seat-head")
+    wait_until(lambda: flow.state()["phones"][seat], 20, "the phone page's socket")
+    phone.close()
+    wait_until(lambda: not flow.state()["phones"][seat], 20, "the phone to go")
+    flow.release_bots()
+    wait_until(lambda: flow.state()["game"]["view"]["turn"] == seat, GAME_TIME,
+               "the joined seat's turn")
+    waiting = flow.table.locator(f".phone-waiting[data-phone='{seat}'][data-connected='0']")
+    waiting.wait_for()
+    assert "Seat 2" in waiting.inner_text() and "phone is not connected" in waiting.inner_text()
+    assert flow.table.locator(".no-alerts").count() == 0
+    inputs = flow.state()["game"]["view"]["table"]["inputs"]
+    flow.host.evaluate("document.getElementById('links').dataset.key = ''")  # redraw now
+    button = flow.host.locator(f"[data-free='{seat}']")
+    button.wait_for()
+    assert button.inner_text().startswith("Give Seat 2") and "back to the bot" in \
+        button.inner_text()
+    button.click()
+    wait_until(lambda: not flow.state()["joined"][seat], 20, "the seat to be the bot's again")
+    wait_until(lambda: flow.state()["game"]["view"]["table"]["inputs"] > inputs, 30,
+               "the bot to play the seat's move")
+    flow.table.locator(".phone-waiting").wait_for(state="detached")
+    flow.score_screen(game_id)
