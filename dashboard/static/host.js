@@ -118,6 +118,9 @@ function renderStatus(state) {
   else if (v && v.table && v.table.status === "dealing") text = promptText(v) || t("deal_title");
   else if (v && v.turn != null && v.seats[v.turn]) text = `${t("turn_of", { seat: seatOf(v, v.turn) })} · ${t("phase_" + v.phase)}`;
   else if (v) text = promptText(v) || t("no_game");
+  // The move waits for a joined seat's phone (M5): said here too, next to its "Give back".
+  const who = v && !v.over && v.table && v.table.status === "playing" ? (v.table.prompt && v.table.prompt.seat != null ? v.table.prompt.seat : v.turn) : null;
+  if (who != null && state.joined[who]) text += ` · ${t(state.phones && state.phones[who] ? "phone_waiting" : "phone_gone", { seat: seatOf(v, who) })}`;
   st.textContent = text;
   // Mid-game the new-game form folds away (it stays one click away).
   const playing = !!(v && !v.over && v.table && v.table.status === "playing");

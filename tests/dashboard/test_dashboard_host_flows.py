@@ -530,6 +530,8 @@ def test_phone_gone_then_the_host_gives_the_seat_back_to_the_bot(flow: Flow) -> 
     waiting.wait_for()
     assert "Seat 2" in waiting.inner_text() and "phone is not connected" in waiting.inner_text()
     assert flow.table.locator(".no-alerts").count() == 0
+    wait_until(lambda: "phone is not connected" in flow.host.inner_text("#host-status"), 20,
+               "the host page to say so too")
     inputs = flow.state()["game"]["view"]["table"]["inputs"]
     flow.host.evaluate("document.getElementById('links').dataset.key = ''")  # redraw now
     button = flow.host.locator(f"[data-free='{seat}']")
