@@ -120,7 +120,7 @@ function renderStatus(state) {
   else if (v) text = promptText(v) || t("no_game");
   // The move waits for a joined seat's phone (M5): said here too, next to its "Give back".
   const who = v && !v.over && v.table && v.table.status === "playing" ? (v.table.prompt && v.table.prompt.seat != null ? v.table.prompt.seat : v.turn) : null;
-  if (who != null && state.joined[who]) text += ` · ${t(state.phones && state.phones[who] ? "phone_waiting" : "phone_gone", { seat: seatOf(v, who) })}`;
+  if (who != null && state.joined[who]) text += ` · ${t(state.phones && state.phones[who] ? "phone_waiting" : "phone_gone_short", { seat: seatOf(v, who) })}`;
   st.textContent = text;
   // Mid-game the new-game form folds away (it stays one click away).
   const playing = !!(v && !v.over && v.table && v.table.status === "playing");
