@@ -9,8 +9,10 @@ too, and the engine counts as online only while both say so.
 
 Every change is turned into whole-state messages and handed to the WebSocket subscribers:
 the table channel gets a `TableState` (whitelisted public data only, never a seat view),
-each seat channel that seat's `SeatState`. A subscriber keeps only the latest message (a
-slow browser skips stale states instead of queueing them).
+each seat channel that seat's `SeatState`. Each message is serialised once per channel and
+the same text goes to every socket of that channel (500 phones at an event cost one
+serialisation, not 500). A subscriber keeps only the latest message (a slow browser skips
+stale states instead of queueing them).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dashboard.models import (
     AlertPublic,
     CommandResult,
     GamePublicOut,
+    HubChangePublic,
     JoinInfo,
     SeatState,
     ServiceStatus,
@@ -40,6 +43,7 @@ from dashboard.models import (
     VirtualPublic,
 )
 from dashboard.seats import SeatSecrets
+from dashboard.serving import FRAME, shared_message
 from engine.wire.contract import (
     N_SEATS,
     GameAlert,
@@ -58,32 +62,53 @@ log = logging.getLogger("cauldron.dashboard")
 Channel = int | Literal["table"]
 MAX_ALERTS = 20
 EXPIRED = json.dumps({"type": "expired", "reason": "a new game started: scan the new QR code"})
+Message = dict[str, Any]  # an ASGI websocket.send message (dashboard.serving.shared_message)
+EXPIRED_MESSAGE = shared_message(EXPIRED)
 
 
 @dataclass(eq=False)
 class Subscriber:
-    """One WebSocket: the latest message not yet sent, and an event to wake its sender."""
+    """One WebSocket: the latest message not yet sent, and an event to wake its sender.
+
+    Its send queue holds one message: while its socket is busy (a phone on a poor link; the
+    server's socket buffer full), a newer message replaces the unsent one. Every message is
+    a whole state, so skipping a stale one loses nothing, and a slow socket never holds up
+    the others (each has its own sender task) nor makes the server queue without bound."""
 
     channel: Channel
     loop: asyncio.AbstractEventLoop
     game_id: str | None = None  # a seat channel serves one game only
-    latest: str | None = None
+    latest: Message | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    skipped: int = 0  # stale states replaced before the socket took them
+    # Writes a ready-made frame at once if the socket takes it (dashboard.serving.WRITER);
+    # only while its sender task is idle, so that states never overtake each other.
+    write_now: Callable[[bytes], bool] | None = None
+    busy: bool = True  # the sender task has a message in hand (the first one, to begin)
 
-    def offer(self, text: str) -> None:  # on the event loop
-        self.latest = text
+    def offer(self, message: Message) -> None:  # on the event loop
+        if (not self.busy and self.write_now is not None and message is not EXPIRED_MESSAGE
+                and self.write_now(message[FRAME])):
+            return
+        if self.latest is not None:
+            self.skipped += 1
+        self.latest = message
+        self.busy = True
         self.wake.set()
 
-    async def next(self) -> str:
-        await self.wake.wait()
-        self.wake.clear()
-        text, self.latest = self.latest, None
-        return text or ""
+    async def next(self) -> Message:
+        """The next message to send the slow way (awaiting the socket)."""
+        while self.latest is None:
+            self.busy = False
+            await self.wake.wait()
+            self.wake.clear()
+        message, self.latest = self.latest, None
+        return message
 
 
-def _offer_all(batch: list[tuple[Subscriber, str]]) -> None:  # on the event loop
-    for sub, text in batch:
-        sub.offer(text)
+def _offer_all(batch: list[tuple[Subscriber, Message]]) -> None:  # on the event loop
+    for sub, message in batch:
+        sub.offer(message)
 
 
 def public_game(model: GamePublic | None) -> GamePublicOut | None:
@@ -132,6 +157,7 @@ class Bridge:
         self.hub_state: Literal["online", "offline", "unknown"] = "unknown"
         self._engine_table_state: Literal["online", "offline", "unknown"] = "unknown"
         self.engine_degraded: str | None = None  # the engine says why it cannot follow
+        self.hub_change: HubChangePublic | None = None  # a new hub waits for the host
         self._engine_liveness: tuple[str, Literal["online", "offline"]] | None = None
         self.health: HubHealth | None = None
         # Perluceo reveals (seat -> (game id, cards)): sent once by the engine, kept here
@@ -243,6 +269,9 @@ class Bridge:
         with self._lock:
             self._engine_table_state = model.state
             self.engine_degraded = model.degraded if model.state == "online" else None
+            self.hub_change = (HubChangePublic(old_hub=model.registered_hub,
+                                               new_hub=model.pending_hub)
+                               if model.state == "online" and model.pending_hub else None)
             followed = self._engine_liveness[0] if self._engine_liveness else None
             if follow != followed:
                 self._engine_liveness = None
@@ -294,6 +323,7 @@ class Bridge:
             engine=self.engine_state,
             hub_backend=self.health.backend if self.health else None,
             engine_degraded=self.engine_degraded,
+            hub_change=self.hub_change,
         )
 
     def table_state(self) -> TableState:
@@ -398,33 +428,34 @@ class Bridge:
         self._was_connected = self.connected
         if not subs:
             return
-        table_text: str | None = None
-        seat_texts: dict[int, str] = {}
-        # Each update is serialised once (per channel), then handed to every subscriber's
-        # event loop in one call: no per-viewer work in this thread.
-        batches: dict[asyncio.AbstractEventLoop, list[tuple[Subscriber, str]]] = {}
+        table_message: Message | None = None
+        seat_messages: dict[int, Message] = {}
+        # Each update is serialised and framed once (per channel), then handed to every
+        # subscriber's event loop in one call: no per-viewer work in this thread.
+        batches: dict[asyncio.AbstractEventLoop, list[tuple[Subscriber, Message]]] = {}
         for sub in subs:
             if sub.channel == "table":
                 if seats_only is not None:
                     continue
-                if table_text is None:
+                if table_message is None:
                     state = self.table_state()
                     self._was_connected = state.status.broker  # exactly what is sent
-                    table_text = state.model_dump_json(by_alias=True)
-                text = table_text
+                    table_message = shared_message(state.model_dump_json(by_alias=True))
+                message = table_message
             else:
                 seat = int(sub.channel)
                 if seats_only is not None and seat != seats_only:
                     continue
                 if sub.game_id != self.game_id:
                     # A new game: this seat's secret no longer opens anything.
-                    text = EXPIRED
-                elif seat not in seat_texts:
-                    seat_texts[seat] = self.seat_state(seat).model_dump_json(by_alias=True)
-                    text = seat_texts[seat]
+                    message = EXPIRED_MESSAGE
+                elif seat not in seat_messages:
+                    seat_messages[seat] = shared_message(
+                        self.seat_state(seat).model_dump_json(by_alias=True))
+                    message = seat_messages[seat]
                 else:
-                    text = seat_texts[seat]
-            batches.setdefault(sub.loop, []).append((sub, text))
+                    message = seat_messages[seat]
+            batches.setdefault(sub.loop, []).append((sub, message))
         for loop, batch in batches.items():
             with contextlib.suppress(RuntimeError):  # the loop is closing
                 loop.call_soon_threadsafe(_offer_all, batch)

@@ -54,12 +54,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=_handle)
 
 
-# Live updates are sent uncompressed: per-message deflate compresses every message once per
-# viewer (its own zlib context each), which costs more than the bytes it saves on a LAN.
-# A WebSocket message is never bigger than a request body may be (dashboard.guard.MAX_BODY).
-UVICORN_OPTIONS: dict[str, Any] = {"ws_per_message_deflate": False, "ws_max_size": 64 * 1024}
-
-
 def _handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -126,6 +120,7 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
     import uvicorn
 
     from dashboard.main import create_app
+    from dashboard.serving import UVICORN_OPTIONS
 
     app = create_app(settings)
     url = f"http://{settings.host}:{settings.port}/"
@@ -138,8 +133,7 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
         print(f"host PIN: {settings.pin}  (kept in {settings.data_dir}; set one with --pin or "
               "$CAULDRON_HOST_PIN)", flush=True)
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning",
-                    **UVICORN_OPTIONS)
+        uvicorn.run(app, host=settings.host, port=settings.port, **UVICORN_OPTIONS)
     except OSError as exc:
         from engine.cli import CliError
 

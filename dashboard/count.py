@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.rules.cards import CARDS, PLAYER_COLOURS, RECIPES, card_label
-from engine.rules.names import seat_name
+from engine.rules.cards import CARDS, PLAYER_COLOURS, RECIPES
+from engine.rules.names import card_name, seat_name
 from engine.rules.scoring import GameScore, ScoringError, SeatCards, score_game
 
 Source = Literal["tag", "manual", "sim"]
@@ -46,13 +46,6 @@ class CountRefused(Exception):
         self.code = code
         self.message = message
         self.seat = seat  # the other seat that already holds the card, for "duplicate"
-
-
-def card_name(card_id: str) -> str:
-    """'Sulphur scent 3 (yellow)', 'Accio', or a recipe: 'Recipe A-orange'."""
-    if card_id in RECIPES:
-        return f"Recipe {card_id}"
-    return card_label(card_id, "en")
 
 
 @dataclass(frozen=True)
@@ -211,7 +204,8 @@ class CountSession:
             if tap.card == card_id:
                 target.done = False
                 return target.taps.pop(i)
-        raise CountRefused("not_here", f"{card_id!r} is not counted for {self.name(seat)}")
+        raise CountRefused("not_here", f"{card_name(card_id)} is not counted for "
+                           f"{self.name(seat)}")
 
     def set_active(self, seat: int) -> None:
         self._seat(seat)

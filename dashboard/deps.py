@@ -14,6 +14,7 @@ from dashboard.config import Lang, Settings
 from dashboard.guard import PinGuard
 from dashboard.i18n import COOKIE, negotiate
 from dashboard.virtual import VirtualTable
+from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
 
 PIN_HEADER = "X-Host-Pin"
@@ -80,7 +81,7 @@ def seat_number(
     bridge: BridgeDep, seat: Annotated[int, Path(ge=0, lt=N_SEATS, description="seat 0-3")]
 ) -> int:
     if seat >= bridge.seats():
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"seat {seat} is not at this table")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{seat_name(seat)} is not at this table")
     return seat
 
 
@@ -96,7 +97,8 @@ def require_seat(
     if not bridge.secrets.check(bridge.game_id, seat, secret):
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
-            f"this link does not open seat {seat} for the current game: scan the seat's QR "
+            f"this link does not open {seat_name(seat)} for the current game: scan the seat's "
+            "QR "
             "code on the table screen again",
         )
     game_id = bridge.game_id

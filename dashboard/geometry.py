@@ -7,7 +7,16 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from engine.rules.board import CORNER_ORDER, FACED_LINE, LINES, PERIMETER, SIZE, cell_name
+from engine.rules.board import (
+    CORNER_ORDER,
+    CORNER_POSITIONS,
+    DEFAULT_START_POSITIONS,
+    FACED_LINE,
+    LINES,
+    PERIMETER,
+    SIZE,
+    cell_name,
+)
 from engine.rules.cards import CORNER_CARDS
 
 
@@ -36,4 +45,7 @@ def geometry() -> dict[str, Any]:
         "corner_cards": {cell_name(c): card
                          for c, card in zip(CORNER_ORDER, CORNER_CARDS, strict=True)},
         "slots": [list(_slot(p)) for p in range(PERIMETER)],
+        # where a pawn may start (G2: beside a corner) and where seat i starts by default
+        "start_corners": sorted(CORNER_POSITIONS),
+        "default_starts": list(DEFAULT_START_POSITIONS),
     }

@@ -7,7 +7,11 @@
   refused (403): a browser says where a request comes from (``Sec-Fetch-Site``, ``Origin``),
   so a page elsewhere cannot make a player's or the host's browser post a form here.
   Programs that are no browser (the bots, curl) send neither header and are let through:
-  they still need the PIN or a seat's secret like anyone.
+  they still need the PIN or a seat's secret like anyone. A WebSocket handshake whose
+  ``Origin`` is another site is refused too (403, before the socket opens): browsers let any
+  page open a socket anywhere, so a page elsewhere could otherwise read a seat's socket with
+  a link it got hold of. Same origin is the ``Host`` the browser asked for, or the
+  configured ``public_url`` (a proxy in front).
 - `PinGuard`: wrong host PINs are counted per client and overall. After a few, that client
   waits (doubling, up to `MAX_LOCK`); after many from everywhere, every PIN check waits a
   minute. While locked out even the right PIN is refused (429, ``Retry-After``), so guessing
@@ -86,36 +90,58 @@ class BodyLimit:
 
 
 class SameOrigin:
-    """403 for a cross-site request that would change something."""
+    """403 for a cross-site request that would change something, and for a cross-site
+    WebSocket handshake."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, trusted: frozenset[str] = frozenset()) -> None:
         self.app = app
+        self.trusted = trusted  # origins ("http://host:port") let in besides the Host's
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers") or [])
         if scope["type"] == "http" and scope.get("method", "GET") not in SAFE_METHODS:
-            reason = cross_site(dict(scope.get("headers") or []))
+            reason = cross_site(headers, self.trusted)
             if reason is not None:
                 log.warning("refused a cross-site %s %s: %s", scope.get("method"),
                             scope.get("path", "")[:200], reason)
                 await _reply(send, 403, f"cross-site request refused ({reason}): use this "
                              "dashboard's own pages")
                 return
+        if scope["type"] == "websocket":
+            reason = cross_site(headers, self.trusted, fetch_site=False)
+            if reason is not None:
+                log.warning("refused a cross-site WebSocket %s: %s",
+                            scope.get("path", "")[:200], reason)
+                await receive()  # websocket.connect; a close before accept answers 403
+                await send({"type": "websocket.close", "code": 1008,
+                            "reason": "cross-site WebSocket refused"})
+                return
         await self.app(scope, receive, send)
 
 
-def cross_site(headers: dict[bytes, bytes]) -> str | None:
-    """Why the request comes from another site, or None."""
-    fetch_site = headers.get(b"sec-fetch-site")
-    if fetch_site is not None and fetch_site not in (b"same-origin", b"none"):
-        return f"Sec-Fetch-Site: {fetch_site.decode(errors='replace')[:32]}"
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, lower case (how a browser's Origin says it)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def cross_site(headers: dict[bytes, bytes], trusted: frozenset[str] = frozenset(),
+               fetch_site: bool = True) -> str | None:
+    """Why the request comes from another site, or None. `fetch_site`: also trust the
+    browser's ``Sec-Fetch-Site`` (a WebSocket handshake is judged by its Origin alone)."""
+    site = headers.get(b"sec-fetch-site")
+    if fetch_site and site is not None and site not in (b"same-origin", b"none"):
+        return f"Sec-Fetch-Site: {site.decode(errors='replace')[:32]}"
     origin = headers.get(b"origin")
     if origin is None:
         return None
+    said = origin.decode(errors="replace")
     host = headers.get(b"host", b"").decode(errors="replace").lower()
-    parts = urlsplit(origin.decode(errors="replace"))
-    if parts.scheme not in ("http", "https") or parts.netloc.lower() != host:
-        return f"Origin {origin.decode(errors='replace')[:100]} is not {host}"
-    return None
+    parts = urlsplit(said)
+    if parts.scheme in ("http", "https") and (parts.netloc.lower() == host
+                                              or origin_of(said) in trusted):
+        return None
+    return f"Origin {said[:100]} is not {host}"
 
 
 class PinGuard:
@@ -181,4 +207,6 @@ def secure(app: Any) -> None:
     """Give a FastAPI app the PIN guard, the body limit and the same-origin check."""
     app.state.pin_guard = PinGuard()
     app.add_middleware(BodyLimit, limit=MAX_BODY)
-    app.add_middleware(SameOrigin)
+    public_url = getattr(getattr(app.state, "settings", None), "public_url", None)
+    trusted = frozenset({origin_of(public_url)} if public_url else ())
+    app.add_middleware(SameOrigin, trusted=trusted)

@@ -51,6 +51,14 @@ class AlertPublic(_Public):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+class HubChangePublic(_Public):
+    """A new hub wants to serve the table in place of the registered one; the engine
+    ignores it until the host accepts it (``POST /api/host/hub/confirm``)."""
+
+    old_hub: str | None = Field(default=None, description="the registered hub's id")
+    new_hub: str = Field(description="the id of the hub that waits")
+
+
 class ServiceStatus(_Public):
     broker: bool = Field(description="the dashboard is connected to the MQTT broker")
     hub: Literal["online", "offline", "unknown"] = "unknown"
@@ -58,6 +66,8 @@ class ServiceStatus(_Public):
     hub_backend: str | None = None
     engine_degraded: str | None = Field(
         default=None, description="why the engine cannot follow the table now (it retries)")
+    hub_change: HubChangePublic | None = Field(
+        default=None, description="a new hub waits for the host to accept it")
 
 
 class VirtualPublic(_Public):

@@ -10,8 +10,9 @@ from typing import Any
 
 from engine.cli import CliError
 from engine.rules import Game, GameConfig, GameLog, InvalidLog, replay
-from engine.rules.board import FACED_LINE, SIZE, line_name
-from engine.rules.cards import PLAYER_COLOURS, card_label
+from engine.rules.board import FACED_LINE
+from engine.rules.cards import PLAYER_COLOURS, card_label, family_name
+from engine.rules.names import card_name, line_label, position_label, seat_name
 
 
 def selfplay_game(players: int, seed: int, *, recipes: bool = False) -> Game:
@@ -55,33 +56,39 @@ def game_summary(game: Game, seed: int | None = None) -> dict[str, Any]:
 
 
 def render_game(game: Game) -> str:
-    """A plain-text picture of the table and the scores."""
+    """A plain-text picture of the table and the scores, named for people (engine.rules.names:
+    rows, columns, seats and positions from 1; cards by name, never by id)."""
     view = game.view_public()
     lines = [f"Glastonbury, {game.players} players, {game.turns} turns, pile {view['pile_size']}"]
-    width = 14
-    for r in range(SIZE):
-        cells = [(c or "·").ljust(width) for c in view["grid"][r]]
-        lines.append(" ".join(cells))
+    names = [[card_name(c) if c else "·" for c in row] for row in view["grid"]]
+    width = max(len(n) for row in names for n in row) + 1
+    for r, row in enumerate(names):
+        lines.append(f"row {r + 1}: " + " ".join(n.ljust(width) for n in row).rstrip())
     for seat in view["seats"]:
         faced = FACED_LINE[seat["pawn"]]
-        where = line_name(faced) if faced is not None else "a corner"
+        where = line_label(faced) if faced is not None else "a corner"
+        top = card_name(seat["top"]) if seat["top"] else "-"
         lines.append(
-            f"seat {seat['seat']} ({seat['colour']}): pawn at {seat['pawn']} facing {where}, "
-            f"{seat['cauldron_size']} card(s) in the cauldron, top {seat['top'] or '-'}"
+            f"{seat_name(seat['seat'], seat['colour'])}: pawn at {position_label(seat['pawn'])} "
+            f"facing {where}, {seat['cauldron_size']} card(s) in the cauldron, top {top}"
         )
     if game.is_over():
-        lines.append(f"game over: {game.end_reason}, last card taken by seat {game.last_card_seat}")
-        for seat_score in game.scores().seats:
-            lines.append(
-                f"  seat {seat_score.seat} ({seat_score.colour}): {seat_score.total} points"
-            )
+        last = game.last_card_seat
+        by = seat_name(last, game.config.colours[last]) if last is not None else "nobody"
+        lines.append(f"game over: {game.end_reason}, last card taken by {by}")
+        scores = game.scores()
+        for seat_score in scores.seats:
+            lines.append(f"  {seat_name(seat_score.seat, seat_score.colour)}: "
+                         f"{seat_score.total} points")
             for fam in seat_score.families:
                 cards = ", ".join(card_label(c) for c in fam.cards)
                 extra = f" + {len(fam.immutos)} Immuto" if fam.immutos else ""
-                lines.append(f"      {fam.family:<10} {fam.points:>4}  {cards}{extra}")
-        lines.append(f"winner(s): {', '.join(str(w) for w in game.scores().winners)}")
+                lines.append(f"      {family_name(fam.family):<16} {fam.points:>4}  {cards}{extra}")
+        winners = ", ".join(seat_name(w, game.config.colours[w]) for w in scores.winners)
+        lines.append(f"winner(s): {winners}")
     else:
-        lines.append(f"seat {game.seat} to play ({view['phase']})")
+        lines.append(f"{seat_name(game.seat, game.config.colours[game.seat])} to play "
+                     f"({view['phase']})")
     return "\n".join(lines)
 
 

@@ -3,7 +3,8 @@
 Input (issue 2): `{"players": [{"seat": 0, "colour": "blue", "cauldron": ["blue-a-4", ...],
 "spells": ["accio-1"], "recipes": ["A-orange"]}], "last_card_seat": 2,
 "options": {"second_player_bonus": false, "first_seat": 0}}`; `cauldron` is bottom first;
-`spells`, `recipes`, `last_card_seat` and `options` are optional. Output: a table per seat
+`spells`, `recipes`, `last_card_seat` and `options` are optional. Output: a block per seat
+(named for people: the file's seat 0 is "Seat 1", cards by name, the score page's words)
 (or, with --json, `{"seats": [...], "winners": [...]}`). Every input problem is a CliError:
 one line naming the problem, exit code 2.
 """
@@ -159,64 +160,52 @@ def _parse(text: str, source: str) -> tuple[list[SeatCards], dict[str, Any]]:
     return seats, options
 
 
-# --- the readable table --------------------------------------------------------------------
+# --- the readable result, named for people (engine.rules.names) --------------------------
 
 
-def _card_points(family: FamilyScore) -> list[str]:
-    """Each card with what it contributes: -value alone, 0 in a pair, +value from 3 up."""
-    factor = 2 if family.doubled else 1
-    sign = -1 if family.counted == 1 else (0 if family.counted == 2 else 1)
-    from engine.rules.cards import CARDS
+def _family_block(family: FamilyScore) -> list[str]:
+    from engine.rules.names import card_name, family_how, family_label
 
-    parts = [f"{card} {sign * CARDS[card].value * factor:+d}" for card in family.cards]
-    parts += [f"{immuto} +0" for immuto in family.immutos]
-    return parts
-
-
-def _family_line(family: FamilyScore) -> tuple[str, str, str]:
-    from engine.rules.cards import family_name
-
-    label = f"{family_name(family.family)} ({family.family})"
-    if family.doubled:
-        label += " x2"
-    cards = ", ".join(_card_points(family))
-    if family.bonus:
-        cards += f", four cards +{family.bonus}"
-    return label, cards, f"{family.points:+d}"
+    cards = [card_name(c) for c in family.cards] + [card_name(i) for i in family.immutos]
+    return [
+        f"  {family_label(family.family)}: {family.points:+d}",
+        f"    {', '.join(cards)}",
+        f"    {family_how(family)}",
+    ]
 
 
 def _seat_block(score: SeatScore, entry: SeatCards | None) -> list[str]:
-    from engine.rules.cards import family_name
+    from engine.rules.names import card_name, family_label, recipe_name, seat_name
 
-    rows: list[tuple[str, str, str]] = [_family_line(f) for f in score.families]
-    if not rows:
-        rows.append(("(empty cauldron)", "", "+0"))
-    for immuto, family in score.immuto_assignment:
-        rows.append((f"{immuto} joins", f"{family_name(family)} ({family})", ""))
-    rows.append(("Ingredients", "", f"{score.ingredient_points:+d}"))
+    lines = [f"{seat_name(score.seat, score.colour)}: {score.total} points"]
+    for family in score.families:
+        lines.extend(_family_block(family))
+    if not score.families:
+        lines.append("  Empty cauldron: +0")
+    for immuto, joined in score.immuto_assignment:
+        lines.append(f"  {card_name(immuto)} joins {family_label(joined)}")
+    lines.append(f"  Ingredients: {score.ingredient_points:+d}")
     for recipe in score.recipes:
-        rows.append((f"Recipe {recipe.recipe}", recipe.reason, f"{recipe.points:+d}"))
+        lines.append(f"  {recipe_name(recipe.recipe)}: {recipe.points:+d} ({recipe.reason})")
     if score.second_player_bonus:
-        rows.append(("Second player", "option: +2 for the second seat", "+2"))
+        lines.append(f"  Second player: {score.second_player_bonus:+d} (the option is on)")
     if entry is not None and entry.spells:
-        rows.append(("Spells", f"{len(entry.spells)} (score nothing themselves)", ""))
-    rows.append(("Total", "", str(score.total)))
-    width = max(len(r[0]) for r in rows)
-    middle = max(len(r[1]) for r in rows)
-    lines = [f"Seat {score.seat} ({score.colour}): {score.total} points"]
-    for label, detail, points in rows:
-        lines.append(f"  {label.ljust(width)}  {detail.ljust(middle)}  {points.rjust(4)}".rstrip())
+        spells = ", ".join(card_name(s) for s in entry.spells)
+        lines.append(f"  Spells: {spells} (spells score nothing themselves)")
+    lines.append(f"  Total: {score.total}")
     return lines
 
 
 def render(score: GameScore, seats: list[SeatCards] | None = None) -> str:
     """The readable result: one block per seat, then the winner(s)."""
+    from engine.rules.names import seat_name
+
     by_seat = {s.seat: s for s in seats or []}
     lines: list[str] = []
     for seat_score in score.seats:
         lines.extend(_seat_block(seat_score, by_seat.get(seat_score.seat)))
         lines.append("")
-    names = ", ".join(f"seat {s} ({score.seat(s).colour})" for s in score.winners)
+    names = ", ".join(seat_name(s, score.seat(s).colour) for s in score.winners)
     top = score.seat(score.winners[0]).total
     if len(score.winners) == 1:
         lines.append(f"Winner: {names} with {top} points")

@@ -132,6 +132,7 @@ def _start_sim(backend: ReaderBackend, steps: list[Any], speed: float,
 
 
 def _run_hub(args: argparse.Namespace) -> int:
+    from engine.rules.names import card_name, cell_label, pad_label
     from engine.wire.contract import HubEvent, Topics
     from engine.wire.mqtt import MqttError, WireClient
     from hub.errors import HubError
@@ -167,11 +168,14 @@ def _run_hub(args: argparse.Namespace) -> int:
               snapshot_interval=config.snapshot_interval)
 
     def show(event: HubEvent) -> None:
-        where = event.cell or (f"pad {event.seat}" if event.seat is not None else "")
-        what = event.card_id or event.uid or event.health or event.button or ""
+        # The host watches this: places and cards named for people (engine.rules.names).
+        where = (cell_label(event.cell) if event.cell else
+                 pad_label(event.seat) if event.seat is not None else "")
+        what = (card_name(event.card_id) if event.card_id else
+                event.uid or event.health or event.button or "")
         try:
-            print(f"#{event.seq:<5} {event.kind:<13} {event.action or '':<8} {where:<7} {what}",
-                  flush=True)
+            print(f"#{event.seq:<5} {event.kind:<13} {event.action or '':<8} {where:<18} "
+                  f"{what}", flush=True)
         except (BrokenPipeError, ValueError):  # stdout closed (| head): keep running quietly
             hub.listeners.remove(show)
 
@@ -222,9 +226,11 @@ def _hub_link(config: HubConfig, purpose: str, timeout: float = 3.0) -> Any:
     from hub.errors import HubError
 
     try:
+        # Signed with the table's command key (the hub refuses anything else), which is
+        # never made here: a key of its own would be nobody else's.
         client = WireClient(config.broker_url,
                             client_id=f"{config.hub_name}-{purpose}-{uuid.uuid4().hex[:6]}",
-                            tls_ca=config.mqtt_ca)
+                            tls_ca=config.mqtt_ca, make_keys=False)
     except (MqttError, HubError) as exc:
         raise CliError(str(exc)) from None
     client.start()
@@ -242,22 +248,37 @@ def _ask_hub(client: Any, table: str, verb: str, args: dict[str, Any],
              timeout: float = 5.0) -> dict[str, Any] | None:
     """``hub/cmd/<verb>``; the answer's data, None when no hub answers; refusals raise."""
     from engine.wire.contract import Topics
-    from engine.wire.mqtt import RequestTimeout
+    from engine.wire.mqtt import MqttError, RequestTimeout
 
     try:
         reply = client.request(Topics(table).hub_cmd(verb), args, timeout=timeout)
     except RequestTimeout:
         return None
+    except MqttError as exc:  # no command key here
+        raise CliError(str(exc)) from None
     if reply.status != "ok":
         raise CliError(reply.error or f"the hub refused {verb}")
     data = reply.data
     return data if isinstance(data, dict) else {}
 
 
+def _seat_pad(text: str) -> int:
+    """--pad N is Seat N's pad, counted from 1 like every seat people see; the wire's 0..3."""
+    try:
+        seat = int(text)
+    except ValueError:
+        seat = 0
+    if not 1 <= seat <= 4:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seat: give 1 to 4 (--pad 1 is "
+                                         "Seat 1's pad)")
+    return seat - 1
+
+
 def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> int | None:
     """Drive the running hub's enrolment mode from the terminal; None: no hub answered."""
     import select
 
+    from engine.rules.names import pad_label
     from hub.enroll import COMMANDS_HELP
 
     def ask(action: str, **more: Any) -> dict[str, Any] | None:
@@ -266,8 +287,8 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     status = ask("start", pad=args.pad, write=args.write)
     if status is None:
         return None
-    print(f"The running hub {config.hub_name} enrols: tap each card on Seat {args.pad + 1}'s "
-          f"pad. {COMMANDS_HELP} (then Enter). The host page shows the same progress.",
+    print(f"The running hub {config.hub_name} enrols: tap each card on {pad_label(args.pad)}. "
+          f"{COMMANDS_HELP} (then Enter). The host page shows the same progress.",
           flush=True)
     said = None
     idle_since = time.monotonic()
@@ -347,6 +368,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     import select
 
     from engine.rules.cards import enrolment_order
+    from engine.rules.names import pad_label
     from hub.enroll import COMMANDS_HELP, Enrolment, run_enrolment
     from hub.errors import BackendError, TagMapError
     from hub.tagmap import TagMap
@@ -360,7 +382,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
         pad = backend.layout.pad_reader(args.pad)
     except ValueError as exc:
         backend.close()
-        raise CliError(f"{exc}; choose --pad 0..{config.pads - 1}") from None
+        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
     try:
         enrolment = Enrolment(tagmap, order=enrolment_order(), backend=backend, reader=pad,
                               write_tags=args.write)
@@ -382,7 +404,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     def say(text: str) -> None:
         print(text, flush=True)
 
-    print(f"Enrolling into {config.tagmap_path}: tap each card on pad {args.pad}. "
+    print(f"Enrolling into {config.tagmap_path}: tap each card on {pad_label(args.pad)}. "
           f"{COMMANDS_HELP} (then Enter).", flush=True)
     if steps:
         _start_sim(backend, steps, args.sim_speed, stop)
@@ -434,7 +456,7 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
     problems = {r: h for r, h in health.items() if h != "ok"}
     lines.append("")
     lines.append("health: all readers ok" if not problems else "health: " + ", ".join(
-        f"{layout.place(r).label()} {h}" for r, h in sorted(problems.items())))
+        f"{layout.place(r).label()}: {h}" for r, h in sorted(problems.items())))
     lines.append("legend: . empty, ?XXXXXX unknown tag, ~ flicker, ! silent, x absent")
     return "\n".join(lines)
 
@@ -569,7 +591,8 @@ def register(subparsers: Any) -> None:
                         help="read the pad directly, without the running hub (the hub must "
                              "be stopped)")
     _sim_options(enroll)
-    enroll.add_argument("--pad", type=int, default=0, help="seat whose pad to use (default 0)")
+    enroll.add_argument("--pad", type=_seat_pad, default=0, metavar="SEAT",
+                        help="whose scan pad to use: 1 to 4 (default 1, Seat 1's pad)")
     enroll.add_argument("--write", action="store_true",
                         help="also write the card id into each tag (serial/spi/pcsc back-ends)")
     enroll.add_argument("--idle-timeout", type=float, default=None,

@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.rules.cards import card_label, enrolment_order
+from engine.rules.cards import enrolment_order
+from engine.rules.names import card_name
 from hub.backends.base import ReaderBackend
 from hub.errors import BackendError, TagMapError
 from hub.tagmap import TagMap
@@ -61,11 +62,21 @@ class Enrolment:
         skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
         return f"[{bar}] {self.done}/{self.total}{skipped}"
 
+    def name(self, card: str) -> str:
+        """A card as the person finds it in the box: by its printed name, never its id (the
+        cards carry no printed id; the id lives in the tag map, and in the tag with --write).
+        Identical cards (Accio, Immuto) are counted: "Accio (copy 2 of 3)"."""
+        name = card_name(card)
+        same = [c for c in self.order if card_name(c) == name]
+        if len(same) < 2 or card not in same:
+            return name
+        return f"{name} (copy {same.index(card) + 1} of {len(same)})"
+
     def prompt(self) -> str:
         card = self.current
         if card is None:
             return f"{self.progress()} every card is enrolled."
-        return f"{self.progress()}  next: {card} - {card_label(card, 'en')}: tap it on the pad"
+        return f"{self.progress()}  next: {self.name(card)}: tap it on the pad"
 
     def tag_seen(self, uid: str) -> str:
         """A tag was laid on the pad: enrol it as the current card. Returns what to say."""
@@ -82,11 +93,11 @@ class Enrolment:
                 self.backend.write_tag(self.reader, card)
             except BackendError as exc:
                 self.tagmap.remove_card(card)
-                return f"Could not write {card} into tag {uid}: {exc}. Tap it again."
+                return f"Could not write {self.name(card)} into tag {uid}: {exc}. Tap it again."
         self.tagmap.save()
         self.history.append(("enrolled", card))
         written = " (written into the tag)" if self.write_tags else ""
-        return f"Enrolled {card} = tag {uid}{written}. Lift it."
+        return f"Enrolled {self.name(card)} (tag {uid}){written}. Lift it."
 
     @property
     def enrolled_now(self) -> int:
@@ -99,10 +110,10 @@ class Enrolment:
         kind, card = self.history.pop()
         if kind == "skipped":
             self.skipped.remove(card)
-            return f"Skip undone: {card} is asked again; tap it on the pad."
+            return f"Skip undone: {self.name(card)} is asked again; tap it on the pad."
         uid = self.tagmap.remove_card(card)
         self.tagmap.save()
-        return f"Undone: {card} (tag {uid}) is no longer enrolled; tap it again."
+        return f"Undone: {self.name(card)} (tag {uid}) is no longer enrolled; tap it again."
 
     def skip(self) -> str:
         card = self.current
@@ -110,7 +121,8 @@ class Enrolment:
             return "Nothing to skip."
         self.skipped.append(card)
         self.history.append(("skipped", card))
-        return f"Skipped {card} (not enrolled; enrol again later to do it, or u to undo)."
+        return (f"Skipped {self.name(card)} (not enrolled; enrol again later to do it, "
+                "or u to undo).")
 
     def stopped(self) -> str:
         """What to say when the person stops: saved only when something was."""
@@ -124,7 +136,7 @@ class Enrolment:
         """Progress for the host page (no UID: the tags' numbers mean nothing to people)."""
         card = self.current
         return {"done": self.done, "total": self.total, "next": card,
-                "next_label": card_label(card, "en") if card else None,
+                "next_label": self.name(card) if card else None,
                 "skipped": list(self.skipped), "enrolled_now": self.enrolled_now}
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.rules.board import CORNER_CELLS, cell_name, parse_cell
+from engine.rules.names import cell_label, pad_label, position_label, seat_name
 from engine.wire.contract import GRID_SIZE, N_SEATS
 
 PlaceKind = Literal["cell", "pad", "perimeter"]
@@ -55,12 +56,15 @@ class Place:
         return None if self.cell is None else cell_name(self.cell[0] * GRID_SIZE + self.cell[1])
 
     def label(self) -> str:
+        """The reader's place for people: "row 1, column 2", "Seat 1's pad"."""
         if self.kind == "cell":
-            assert self.cell is not None
-            return f"cell {self.cell[0]},{self.cell[1]}"
+            assert self.cell_key is not None
+            return cell_label(self.cell_key)
         if self.kind == "pad":
-            return f"pad {self.seat}"
-        return f"perimeter {self.position}"
+            assert self.seat is not None
+            return pad_label(self.seat)
+        assert self.position is not None
+        return f"the pawn sensor at {position_label(self.position)}"
 
 
 class Layout:
@@ -88,23 +92,25 @@ class Layout:
 
     def cell_reader(self, row: int, col: int) -> int:
         if (row, col) in CORNERS:
-            raise ValueError(f"cell {row},{col} is a corner: corners have no reader")
+            raise ValueError(f"row {row + 1}, column {col + 1} is a corner: corners have no "
+                             "reader")
         try:
             return self._index[Place("cell", cell=(row, col))]
         except KeyError:
-            raise ValueError(f"cell {row},{col} is outside the 6x6 grid") from None
+            raise ValueError(f"row {row + 1}, column {col + 1} is outside the 6x6 grid "
+                             "(rows and columns 1 to 6)") from None
 
     def pad_reader(self, seat: int) -> int:
         try:
             return self._index[Place("pad", seat=seat)]
         except KeyError:
-            raise ValueError(f"seat {seat} has no scan pad on this table") from None
+            raise ValueError(f"{seat_name(seat)} has no scan pad on this table") from None
 
     def position_reader(self, position: int) -> int:
         try:
             return self._index[Place("perimeter", position=position)]
         except KeyError:
-            raise ValueError(f"perimeter position {position} has no reader: pawns are "
+            raise ValueError(f"perimeter {position_label(position)} has no reader: pawns are "
                              "sensed by Hall switches (PAWNS), not readers") from None
 
     def position_mm(self, reader: int) -> tuple[float, float]:

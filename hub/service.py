@@ -15,6 +15,8 @@ A retained ``hub/snapshot`` says what every reader sees and the last seq; a reta
 The hub answers ``hub/cmd/<verb>`` (see `engine.wire.contract.HUB_VERBS`): the engine drives
 the table I/O with ``turn`` (the turn LEDs) and ``buzz`` (an illegal move); the hub reads no
 ``game/*`` topic (the broker's ACL gives it none). Button presses go out as ``button`` events.
+Every command must be signed with the table's command key (`engine.wire.auth.CommandGuard`);
+anything else is refused with a code naming the problem, and nothing is done.
 
 Enrolment is a mode of the running hub (``hub/cmd/enrol``, from the host page or
 ``cauldron enroll``): while it runs, tags laid on the chosen pad are enrolled instead of
@@ -29,10 +31,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from engine.rules.cards import is_card_id
-from engine.wire.auth import ensure_key, keys_dir, sign_hub
+from engine.rules.names import seat_name
+from engine.wire.auth import CommandGuard, KeyFile, Unauthorised, ensure_key, keys_dir, sign_hub
 from engine.wire.contract import (
     BoardHealth,
     CommandRequest,
@@ -74,6 +78,7 @@ class Hub:
         resend_after: float = 10.0,
         clock: Callable[[], float] = time.time,
         key: bytes | None = None,
+        keys: Path | None = None,
     ) -> None:
         self.table = table
         self.topics = Topics(table, client.base)
@@ -84,8 +89,15 @@ class Hub:
         self.hub_id = hub_id or f"hub-{table}"
         # Events and snapshots are signed with the hub's key for this table (made at the
         # first start, its enrolment, and shared with the engine): engine.wire.auth.
-        self.key = key if key is not None else ensure_key(keys_dir(), table, "hub",
-                                                          self.hub_id).key
+        folder = keys if keys is not None else keys_dir()
+        self.key = key if key is not None else ensure_key(folder, table, "hub", self.hub_id).key
+        # Every hub/cmd/<verb> must be signed with the table's command key (the engine's and
+        # the dashboard's): read, never made here, so a hub on another machine without a
+        # copy says so instead of trusting a key of its own.
+        self.cmd_key = KeyFile(folder, table, "cmd")
+        self.guard = CommandGuard(hub=True, hint=(
+            f" (this hub reads it from {self.cmd_key.path}: a hub on another machine needs a "
+            "copy of the engine's file, see hub/README.md)"))
         self.io = io
         self.poll_interval = poll_interval
         self.snapshot_interval = snapshot_interval
@@ -115,6 +127,7 @@ class Hub:
         self._enrol_held: dict[int, str] = {}  # tags laid on the pad while enrolling
         self._tagmap_stamp = self._stamp()
         self._last_tagmap_check = time.monotonic()
+        self._refusal_logged = -1e9
 
     # ------------------------------------------------------------ lifecycle
 
@@ -359,7 +372,7 @@ class Hub:
         try:
             reader = self.backend.layout.pad_reader(pad)
         except ValueError:
-            raise CommandRefused(f"enrol start: this table has no pad for seat {pad + 1} "
+            raise CommandRefused(f"enrol start: this table has no pad for {seat_name(pad)} "
                                  f"(pads: {self.backend.layout.pads})") from None
         if self.backend.state().get(reader) is not None:
             raise CommandRefused(f"enrol start: a card lies on Seat {pad + 1}'s pad; lift it "
@@ -530,12 +543,30 @@ class Hub:
     # ------------------------------------------------------------ engine -> table I/O
 
     def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
-        """``hub/cmd/<verb>``: one handler per verb (`_handlers`), each taking the args."""
+        """``hub/cmd/<verb>``: a request signed with the table's command key, then one
+        handler per verb (`_handlers`), each taking the args.
+
+        Every verb is signed, the read-only ones too: ``sim`` (state, view, seat), ``readers``
+        and ``enrol`` status name covered cards, ``replay`` and ``snapshot`` make the hub
+        publish (a flood for anyone on an open broker). No public view needs a verb: the
+        public table is on the retained ``hub/sim`` and ``hub/health``."""
         if info.table != self.table:
-            raise CommandRefused(f"this hub serves table {self.table}, not {info.table}")
+            raise CommandRefused(f"this hub serves table {self.table}, not {info.table}",
+                                 code="unknown_table")
         handler = self._handlers().get(info.verb or "")
         if handler is None:
-            raise CommandRefused(f"unknown hub command {info.verb!r}")
+            raise CommandRefused(f"unknown hub command {info.verb!r}", code="unknown_command")
+        try:
+            self.guard.admit(request, self.table, info.verb or "", self.cmd_key.get,
+                             time.time())
+        except Unauthorised as exc:
+            self.counts["refused_commands"] = self.counts.get("refused_commands", 0) + 1
+            now = time.monotonic()
+            if now - self._refusal_logged >= 10.0:  # a flood must not flood the log
+                self._refusal_logged = now
+                log.warning("refused hub/cmd/%s (%s; %d refused so far): %s", info.verb,
+                            request.transaction[:64], self.counts["refused_commands"], exc)
+            raise CommandRefused(str(exc), code=exc.code) from None
         return handler(request.args)
 
     def _handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
@@ -654,17 +685,16 @@ class Hub:
     def _sim_pawns(sim: Any, action: str, args: dict[str, Any]) -> dict[str, Any]:
         """``pawn`` {"from": 3, "to": 5} moves one pawn; ``pawns`` {"positions": [...]} sets
         them all (a game's start)."""
-        switches = sim.pawn_switches
-        if switches is None:
+        if sim.pawn_switches is None:
             raise CommandRefused("sim: this table has no pawn sensors (perimeter = true)")
-        if action == "pawn":
-            switches.move(args.get("from"), args.get("to"))
+        if action == "pawn":  # saved with the table, like its cards
+            sim.move_pawn(args.get("from"), args.get("to"))
         else:
             positions = args.get("positions")
             if not isinstance(positions, list) or len(positions) > 4:
                 raise CommandRefused("sim pawns: positions must be a list of up to 4 positions")
-            switches.set(positions)
-        return {"pawns": sorted(switches.sensed())}
+            sim.set_pawns(positions)
+        return {"pawns": sorted(sim.pawn_switches.sensed())}
 
     def _sim_lying(self, sim: Any) -> dict[str, str]:
         """``{"2,3" | "pad:1" | "pos:7": card id (or "uid:<UID>" for an unknown tag)}``."""

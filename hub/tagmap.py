@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from engine.rules.cards import is_card_id
+from engine.rules.names import card_name, seat_name
 from engine.wire.contract import UID_PATTERN
 from hub.errors import TagMapError
 
@@ -34,6 +35,13 @@ def check_tag_value(value: str) -> str:
     if value.startswith("corner-"):
         raise TagMapError(f"{value} is a corner card: corner cards carry no tag")
     return value
+
+
+def tag_value_name(value: str) -> str:
+    """What a tag stands for, for people: "Pumpkins 4 (blue)", "Seat 2's pawn"."""
+    if _PAWN_RE.match(value):
+        return f"{seat_name(int(value[5:]))}'s pawn"
+    return card_name(value)
 
 
 class TagMap:
@@ -65,8 +73,9 @@ class TagMap:
                 raise TagMapError(f"tag map {path}: value of {uid} is not a card id")
             try:
                 tagmap.add(uid, card)
-            except TagMapError as exc:
-                raise TagMapError(f"tag map {path}: {exc}") from None
+            except TagMapError as exc:  # the file's own words too: they are what to edit
+                raise TagMapError(f"tag map {path}: {exc} (the file has \"{uid}\": "
+                                  f"\"{card}\")") from None
         return tagmap
 
     def save(self, path: Path | None = None) -> Path:
@@ -90,11 +99,12 @@ class TagMap:
         check_tag_value(card_id)
         if uid in self._by_uid:
             raise TagMapError(
-                f"tag {uid} is already enrolled as {self._by_uid[uid]}; use another card, "
-                "or undo that enrolment first"
+                f"tag {uid} is already enrolled as {tag_value_name(self._by_uid[uid])}; use "
+                "another card, or undo that enrolment first"
             )
         if card_id in self._by_card:
-            raise TagMapError(f"{card_id} is already enrolled with tag {self._by_card[card_id]}")
+            raise TagMapError(f"{tag_value_name(card_id)} is already enrolled with tag "
+                              f"{self._by_card[card_id]}; undo that enrolment first to change it")
         self._by_uid[uid] = card_id
         self._by_card[card_id] = uid
         return uid

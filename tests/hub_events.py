@@ -3,12 +3,14 @@ demo and dashboard tests that feed an engine without a hub)."""
 
 from __future__ import annotations
 
+import time
+import uuid
 from typing import Any
 
 from engine.rules.board import cell_name
 from engine.service.interpreter import SensorInput
-from engine.wire.auth import ensure_key, keys_dir, sign_hub
-from engine.wire.contract import HubEvent, HubSnapshot
+from engine.wire.auth import ensure_key, keys_dir, sign_command, sign_hub
+from engine.wire.contract import CommandRequest, HubEvent, HubSnapshot
 from hub.backends.sim import made_up_uid
 
 
@@ -30,3 +32,12 @@ def signed(model: HubEvent | HubSnapshot, table: str) -> HubEvent | HubSnapshot:
     """`model` with the MAC the table's hub would give it (its key made if need be: the
     hub enrolled for `table` is `model.hub_id`)."""
     return sign_hub(model, table, ensure_key(keys_dir(), table, "hub", model.hub_id).key)
+
+
+def hub_request(table: str, verb: str, args: dict[str, Any] | None = None) -> CommandRequest:
+    """A ``hub/cmd/<verb>`` request as the engine or the dashboard sends it: signed with the
+    table's command key, a deadline, a transaction of its own."""
+    request = CommandRequest(transaction=uuid.uuid4().hex, args=dict(args or {}),
+                             deadline=time.time() + 30)
+    return sign_command(request, table, verb, ensure_key(keys_dir(), table, "cmd").key,
+                        hub=True)

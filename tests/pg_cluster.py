@@ -46,6 +46,7 @@ class Cluster:
         self._as: list[str] = []
         self.url = os.environ.get("CAULDRON_TEST_PG", "")
         self.bin: Path | None = None
+        self._options = ""
 
     def start(self) -> Cluster:
         if self.url:
@@ -67,12 +68,24 @@ class Cluster:
         self._run([str(self.bin / "initdb"), "-D", str(data), "--auth=trust", "-U", user,
                    "--no-sync", "-E", "UTF8"])
         port = _free_port()
-        options = (f"-p {port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-        self._run([str(self.bin / "pg_ctl"), "-D", str(data), "-l", str(self.folder / "log"),
-                   "-w", "-t", "60", "-o", options, "start"])
+        self._options = (f"-p {port} -k {self.folder} -c listen_addresses=127.0.0.1 "
+                         "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+                         "-c max_connections=200")
+        self.resume()
         self.url = f"postgresql://{user}@127.0.0.1:{port}/postgres"
         return self
+
+    def crash(self) -> None:
+        """The server dies (immediate shutdown: no checkpoint, every session cut)."""
+        assert self.folder is not None and self.bin is not None
+        self._run([str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m",
+                   "immediate", "-w", "stop"])
+
+    def resume(self) -> None:
+        """(Re)start the server on its port, with its data (crash recovery after `crash`)."""
+        assert self.folder is not None and self.bin is not None
+        self._run([str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-l",
+                   str(self.folder / "log"), "-w", "-t", "60", "-o", self._options, "start"])
 
     def _run(self, command: list[str]) -> None:
         done = subprocess.run(self._as + command, capture_output=True, text=True,
@@ -105,7 +118,7 @@ class Cluster:
         if self.folder is None or self.bin is None:
             return
         try:
-            self._run([str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m",
-                       "immediate", "-w", "stop"])
+            with contextlib.suppress(RuntimeError):  # already down (a test crashed it)
+                self.crash()
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)

@@ -21,6 +21,7 @@ from dashboard.virtual import VirtualError, in_progress
 from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.errors import RulesError
 from engine.rules.game import GameConfig
+from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
 
 router = APIRouter(
@@ -191,7 +192,7 @@ def reissue(_: HostDep, bridge: BridgeDep, request: Request, seat: int) -> JoinI
     if game_id is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no game yet")
     if not 0 <= seat < bridge.seats():
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"seat {seat} is not at this table")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{seat_name(seat)} is not at this table")
     bridge.secrets.rotate(game_id, seat)
     bridge.broadcast()
     info = bridge.join_info(seat, str(request.base_url))

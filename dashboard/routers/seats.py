@@ -25,6 +25,7 @@ from dashboard.deps import (
 from dashboard.models import CommandResult, JoinInfo, SeatState
 from dashboard.routers import answered
 from dashboard.routers.table import pump
+from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
 
 router = APIRouter(tags=["seats"])
@@ -37,7 +38,7 @@ def _join(request: Request, bridge: Bridge, seat: int, host: bool) -> JoinInfo:
     if info.joined and not host:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
-            f"seat {seat} has joined already; the host can show its code again",
+            f"{seat_name(seat)} has joined already; the host can show its code again",
         )
     return info
 
@@ -98,7 +99,7 @@ def join_seat(
     if secret is None:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
-            f"this code for seat {seat} was used already or is out of date: ask the host to "
+            f"this code for {seat_name(seat)} was used already or is out of date: ask the host to "
             "show the seat's code again (the host can free the seat on the host page)",
         )
     bridge.broadcast()  # the seat is joined: its code leaves the table view

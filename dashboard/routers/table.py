@@ -10,6 +10,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from dashboard.bridge import EXPIRED, Bridge
 from dashboard.deps import BridgeDep
 from dashboard.models import TableState
+from dashboard.serving import WRITER
 
 router = APIRouter(tags=["table"])
 
@@ -28,13 +29,16 @@ async def pump(websocket: WebSocket, bridge: Bridge, channel: int | str, first: 
     """Send `first`, then every new state of `channel` until the browser goes away (a
     reader task notices the close at once, so nothing waits on a dead socket)."""
     sub = bridge.add_subscriber("table" if channel == "table" else int(channel))
+    writer = websocket.scope.get("extensions", {}).get(WRITER)
+    if writer is not None:  # served by dashboard.serving: the fan-out writes directly
+        sub.write_now = writer["write"]
 
     async def send() -> None:
         await websocket.send_text(first)
         while True:
-            text = await sub.next()
-            await websocket.send_text(text)
-            if text == EXPIRED:
+            message = await sub.next()  # shared by every socket of the channel: not changed
+            await websocket.send(message)
+            if message["text"] == EXPIRED:
                 return
 
     async def receive() -> None:

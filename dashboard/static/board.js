@@ -1,6 +1,6 @@
 /* The square and its 20 pawn positions, drawn from the engine's view and its geometry
    (GEO, from engine.rules.board): the big screen, the virtual table and the phone. */
-import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, posLabel, seatLabel, t } from "./core.js";
+import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, gameOver, posLabel, seatLabel, t } from "./core.js";
 
 const CORNERS = new Set(GEO.corners);
 const CORNER_CARD = GEO.corner_cards;  // cell -> corner card, from engine.rules.board
@@ -20,7 +20,8 @@ export function marks(v) {
 
 /* The HTML of every cell and position (for patchChildren). `opts.cells` replaces the grid
    (the virtual table's own cards); `opts.button(key, card, mark)` says which cells are
-   buttons (data-act="cell"). */
+   buttons (data-act="cell"); `opts.pos(p, sensed)` which positions are buttons
+   (data-act="pos": the virtual table moves sensed pawns): null, or { picked, hint }. */
 export function boardParts(v, opts) {
   const o = opts || {};
   const m = marks(v);
@@ -57,7 +58,7 @@ export function boardParts(v, opts) {
   }
   const pawnsAt = {};
   if (v) for (const s of v.seats) (pawnsAt[s.pawn] = pawnsAt[s.pawn] || []).push(s);
-  const active = v && !v.over && v.seats.length ? v.turn : null;
+  const active = v && !gameOver(v) && v.seats.length ? v.turn : null;
   const sensed = v && v.table && v.table.pawns_sensed ? new Set(v.table.pawns_sensed) : null;  // Hall switches
   for (let p = 0; p < GEO.slots.length; p++) {
     const [row, col] = GEO.slots[p];
@@ -67,8 +68,16 @@ export function boardParts(v, opts) {
     const cls = ["pos", GEO.faced[p] == null ? "pos-corner" : "pos-edge"];
     if (sensed && sensed.has(p)) cls.push("pawn-sensed");
     const names = here.map((s) => seatLabel(s.seat, s.colour)).join(", ");
-    parts.push(`<div class="${cls.join(" ")}" style="grid-row:${row + 1};grid-column:${col + 1}" data-pos="${p}" role="img" aria-label="${esc(posLabel(p) + (names ? ": " + names : ""))}">` +
-      `<span class="num" aria-hidden="true">${p + 1}</span>${pawns}</div>`);
+    const label = posLabel(p) + (names ? ": " + names : "");
+    const inner = `<span class="num" aria-hidden="true">${p + 1}</span>${pawns}`;
+    const style = `grid-row:${row + 1};grid-column:${col + 1}`;
+    const button = o.pos ? o.pos(p, !!(sensed && sensed.has(p))) : null;
+    if (button) {
+      if (button.picked) cls.push("pawn-picked");
+      parts.push(`<button type="button" class="${cls.join(" ")}" style="${style}" data-act="pos" data-pos="${p}" data-focus="pos-${p}" aria-pressed="${button.picked ? "true" : "false"}" aria-label="${esc(label + (button.hint ? " — " + button.hint : ""))}">${inner}</button>`);
+    } else {
+      parts.push(`<div class="${cls.join(" ")}" style="${style}" data-pos="${p}" role="img" aria-label="${esc(label)}">${inner}</div>`);
+    }
   }
   return parts;
 }

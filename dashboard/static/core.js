@@ -6,6 +6,41 @@ export const CAT = BOOT.catalogue;
 export const GEO = BOOT.geometry; // the engine's board geometry (dashboard/geometry.py)
 const PLURAL = new Intl.PluralRules(BOOT.lang);
 
+/* The render probe the benchmark and the browser tests read (window.__cauldron): renders,
+   publish -> received and publish -> rendered latencies, and waitFor(ts). */
+const perf = (window.__cauldron = {
+  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
+  /* Resolves once the page shows the update published at `ts`. */
+  waitFor(ts) {
+    if (perf.lastTs === ts) return Promise.resolve(true);
+    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
+  },
+});
+const since = (ts) => performance.timeOrigin + performance.now() - ts * 1000;
+function keep(list, value) { list.push(value); if (list.length > 1000) list.shift(); }
+
+/* A table state arrived (before its render). */
+export function probeReceived(state) {
+  const g = state.game;
+  if (g && g.ts != null && g.ts !== perf.lastTs) keep(perf.received, since(g.ts));
+}
+
+/* A table state is on the page: count it, time it, wake whoever waits for it. */
+export function probeRendered(state) {
+  const g = state.game;
+  perf.renders += 1;
+  if (g && g.ts != null && g.ts !== perf.lastTs) {
+    perf.lastTs = g.ts;
+    keep(perf.latencies, since(g.ts));
+    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
+    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
+    for (const [, resolve] of ready) resolve(true);
+  }
+  document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
+  document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
+  document.body.dataset.renders = String(perf.renders);
+}
+
 /* A translated string; {name} placeholders filled from params. */
 export function t(key, params) {
   let text = T[key] !== undefined ? T[key] : key;
@@ -43,23 +78,16 @@ export function seatOf(view, seat) {
   return seatLabel(seat, s ? s.colour : view && view.config && view.config.colours ? view.config.colours[seat] : null);
 }
 
-/* Texts made by the engine are English and partly 0-based: "seat 0", cells "2,3", lines
-   "row 0".."column 5" (line_name). People read them 1-based, as everywhere else. Texts the
-   engine already words for people ("Seat 1 (yellow)", "row 3, column 4") are kept. */
+/* Texts made by the engine and the server are worded for people already, 1-based
+   (engine/rules/names.py: "Seat 1 (yellow)", "row 3, column 4", "row 2", "position 5"):
+   nothing is renumbered here. A seat gets the page's word and its colour symbol. */
 export function humanise(text, seats) {
-  // One pass, so nothing is renumbered twice.
-  return String(text || "").replace(
-    /\b(?:(row \d, column \d)|(Seat \d \()|[Ss]eat (\d)|(?:cell )?([0-5]),([0-5])|(row|column) ([0-5])|([a-z]+-[ab]-[1-4]|(?:accio|declinatio|vanesco|perluceo|immuto|corner)-\d))\b/g,
-    (m, pair, named, seat, r, c, kind, line, card) => {
-      if (pair !== undefined || named !== undefined) return m;
-      if (seat !== undefined) {
-        const s = seats && seats[Number(seat)];
-        return seatLabel(Number(seat), s && s.colour);
-      }
-      if (r !== undefined) return cellLabel(`${r},${c}`);
-      if (kind !== undefined) return t(kind, { n: Number(line) + 1 });
-      return cardLabel(card) || m;
-    });
+  return String(text || "").replace(/\bSeat ([1-4])(?: \(([a-z]+)\))?/g, (m, n, colour) => {
+    const seat = Number(n) - 1;
+    const s = seats && seats[seat];
+    const known = (s && s.colour) || (colour && CAT.colours[colour] ? colour : null);
+    return seatLabel(seat, known);
+  });
 }
 
 /* ---- cards ---- */
@@ -133,6 +161,9 @@ export function cardHtml(id, extraClass) {
 export function usesText(uses) { return uses > 0 ? tn("uses_left", uses) : t("spent"); }
 
 /* ---- what the table waits for (the engine service's prompt, translated) ---- */
+/* Nobody plays any more: ended by the rules (view.over) or by the host's End (the ended
+   game's last board stays on the wire, with the turn it had). */
+export function gameOver(v) { return !!v && (v.over || (!!v.table && v.table.status === "ended")); }
 export function promptText(v) {
   const info = v.table;
   if (!info || !info.prompt) return "";

@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, api, colourName, esc, liveSocket, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
+import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -21,7 +21,8 @@ function colourOptions(selected) {
 function buildForm() {
   const n = Number(document.getElementById("players").value);
   const fields = document.getElementById("colour-fields");
-  const keep = [...fields.querySelectorAll("select")].map((s) => s.value);
+  const keep = [...fields.querySelectorAll("select.colour")].map((s) => s.value);
+  const starts = [...fields.querySelectorAll("select.start")].map((s) => Number(s.value));
   let html = "";
   const used = keep.slice(0, n);
   for (let i = 0; i < n; i++) {
@@ -29,6 +30,10 @@ function buildForm() {
     const colour = keep[i] || PLAYER_COLOURS.find((c) => !used.includes(c));
     if (!keep[i]) used.push(colour);
     html += `<label for="colour-${i}">${esc(t("colour_of_seat", { n: i + 1 }))}</label><select id="colour-${i}" class="colour">${colourOptions(colour)}</select>`;
+    // Where the seat's pawn starts: beside a corner only (G2), seat i by corner i by default.
+    const start = starts[i] !== undefined ? starts[i] : GEO.default_starts[i];
+    html += `<label for="start-${i}">${esc(t("start_of_seat", { n: i + 1 }))}</label><select id="start-${i}" class="start">` +
+      GEO.start_corners.map((p) => `<option value="${p}"${p === start ? " selected" : ""}>${esc(t("start_corner_" + p, { pos: posLabel(p) }))}</option>`).join("") + `</select>`;
   }
   fields.innerHTML = html;
   document.getElementById("first").innerHTML = Array.from({ length: n }, (_, i) => `<option value="${i}">${esc(t("seat_n", { n: i + 1 }))}</option>`).join("");
@@ -39,7 +44,7 @@ function buildForm() {
 /* 2 players: only a colour not in play can be left out (G2). */
 function buildRemoved() {
   const select = document.getElementById("removed");
-  const chosen = [...document.querySelectorAll("#colour-fields select")].map((s) => s.value);
+  const chosen = [...document.querySelectorAll("#colour-fields select.colour")].map((s) => s.value);
   const keep = chosen.includes(select.value) ? "" : select.value;
   select.innerHTML = `<option value="">${esc(t("deal_auto"))}</option>` + PLAYER_COLOURS.filter((c) => !chosen.includes(c))
     .map((c) => `<option value="${c}"${c === keep ? " selected" : ""}>${esc(colourName(c))}</option>`).join("");
@@ -81,7 +86,7 @@ async function refreshPanels() {
     }
     const en = await hostApi("GET", "/api/host/enrolment");
     document.getElementById("enrolment").textContent = en.active
-      ? t("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: en.next ?? "—" }) : t("enrol_none");
+      ? t("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: (en.next && cardLabel(en.next)) || "—" }) : t("enrol_none");
     const links = await hostApi("GET", "/api/host/seats");
     const box = document.getElementById("links");
     const key = links.map((l) => l.url + l.joined).join("|");
@@ -109,8 +114,7 @@ function renderStatus(state) {
   const v = g ? g.view : null;
   const st = document.getElementById("host-status");
   let text = t("no_game");
-  // Ended by the host: the last board stays on the wire, but nobody is to play any more.
-  if (v && (v.over || (v.table && v.table.status === "ended"))) text = t("game_over");
+  if (gameOver(v)) text = t("game_over");
   else if (v && v.table && v.table.status === "dealing") text = promptText(v) || t("deal_title");
   else if (v && v.turn != null && v.seats[v.turn]) text = `${t("turn_of", { seat: seatOf(v, v.turn) })} · ${t("phase_" + v.phase)}`;
   else if (v) text = promptText(v) || t("no_game");
@@ -122,6 +126,18 @@ function renderStatus(state) {
     details.dataset.auto = String(playing);
     details.open = !playing;
   }
+}
+
+/* A new hub waits for the host (engine/state): shown only then, with both hub ids. */
+function renderHubChange(status) {
+  const change = status ? status.hub_change : null;
+  const box = document.getElementById("hub-change");
+  box.hidden = !change;
+  if (!change) return;
+  box.dataset.hub = change.new_hub;
+  const text = t("hub_change_text", { new: change.new_hub, old: change.old_hub || t("hub_unknown") });
+  const el = document.getElementById("hub-change-text");
+  if (el.textContent !== text) el.textContent = text;
 }
 
 function showHost(on) {
@@ -161,10 +177,11 @@ async function command(path, body) {
   });
   document.getElementById("new-game").addEventListener("submit", (ev) => {
     ev.preventDefault();
-    const colours = [...document.querySelectorAll("#colour-fields select")].map((s) => s.value);
+    const colours = [...document.querySelectorAll("#colour-fields select.colour")].map((s) => s.value);
     const removed = document.getElementById("removed").value || null;
     command("/api/host/new_game", {
       colours, first_seat: Number(document.getElementById("first").value),
+      start_positions: [...document.querySelectorAll("#colour-fields select.start")].map((s) => Number(s.value)),
       removed_colour: colours.length === 2 ? removed : null,
       recipes: document.getElementById("recipes").checked,
       second_player_bonus: document.getElementById("bonus").checked,
@@ -176,6 +193,14 @@ async function command(path, body) {
   document.getElementById("confirm").addEventListener("click", () => command("/api/host/confirm"));
   document.getElementById("end").addEventListener("click", () => { if (confirm(t("end_sure"))) command("/api/host/end"); });
   document.getElementById("logout").addEventListener("click", logout);
+  document.getElementById("accept-hub").addEventListener("click", async () => {
+    const hub = document.getElementById("hub-change").dataset.hub;
+    msg("…");
+    try {
+      await hostApi("POST", "/api/host/hub/confirm", { hub_id: hub });
+      msg(t("hub_accepted", { hub }));
+    } catch (e) { msg(t("error", { message: e.message }), true); }
+  });
   document.getElementById("links").addEventListener("click", async (ev) => {
     const b = ev.target.closest("[data-reissue]");
     if (b) { await command(`/api/host/seats/${b.dataset.reissue}/reissue`); document.getElementById("links").dataset.key = ""; refreshPanels(); }
@@ -184,6 +209,7 @@ async function command(path, body) {
     if (state.type !== "table") return;
     lastState = state;
     renderStatus(state);
+    renderHubChange(state.status);
     renderBanners(state.status, true);
   }, (up) => renderBanners(null, up));
   if (pin) hostApi("POST", "/api/host/login").then(() => showHost(true)).catch(() => logout());

@@ -2,20 +2,12 @@
    codes; alerts in a fixed area; the podium at the end until the next game. */
 import { boardParts } from "./board.js";
 import {
-  CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, lineLabel, liveSocket,
-  patchChildren, posLabel, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
+  CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
+  patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
 } from "./core.js";
 import { announceChanges } from "./announce.js";
 import { podiumHtml, winnersText } from "./scoring.js";
 
-const perf = (window.__cauldron = {
-  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
-  /* Resolves once the table view shows the update published at `ts` (benchmark, tests). */
-  waitFor(ts) {
-    if (perf.lastTs === ts) return Promise.resolve(true);
-    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
-  },
-});
 let current = null;
 let socketUp = false;
 let joinKey = null;
@@ -66,9 +58,10 @@ function renderTurn(state) {
   if (info && info.status === "dealing") { setHtml(el, dealHtml(v)); return; }
   const prompt = promptText(v);
   const promptHtml = prompt ? `<p class="prompt" data-prompt="${esc(info.prompt.code)}"><span aria-hidden="true">➜</span> ${esc(prompt)}</p>` : "";
-  if (v.over) {
+  if (gameOver(v)) {
     const end = v.end;
-    setHtml(el, `<p class="big">${esc(t("game_over"))}${end && end.scores ? " — " + esc(winnersText(end.scores, v.seats)) : ""}</p>`);
+    setHtml(el, `<p class="big">${esc(t("game_over"))}${end && end.scores ? " — " + esc(winnersText(end.scores, v.seats)) : ""}</p>` +
+      (v.over ? "" : promptHtml));
     return;
   }
   if (v.turn == null || !v.seats.length || (info && info.status !== "playing")) {
@@ -102,7 +95,7 @@ function renderSeats(state) {
   if (!game || !game.view.seats.length) { patchChildren(el, []); return; }
   const v = game.view;
   const parts = v.seats.map((s) => {
-    const active = !v.over && v.turn === s.seat;
+    const active = !gameOver(v) && v.turn === s.seat;
     const spells = s.spells.map((sp) => `<li class="spell${sp.uses_left > 0 ? "" : " spent"}">✦ ${esc(cardLabel(sp.card))} — ${esc(usesText(sp.uses_left))}</li>`).join("");
     return `<article class="seat c-border-${esc(s.colour)}${active ? " active" : ""}" data-seat="${s.seat}">` +
       `<h2>${active ? `<span class="now">▶ <span class="sr-only">${esc(t("now_playing"))}</span></span>` : ""}<span class="swatch c-${esc(s.colour)}" aria-hidden="true">${esc(CAT.colours[s.colour] ? CAT.colours[s.colour].symbol : "")}</span> ${esc(seatLabel(s.seat, s.colour))}</h2>` +
@@ -132,10 +125,10 @@ function renderAlerts(state) {
 function renderJoin(state) {
   const el = document.getElementById("join");
   const game = state.game;
-  const key = game ? `${game.game_id}|${state.joined.join(",")}|${game.view.players}|${game.view.over}` : "none";
+  const key = game ? `${game.game_id}|${state.joined.join(",")}|${game.view.players}|${gameOver(game.view)}` : "none";
   if (key === joinKey) return;
   joinKey = key;
-  if (!game || !game.game_id || game.view.over || !game.view.seats.length) { el.innerHTML = ""; return; }
+  if (!game || !game.game_id || gameOver(game.view) || !game.view.seats.length) { el.innerHTML = ""; return; }
   let html = `<h2>${esc(t("join"))}</h2><div class="qr-row">`;
   for (const s of game.view.seats) {
     const label = seatLabel(s.seat, s.colour);
@@ -165,28 +158,12 @@ function render(state) {
   renderJoin(state);
   renderPodium(state);
   renderBanners(state.status, socketUp);
-  const g = state.game;
-  perf.renders += 1;
-  if (g && g.ts != null && g.ts !== perf.lastTs) {
-    perf.lastTs = g.ts;
-    perf.latencies.push(performance.timeOrigin + performance.now() - g.ts * 1000);
-    if (perf.latencies.length > 1000) perf.latencies.shift();
-    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
-    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
-    for (const [, resolve] of ready) resolve(true);
-  }
-  document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
-  document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
-  document.body.dataset.renders = String(perf.renders);
+  probeRendered(state);
 }
 
 function onState(state) {
   if (state.type !== "table") return;
-  const g = state.game;
-  if (g && g.ts != null && g.ts !== perf.lastTs) {
-    perf.received.push(performance.timeOrigin + performance.now() - g.ts * 1000);
-    if (perf.received.length > 1000) perf.received.shift();
-  }
+  probeReceived(state);
   const previous = current;
   current = state;
   render(state);

@@ -4,18 +4,13 @@ import { announceChanges } from "./announce.js";
 import { boardParts } from "./board.js";
 import {
   CAT, alertsHtml, announce, api, cardHtml, cardLabel, esc, keepFocus, liveSocket,
-  patchChildren, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
+  patchChildren, posLabel, probeRendered, promptText, renderBanners, seatLabel, setHtml, t, tn,
+  usesText,
 } from "./core.js";
 
-const perf = (window.__cauldron = {
-  renders: 0, latencies: [], received: [], lastTs: null, waiters: [],
-  waitFor(ts) {
-    if (perf.lastTs === ts) return Promise.resolve(true);
-    return new Promise((resolve) => perf.waiters.push([ts, resolve]));
-  },
-});
 let current = null;
 let socketUp = false;
+let pawnFrom = null;  // the position whose pawn the host has lifted (pawn sensors only)
 
 /* Who plays here: a seat (?seat=&secret=, its own hand) or the host (the PIN the host page
    keeps for this tab). Without either the page only looks: every gesture needs one. */
@@ -33,6 +28,24 @@ function vapi(method, path, body) {
     return api(method, path + (path.includes("?") ? "&" : "?") + q, body);
   }
   return api(method, path, body, { "X-Host-Pin": sessionStorage.getItem("cauldron-host-pin") || "" });
+}
+/* The positions the pawn sensors see a pawn on; null when the table has none (then pawns
+   are not the table's to move: the engine infers them from the line taken from). */
+function sensedPawns(state) {
+  const v = state && state.game && state.game.view;
+  const sensed = v && v.table && v.table.pawns_sensed;
+  return Array.isArray(sensed) ? new Set(sensed) : null;
+}
+/* Which positions are buttons: all 20, for the host, on a virtual table with pawn sensors. */
+function posButtons(state) {
+  const sensed = sensedPawns(state);
+  if (!state.virtual || !sensed || PLAY_OWNER !== "host") { pawnFrom = null; return undefined; }
+  if (pawnFrom != null && !sensed.has(pawnFrom)) pawnFrom = null;  // moved meanwhile
+  return (p, here) => ({
+    picked: p === pawnFrom,
+    hint: p === pawnFrom ? t("pawn_lifted_hint") : pawnFrom != null ? t("pawn_put_hint")
+      : here ? t("pawn_lift_hint") : "",
+  });
 }
 /* "Seat N's bot is waiting: <reason>" (the demo's bots say why they stopped). */
 function waitingHtml(virtual) {
@@ -109,6 +122,7 @@ function render(state) {
     patchChildren(document.getElementById("board"), boardParts(v, {
       cells: state.virtual ? state.virtual.cells : null,
       button: () => true,
+      pos: posButtons(state),
     }));
     renderSeats(state);
     renderHand(state);
@@ -116,22 +130,12 @@ function render(state) {
   setHtml(document.getElementById("alerts"),
     waitingHtml(state.virtual) + alertsHtml(state.alerts, v ? v.seats : []));
   renderBanners(state.status, socketUp);
-  const g = state.game;
-  perf.renders += 1;
-  if (g && g.ts != null && g.ts !== perf.lastTs) {
-    perf.lastTs = g.ts;
-    const ready = perf.waiters.filter(([ts]) => ts === g.ts);
-    perf.waiters = perf.waiters.filter(([ts]) => ts !== g.ts);
-    for (const [, resolve] of ready) resolve(true);
-  }
-  document.body.dataset.gameTs = g && g.ts != null ? String(g.ts) : "";
-  document.body.dataset.inputs = g && g.view.table ? String(g.view.table.inputs) : "";
   document.body.dataset.hand = myHand(state.virtual) || "";
   const vt = state.virtual;
   document.body.dataset.virtual = vt ? [vt.hand || "", Object.keys(vt.pads).sort().map((k) => `${k}:${vt.pads[k]}`).join(","),
     vt.pile_size, Object.keys(vt.cells).length,
     Object.keys(vt.sizes).sort().map((k) => `${k}:${vt.sizes[k]}`).join(",")].join("|") : "";
-  document.body.dataset.renders = String(perf.renders);
+  probeRendered(state);
 }
 
 /* ---- gestures ---- */
@@ -175,11 +179,42 @@ async function onAct(btn) {
   if (act === "slide") return gesture({ action: "slide", seat });
   if (act === "pickpad") return gesture({ action: "lift", where: `pad:${seat}` });
   if (act === "tap") return gesture({ action: "tap", seat });
+  if (act === "pos") return onPos(Number(btn.dataset.pos));
+}
+
+/* A pawn moved by the host: its position, then where it goes (the pawn sensors see it). */
+async function onPos(p) {
+  const sensed = sensedPawns(current);
+  if (!sensed) return;
+  if (pawnFrom == null) {
+    if (!sensed.has(p)) return playMsg(t("pawn_none", { pos: posLabel(p) }), true);
+    pawnFrom = p;
+    render(current);
+    return playMsg(t("pawn_lifted", { pos: posLabel(p) }));
+  }
+  const from = pawnFrom;
+  pawnFrom = null;
+  render(current);
+  if (p === from) return playMsg(t("pawn_put_back", { pos: posLabel(p) }));
+  try {
+    await vapi("POST", "/api/virtual/pawn", { from, to: p });
+    playMsg(t("pawn_moved", { from: posLabel(from), to: posLabel(p) }));
+  } catch (e) {
+    playMsg(t("pawn_move_failed", { from: posLabel(from), to: posLabel(p), message: e.message }), true);
+  }
 }
 
 document.addEventListener("click", (ev) => {
   const btn = ev.target.closest("[data-act]");
   if (btn) { ev.preventDefault(); onAct(btn); }
+});
+document.addEventListener("keydown", (ev) => {
+  if (ev.key === "Escape" && pawnFrom != null && current) {
+    const at = pawnFrom;
+    pawnFrom = null;
+    render(current);
+    playMsg(t("pawn_put_back", { pos: posLabel(at) }));
+  }
 });
 document.getElementById("draw-btn").addEventListener("click", () => gesture({ action: "draw" }));
 document.getElementById("drop-btn").addEventListener("click", () => gesture({ action: "drop" }));

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli import CliError
 from engine.rules.cards import RECIPES
+from engine.rules.names import card_name
 
 if TYPE_CHECKING:
     from dashboard.count import CountDesk
@@ -74,7 +75,8 @@ class RecipeTags:
     def add(self, uid: str, recipe: str) -> None:
         owner = next((u for u, r in self.tags.items() if r == recipe), None)
         if owner is not None and owner != uid:
-            raise ValueError(f"{recipe} is already enrolled with tag {owner}")
+            raise ValueError(f"{card_name(recipe)} is already enrolled with tag {owner}; "
+                             "undo that first to change it")
         self.tags[uid] = recipe
         if self.path is not None:
             tmp = self.path.with_suffix(".tmp")
@@ -163,7 +165,8 @@ class ReaderLoop:
         sim = self.backend
         assert isinstance(sim, SimulatedTable)
         if not is_card_id(card_id):
-            raise ValueError(f"{card_id} carries no tag: pick it by hand")
+            raise ValueError(f"{card_name(card_id)} has no tag in the simulated box: pick it "
+                             "by hand")
         with self._sim_lock:
             uid = sim.uid_of(card_id)
             placed, removed = self._expect("placed", uid), self._expect("removed", uid)
@@ -181,14 +184,17 @@ class ReaderLoop:
     def enrol(self, uid: str, card_id: str) -> None:
         """Enrol an unknown tag from the page (saved at once, as `cauldron enroll` does)."""
         from hub.errors import HubError
+        from hub.tagmap import tag_value_name
 
         if card_id in RECIPES:
             if uid in self.tagmap:
-                raise ValueError(f"tag {uid} is already enrolled as {self.tagmap.card_for(uid)}")
+                known = self.tagmap.card_for(uid) or ""
+                raise ValueError(f"tag {uid} is already enrolled as {tag_value_name(known)}")
             self.recipes.add(uid, card_id)
             return
         if uid in self.recipes.tags:
-            raise ValueError(f"tag {uid} is already enrolled as {self.recipes.tags[uid]}")
+            raise ValueError(f"tag {uid} is already enrolled as "
+                             f"{card_name(self.recipes.tags[uid])}")
         try:
             self.tagmap.add(uid, card_id)
         except HubError as exc:
@@ -274,6 +280,7 @@ def _serve(args: argparse.Namespace, config: Any, backend: ReaderBackend, tagmap
     from dashboard.config import Settings
     from dashboard.count import CountDesk
     from dashboard.main import create_count_app
+    from dashboard.serving import uvicorn_config
 
     fields: dict[str, Any] = {"host": args.host, "port": args.port, "default_lang": args.lang,
                               "virtual": False}
@@ -296,8 +303,7 @@ def _serve(args: argparse.Namespace, config: Any, backend: ReaderBackend, tagmap
     print(f"open http://{shown}:{args.port}/count#pin={settings.pin}", flush=True)
     if not args.pin:
         print(f"host PIN: {settings.pin}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
-                                           log_level="warning"))
+    server = uvicorn.Server(uvicorn_config(app, args.host, args.port))
     try:
         server.run()
     finally:

@@ -42,6 +42,7 @@ from engine.rules.cards import RECIPE_A, RECIPE_B, Lang
 from engine.rules.errors import IllegalAction
 from engine.rules.events import Event, PerluceoReveal, Refilled
 from engine.rules.game import Game, GameConfig, Phase
+from engine.rules.names import action_label, seat_name
 
 Memory = Literal["perfect", "own"]
 MEMORIES: tuple[Memory, ...] = ("perfect", "own")
@@ -153,7 +154,8 @@ class ObservationTracker:
         if memory not in MEMORIES:
             raise BotError(f"unknown memory model {memory!r}; use 'perfect' or 'own'")
         if not 0 <= seat < config.players:
-            raise BotError(f"seat {seat} is not at this {config.players}-player table")
+            raise BotError(f"{seat_name(seat)} is not at this {config.players}-player table "
+                           f"(seats 1 to {config.players})")
         self.config = config
         self.seat = seat
         self.memory: Memory = memory
@@ -186,7 +188,8 @@ class ObservationTracker:
             shadow.apply(action)
         except IllegalAction as exc:
             raise BotError(
-                f"seat {self.seat}'s tracker is out of step with the game ({action}: {exc}); "
+                f"{seat_name(self.seat)}'s tracker is out of step with the game "
+                f"({action_label(action)}: {exc}); "
                 "feed it every action in order, or rebuild it with observe_game()"
             ) from None
         for event in seen:
@@ -281,5 +284,5 @@ class BotSeat:
     def act(self) -> Action:
         observation = self.tracker.observation()
         if not observation.legal:
-            raise BotError(f"seat {self.seat} has nothing to decide now")
+            raise BotError(f"{seat_name(self.seat)} has nothing to decide now")
         return self.bot.choose(observation, self.rng)

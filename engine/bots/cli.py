@@ -110,6 +110,8 @@ def _hint(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
     else:
-        where = f" at {result.cell}" if result.cell else ""
-        print(f"seat {result.seat}: {result.action}{where} — {result.reason}")
+        from engine.rules.names import action_label, seat_name
+
+        who = seat_name(result.seat, game.config.colours[result.seat])  # the reason is in --lang
+        print(f"{who}: {action_label(result.action, result.card)} — {result.reason}")
     return 0

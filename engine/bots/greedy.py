@@ -33,6 +33,7 @@ from engine.rules.actions import Action, Discard, Keep, Pass, Take, UseDeclinati
 from engine.rules.board import FACED_LINE, LINES, PERIMETER
 from engine.rules.cards import Lang
 from engine.rules.game import Phase
+from engine.rules.names import seat_name
 
 ACCIO_USE_COST: Final = 2.5  # an Accio use is worth keeping for a better card
 ACCIO_CARD_VALUE: Final = 2.0
@@ -210,7 +211,7 @@ class GreedyBot:
     def choose(self, observation: Observation, rng: random.Random) -> Action:
         ratings = rate_actions(observation)
         if not ratings:
-            raise BotError(f"seat {observation.seat} has nothing to do now")
+            raise BotError(f"{seat_name(observation.seat)} has nothing to do now")
         best = max(r.key for r in ratings)
         choices = [r.action for r in ratings if r.key == best]
         return choices[rng.randrange(len(choices))] if len(choices) > 1 else choices[0]

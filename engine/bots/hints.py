@@ -18,6 +18,7 @@ from engine.rules.actions import Action, Discard, Keep, Take, UseDeclinatio
 from engine.rules.board import cell_name
 from engine.rules.cards import LANGS, Lang
 from engine.rules.game import Game, Phase
+from engine.rules.names import seat_name
 
 Level = Literal["search", "greedy"]
 HINT_SIMULATIONS = 120  # a hint may think a little longer than a tournament move
@@ -81,7 +82,9 @@ def hint(
     if game.phase is Phase.REFILL:
         raise BotError("the table is waiting for a refill, not for a player's choice")
     if game.seat != seat:
-        raise BotError(f"it is seat {game.seat}'s turn, not seat {seat}'s")
+        colours = game.config.colours
+        raise BotError(f"it is {seat_name(game.seat, colours[game.seat])}'s turn, not "
+                       f"{seat_name(seat, colours[seat] if 0 <= seat < len(colours) else None)}'s")
     observation = observe_game(game, seat, memory)
     bot: Bot = SearchBot(simulations=simulations) if level == "search" else GreedyBot()
     action = bot.choose(observation, random.Random(seed))

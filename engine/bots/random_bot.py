@@ -7,6 +7,7 @@ import random
 from engine.bots.base import BotError, Observation
 from engine.rules.actions import Action
 from engine.rules.cards import Lang
+from engine.rules.names import seat_name
 
 
 class RandomBot:
@@ -14,7 +15,7 @@ class RandomBot:
 
     def choose(self, observation: Observation, rng: random.Random) -> Action:
         if not observation.legal:
-            raise BotError(f"seat {observation.seat} has nothing to do now")
+            raise BotError(f"{seat_name(observation.seat)} has nothing to do now")
         return observation.legal[rng.randrange(len(observation.legal))]
 
     def explain(self, observation: Observation, action: Action, lang: Lang = "en") -> str:

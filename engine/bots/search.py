@@ -34,6 +34,7 @@ from engine.rules.actions import DISCARD, KEEP, PASS, TAKES, USE_DECLINATIO, Act
 from engine.rules.board import FACED_LINE, LINES
 from engine.rules.cards import Lang
 from engine.rules.game import Game, Phase
+from engine.rules.names import seat_name
 from engine.rules.scoring import score_totals
 
 Rollout = Literal["greedy", "random"]
@@ -161,7 +162,7 @@ class SearchBot:
         """Every candidate with its mean margin, best first."""
         ratings = rate_actions(observation)
         if not ratings:
-            raise BotError(f"seat {observation.seat} has nothing to do now")
+            raise BotError(f"{seat_name(observation.seat)} has nothing to do now")
         ratings.sort(key=lambda r: r.key, reverse=True)
         alive = [Stats(r.action, r) for r in ratings[: self.candidates]]
         every = list(alive)

@@ -418,8 +418,15 @@ class Doctor:
 
         hub.client.message_callback_add(topic + "/response", on_answer)
         hub.subscribe([topic + "/response"], self.timeout)
-        hub.client.publish(topic, encode(CommandRequest(transaction=transaction,
-                                                        source="doctor")), qos=1)
+        from engine.wire.auth import load_key, sign_command
+
+        key = load_key(self.paths.keys, self.answers.table, "cmd")
+        if key is None:  # check_keys says what to do
+            return self._report(say, "every reader answers (not checked: no command key)", [])
+        request = sign_command(CommandRequest(transaction=transaction, source="doctor",
+                                              deadline=time.time() + self.timeout + 5),
+                               self.answers.table, "readers", key.key, hub=True)
+        hub.client.publish(topic, encode(request), qos=1)
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline and not answers:
             time.sleep(0.02)

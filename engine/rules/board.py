@@ -56,10 +56,6 @@ def cell_name(cell: int) -> str:
     return f"{cell // SIZE},{cell % SIZE}"
 
 
-def line_name(line: int) -> str:
-    return f"row {line}" if line < SIZE else f"column {line - SIZE}"
-
-
 def is_cell(text: object) -> bool:
     """Whether `text` names a cell as `"r,c"` (0 ≤ r, c ≤ 5)."""
     try:

@@ -43,7 +43,6 @@ from engine.rules.board import (
     PERIMETER,
     TAKEABLE_CELLS,
     cell_name,
-    line_name,
 )
 from engine.rules.cards import (
     CARDS,
@@ -73,6 +72,7 @@ from engine.rules.events import (
     TurnStarted,
     VanescoResolved,
 )
+from engine.rules.names import card_name, cell_label, line_label
 from engine.rules.pile import Pile
 from engine.rules.scoring import GameScore, SeatCards, score_game, score_totals
 
@@ -143,7 +143,10 @@ class GameConfig:
         if len(self.positions) != self.players or any(
             p not in CORNER_POSITIONS for p in self.positions
         ):
-            raise InvalidSetup("G2", "each pawn starts beside a corner (positions 0, 5, 10, 15)")
+            raise InvalidSetup(
+                "G2", "each pawn starts beside a corner: position 1 (top-left), 6 (top-right), "
+                "11 (bottom-right) or 16 (bottom-left); one position per seat"
+            )
         if self.removed_colour is not None and (
             self.players != 2
             or self.removed_colour not in PLAYER_COLOURS
@@ -467,7 +470,7 @@ class Game:
         if phase is Phase.OVER:
             return IllegalAction("G10a", "the game is over")
         expected = {
-            Phase.REFILL: f"refill the hole at {cell_name(self.refill_cell or 0)} first",
+            Phase.REFILL: f"refill the hole at {cell_label(self.refill_cell or 0)} first",
             Phase.LAST_CARD: "keep or discard the last card first",
             Phase.TAKE: "take a card",
             Phase.DECLINATIO: "take a card from the line faced after Declinatio",
@@ -476,7 +479,7 @@ class Game:
             if phase is not Phase.REFILL:
                 return IllegalAction("G4", f"no hole to refill now: {expected}")
             reason = self.pile.why_not_next(action.card)
-            return IllegalAction("G4", f"cannot refill with {action.card}: {reason}")
+            return IllegalAction("G4", f"cannot refill with {card_name(action.card)}: {reason}")
         if isinstance(action, Keep | Discard):
             return IllegalAction(
                 "G10a", f"only the last card of the game is kept or discarded: {expected}"
@@ -501,9 +504,13 @@ class Game:
         cell = action.cell
         card = self.grid[cell]
         if cell in CORNER_CELLS:
-            return IllegalAction("G3", f"{cell_name(cell)} is a corner card: it is never taken")
+            return IllegalAction(
+                "G3", f"{cell_label(cell).capitalize()} holds a corner card: it is never taken"
+            )
         if card is None:
-            return IllegalAction("G4", f"{cell_name(cell)} is empty: there is nothing to take")
+            return IllegalAction(
+                "G4", f"{cell_label(cell).capitalize()} is empty: there is nothing to take"
+            )
         line = FACED_LINE[self.pawns[seat]]
         if line is None:
             return IllegalAction(
@@ -512,17 +519,20 @@ class Game:
         in_line = cell in _LINE_SETS[line]
         if phase is Phase.DECLINATIO:
             if not in_line:
-                return IllegalAction("G7", f"after Declinatio take from {line_name(line)}")
+                return IllegalAction("G7", f"after Declinatio take from {line_label(line)}")
             return IllegalAction(
-                "G7", f"after Declinatio, {card} (Vanesco/Perluceo) may not be taken"
+                "G7", f"after Declinatio, {card_name(card)} (Vanesco/Perluceo) may not be taken"
             )
         if self.spell_uses(seat, "accio") == 0:
             return IllegalAction(
                 "G6",
-                f"{cell_name(cell)} is not in {line_name(line)}, the line the pawn faces; "
+                f"{cell_label(cell).capitalize()} is not in {line_label(line)}, the line the pawn "
+                "faces; "
                 "taking elsewhere needs an Accio with uses left",
             )
-        return IllegalAction("G6", f"{card} (Vanesco/Perluceo) may not be taken with Accio")
+        return IllegalAction(
+            "G6", f"{card_name(card)} (Vanesco/Perluceo) may not be taken with Accio"
+        )
 
     # ----- applying actions ---------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from engine.rules.board import (
 )
 from engine.rules.cards import CARDS, family_name
 from engine.rules.errors import IllegalAction
+from engine.rules.names import seat_name
 
 if TYPE_CHECKING:
     from engine.rules.game import Game, GameConfig
@@ -328,7 +329,8 @@ def seat_view(game: Game, seat: int, reveal: tuple[str, ...] | None = None) -> S
     """What `seat` may see besides the public view; `reveal` is a Perluceo reveal (the
     private event) to pass on once."""
     if not 0 <= seat < game.players:
-        raise IllegalAction("G2", f"seat {seat} is not at this table")
+        raise IllegalAction("G2", f"{seat_name(seat)} is not at this table "
+                            f"(seats 1 to {game.players})")
     return SeatView(
         seat=seat,
         colour=game.config.colours[seat],
@@ -397,7 +399,8 @@ def returned_to_cauldrons(before: Game, after: Game) -> list[tuple[int, str]]:
 def physical_layout(game: Game) -> dict[str, Any]:
     """Where every card of the game lies, as a simulated table lays it out (its ``restore``
     gesture, after an undo): the square, each cauldron (bottom first), the spells beside it,
-    the pile's cards (unordered part, then those Vanesco sent under it, top first). Covered
+    the pile's cards (unordered part, then those Vanesco sent under it, top first), the
+    pawns (one position per seat). Covered
     cards included: for the simulated hub only, never for a view."""
     _, order, unknown, bottom = game.pile.state()
     assert isinstance(order, tuple) and isinstance(unknown, frozenset)
@@ -409,4 +412,5 @@ def physical_layout(game: Game) -> dict[str, Any]:
         "beside": [[slot[0] for slot in spells] for spells in game.spells],
         "pile": sorted([*order, *unknown]),
         "pile_bottom": list(bottom),
+        "pawns": list(game.pawns),  # a table with pawn sensors lays them there too
     }

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
+from engine.rules.names import card_name
+
 
 class Pile:
     __slots__ = ("_bottom", "_known", "_order", "_unknown", "size")
@@ -55,19 +57,22 @@ class Pile:
         """None if `card` can be the next card off the pile, else the reason."""
         if self._order:
             top = self._order[0]
-            return None if card == top else f"the top of the draw pile is {top}, not {card}"
+            if card == top:
+                return None
+            return f"the top of the draw pile is {card_name(top)}, not {card_name(card)}"
         if self._unknown:
             if card in self._unknown:
                 return None
             if card in self._bottom:
                 return (
-                    f"{card} was sent under the pile by Vanesco and cannot come out before "
-                    f"the {len(self._unknown)} card(s) above it"
+                    f"{card_name(card)} was sent under the pile by Vanesco and cannot come out "
+                    f"before the {len(self._unknown)} card(s) above it"
                 )
-            return f"{card} is not in the draw pile"
+            return f"{card_name(card)} is not in the draw pile"
         if self._bottom:
             nxt = self._bottom[0]
-            return None if card == nxt else f"the next card of the draw pile is {nxt}, not {card}"
+            return None if card == nxt else (
+                f"the next card of the draw pile is {card_name(nxt)}, not {card_name(card)}")
         return "the draw pile is empty"
 
     def draw(self, card: str) -> None:

@@ -58,6 +58,7 @@ from engine.rules.cards import (
     family_name,
 )
 from engine.rules.errors import RulesError
+from engine.rules.names import seat_name
 
 FULL_FAMILY: Final[int] = 4  # cards counted at most per family; the fifth adds nothing
 FULL_FAMILY_BONUS: Final[int] = 5
@@ -546,7 +547,7 @@ def _score_recipe(
             return False, 0, "no last-card taker recorded"
         if last_card_seat == owner.seat:
             return True, RECIPE_B_POINTS, "took the last card"
-        return False, 0, f"seat {last_card_seat} took the last card"
+        return False, 0, f"{seat_name(last_card_seat)} took the last card"
     if recipe in _B_RECIPES:
         what, fewest, label = _B_RECIPES[recipe]
         own = _measure(worked[owner.seat], owner, what)

@@ -216,10 +216,14 @@ def _games(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no stored games in {store.redacted()}")
         return 0
+    from engine.rules.names import seat_name
+
     print(f"{'table':<16} {'game':<24} {'status':<9} {'players':<8} winners")
     for r in rows:
-        winners = ",".join(str(w) for w in r.result.get("winners", [])) if r.result else "-"
-        players = len(r.config.get("colours", []))
+        colours = list(r.config.get("colours", []))
+        winners = ", ".join(seat_name(w, colours[w] if 0 <= w < len(colours) else None)
+                            for w in r.result.get("winners", [])) if r.result else "-"
+        players = len(colours)
         print(f"{r.table:<16} {r.game_id:<24} {r.status:<9} {players:<8} {winners}")
     return 0
 

@@ -14,13 +14,7 @@ from typing import Any
 from engine.rules import GameConfig
 from engine.rules.board import TAKEABLE_CELLS, cell_name
 from engine.rules.cards import CARDS, PLAYING_CARDS, card_label
-from engine.rules.names import seat_name
-
-
-def cell_words(cell: int) -> str:
-    """'row 3, column 4' for cell 2,3 (people count from 1)."""
-    r, c = divmod(cell, 6)
-    return f"row {r + 1}, column {c + 1}"
+from engine.rules.names import cell_label, seat_name
 
 
 def set_aside(config: GameConfig) -> dict[str, Any] | None:
@@ -44,7 +38,7 @@ def deal_guidance(config: GameConfig, seen: dict[int, str], wrong: dict[int, str
     for cell in TAKEABLE_CELLS:
         card = seen.get(cell)
         state = "missing" if card is None else "wrong" if cell in wrong else "read"
-        cells.append({"cell": cell_name(cell), "name": cell_words(cell), "state": state,
+        cells.append({"cell": cell_name(cell), "name": cell_label(cell), "state": state,
                       "card": card if card in CARDS else None, "why": wrong.get(cell)})
     counts = {s: sum(1 for c in cells if c["state"] == s) for s in ("read", "missing", "wrong")}
     first = seat_name(config.first_seat, config.colours[config.first_seat])

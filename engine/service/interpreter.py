@@ -51,12 +51,19 @@ from engine.rules.board import (
     PERIMETER,
     TAKEABLE_CELLS,
     cell_name,
-    line_name,
     parse_cell,
 )
-from engine.rules.cards import CARDS, RECIPES, card_label, deck_for
+from engine.rules.cards import CARDS, RECIPES, deck_for
 from engine.rules.errors import RulesError
 from engine.rules.events import Event, VanescoResolved
+from engine.rules.names import (
+    card_name,
+    cell_label,
+    line_label,
+    pad_label,
+    position_label,
+    seat_name,
+)
 from engine.rules.observer import (
     PublicView,
     SeatView,
@@ -219,13 +226,27 @@ class Outcome:
 
 
 def where(cell: int) -> str:
-    return f"cell {cell_name(cell)}"
+    """A cell for people: "row 3, column 4" (engine.rules.names)."""
+    return cell_label(cell)
 
 
 def label(card: str) -> str:
+    """What a reader holds, for people: a card's name, or the unknown tag's UID (to enrol it)."""
     if card.startswith(UNKNOWN_PREFIX):
         return f"an unknown tag ({card[len(UNKNOWN_PREFIX):]})"
-    return card_label(card) if card in CARDS else card
+    return card_name(card)
+
+
+def seat_words(game: Game | None, seat: int) -> str:
+    """A seat for people, with its colour when the game knows it: "Seat 2 (blue)"."""
+    colours = game.config.colours if game is not None else ()
+    return seat_name(seat, colours[seat] if 0 <= seat < len(colours) else None)
+
+
+def pad_words(game: Game | None, seat: int) -> str:
+    """"Seat 2 (blue)'s pad"."""
+    colours = game.config.colours if game is not None else ()
+    return pad_label(seat, colours[seat] if 0 <= seat < len(colours) else None)
 
 
 class TableInterpreter:
@@ -343,14 +364,14 @@ class TableInterpreter:
         if self.held is not None:
             held = self.held
             return _Reason("G4", "one_card_per_turn",
-                           f"Only one card per turn: seat {seat} already took "
+                           f"Only one card per turn: {seat_words(game, seat)} already took "
                            f"{label(held.card)} from {where(held.cell)}.", back, seat=seat,
                            params=params)
         if self.vanesco_wait:
             victim, top = self.vanesco_wait[0]
             return _Reason("G8", "vanesco_pending",
-                           f"The Vanesco is not finished: seat {victim} must first tap "
-                           f"{label(top)} on their pad and put it under the draw pile.",
+                           f"The Vanesco is not finished: {seat_words(game, victim)} must first "
+                           f"tap {label(top)} on their pad and put it under the draw pile.",
                            back, seat=victim, params=params)
         if game.phase is Phase.REFILL:
             hole = game.refill_cell
@@ -361,10 +382,11 @@ class TableInterpreter:
                            params=params)
         if game.phase is Phase.TAKE and FACED_LINE[game.pawns[seat]] is None:
             line = self._declinatio_line(game)
+            reach = line_label(line) if line is not None else "-"
             return _Reason("G7", "corner_declinatio_line",
-                           f"Seat {seat}'s pawn stands at a corner: with Declinatio a card can "
-                           f"only come from {line_name(line) if line is not None else '-'}; "
-                           f"{where(cell)} is not in it.", back, seat=seat, params=params)
+                           f"{seat_words(game, seat)}'s pawn stands at a corner: with Declinatio a "
+                           f"card can only come from {reach}; {where(cell)} is not in it.", back,
+                           seat=seat, params=params)
         error = game.why_illegal(TAKES[cell]) or IllegalAction("G4", "this card cannot be taken")
         return _Reason(error.rule, "illegal_take", f"{label(card)} cannot be taken: "
                        f"{error.message}.", back, seat=seat, params=params)
@@ -449,11 +471,11 @@ class TableInterpreter:
         game = self._playing()
         if game is None:
             return
-        off = f"Lift {label(seen)} from seat {seat}'s pad."
+        off = f"Lift {label(seen)} from {pad_words(game, seat)}."
         params = (("card", seen), ("pad", seat))
         if seen.startswith(UNKNOWN_PREFIX):
             self._pad_reasons[seat] = _Reason(
-                "G1", "unknown_tag", f"{label(seen)} lies on seat {seat}'s pad: it is not in "
+                "G1", "unknown_tag", f"{label(seen)} lies on {pad_words(game, seat)}: it is not in "
                 "the tag map.", f"{off} If it is a game card, enrol its tag "
                 "(host page: Tag enrolment, or `cauldron enroll`).", params=params)
             return
@@ -463,9 +485,9 @@ class TableInterpreter:
         owed = [card for victim, card in self.vanesco_wait if victim == seat]
         if owed:
             self._pad_reasons[seat] = _Reason(
-                "G8", "wrong_tap", f"Seat {seat} lost {label(owed[0])} to the Vanesco, not "
-                f"{label(seen)}.", f"{off} Tap {label(owed[0])} on the pad instead, then put "
-                "it under the draw pile.", seat=seat, params=params)
+                "G8", "wrong_tap", f"{seat_words(game, seat)} lost {label(owed[0])} to the "
+                f"Vanesco, not {label(seen)}.", f"{off} Tap {label(owed[0])} on the pad "
+                "instead, then put it under the draw pile.", seat=seat, params=params)
             return
         if self.held is None and seat == game.seat:
             for cell in list(self._lift_reasons):
@@ -485,7 +507,7 @@ class TableInterpreter:
                 line = self._declinatio_line(game)
                 self._pad_reasons[seat] = _Reason(
                     "G7", "declinatio_by_take", "Declinatio is used by taking a card from "
-                    f"{line_name(line) if line is not None else '-'}, not by tapping it.",
+                    f"{line_label(line) if line is not None else '-'}, not by tapping it.",
                     f"{off} Then take a card from that line.", severity="warning", seat=seat,
                     params=params)
                 return
@@ -497,15 +519,17 @@ class TableInterpreter:
                 self._apply(game, plan, out)
                 return
             self._pad_reasons[seat] = _Reason(
-                "G4", "wrong_pad", f"It is seat {game.seat}'s turn: {label(seen)} is taken for "
-                f"seat {game.seat}, not seat {seat}.",
-                f"{off} Lay it on seat {game.seat}'s pad, or put it back on {where(held.cell)}.",
+                "G4", "wrong_pad", f"It is {seat_words(game, game.seat)}'s turn: {label(seen)} is "
+                f"taken for {seat_words(game, game.seat)}, not {seat_words(game, seat)}.",
+                f"{off} Lay it on {pad_words(game, game.seat)}, or put it back on "
+                f"{where(held.cell)}.",
                 seat=seat, params=params)
             return
         for cell, reason in self._lift_reasons.items():
             if game.grid[cell] == seen and seat != game.seat:
                 self._pad_reasons[seat] = _Reason(
-                    "G4", "not_your_turn", f"It is seat {game.seat}'s turn, not seat {seat}'s.",
+                    "G4", "not_your_turn", f"It is {seat_words(game, game.seat)}'s turn, not "
+                    f"{seat_words(game, seat)}'s.",
                     f"{off} Put {label(seen)} back on {where(cell)}.", seat=seat,
                     params=(*params, ("turn", game.seat)))
                 return
@@ -517,7 +541,7 @@ class TableInterpreter:
                     params=(*params, ("from", cell_name(cell))))
                 return
         self._pad_reasons[seat] = _Reason(
-            "G4", "unexpected_pad", f"Nothing is to be laid on seat {seat}'s pad now "
+            "G4", "unexpected_pad", f"Nothing is to be laid on {pad_words(game, seat)} now "
             f"({label(seen)}).", off, severity="warning", seat=seat, params=params)
 
     def _button(self, inp: SensorInput, out: Outcome) -> None:
@@ -545,7 +569,8 @@ class TableInterpreter:
         elif held is None and PASS in game.legal_actions() and seat == game.seat:
             self._apply(game, (PASS,), out)
         else:
-            out.note = f"seat {seat}'s button has nothing to confirm now"
+            who = "this" if seat is None else f"{seat_words(game, seat)}'s"
+            out.note = f"{who} button has nothing to confirm now"
 
     # ------------------------------------------------------------------ applying actions
 
@@ -706,7 +731,8 @@ class TableInterpreter:
             raise Refused(f"the deal is not right: {first.message} {first.instruction}",
                           rule=first.rule, code="bad_deal")
         if missing:
-            raise Refused(f"the square holds {filled} of 32 cards; empty: {', '.join(missing)}",
+            empty = "; ".join(cell_label(c) for c in missing)
+            raise Refused(f"the square holds {filled} of 32 cards; empty: {empty}",
                           rule="G2", code="deal_incomplete")
         grid = [self.cells[c] for c in TAKEABLE_CELLS]
         try:
@@ -730,7 +756,8 @@ class TableInterpreter:
             return
         if game is not None and self.held is None and PASS in game.legal_actions():
             if seat is not None and seat != game.seat:
-                raise Refused(f"confirm: it is seat {game.seat}'s turn, not seat {seat}'s",
+                raise Refused(f"confirm: it is {seat_words(game, game.seat)}'s turn, not "
+                              f"{seat_words(game, seat)}'s",
                               rule="G4", code="wrong_seat")
             self._apply(game, (PASS,), out)
             return
@@ -741,7 +768,8 @@ class TableInterpreter:
         if game is None:
             raise Refused("declinatio: no game in progress", code="no_game")
         if seat is not None and seat != game.seat:
-            raise Refused(f"declinatio: it is seat {game.seat}'s turn, not seat {seat}'s",
+            raise Refused(f"declinatio: it is {seat_words(game, game.seat)}'s turn, not "
+                          f"{seat_words(game, seat)}'s",
                           rule="G4", code="wrong_seat")
         if not self._declinatio_blocked(game):
             raise Refused("declinatio: only when Declinatio would face a line of Vanesco/"
@@ -758,7 +786,8 @@ class TableInterpreter:
             raise Refused(f"{verb}: no game is ending; keep/discard only apply to the game's "
                           "last card", rule="G10a", code="not_last_card")
         if seat is not None and seat != game.seat:
-            raise Refused(f"{verb}: the last card is seat {game.seat}'s, not seat {seat}'s",
+            raise Refused(f"{verb}: the last card is {seat_words(game, game.seat)}'s, not "
+                          f"{seat_words(game, seat)}'s",
                           rule="G10a", code="wrong_seat")
         decision = KEEP if keep else DISCARD
         if game.phase is Phase.LAST_CARD:
@@ -871,14 +900,14 @@ class TableInterpreter:
         held = self.held
         if held is not None and held.cell == cell and seen != held.card:
             return _Reason("G4", "pad_first", f"{label(seen)} lies in the hole on {here} before "
-                           f"{label(held.card)} reached seat {game.seat}'s pad.",
-                           f"Lay {label(held.card)} on seat {game.seat}'s pad.",
+                           f"{label(held.card)} reached {pad_words(game, game.seat)}.",
+                           f"Lay {label(held.card)} on {pad_words(game, game.seat)}.",
                            severity="warning", seat=game.seat, params=params)
         if held is not None and seen == held.card:
             return _Reason("G4", "moved_card", f"{label(seen)} was taken from "
                            f"{where(held.cell)}; it does not go on {here}.",
-                           f"Lift it from {here} and lay it on seat {game.seat}'s pad, or put "
-                           f"it back on {where(held.cell)}.", seat=game.seat, params=params)
+                           f"Lift it from {here} and lay it on {pad_words(game, game.seat)}, or "
+                           f"put it back on {where(held.cell)}.", seat=game.seat, params=params)
         home = self._home(game, seen)
         if expected is None:
             if game.phase is not Phase.REFILL and not pile_size(game):
@@ -903,10 +932,10 @@ class TableInterpreter:
             return " and keep it out of the game"
         if place.kind == "grid" and place.cell is not None:
             return f" (it belongs on {where(place.cell)}: a card cannot lie twice)"
-        if place.kind == "top":
-            return f" and put it back on top of seat {place.seat}'s cauldron"
-        if place.kind == "spells":
-            return f" and put it back beside seat {place.seat}'s cauldron"
+        if place.kind == "top" and place.seat is not None:
+            return f" and put it back on top of {seat_words(game, place.seat)}'s cauldron"
+        if place.kind == "spells" and place.seat is not None:
+            return f" and put it back beside {seat_words(game, place.seat)}'s cauldron"
         if place.kind == "pile":
             return " and put it back in the draw pile"
         return " and keep it out of the game"
@@ -948,39 +977,41 @@ class TableInterpreter:
         if self.status is not Status.PLAYING or game is None:
             return {"code": self.status.value, "seat": None, "text": "The game is over."}
         seat = game.seat
+        who = seat_words(game, seat)
         if self.vanesco_wait:
             victim, top = self.vanesco_wait[0]
             return {"code": "vanesco_tap", "seat": victim,
-                    "text": f"Seat {victim}: tap {label(top)} on your pad and put it under the "
-                            "draw pile."}
+                    "text": f"{seat_words(game, victim)}: tap {label(top)} on your pad and put it "
+                            "under the draw pile."}
         held = self.held
         if held is not None:
             if held.ends_game:
                 return {"code": "last_card", "seat": seat,
-                        "text": f"Seat {seat}: lay {label(held.card)} on your pad to keep it, "
+                        "text": f"{who}: lay {label(held.card)} on your pad to keep it, "
                                 "or press your button to discard it."}
             return {"code": "lay_on_pad", "seat": seat,
-                    "text": f"Seat {seat}: lay {label(held.card)} on your pad."}
+                    "text": f"{who}: lay {label(held.card)} on your pad."}
         if game.phase is Phase.REFILL:
             assert game.refill_cell is not None
             return {"code": "refill", "seat": seat,
                     "text": f"Lay the top card of the draw pile on {where(game.refill_cell)}."}
         line = FACED_LINE[game.pawns[seat]]
         if line is None and self._declinatio_blocked(game):
-            blocked = line_name(self._declinatio_line(game) or 0)
+            blocked = line_label(self._declinatio_line(game) or 0)
             return {"code": "corner_blocked", "seat": seat,
-                    "text": f"Seat {seat}: at a corner. With Declinatio the pawn would face "
+                    "text": f"{who}: at a corner. With Declinatio the pawn would face "
                             f"{blocked}, which holds only Vanesco/Perluceo: using it ends the "
                             "game (G7). Tap your Declinatio card on your pad to do so, or "
                             "press your button to pass."}
         if line is None:
             return {"code": "corner", "seat": seat,
-                    "text": f"Seat {seat}: at a corner. Take from "
-                            f"{line_name(self._declinatio_line(game) or 0)} with Declinatio, "
+                    "text": f"{who}: at a corner. Take from "
+                            f"{line_label(self._declinatio_line(game) or 0)} with Declinatio, "
                             "or press your button to pass."}
         return {"code": "take", "seat": seat,
-                "text": f"Seat {seat}: move your pawn to {game.pawns[seat]} and take a card "
-                        f"from {line_name(line)}."}
+                "text": f"{who}: move your pawn to "
+                        f"{position_label(game.pawns[seat])} and take a card from "
+                        f"{line_label(line)}."}
 
     def table_view(self) -> TableInfo:
         filled, missing = self._deal_state()
@@ -1075,8 +1106,7 @@ class UndoStep:
 def undone_text(action: Action) -> str:
     """An undone action in a host's words (rows and columns counted from 1)."""
     if isinstance(action, Take):
-        r, c = divmod(action.cell, 6)
-        return f"the card taken from row {r + 1}, column {c + 1}"
+        return f"the card taken from {cell_label(action.cell)}"
     if isinstance(action, Refill):
         return f"the refill with {label(action.card)}"
     return {UseDeclinatio: "the Declinatio", Pass: "the pass", Keep: "keeping the last card",
@@ -1097,7 +1127,7 @@ def undo_steps(before: Game, after: Game) -> list[UndoStep]:
             steps.append(UndoStep(f"Put {label(then)} back on {where(cell)}.", cell, then))
     for seat, card in returned_to_cauldrons(before, after):
         steps.append(UndoStep(f"Take {label(card)} from under the draw pile and put it back "
-                              f"on top of seat {seat}'s cauldron."))
+                              f"on top of {seat_words(after, seat)}'s cauldron."))
     return steps
 
 

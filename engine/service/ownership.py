@@ -35,12 +35,14 @@ log = logging.getLogger("cauldron.engine.ownership")
 class Ownership:
     def __init__(self, store: PostgresStore, engine_id: str, *,
                  on_claim: Callable[[str], None], on_release: Callable[[str], None],
+                 on_lost: Callable[[str, str], None] | None = None,
                  allowed: Callable[[str], bool] = lambda table: True,
                  interval: float = 1.0) -> None:
         self.store = store
         self.engine_id = engine_id
         self.on_claim = on_claim
         self.on_release = on_release
+        self.on_lost = on_lost  # (table, why): given up because the database went away
         self.allowed = allowed
         self.interval = interval
         self._owned: dict[str, int] = {}  # table -> lock key
@@ -87,13 +89,15 @@ class Ownership:
             except Exception as exc:  # the database went away: serve nothing until back
                 log.warning("ownership: %s; giving up every table until PostgreSQL answers",
                             exc)
-                self._lose_all()
+                self._lose_all(str(exc))
             self._stop.wait(self.interval)
 
-    def _lose_all(self) -> None:
+    def _lose_all(self, why: str) -> None:
         for table in self.owned():
             try:
                 self.on_release(table)
+                if self.on_lost is not None:
+                    self.on_lost(table, why)
             finally:
                 self._owned.pop(table, None)
         try:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from engine.rules import Game, Phase
 from engine.rules.board import PERIMETER
-from engine.rules.names import seat_name
+from engine.rules.names import position_label, seat_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +33,6 @@ class PawnProblem:
     params: tuple[tuple[str, object], ...]
 
 
-def position_name(position: int) -> str:
-    return f"position {position + 1}"
-
-
 def steps(start: int, end: int) -> int:
     return (end - start) % PERIMETER
 
@@ -46,6 +42,14 @@ def _start_of_move(game: Game) -> int | None:
     if game.phase not in (Phase.TAKE, Phase.DECLINATIO):
         return None
     return (game.pawns[game.seat] - game.move_value) % PERIMETER
+
+
+def start_positions(game: Game) -> list[int]:
+    """Where each seat's pawn stands as the turn starts (the active one not moved yet): a
+    simulated table with pawn sensors lays them there when a game starts."""
+    start = _start_of_move(game)
+    return [start if seat == game.seat and start is not None else at
+            for seat, at in enumerate(game.pawns)]
 
 
 def pawn_problems(game: Game, sensed: frozenset[int] | None) -> list[PawnProblem]:
@@ -74,10 +78,10 @@ def pawn_problems(game: Game, sensed: frozenset[int] | None) -> list[PawnProblem
         way = steps(origin, wrong)
         return [PawnProblem(
             "G4", "pawn_wrong_position",
-            f"{who}'s pawn stands at {position_name(wrong)}: it moves "
+            f"{who}'s pawn stands at {position_label(wrong)}: it moves "
             f"{game.move_value} step{'s' * (game.move_value != 1)} clockwise, from "
-            f"{position_name(origin)} to {position_name(target)} ({way} steps were made).",
-            f"Move {who}'s pawn from {position_name(wrong)} to {position_name(target)}, "
+            f"{position_label(origin)} to {position_label(target)} ({way} steps were made).",
+            f"Move {who}'s pawn from {position_label(wrong)} to {position_label(target)}, "
             "then take your card.",
             seat, (*params, ("at", wrong), ("to", target)))]
     problems = []
@@ -87,17 +91,17 @@ def pawn_problems(game: Game, sensed: frozenset[int] | None) -> list[PawnProblem
         rule = "G4" if owner == seat else "G3"
         problems.append(PawnProblem(
             rule, "pawn_missing",
-            f"{name}'s pawn is missing from {position_name(position)}.",
-            f"Put {name}'s pawn back on {position_name(position)}"
-            + (f" (it moved from {position_name(extra[0])})." if len(extra) == 1 else "."),
+            f"{name}'s pawn is missing from {position_label(position)}.",
+            f"Put {name}'s pawn back on {position_label(position)}"
+            + (f" (it moved from {position_label(extra[0])})." if len(extra) == 1 else "."),
             owner, (*params, ("position", position))))
     for position in extra:
         if len(missing) == 1:
             continue  # said with the missing pawn: one move, one alert
         problems.append(PawnProblem(
             "G3", "pawn_unexpected",
-            f"A pawn stands at {position_name(position)}, where no pawn belongs.",
-            f"Take the pawn off {position_name(position)} and put it back where it was.",
+            f"A pawn stands at {position_label(position)}, where no pawn belongs.",
+            f"Take the pawn off {position_label(position)} and put it back where it was.",
             None, (*params, ("position", position))))
     return problems
 

@@ -69,6 +69,7 @@ from engine.rules.errors import RulesError
 from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
+from engine.service.pawn_check import start_positions
 from engine.service.store import (
     Store,
     TableLog,
@@ -78,13 +79,15 @@ from engine.service.store import (
     snapshot_state,
 )
 from engine.wire.auth import (
-    MAX_COMMAND_WINDOW,
+    CommandGuard,
     TableKey,
-    command_mac_ok,
+    Unauthorised,
+    ensure_key,
     hub_mac_ok,
     key_path,
     keys_dir,
     load_key,
+    sign_command,
 )
 from engine.wire.contract import (
     GAME_VERBS,
@@ -116,6 +119,9 @@ HISTORY_EVENTS = 256
 # A gap larger than any hub outbox keeps (hub.outbox.Outbox keep=20,000) cannot be filled.
 MAX_GAP = 20_000
 MAX_PENDING = 1_000  # out-of-order events held per hub while a gap is filled
+# A hub command not run within this is dropped by the hub (an LED or a replay asked long
+# ago is stale; the gap is asked again anyway).
+HUB_COMMAND_LIFE = 30.0
 
 
 @dataclass
@@ -166,6 +172,30 @@ class TableRuntime:
         self.degraded: str | None = None  # why the table cannot be followed now
         self.pending_hub: str | None = None  # a new hub id waiting for the host
         self.registered_hub: str | None = None  # read once from the data dir
+        # The interpreter went past a log that could not be written, nor then read (the
+        # database is down): it is rebuilt from the log before it is used again.
+        self.stale = False
+        self.state_said = 0.0  # when `_on_engine_state` last said this table's state again
+
+    def reload(self) -> bool:
+        """Back to what the log holds (after a write that failed); False, and `stale`, when
+        the log cannot be read either: a later `reload` (the next event, a command or the
+        retry timer) brings it back once the store answers."""
+        try:
+            self.interp = self.store.rebuild()
+        except StoreError as exc:
+            if not self.stale:
+                log.error("table %s: the log cannot be read either (%s); the table waits "
+                          "for its store", self.name, exc)
+            self.stale = True
+            return False
+        self.stale = False
+        return True
+
+    def fresh(self) -> None:
+        """Raise `StoreError` unless the interpreter matches the log (see `stale`)."""
+        if self.stale and not self.reload():
+            raise StoreError(f"table {self.name}'s log cannot be read now")
 
     @property
     def store(self) -> TableLog:
@@ -208,7 +238,7 @@ class EngineService:
         self._snapshots: dict[str, HubSnapshot] = {}  # latest per table, for a claim
         self._known: dict[str, tuple[float, bool]] = {}  # table -> (checked at, has a key)
         self._keys: dict[tuple[str, str], tuple[float, TableKey | None]] = {}
-        self._seen_commands: dict[tuple[str, str], float] = {}  # (table, tx) -> deadline
+        self._guard = CommandGuard(hint=" (send commands through the dashboard)")
         self._log_budget: dict[str, tuple[float, int]] = {}  # kind -> (window start, count)
         self.handlers: dict[str, Callable[[TableRuntime, str, dict[str, Any], int | None],
                                           dict[str, Any]]] = {
@@ -264,6 +294,7 @@ class EngineService:
         any_table = Topics("+", self.config.base)
         self.client.subscribe(any_table.hub_event, self._on_hub_event)
         self.client.subscribe(any_table.hub_snapshot, self._on_snapshot)
+        self.client.subscribe(any_table.engine_state, self._on_engine_state)
         self.client.serve(any_table.cmd("+"), self._on_command)
         self.client.add_connect_hook(lambda: set_no_delay(self.client))
         self.client.add_connect_hook(self._republish_all)
@@ -314,13 +345,18 @@ class EngineService:
             runtime.close()
 
     def _state(self, state: str, topics: Topics | None = None,
-               degraded: str | None = None) -> ServiceState:
-        """A table's ``engine/state`` (`topics`) or the process's own (the last will's)."""
+               degraded: str | None = None, runtime: TableRuntime | None = None
+               ) -> ServiceState:
+        """A table's ``engine/state`` (`topics`) or the process's own (the last will's);
+        with `runtime`, the hub waiting for the host's confirmation, if any."""
         liveness = (self.state_topic if topics is not None
                     and topics.engine_state != self.state_topic else None)
+        pending = runtime.pending_hub if runtime is not None else None
         return ServiceState(state=state, client_id=self.client.client_id,  # type: ignore[arg-type]
                             ts=self.clock(), version=VERSION, liveness_topic=liveness,
-                            degraded=degraded)
+                            degraded=degraded, pending_hub=pending,
+                            registered_hub=self._registered_hub(runtime)
+                            if pending and runtime else None)
 
     def _forget_requests(self) -> None:
         """A replay asked before this (re)connection may have been lost with the broker:
@@ -337,7 +373,8 @@ class EngineService:
 
     def _republish(self, runtime: TableRuntime) -> None:
         self._publish(runtime.topics.engine_state,
-                      self._state("online", runtime.topics, runtime.degraded), retain=True)
+                      self._state("online", runtime.topics, runtime.degraded, runtime),
+                      retain=True)
         runtime.sent_seats.clear()
         # Standing alerts too (the dashboard may have restarted and lost them): they stay
         # until the table is right.
@@ -467,7 +504,7 @@ class EngineService:
             runtime.degraded = reason
             log.error("table %s degraded: %s", runtime.name, reason)
             self._publish(runtime.topics.engine_state,
-                          self._state("online", runtime.topics, reason), retain=True)
+                          self._state("online", runtime.topics, reason, runtime), retain=True)
 
     def _heal(self, runtime: TableRuntime) -> None:
         if runtime.degraded is not None:
@@ -558,12 +595,24 @@ class EngineService:
 
     def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int,
                     last: int | None) -> None:
-        request = CommandRequest(
-            transaction=f"engine-replay-{first}-{last}",
-            args={"epoch": cursor.epoch, "from_seq": first, "to_seq": last},
-            source="engine",
-        )
-        self._publish(runtime.topics.hub_cmd("replay"), request)
+        self._hub_command(runtime, "replay",
+                          {"epoch": cursor.epoch, "from_seq": first, "to_seq": last})
+
+    def _on_engine_state(self, topic: str, model: WireModel) -> None:
+        """Another process's word on a table this engine serves (an engine that lost the
+        database and gave the table up, after this one claimed it): say it again, at most
+        once a second a table, so the screens show who serves it."""
+        if not isinstance(model, ServiceState) or model.client_id == self.client.client_id:
+            return
+        table = topic.split("/")[-3]
+        with self._lock:
+            runtime = self.tables.get(table) if self.serves(table) else None
+            if runtime is None or time.monotonic() - runtime.state_said < 1.0:
+                return
+            runtime.state_said = time.monotonic()
+            self._publish(runtime.topics.engine_state,
+                          self._state("online", runtime.topics, runtime.degraded, runtime),
+                          retain=True)
 
     def _on_snapshot(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, HubSnapshot):
@@ -596,7 +645,7 @@ class EngineService:
                 runtime.store.append_snapshot(model, interp)
             except StoreError as exc:
                 self.stats["store_failures"] += 1
-                runtime.interp = runtime.store.rebuild()
+                runtime.reload()
                 self._degrade(runtime, f"cannot write the table's log: {exc}")
                 return  # the hub's next snapshot (every few seconds) comes again
             runtime.cursors[model.hub_id] = HubCursor(model.epoch, model.last_seq)
@@ -609,8 +658,9 @@ class EngineService:
 
     def _process(self, runtime: TableRuntime, event: HubEvent) -> Outcome | None:
         inp = sensor_input(event)
-        interp = runtime.interp
         try:
+            runtime.fresh()
+            interp = runtime.interp
             outcome = interp.handle(inp) if inp is not None else Outcome()
             written = runtime.store.append(ts=event.ts, interp=interp, actions=outcome.actions,
                                            hub_event=event, undone=outcome.undone)
@@ -620,7 +670,7 @@ class EngineService:
             self.stats["store_failures"] += 1
             log.error("table %s: event %s/%s not stored: %s", runtime.name, event.epoch,
                       event.seq, exc)
-            runtime.interp = runtime.store.rebuild()
+            runtime.reload()
             cursor = runtime.cursors.get(event.hub_id)
             if cursor is not None and cursor.epoch == event.epoch:
                 cursor.last = min(cursor.last, event.seq - 1)
@@ -631,11 +681,11 @@ class EngineService:
             self.stats["errors"] += 1
             log.exception("table %s: event %s/%s failed; state rebuilt from the log",
                           runtime.name, event.epoch, event.seq)
-            runtime.interp = runtime.store.rebuild()
+            runtime.reload()
             return None
         if not written:  # stored before (a copy that outlived a restart)
             self.stats["duplicates"] += 1
-            runtime.interp = runtime.store.rebuild()
+            runtime.reload()
             return None
         self.stats["events"] += 1
         if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
@@ -672,41 +722,20 @@ class EngineService:
 
     def _check_credential(self, table: str, verb: str, request: CommandRequest) -> None:
         """Refuse (`CommandRefused`) an unsigned, forged, expired or replayed command."""
-        now = self.clock()
-        if request.deadline is None:
-            self.stats["forged"] += 1
-            raise CommandRefused(f"{verb}: the command has no deadline; nothing was done",
-                                 code="no_deadline")
-        if request.deadline < now:
-            self.stats["expired"] += 1
-            log.warning("table %s: dropped command %s (%s): its deadline passed %.1f s ago",
-                        table, verb, request.transaction, now - request.deadline)
-            raise CommandRefused(f"{verb}: the command expired {now - request.deadline:.1f} s "
-                                 "ago (the engine was busy or away); nothing was done: "
-                                 "send it again if it is still wanted", code="expired")
-        if request.deadline > now + MAX_COMMAND_WINDOW:
-            self.stats["forged"] += 1
-            raise CommandRefused(f"{verb}: the deadline is more than {MAX_COMMAND_WINDOW:g} s "
-                                 "ahead (check the clocks); nothing was done",
-                                 code="bad_deadline")
-        key = self._key(table, "cmd")
-        if key is None or not command_mac_ok(request, table, verb, key.key):
-            key = self._key(table, "cmd", reload=True)
-        if key is None or not command_mac_ok(request, table, verb, key.key):
-            self.stats["forged"] += 1
-            self._log_bounded("forged_cmd", "refused command %s on table %s: %s", verb, table,
-                              "no command key" if key is None else "not signed with its key")
-            raise CommandRefused(
-                f"{verb}: not signed with table {table}'s command key; nothing was done "
-                "(send commands through the dashboard)", code="unauthorised")
-        seen = (table, request.transaction)
-        if seen in self._seen_commands:
-            self.stats["forged"] += 1
-            raise CommandRefused(f"{verb}: transaction {request.transaction} was already "
-                                 "received; nothing was done again", code="replayed")
-        for old in [k for k, d in self._seen_commands.items() if d < now]:
-            del self._seen_commands[old]  # past their deadline: refused as expired anyway
-        self._seen_commands[seen] = request.deadline
+        try:
+            self._guard.admit(request, table, verb,
+                              lambda reload: self._key(table, "cmd", reload=reload), self.clock())
+        except Unauthorised as exc:
+            if exc.code == "expired":
+                self.stats["expired"] += 1
+                log.warning("table %s: dropped command %s (%s): %s", table, verb,
+                            request.transaction, exc)
+            else:
+                self.stats["forged"] += 1
+                if exc.code == "unauthorised":
+                    self._log_bounded("forged_cmd", "refused command %s on table %s: %s", verb,
+                                      table, exc)
+            raise CommandRefused(str(exc), code=exc.code) from None
 
     def command(self, table: str, verb: str, args: dict[str, Any],
                 seat: int | None = None) -> dict[str, Any]:
@@ -762,6 +791,11 @@ class EngineService:
     def _run(self, runtime: TableRuntime, verb: str, args: dict[str, Any], seat: int | None,
              ts: float, observed: dict[str, Any] | None) -> dict[str, Any]:
         """Apply a game command, store it (or undo it and refuse), publish."""
+        try:
+            runtime.fresh()
+        except StoreError as exc:
+            raise Refused(f"{verb}: the table's log cannot be read now ({exc}), so nothing "
+                          "changed; try again in a moment", code="storage") from None
         interp = runtime.interp
         outcome = interp.command(verb, args, seat=seat, ts=ts)
         self._store_command(runtime, ts, outcome, verb, args, seat, observed)
@@ -790,7 +824,7 @@ class EngineService:
         except StoreError as exc:
             self.stats["store_failures"] += 1
             log.error("table %s: %s not stored: %s", runtime.name, verb, exc)
-            runtime.interp = runtime.store.rebuild()
+            runtime.reload()
             self._degrade(runtime, f"cannot write the table's log: {exc}")
             raise Refused(f"{verb}: not stored, so nothing changed ({exc}); try again in a "
                           "moment", code="storage") from None
@@ -907,6 +941,12 @@ class EngineService:
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
         if (outcome.undone or outcome.ended) and runtime.hub_backend == "sim":
             self._restore_sim(runtime)
+        if (outcome.started and runtime.hub_backend == "sim" and interp.game is not None
+                and interp.pawn_sensing.sensed is not None):
+            # Pawn sensors on a simulated table: its pawns go to their start, as the deal
+            # laid the cards (people then move them; a wrong move gets its G3/G4 alert).
+            self._hub_command(runtime, "sim", {"action": "pawns",
+                                               "positions": start_positions(interp.game)})
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
 
@@ -970,9 +1010,16 @@ class EngineService:
         )
 
     def _hub_command(self, runtime: TableRuntime, verb: str, args: dict[str, Any]) -> None:
+        """``hub/cmd/<verb>``, signed with the table's command key (the hub refuses anything
+        else); a unique transaction, since the hub refuses one it has seen."""
         self.stats[f"hub_{verb}"] = self.stats.get(f"hub_{verb}", 0) + 1
-        request = CommandRequest(transaction=f"engine-{verb}-{self.stats[f'hub_{verb}']}",
-                                 args=args, source="engine")
+        request = CommandRequest(transaction=f"engine-{verb}-{uuid.uuid4().hex[:16]}",
+                                 args=args, source="engine",
+                                 deadline=time.time() + HUB_COMMAND_LIFE)  # the hub's clock
+        table = runtime.name
+        key = self._key(table, "cmd") or self._key(table, "cmd", reload=True)
+        signing = key.key if key is not None else ensure_key(self.config.keys, table, "cmd").key
+        request = sign_command(request, table, verb, signing, hub=True)
         self._publish(runtime.topics.hub_cmd(verb), request)
 
     # ------------------------------------------------------------------ ownership
@@ -993,7 +1040,8 @@ class EngineService:
         if not isinstance(self.store, PostgresStore) or self.ownership is not None:
             return
         self.ownership = Ownership(self.store, self.engine_id, on_claim=self._claimed,
-                                   on_release=self._released, allowed=self.config.serves,
+                                   on_release=self._released, on_lost=self._lost,
+                                   allowed=self.config.serves,
                                    interval=self.config.claim_interval).start()
 
     def _claimed(self, table: str) -> None:
@@ -1027,6 +1075,19 @@ class EngineService:
             if runtime is not None:
                 runtime.close()
         log.info("table %s: handed over", table)
+
+    def _lost(self, table: str, why: str) -> None:
+        """Given up because this engine cannot reach the database: say so on the table's
+        state (its screens show it), rather than leave the last "online" standing. The hub
+        keeps every event meanwhile. (Should this land after the "online" of another engine
+        that reached the database and claimed the table, that engine says it again:
+        `_on_engine_state`.)"""
+        if self.client.connected:
+            self._publish(Topics(table, self.config.base).engine_state,
+                          self._state("online", Topics(table, self.config.base),
+                                      degraded=f"the games' database cannot be reached "
+                                      f"({why[:200]}); the table waits for it, and the hub "
+                                      "keeps every card seen meanwhile"), retain=True)
 
     # ------------------------------------------------------------------ queries
 

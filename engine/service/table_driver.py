@@ -38,6 +38,7 @@ from engine.rules import (
 )
 from engine.rules.board import TAKEABLE_CELLS, cell_name
 from engine.rules.cards import CARDS, PLAYER_COLOURS
+from engine.rules.names import action_label, cell_label, seat_name
 from engine.rules.observer import public_view
 from engine.service.interpreter import (
     SensorInput,
@@ -74,7 +75,8 @@ def inputs_for(
         spell = next((slot[0] for slot in game.spells[seat]
                       if CARDS[slot[0]].spell == "declinatio" and slot[1] > 0), None)
         if spell is None:
-            raise DriverError(f"seat {seat} holds no Declinatio with uses left")
+            raise DriverError(f"{seat_name(seat, game.config.colours[seat])} holds no "
+                              "Declinatio with uses left: choose another move")
         return [pad_lay(seat, spell, ts), pad_lift(seat, spell, ts)]
     if isinstance(first, Refill):
         if game.refill_cell is None:
@@ -82,11 +84,12 @@ def inputs_for(
         return [lay(game.refill_cell, first.card, ts)]
     takes = [a for a in decision if isinstance(a, Take)]
     if not takes:
-        raise DriverError(f"{decision!r}: nothing a person does at the table expresses it")
+        said = ", then ".join(action_label(a) for a in decision)
+        raise DriverError(f"{said}: nothing a person does at the table expresses it")
     cell = takes[0].cell
     card = game.grid[cell]
     if card is None:
-        raise DriverError(f"{cell_name(cell)} is empty")
+        raise DriverError(f"{cell_label(cell)} is empty: there is no card to take there")
     steps.append(lift(cell, card, ts))
     last = decision[-1]
     if isinstance(last, Discard):

@@ -13,6 +13,10 @@ folder; never on a command line):
   ``cmd/<verb>`` request carries a ``deadline`` and ``auth`` = HMAC over the verb, the
   table and the whole request, so the low-entropy PIN never crosses the broker, a signed
   command cannot be altered or pointed at another table, and it is dead after its deadline.
+  The same key signs ``hub/cmd/<verb>`` requests to the hub (another purpose in the HMAC, so a
+  signed game command is no hub command): on an open broker nobody without the key may lay a
+  simulated card, read what lies under the pile or a seat's pad, or restore a table. A hub
+  on another machine needs a copy of this file too. `CommandGuard` admits both kinds.
 
 The keys dir is ``$CAULDRON_KEYS_DIR``, else ``$XDG_DATA_HOME/cauldron/keys`` (or
 ``~/.local/share/cauldron/keys``).
@@ -27,6 +31,7 @@ import json
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -158,17 +163,100 @@ def hub_mac_ok(model: HubEvent | HubSnapshot, table: str, key: bytes) -> bool:
     return hmac.compare_digest(want, model.mac)
 
 
-def sign_command(request: CommandRequest, table: str, verb: str, key: bytes) -> CommandRequest:
-    """`request` with its ``auth`` set (give it a ``deadline`` first: it is signed too)."""
-    auth = _mac(key, f"cmd/{verb}", table, _canonical(request, "auth"))
+def _command_purpose(verb: str, hub: bool) -> str:
+    return f"hub/cmd/{verb}" if hub else f"cmd/{verb}"
+
+
+def sign_command(request: CommandRequest, table: str, verb: str, key: bytes, *,
+                 hub: bool = False) -> CommandRequest:
+    """`request` with its ``auth`` set (give it a ``deadline`` first: it is signed too);
+    `hub`: a ``hub/cmd/<verb>`` request, else ``cmd/<verb>``."""
+    auth = _mac(key, _command_purpose(verb, hub), table, _canonical(request, "auth"))
     return request.model_copy(update={"auth": auth})
 
 
-def command_mac_ok(request: CommandRequest, table: str, verb: str, key: bytes) -> bool:
+def command_mac_ok(request: CommandRequest, table: str, verb: str, key: bytes, *,
+                   hub: bool = False) -> bool:
     if request.auth is None:
         return False
-    want = _mac(key, f"cmd/{verb}", table, _canonical(request, "auth"))
+    want = _mac(key, _command_purpose(verb, hub), table, _canonical(request, "auth"))
     return hmac.compare_digest(want, request.auth)
+
+
+class Unauthorised(Exception):
+    """A command refused before it ran; ``code`` is the stable id of the refusal:
+    ``no_deadline``, ``expired``, ``bad_deadline``, ``unauthorised`` (unsigned, forged,
+    altered, signed for another verb or table), ``replayed``."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class CommandGuard:
+    """Admits the signed commands of one receiver (the engine: ``cmd/*``; a hub:
+    ``hub/cmd/*``): a deadline neither past nor over `MAX_COMMAND_WINDOW` ahead, a valid
+    HMAC of the table's command key, and a transaction not seen before (remembered until
+    its deadline, after which it is refused as expired anyway)."""
+
+    def __init__(self, *, hub: bool = False, hint: str = "") -> None:
+        self.hub = hub
+        self.hint = hint  # what to do about an unsigned command, for its refusal
+        self._seen: dict[tuple[str, str], float] = {}
+
+    def admit(self, request: CommandRequest, table: str, verb: str,
+              key: Callable[[bool], TableKey | None], now: float) -> None:
+        """Raise `Unauthorised` unless `request` may run. ``key(reload)`` gives the table's
+        command key (reload: read the file again, the key may have been replaced)."""
+        what = f"hub {verb}" if self.hub else verb
+        if request.deadline is None:
+            raise Unauthorised(f"{what}: the command has no deadline; nothing was done",
+                               "no_deadline")
+        if request.deadline < now:
+            who = "hub" if self.hub else "engine"
+            raise Unauthorised(f"{what}: the command expired {now - request.deadline:.1f} s "
+                               f"ago (the {who} was busy or away); nothing was done: send it "
+                               "again if it is still wanted", "expired")
+        if request.deadline > now + MAX_COMMAND_WINDOW:
+            raise Unauthorised(f"{what}: the deadline is more than {MAX_COMMAND_WINDOW:g} s "
+                               "ahead (check the clocks); nothing was done", "bad_deadline")
+        found = key(False)
+        if found is None or not command_mac_ok(request, table, verb, found.key, hub=self.hub):
+            found = key(True)
+        if found is None or not command_mac_ok(request, table, verb, found.key, hub=self.hub):
+            why = "" if found is not None else " (there is no command key for it here)"
+            raise Unauthorised(f"{what}: not signed with table {table}'s command key{why}; "
+                               f"nothing was done{self.hint}", "unauthorised")
+        seen = (table, request.transaction)
+        if seen in self._seen:
+            raise Unauthorised(f"{what}: transaction {request.transaction} was already "
+                               "received; nothing was done again", "replayed")
+        for old in [k for k, d in self._seen.items() if d < now]:
+            del self._seen[old]
+        self._seen[seen] = request.deadline
+
+
+class KeyFile:
+    """One table's key of one kind, read from the keys dir and read again only when its
+    file changed (a forged command must not cost a parse)."""
+
+    def __init__(self, folder: Path, table: str, kind: KeyKind) -> None:
+        self.path = key_path(folder, table, kind)
+        self.folder, self.table, self.kind = folder, table, kind
+        self._stamp: int | None = None
+        self._key: TableKey | None = None
+
+    def get(self, reload: bool = False) -> TableKey | None:
+        if self._stamp is not None and not reload:
+            return self._key
+        try:
+            stamp = self.path.stat().st_mtime_ns
+        except OSError:
+            stamp = -1
+        if stamp != self._stamp:
+            self._key = load_key(self.folder, self.table, self.kind)
+            self._stamp = stamp
+        return self._key
 
 
 # ---------------------------------------------------------------- secrets of the services

@@ -228,6 +228,10 @@ class ServiceState(WireModel):
                                        pattern=r"^[^+#]+/engine/state$")
     # An engine that cannot write a table's log says why (it retries by itself).
     degraded: str | None = Field(default=None, max_length=500)
+    # A new hub wants to serve the table (its key replaced the old one's): its events wait
+    # until the host accepts it (``cmd/confirm {"hub_id"}``); `registered_hub` is the old one.
+    pending_hub: str | None = Field(default=None, min_length=1, max_length=64)
+    registered_hub: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class ReaderSeen(WireModel):

@@ -50,13 +50,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
-from engine.wire.auth import ensure_key, keys_dir, sign_command
+from engine.wire.auth import ensure_key, key_path, keys_dir, load_key, sign_command
 from engine.wire.contract import (
     CommandRequest,
     CommandResponse,
@@ -75,6 +75,11 @@ log = logging.getLogger("cauldron.wire")
 Handler = Callable[[str, WireModel], None]
 RejectHandler = Callable[[str, bytes, WireError], None]
 ServeHandler = Callable[[TopicInfo, CommandRequest], Any]
+
+
+# The share of a request's wait in which the service must take it up (the rest is for the
+# work and the answer's way back).
+ANSWER_TIME: Final = 0.6
 
 
 class MqttError(WireError):
@@ -199,16 +204,20 @@ class WireClient:
         on_reject: RejectHandler | None = None,
         sign_commands: bool = True,
         keys: Path | None = None,
+        make_keys: bool = True,
     ) -> None:
         self.broker = BrokerUrl.parse(url)
         self.client_id = client_id or f"cauldron-{uuid.uuid4().hex[:12]}"
         self.state_topic = state_topic
         self.base = base
         self.on_reject = on_reject
-        # Game commands (cmd/<verb>) are signed with the table's command key from `keys`
-        # (default: engine.wire.auth.keys_dir()); see engine.wire.auth.
+        # Commands (cmd/<verb> and hub/cmd/<verb>) are signed with the table's command key
+        # from `keys` (default: engine.wire.auth.keys_dir()); see engine.wire.auth. Without
+        # `make_keys` a missing key is an error, not a new key (a hub's machine: a key made
+        # there would be no one else's).
         self.sign_commands = sign_commands
         self.keys = keys
+        self.make_keys = make_keys
         self._command_keys: dict[str, bytes] = {}
         # PUBACK bookkeeping: mid -> on_ack (or None); acks that beat publish() returning.
         self._ack_lock = threading.Lock()
@@ -550,8 +559,10 @@ class WireClient:
     ) -> CommandResponse:
         """Send a `CommandRequest` on ``topic`` and wait for its `CommandResponse`.
         Raises `RequestTimeout` when none arrives within ``timeout`` seconds. The request
-        expires at ``deadline`` (default: when this wait ends), so a command that was not
-        answered in time never runs later; a game command is signed (see `sign_commands`)."""
+        expires at ``deadline`` (default: 60 % of the wait), so a command that was not
+        answered in time never runs later, and one that starts just before its deadline still
+        has time to answer within the wait (never "failed" for a command that was done); a
+        command (game or hub) is signed (see `sign_commands`)."""
         info = parse_topic(topic, self.base)  # refuse a topic outside the contract early
         response_topic = Topics.response(topic)
         with self._lock:
@@ -562,15 +573,16 @@ class WireClient:
         transaction = uuid.uuid4().hex
         done = threading.Event()
         box: list[CommandResponse] = []
-        with self._lock:
-            self._pending[transaction] = (done, box)
         request = CommandRequest(
             transaction=transaction, args=args or {}, seat=seat, source=source, auth=auth,
-            deadline=deadline if deadline is not None else time.time() + timeout,
+            deadline=deadline if deadline is not None else time.time() + ANSWER_TIME * timeout,
         )
-        if auth is None and self.sign_commands and info.name.startswith("cmd/"):
-            assert info.verb is not None
-            request = sign_command(request, info.table, info.verb, self.command_key(info.table))
+        if auth is None and self.sign_commands and info.verb is not None:
+            hub = info.name.startswith("hub/")
+            request = sign_command(request, info.table, info.verb,
+                                   self.command_key(info.table), hub=hub)
+        with self._lock:
+            self._pending[transaction] = (done, box)
         try:
             self.publish(topic, request)
             if not done.wait(timeout):
@@ -584,10 +596,21 @@ class WireClient:
                 self._pending.pop(transaction, None)
 
     def command_key(self, table: str) -> bytes:
-        """The table's command key (made in the keys dir when there is none yet)."""
+        """The table's command key (made in the keys dir when there is none yet, unless
+        `make_keys` is off: then `MqttError` says which file to copy)."""
         key = self._command_keys.get(table)
         if key is None:
-            key = ensure_key(self.keys or keys_dir(), table, "cmd").key
+            folder = self.keys or keys_dir()
+            if self.make_keys:
+                key = ensure_key(folder, table, "cmd").key
+            else:
+                found = load_key(folder, table, "cmd")
+                if found is None:
+                    raise MqttError(
+                        f"no command key for table {table} in {folder}: copy "
+                        f"{key_path(folder, table, 'cmd').name} from the engine's keys dir "
+                        "(see hub/README.md, 'A hub on another machine')")
+                key = found.key
             self._command_keys[table] = key
         return key
 

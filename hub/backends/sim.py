@@ -20,7 +20,9 @@ Real cards stay on a real table when the hub process stops, however it stops. Wi
 what lies on each reader and what was written into each tag, is saved after every change
 (temp file + ``os.replace``: a kill leaves the old or the new file, never half of one) and
 loaded on start. A change that cannot be saved is not made (`BackendError`). A damaged file
-is set aside as ``.bad`` and the table starts empty. Faults are not saved.
+is set aside as ``.bad`` and the table starts empty. Faults are not saved. With pawn sensors
+(``perimeter``) the pawns are part of that truth: saved with the cards, moved through
+`move_pawn`/`set_pawns`, laid where the game says by ``restore``.
 
 It is also the one owner of the simulated *physical world* beyond the readers: the draw pile
 in order, each cauldron's stack, the spells beside it, the cards out of the game, and each
@@ -47,8 +49,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.rules.cards import CARDS
-from engine.rules.names import card_name, place_label, seat_name
+from engine.rules.names import card_name, place_label, position_label, seat_name
 from hub.backends.base import PollResult, RawBackend, ReaderRead
+from hub.backends.sim_pawns import check_position
 from hub.errors import BackendError, TagMapError
 from hub.layout import Layout
 from hub.tagmap import TagMap, normalise_uid
@@ -203,7 +206,8 @@ class SimulatedTable(RawBackend):
                  "out": [str(c) for c in data.get("out", [])],
                  "hands": {str(o): (str(h[0]), str(h[1]))
                            for o, h in dict(data.get("hands", {})).items()},
-                 "dealt": bool(data.get("dealt", False))}
+                 "dealt": bool(data.get("dealt", False)),
+                 "pawns": self._parse_pawns(data.get("pawns"))}
         if len(world["stacks"]) != SEATS or len(world["beside"]) != SEATS:
             raise ValueError(f"stacks and beside need one list per seat ({SEATS})")
         if any(owner not in OWNERS for owner in world["hands"]):
@@ -216,21 +220,36 @@ class SimulatedTable(RawBackend):
             raise ValueError(f"cards in two places at once: {twice[:5]}")
         return world
 
+    def _parse_pawns(self, raw: Any) -> list[int] | None:
+        """Saved pawn positions (one per pawn); None: none saved, or no pawn sensors here."""
+        if raw is None or self.pawn_switches is None:
+            return None
+        if not isinstance(raw, list) or len(raw) > SEATS:
+            raise ValueError(f"pawns: a list of up to {SEATS} perimeter positions")
+        try:
+            return sorted(check_position(p) for p in raw)
+        except BackendError as exc:
+            raise ValueError(f"pawns: {exc}") from None
+
     def _world(self) -> dict[str, Any]:
+        switches = self.pawn_switches
         return {"pile": list(self._pile), "stacks": [list(s) for s in self._stacks],
                 "beside": [list(b) for b in self._beside], "out": list(self._out),
-                "hands": dict(self._hands), "dealt": self._dealt}
+                "hands": dict(self._hands), "dealt": self._dealt,
+                "pawns": None if switches is None else switches.positions()}
 
     def _adopt(self, world: dict[str, Any]) -> None:
         self._pile, self._stacks = world["pile"], world["stacks"]
         self._beside, self._out = world["beside"], world["out"]
         self._hands, self._dealt = world["hands"], world["dealt"]
+        if self.pawn_switches is not None and world.get("pawns") is not None:
+            self.pawn_switches.set(world["pawns"])
 
     def _commit(self, tags: dict[int, str], memory: dict[str, str] | None = None,
                 **changes: Any) -> None:
         """Save then adopt a new physical truth (call with ``_lock`` held); ``changes``
         replace parts of the world beyond the readers (pile, stacks, beside, out, hands,
-        dealt)."""
+        dealt, pawns)."""
         memory = self._memory if memory is None else memory
         world = {**self._world(), **changes}
         path = self.state_path
@@ -241,7 +260,9 @@ class SimulatedTable(RawBackend):
                                "pile": world["pile"], "stacks": world["stacks"],
                                "beside": world["beside"], "out": world["out"],
                                "hands": {o: list(h) for o, h in world["hands"].items()},
-                               "dealt": world["dealt"]}, indent=1)
+                               "dealt": world["dealt"],
+                               **({} if world["pawns"] is None
+                                  else {"pawns": world["pawns"]})}, indent=1)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -321,6 +342,36 @@ class SimulatedTable(RawBackend):
         with self._lock:
             self._commit({}, pile=[], stacks=[[] for _ in range(SEATS)],
                          beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=False)
+
+    # ------------------------------------------------------------ pawns (sensors fitted)
+
+    def _switches(self) -> Any:
+        if self.pawn_switches is None:
+            raise self._refuse("this table has no pawn sensors (perimeter = true)")
+        return self.pawn_switches
+
+    def move_pawn(self, source: Any, target: Any) -> list[int]:
+        """Move one pawn from perimeter position ``source`` to ``target`` (0..19); returns
+        where every pawn stands."""
+        self._switches()
+        at, to = check_position(source), check_position(target)
+        with self._lock:
+            pawns = self._world()["pawns"]
+            if at not in pawns:
+                raise self._refuse(f"no pawn stands on perimeter {position_label(at)}")
+            pawns.remove(at)
+            self._commit(self._tags, pawns=sorted([*pawns, to]))
+            return list(self._world()["pawns"])
+
+    def set_pawns(self, positions: Any) -> list[int]:
+        """Every pawn where ``positions`` says (up to 4: a game's start positions)."""
+        self._switches()
+        if not isinstance(positions, list) or len(positions) > SEATS:
+            raise self._refuse(f"pawns: positions must be a list of up to {SEATS} positions")
+        pawns = sorted(check_position(p) for p in positions)
+        with self._lock:
+            self._commit(self._tags, pawns=pawns)
+            return pawns
 
     def truth(self) -> dict[int, str]:
         """What really lies on each reader (reader -> UID)."""
@@ -582,7 +633,9 @@ class SimulatedTable(RawBackend):
         ``pile`` (the cards in the pile, in any order) and ``pile_bottom`` (cards under the
         pile, top first). Pads and hands end empty; any other card is out of the game. The
         pile keeps its physical order: a card coming back to it goes on top (it was drawn
-        from there), one leaving it is pulled out. Returns how many places changed."""
+        from there), one leaving it is pulled out. ``pawns`` (one position per seat) puts
+        the pawns there too, on a table with pawn sensors. Returns how many places
+        changed."""
         from engine.rules.board import parse_cell
 
         cells = dict(layout.get("cells") or {})
@@ -601,6 +654,13 @@ class SimulatedTable(RawBackend):
             raise self._refuse("restore: a card is in two places at once")
         for key in cells:
             parse_cell(key)
+        pawns = layout.get("pawns")
+        if pawns is not None and self.pawn_switches is not None:
+            if not isinstance(pawns, list) or len(pawns) > SEATS:
+                raise self._refuse(f"restore: pawns is a list of up to {SEATS} positions")
+            pawns = sorted(check_position(p) for p in pawns)
+        else:
+            pawns = None  # no sensors: the pawns are not the table's to know
         with self._lock:
             before = self._lying()
             world = self._world()
@@ -620,7 +680,8 @@ class SimulatedTable(RawBackend):
             changed = {r for r in set(tags) | set(self._tags)
                        if tags.get(r) != self._tags.get(r)}
             self._commit(tags, pile=pile, stacks=stacks, beside=beside,
-                         out=list(dict.fromkeys(out)), hands={}, dealt=True)
+                         out=list(dict.fromkeys(out)), hands={}, dealt=True,
+                         pawns=world["pawns"] if pawns is None else pawns)
         self._await_seen(changed)
         return {"moved": len(changed)}
 

@@ -13,11 +13,13 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 
+from engine.rules.names import position_label
 from engine.wire.contract import N_PERIMETER
 from hub.errors import BackendError
 
 
-def _position(value: object) -> int:
+def check_position(value: object) -> int:
+    """A perimeter position 0..19, or `BackendError` naming the bad value."""
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < N_PERIMETER:
         raise BackendError(f"perimeter position {value!r} is not 0..{N_PERIMETER - 1}")
     return value
@@ -26,35 +28,41 @@ def _position(value: object) -> int:
 class SimPawns:
     def __init__(self, positions: Iterable[int] = ()) -> None:
         self._lock = threading.Lock()
-        self._count: Counter[int] = Counter(_position(p) for p in positions)
+        self._count: Counter[int] = Counter(check_position(p) for p in positions)
         self._reported: frozenset[int] | None = None
 
     def sensed(self) -> frozenset[int]:
         with self._lock:
             return frozenset(p for p, n in self._count.items() if n > 0)
 
+    def positions(self) -> list[int]:
+        """Where each pawn stands (one entry per pawn, sorted): what the simulated table
+        saves."""
+        with self._lock:
+            return sorted(p for p, n in self._count.items() for _ in range(n))
+
     def place(self, position: int) -> None:
         with self._lock:
-            self._count[_position(position)] += 1
+            self._count[check_position(position)] += 1
 
     def lift(self, position: int) -> None:
         with self._lock:
-            at = _position(position)
+            at = check_position(position)
             if self._count[at] <= 0:
-                raise BackendError(f"no pawn stands on perimeter position {at}")
+                raise BackendError(f"no pawn stands on perimeter {position_label(at)}")
             self._count[at] -= 1
 
     def move(self, source: int, target: int) -> None:
         with self._lock:
-            at, to = _position(source), _position(target)
+            at, to = check_position(source), check_position(target)
             if self._count[at] <= 0:
-                raise BackendError(f"no pawn stands on perimeter position {at}")
+                raise BackendError(f"no pawn stands on perimeter {position_label(at)}")
             self._count[at] -= 1
             self._count[to] += 1
 
     def set(self, positions: Iterable[int]) -> None:
         """Every pawn where ``positions`` says (a game's start positions)."""
-        count = Counter(_position(p) for p in positions)
+        count = Counter(check_position(p) for p in positions)
         with self._lock:
             self._count = count
 

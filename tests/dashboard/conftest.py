@@ -56,6 +56,19 @@ def engine_service(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[
 def table_stack(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Stack]:
     """Dashboard + the real engine service (in-process) + `cauldron hub --backend sim` (a
     subprocess, as deployed: its polling loop does not compete for this process's GIL)."""
+    yield from _table_stack(mqtt_broker, table_id, tmp_path)
+
+
+@pytest.fixture
+def pawn_table_stack(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Stack]:
+    """`table_stack` on a simulated table with pawn sensors (hub config ``perimeter``)."""
+    config = tmp_path / "hub.toml"
+    config.write_text("perimeter = true\n")
+    yield from _table_stack(mqtt_broker, table_id, tmp_path, ["--config", str(config)])
+
+
+def _table_stack(mqtt_broker: str, table_id: str, tmp_path: Path,
+                 hub_args: list[str] | None = None) -> Iterator[Stack]:
     import signal
     import subprocess
     import sys
@@ -70,7 +83,8 @@ def table_stack(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Sta
     hub_log = (tmp_path / "hub.log").open("w")
     hub = subprocess.Popen(
         [str(Path(sys.executable).parent / "cauldron"), "hub", "--backend", "sim",
-         "--table", table_id, "--data-dir", str(tmp_path / "hub"), "--mqtt", mqtt_broker, "-q"],
+         "--table", table_id, "--data-dir", str(tmp_path / "hub"), "--mqtt", mqtt_broker, "-q",
+         *(hub_args or [])],
         stdout=subprocess.DEVNULL, stderr=hub_log, cwd=Path(__file__).resolve().parents[2],
     )
     gen = make_dash(mqtt_broker, table_id, tmp_path, serve=True)

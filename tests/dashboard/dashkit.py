@@ -71,9 +71,10 @@ class Server:
     def __init__(self, app: Any, port: int | None = None) -> None:
         import uvicorn
 
-        self.port = port or free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                timeout_graceful_shutdown=2)
+        from dashboard.serving import uvicorn_config
+
+        self.port = port or free_port()  # served as the commands serve it
+        config = uvicorn_config(app, "127.0.0.1", self.port, timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
 

@@ -32,8 +32,8 @@ def test_axe_no_serious_or_critical_violation_in_a_live_game_with_an_alert(
     wait_until(lambda: dash.bridge.public is not None and dash.bridge.public.view.table
                is not None and dash.bridge.public.view.table.inputs == interp.inputs, 10,
                "the live game")
-    dash.publish_alert("a-1", rule="G6", message="2,3 is not in column 1, the line the pawn "
-                       "faces.", instruction="Put the card back on 2,3.",
+    dash.publish_alert("a-1", rule="G6", message="Row 3, column 4 is not in column 2, the line "
+                       "the pawn faces.", instruction="Put the card back on row 3, column 4.",
                        game_id=dash.bridge.game_id or "")
     wait_until(lambda: dash.bridge.alerts, 5, "the alert")
     if path == "seat":

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from dashkit import PIN, Dash, new_game, play, wait_until
 from fastapi.testclient import TestClient
+from hidden import covered
 
 from dashboard.config import Settings
 from dashboard.main import create_app
@@ -38,10 +39,6 @@ def secret(dash: Dash, seat: int) -> str:
     return dash.bridge.secrets.secret(game_id, seat)
 
 
-def covered_cards(game: Game) -> set[str]:
-    return {card for cauldron in game.cauldrons for card in cauldron[:-1]}
-
-
 # ---------------------------------------------------------------- table
 
 
@@ -57,8 +54,8 @@ def test_table_state_is_whitelisted_and_has_no_covered_card(
     client: TestClient, dash_app: Dash
 ) -> None:
     game = play(new_game(players=4, seed=5), 40)
-    covered = covered_cards(game)
-    assert covered, "the game must have covered cards for this test to mean anything"
+    hidden = covered(game)
+    assert hidden, "the game must have covered cards for this test to mean anything"
     view = game.view_public()
     leaky = {**view, "leak": {"stacks": [list(c) for c in game.cauldrons]}}
     from pydantic import ValidationError
@@ -84,7 +81,7 @@ def test_table_state_is_whitelisted_and_has_no_covered_card(
     assert [s["top"] for s in body["game"]["view"]["seats"]] == [
         c[-1] if c else None for c in game.cauldrons
     ]
-    for card in covered:
+    for card in hidden:
         assert f'"{card}"' not in text
 
 

@@ -125,13 +125,13 @@ def test_alert_appears_and_clears(dash: Dash, page: Any) -> None:
     dash.publish_game(new_game())
     page.goto(dash.url + "/?lang=en")
     page.wait_for_selector("#board .card")
-    dash.publish_alert("a-7", rule="G6", message="2,3 is not in column 1, the line the pawn "
-                       "faces.", instruction="Put the card back on 2,3.")
+    dash.publish_alert("a-7", rule="G6", message="Row 3, column 4 is not in column 2, the line "
+                       "the pawn faces.", instruction="Put the card back on row 3, column 4.")
     alert = page.wait_for_selector("#alerts .alert[data-alert='a-7']")
     assert "Rule G6" in alert.inner_text()
-    # the engine's 0-based "2,3" reads as people count: row 3, column 4
+    # the engine words it for people already (engine/rules/names.py): nothing renumbered
     assert "Put the card back on row 3, column 4." in alert.inner_text()
-    assert "is not in column 2" in alert.inner_text()
+    assert "is not in column 2, the line" in alert.inner_text()
     page.wait_for_function("document.querySelector('#announce-alert').textContent.includes('G6')")
     screenshot(page, "table-alert")
     dash.publish_alert("a-7", active=False, rule="G6")

@@ -12,6 +12,7 @@ from dashkit import PIN, Dash, drive_engine, wait_until
 from fastapi.testclient import TestClient
 
 from engine.rules.actions import UseDeclinatio
+from engine.rules.names import seat_name
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ def test_seat_uses_declinatio_from_its_phone_and_the_game_ends_G7(
     # The other seat's button: refused by the engine (not its turn), nothing changes.
     before = snapshot(interp)
     refused = client.post(seat_url(dash_app, other, "/declinatio"))
-    assert refused.status_code == 409 and f"seat {seat}'s turn" in refused.json()["detail"]
+    assert refused.status_code == 409 and f"it is {seat_name(seat)} (" in refused.json()["detail"]
     assert snapshot(interp) == before
     # Another seat's secret cannot press this seat's button.
     forged = f"/api/seats/{seat}/declinatio?secret=" + dash_app.bridge.secrets.secret(

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from dashkit import PIN, Dash, wait_until
 
-from engine.rules.cards import enrolment_order
+from engine.rules.cards import CARDS, enrolment_order, family_name
+from engine.rules.names import card_name
 from engine.wire.contract import GameAlert, HubEvent, ServiceState, Topics, WireModel
 from engine.wire.mqtt import WireClient
 from hub.backends.sim import SimulatedTable
@@ -48,7 +49,7 @@ def test_enrolment_from_host_page_with_the_hub_running(
             wait_until(lambda: http.get("/api/host/enrolment").json()["done"] == 1, 10,
                        "the tag to be enrolled")
             shown = http.get("/api/host/enrolment").json()
-            assert f"Enrolled {first}" in shown["message"]
+            assert f"Enrolled {card_name(first)}" in shown["message"]
             sim.remove("pad:0")
             stopped = http.post("/api/host/enrol", json={"action": "stop"})
             assert stopped.status_code == 200 and "saved" in stopped.json()["data"]["message"]
@@ -105,7 +106,15 @@ def test_enrolment_buttons_on_the_host_page(dash: Dash, mqtt_broker: str, table_
                                ".includes(\"Seat 2's pad\")")
         sim.place("pad:1", uid=NEW_TAG)
         page.wait_for_function("document.querySelector('#enrol-said').textContent"
-                               f".includes('Enrolled {first}')")
+                               f".includes('Enrolled {card_name(first)}')")
+        # The progress line names the next card as printed on it, never its id.
+        page.wait_for_function("document.querySelector('#enrolment').textContent"
+                               ".includes('1 of ')")
+        progress = page.inner_text("#enrolment")
+        second = CARDS[enrolment_order()[1]]
+        assert second.family is not None
+        assert f"next: {family_name(second.family)} {second.value}" in progress, progress
+        assert second.id not in progress
         sim.remove("pad:1")
         page.click("#enrol-controls button[data-enrol=undo]")
         page.wait_for_function("document.querySelector('#enrol-said').textContent"

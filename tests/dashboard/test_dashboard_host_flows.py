@@ -109,8 +109,10 @@ class Flow:
 
     def new_game(self, players: int = 2, colours: list[str] | None = None, first: int = 0,
                  removed: str | None = None, recipes: bool = False, bonus: bool = False,
-                 memory: bool = False) -> str:
-        """End what is on, fill in the host's form, start; returns the new game's id."""
+                 memory: bool = False, starts: list[int] | None = None,
+                 check: Callable[[], None] | None = None) -> str:
+        """End what is on, fill in the host's form, start; returns the new game's id.
+        `check` runs once the game started, before the bots play on."""
         self.hold_bots()
         before = (self.state()["game"] or {}).get("game_id")
         self.end_current()
@@ -119,6 +121,8 @@ class Flow:
         page.select_option("#players", str(players))
         for seat, colour in enumerate(colours or []):
             page.select_option(f"#colour-{seat}", colour)
+        for seat, position in enumerate(starts or []):
+            page.select_option(f"#start-{seat}", str(position))
         page.select_option("#first", str(first))
         if removed is not None:
             page.select_option("#removed", removed)
@@ -131,6 +135,8 @@ class Flow:
                        and self.status() == "playing", 30, "the host's game to start")
         except AssertionError as exc:  # what the host page said, at the end of the wait
             raise AssertionError(f"{exc} (host page: {page.inner_text('#host-msg')!r})") from None
+        if check is not None:
+            check()
         self.release_bots()
         return str(self.state()["game"]["game_id"])
 
@@ -230,17 +236,33 @@ def test_host_new_game_removed_colour(flow: Flow) -> None:
     flow.score_screen(game_id)
 
 
-def test_host_new_game_start_corners(flow: Flow) -> None:
-    """Start positions have no field on the form: the host API takes them."""
-    flow.hold_bots()
-    flow.end_current()
-    answer = flow.http.post("/api/host/new_game", json={
-        "colours": ["yellow", "red"], "start_positions": [5, 15], "deal": "virtual"})
-    assert answer.status_code == 200, answer.text
-    game_id = answer.json()["data"]["game_id"]
-    flow.release_bots()
-    assert config(flow)["start_positions"] == [5, 15]
+def test_host_new_game_start_corners_g2(flow: Flow) -> None:
+    """The form offers each seat the corners a pawn may start beside (G2), named for people;
+    the pawns stand there on the table view when the game starts, and the bots play it out."""
+    offered = flow.host.eval_on_selector_all("#start-0 option", "os => os.map(o => o.value)")
+    assert offered == ["0", "5", "10", "15"]
+    labels = flow.host.eval_on_selector_all("#start-1 option", "os => os.map(o => o.text)")
+    assert labels[1] == "top-right corner (position 6)", labels
+    starts = [10, 5, 5]  # two pawns may share a corner (G2)
+
+    def pawns_there() -> None:
+        # Seat 1 plays first: its pawn has moved 2 on from its corner (empty cauldron, G4).
+        for seat, position in enumerate([12, 5, 5]):
+            flow.table.wait_for_selector(f"#board .pos[data-pos='{position}'] "
+                                         f".pawn[data-pawn='{seat}']")
+
+    game_id = flow.new_game(players=3, starts=starts, check=pawns_there)
+    assert config(flow)["start_positions"] == starts
     flow.score_screen(game_id)
+
+
+def test_host_new_game_refuses_a_start_beside_no_corner_g2(flow: Flow) -> None:
+    """The API names the allowed corners, counted from 1 as the form shows them."""
+    answer = flow.http.post("/api/host/new_game", json={
+        "colours": ["yellow", "red"], "start_positions": [5, 7], "deal": "virtual"})
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"]
+    assert "position 1 (top-left), 6 (top-right), 11 (bottom-right) or 16" in detail, detail
 
 
 # ---------------------------------------------------------------- undo, every situation

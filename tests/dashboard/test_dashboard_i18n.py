@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.i18n import negotiate
+from engine.rules.board import CORNER_POSITIONS
 
 DASH = Path(__file__).resolve().parents[2] / "dashboard"
 
@@ -53,6 +54,8 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
         "sev_": ["error", "warning", "info"],
         "via_": ["accio", "declinatio"],
         "deal_next_": ["set_aside", "lay_cards", "fix_wrong", "starting"],
+        # the host form's start corners: the perimeter positions G2 allows (geometry)
+        "start_corner_": [str(p) for p in sorted(CORNER_POSITIONS)],
     }
     assert prefixes <= set(families)
     for prefix, values in families.items():

@@ -62,10 +62,11 @@ TOO_WIDE = """() => [...document.querySelectorAll('body *')].filter((el) => {
 
 def alerts(dash: Dash, n: int = 3) -> None:
     texts = [
-        ("G6", "2,3 is not in column 1, the line the pawn faces.", "Put the card back on 2,3."),
-        ("G4", "Seat 1 laid a card on the pad of seat 0.", "Lift it from the pad of seat 0 and "
+        ("G6", "Row 3, column 4 is not in column 2, the line the pawn faces.",
+         "Put the card back on row 3, column 4."),
+        ("G4", "Seat 2 laid a card on Seat 1's pad.", "Lift it from Seat 1's pad and "
          "lay it on your own pad."),
-        ("G8", "Seat 2 must tap the top card of its cauldron (Vanesco) before anything else.",
+        ("G8", "Seat 3 must tap the top card of its cauldron (Vanesco) before anything else.",
          "Tap it on your pad, then put it under the draw pile."),
     ]
     for i in range(n):

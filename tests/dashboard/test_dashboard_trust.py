@@ -1,5 +1,6 @@
-"""Attacks on the dashboard over HTTP, each refused: a cross-site POST, a PIN brute force,
-an oversized body, harvesting the seats' join links."""
+"""Attacks on the dashboard over HTTP, each refused: a cross-site POST, a cross-site
+WebSocket, a PIN brute force, an oversized body, harvesting the seats' join links; and the
+host's word before a new hub may serve the table."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import logging
 import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Dash, new_game
+from dashkit import PIN, Dash, new_game, wait_until
 from fastapi.testclient import TestClient
+from hub_events import signed
 
 from dashboard.guard import MAX_BODY, PinGuard
+from engine.wire.contract import HubSnapshot, ReaderSeen, Topics
 
 HOST = {"X-Host-Pin": PIN}
 
@@ -154,3 +158,105 @@ def test_seat_join_links_cannot_be_harvested(client: TestClient, dash_app: Dash)
     fresh = freed.json()["url"]
     again = client.get(fresh[fresh.index("/join/"):], follow_redirects=False)
     assert again.status_code == 303 and secrets[2] not in again.headers["location"]
+
+
+def test_cross_site_websocket_is_refused(client: TestClient, dash_app: Dash) -> None:
+    """A page elsewhere cannot open a socket here (a seat's, the table's, the count's): the
+    handshake is refused before the socket opens; the dashboard's own pages and programs
+    that are no browser (no Origin) still get in."""
+    from starlette.websockets import WebSocketDisconnect
+
+    _game(dash_app)
+    secret = dash_app.bridge.secrets.secret("g1", 0)
+    sockets = (f"/ws/seat/0?secret={secret}", "/ws/table", "/ws/count")
+    for path in sockets:
+        for origin in ("http://evil.example", "null", "http://testserver.evil.example",
+                       "https://testserver:8443", "ws://testserver"):
+            with pytest.raises(WebSocketDisconnect) as refused, \
+                    client.websocket_connect(path, headers={"Origin": origin}):
+                pass
+            assert refused.value.code == 1008, (path, origin)
+    assert not dash_app.bridge.secrets.joined("g1")[0]  # a refused socket joined nothing
+    for headers in ({"Origin": "http://testserver"}, {}):
+        with client.websocket_connect(sockets[0], headers=headers) as socket_:
+            assert socket_.receive_json()["seat"] == 0
+
+
+def test_a_configured_public_address_is_same_origin() -> None:
+    """Behind a proxy the browser's Origin is the public_url, not the Host the dashboard
+    sees: that one origin is trusted too, nothing else."""
+    from dashboard.config import Settings
+    from dashboard.guard import SameOrigin, cross_site, origin_of
+    from dashboard.main import create_app
+
+    trusted = frozenset({origin_of("https://table.example/")})
+    headers = {b"host": b"127.0.0.1:8000", b"origin": b"https://table.example"}
+    assert cross_site(headers, trusted, fetch_site=False) is None
+    assert cross_site(headers, frozenset(), fetch_site=False) is not None
+    evil = {**headers, b"origin": b"https://table.example.evil.example"}
+    assert cross_site(evil, trusted, fetch_site=False) is not None
+    app = create_app(Settings(public_url="https://table.example/", pin="123456"))
+    guards = [m for m in app.user_middleware if m.cls is SameOrigin]
+    assert [g.kwargs["trusted"] for g in guards] == [trusted]
+
+
+def test_cross_site_websocket_from_a_real_browser_is_refused(dash: Dash, page: object) -> None:
+    """A page on another site makes the visitor's Chromium open the seat's socket with its
+    link: refused, no message; the dashboard's own page opens it."""
+    _game(dash)
+    secret = dash.bridge.secrets.secret("g1", 0)
+    url = dash.url.replace("http://", "ws://") + f"/ws/seat/0?secret={secret}"
+    listen = """url => new Promise(done => {
+        const ws = new WebSocket(url); let opened = false; const got = [];
+        ws.onopen = () => { opened = true; };
+        ws.onmessage = m => { got.push(m.data); ws.close(); };
+        ws.onclose = () => done({opened, got});
+    })"""
+    page.route("http://evil.example/", lambda route: route.fulfill(  # type: ignore[attr-defined]
+        status=200, content_type="text/html", body="<p>cheap potions</p>"))
+    page.goto("http://evil.example/")  # type: ignore[attr-defined]
+    evil = page.evaluate(listen, url)  # type: ignore[attr-defined]
+    assert evil == {"opened": False, "got": []}
+    page.goto(dash.url + "/")  # type: ignore[attr-defined]
+    own = page.evaluate(listen, url)  # type: ignore[attr-defined]
+    assert own["opened"] and '"seat":0' in own["got"][0].replace(" ", "")
+
+
+def test_host_accepts_a_replaced_hub_from_the_host_page(dash: Dash, engine_service: Any,
+                                                        page: Any) -> None:
+    """A new hub id for the table (its key replaced the old hub's) waits: the engine ignores
+    it and the host page shows both ids, with the warning, behind the PIN; pressing the
+    button registers it and the notice goes away."""
+    table, engine = dash.table, engine_service
+    topic = Topics(table).hub_snapshot
+
+    def snapshot(hub_id: str) -> HubSnapshot:
+        readers = [ReaderSeen(reader=r, cell=f"{r // 6},{r % 6}") for r in range(36)]
+        model = signed(HubSnapshot(hub_id=hub_id, epoch=f"e-{hub_id}", last_seq=0,
+                                   ts=time.time(), backend="sim", readers=readers), table)
+        assert isinstance(model, HubSnapshot)
+        return model
+
+    dash.publisher.publish(topic, snapshot("hub-old-pi"))  # the first hub: registered
+    wait_until(lambda: table in engine.tables
+               and engine.tables[table].registered_hub == "hub-old-pi", 10,
+               "the first hub registered")
+    page.goto(dash.url + "/host?lang=en")
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("#game-panel", state="visible")
+    assert page.is_hidden("#hub-change")  # nothing waits: no button
+
+    dash.publisher.publish(topic, snapshot("hub-new-pi"))  # a replaced Pi, enrolled anew
+    page.wait_for_selector("#accept-hub", state="visible")
+    notice = page.inner_text("#hub-change")
+    assert "hub-new-pi" in notice and "hub-old-pi" in notice
+    assert "Accept only if you replaced the hub" in notice
+    assert engine.tables[table].registered_hub == "hub-old-pi"  # refused until then
+
+    page.click("#accept-hub")
+    page.wait_for_selector("#hub-change", state="hidden")
+    assert engine.tables[table].registered_hub == "hub-new-pi"
+    assert engine.tables[table].pending_hub is None
+    assert "hub-new-pi" in page.inner_text("#host-msg")
+    wait_until(lambda: dash.bridge.status().engine_degraded is None, 10, "the table healed")

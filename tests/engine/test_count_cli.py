@@ -136,7 +136,7 @@ def test_count_and_readers_on_the_usb_back_end_with_the_mock_factory(tmp_path: P
     enrol = subprocess.run([CAULDRON, "enroll", "--backend", "pcsc", "--offline", "--write",
                             "--idle-timeout", "0.5"], capture_output=True, text=True,
                            timeout=60, env=env, cwd=ROOT, check=False, stdin=subprocess.DEVNULL)
-    assert "next: yellow-a-1" in enrol.stdout, enrol.stdout + enrol.stderr
+    assert "next: Sulphur scent 1 (yellow)" in enrol.stdout, enrol.stdout + enrol.stderr
     assert "Stopped." in enrol.stdout and "Traceback" not in enrol.stderr  # stdin closed: q
     port = free_port()
     proc = subprocess.Popen([CAULDRON, "count", "--port", str(port), "--pin", PIN],

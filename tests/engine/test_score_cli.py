@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from people_words import leaks
 
 from engine.app.cli import main
+from engine.rules.cards import CARDS, CATALOGUE
 
 CAULDRON = Path(sys.executable).parent / "cauldron"
 
@@ -67,31 +69,49 @@ def test_score_json_output_has_the_breakdown_and_winners(
     assert out["winners"] == [1]
 
 
-def test_score_text_output_is_a_readable_table(
+def test_score_text_output_names_things_for_people(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["score", write(tmp_path, GAME)]) == 0
     out = capsys.readouterr().out
-    assert "Seat 1 (red): 34 points" in out
-    assert "Finger bones (red-a) x2" in out
-    assert "red-a-4 +8" in out and "four cards +5" in out
-    assert "immuto-1 joins" in out and "Pumpkins (blue-a)" in out
-    assert "Recipe B-last-card" in out and "took the last card" in out
-    assert "Second player" in out
-    assert out.rstrip().endswith("Winner: seat 1 (red) with 34 points")
+    # The file's seat 1 is the second seat: "Seat 2" (README "Names people read").
+    assert "Seat 2 (red): 34 points" in out
+    assert "Seat 1 (blue): 2 points" in out and "Seat 3 (green): 6 points" in out
+    assert "  Finger bones (red): +25" in out
+    assert "Finger bones 1 (red), Finger bones 2 (red), Finger bones 3 (red)" in out
+    # The score page's words (engine.rules.names.family_how).
+    assert ("4 Finger bones cards: 1 + 2 + 3 + 4 = 10; own colour, doubled: 20; "
+            "+ 5 for four cards: 25") in out
+    assert "1 Bottles card: minus its value 1 = -1" in out
+    assert "3 Egg cards: 1 + 2 + 3 = 6" in out
+    assert "Immuto (Metamorphosis) joins Pumpkins (blue)" in out
+    assert "1 Immuto (Metamorphosis) counted as a 0" in out
+    assert "Recipe B (Take the last card): +10 (took the last card)" in out
+    assert "Recipe A (orange): +0 (not the most orange cards: 0 vs 3)" in out
+    assert "Second player: +2" in out and "Spells: Accio" in out
+    assert out.rstrip().endswith("Winner: Seat 2 (red) with 34 points")
+    assert not leaks(out), leaks(out)
 
 
-def test_score_shared_win_is_announced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    game = {
-        "players": [
-            {"seat": 0, "colour": "yellow", "cauldron": []},
-            {"seat": 1, "colour": "blue", "cauldron": []},
-        ]
-    }
+def test_score_text_output_counts_seats_from_one_and_shows_no_card_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Every card of the deck in some cauldron, four seats: no id and no seat 0 anywhere.
+    deck = [c for c in CARDS if CARDS[c].kind in ("ingredient", "immuto")]
+    colours = ["yellow", "red", "green", "blue"]
+    players = [
+        {"seat": s, "colour": colours[s], "cauldron": deck[s::4],
+         "spells": [c for c in CARDS if CARDS[c].kind == "spell"][s::4],
+         "recipes": [r["id"] for r in CATALOGUE["recipes"]["A"] + CATALOGUE["recipes"]["B"]][s::4]}
+        for s in range(4)
+    ]
+    game = {"players": players, "last_card_seat": 3, "options": {"second_player_bonus": True}}
     assert main(["score", write(tmp_path, game)]) == 0
-    assert "Winners (shared): seat 0 (yellow), seat 1 (blue) with 0 points each" in (
-        capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert not leaks(out), leaks(out)
+    for seat in range(1, 5):
+        assert f"Seat {seat} ({colours[seat - 1]}): " in out
+    assert "Seat 4 took the last card" in out or "(took the last card)" in out
 
 
 def test_score_reads_stdin_through_the_installed_command() -> None:

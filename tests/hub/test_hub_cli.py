@@ -9,8 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from people_words import leaks
 
 from engine.app.cli import main
+from engine.wire.auth import ensure_key, key_path, keys_dir
 from engine.wire.contract import HubEvent, ServiceState, Topics, WireModel
 from engine.wire.mqtt import WireClient
 
@@ -78,7 +80,11 @@ def test_hub_sim_publishes_a_script_in_order(mqtt_broker: str, table_id: str,
     ]
     states = [m.state for m in got if isinstance(m, ServiceState)]
     assert states[0] == "online" and states[-1] == "offline"
-    assert "#4     pad           placed   pad 0   blue-a-4" in out.stdout
+    # The echo is for the host: places and cards by their names, never "pad 0" or an id.
+    assert "#4     pad           placed   Seat 1's pad       Pumpkins 4 (blue)" in out.stdout
+    assert "#1     cell          placed   row 2, column 2    Pumpkins 4 (blue)" in out.stdout
+    echo = [line for line in out.stdout.splitlines() if line.startswith("#")]
+    assert len(echo) == 5 and not [line for line in echo if leaks(line)], echo
 
 
 @pytest.mark.parametrize(
@@ -97,6 +103,14 @@ def test_user_errors_are_one_line(args: list[str], message: str, tmp_path: Path)
     assert out.returncode == 2
     assert message in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_enroll_pad_counts_seats_from_one(tmp_path: Path) -> None:
+    # --pad N is Seat N's pad (issue 11: people never count seats from 0).
+    for bad in ("0", "5", "one"):
+        out = cauldron("enroll", "--pad", bad, "--data-dir", str(tmp_path))
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert "is not a seat: give 1 to 4 (--pad 1 is Seat 1's pad)" in out.stderr
 
 
 def test_bad_config_keys_and_script_lines(tmp_path: Path) -> None:
@@ -137,6 +151,7 @@ def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
     from hub.service import Hub
     from hub.tagmap import TagMap
 
+    ensure_key(keys_dir(), table_id, "cmd")  # the engine's and dashboard's (same machine)
     tagmap = TagMap.load(tmp_path / "tagmap.json")
     client = WireClient(mqtt_broker, client_id=f"hub-{table_id}",
                         state_topic=Topics(table_id).hub_state)
@@ -147,13 +162,14 @@ def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,
         out = subprocess.run(
             [sys.executable, "-c", "import sys; from engine.app.cli import main; "
              "sys.exit(main(sys.argv[1:]))", "enroll", "--mqtt", mqtt_broker, "--table",
-             table_id, "--pad", "2"],
+             table_id, "--pad", "3"],
             input="s\nu\nq\n", capture_output=True, text=True, timeout=60, check=False)
     finally:
         hub.stop()
     assert out.returncode == 1, out.stderr
     assert "The running hub" in out.stdout and "Seat 3's pad" in out.stdout, out.stdout
-    assert "Skipped yellow-a-1" in out.stdout and "Skip undone: yellow-a-1" in out.stdout
+    assert "Skipped Sulphur scent 1 (yellow) (" in out.stdout
+    assert "Skip undone: Sulphur scent 1 (yellow) is asked again" in out.stdout
     assert "nothing new was enrolled" in out.stdout and "are saved" not in out.stdout
 
 
@@ -178,10 +194,16 @@ def test_readers_shows_the_running_hubs_table(mqtt_broker: str, table_id: str,
         while hub.backend.state().get(sim.layout.cell_reader(1, 4)) is None:
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        out = cauldron("readers", "--once", "--mqtt", mqtt_broker, "--table", table_id,
-                       "--backend", "sim", "--data-dir", str(tmp_path / "mine"))
+        ask = ("readers", "--once", "--mqtt", mqtt_broker, "--table", table_id,
+               "--backend", "sim", "--data-dir", str(tmp_path / "mine"))
+        # Hub commands are signed with the table's command key, never one made here.
+        keyless = cauldron(*ask)
+        ensure_key(keys_dir(), table_id, "cmd")
+        out = cauldron(*ask)
     finally:
         hub.stop()
+    assert keyless.returncode == 2
+    assert f"copy {key_path(keys_dir(), table_id, 'cmd').name}" in keyless.stderr
     assert out.returncode == 0, out.stderr
     assert f"hub hub-{table_id} (sim back-end" in out.stdout and "live" in out.stdout
     row2 = next(line for line in out.stdout.splitlines() if line.startswith("row 2"))

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from hub_events import hub_request
 from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.rules.cards import enrolment_order
-from engine.wire.contract import HUB_VERBS, CommandRequest, TopicInfo, Topics, parse_topic
+from engine.wire.contract import HUB_VERBS, TopicInfo, Topics, parse_topic
 from engine.wire.mqtt import CommandRefused, WireClient
 from hub.backends.sim import SimulatedTable, made_up_uid, virtual_box_tagmap
 from hub.io import TableIO
@@ -62,8 +63,9 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
 
 
 def call(hub: Hub, verb: str, args: dict[str, Any]) -> Any:
+    """As the dashboard or the engine sends it: signed, a transaction of its own."""
     info: TopicInfo = parse_topic(Topics(hub.table).hub_cmd(verb))
-    return hub._on_command(info, CommandRequest(transaction="t1", args=args))
+    return hub._on_command(info, hub_request(hub.table, verb, args))
 
 
 sim_args = st.fixed_dictionaries(

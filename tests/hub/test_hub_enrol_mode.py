@@ -69,7 +69,7 @@ def test_enrolment_mode_consumes_the_pad_and_undoes_a_skip(
     refused = ask(client, table_id, "enrol", action="stop")
     assert refused.status == "error" and "no enrolment is running" in str(refused.error)
     refused = ask(client, table_id, "enrol", action="start", pad=7)
-    assert refused.status == "error" and "no pad for seat 8" in str(refused.error)
+    assert refused.status == "error" and "no pad for Seat 8" in str(refused.error)
     again = ask(client, table_id, "enrol", action="start", pad=1)
     nothing = ask(client, table_id, "enrol", action="stop").data
     assert again.status == "ok" and "nothing new was enrolled" in nothing["message"]

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from people_words import leaks
 
 from engine.rules.cards import enrolment_order
+from engine.rules.names import card_name
 from hub.backends.sim import SimulatedTable
 from hub.enroll import Enrolment, run_enrolment
 from hub.errors import BackendError, TagMapError
@@ -66,7 +68,7 @@ def test_walks_the_box_in_catalogue_order(tmp_path: Path) -> None:
     order = enrolment_order()[:4]
     saved = json.loads((tmp_path / "tagmap.json").read_text())["tags"]
     assert saved == {uid(i + 1): order[i] for i in range(4)}
-    assert said[0].startswith("[") and "0/4" in said[0] and order[0] in said[0]
+    assert said[0].startswith("[") and "0/4" in said[0] and card_name(order[0]) in said[0]
     assert "4/4" in said[-1]
 
 
@@ -74,10 +76,12 @@ def test_refuses_a_tag_already_enrolled_then_undo_and_skip(tmp_path: Path) -> No
     order = enrolment_order()[:4]
     _, said, finished = run(tmp_path, [1, 1, 2, "u", 3, "x", "s", 4])
     assert not finished
-    assert any("Refused: tag 04000000000001 is already enrolled as " + order[0] in s
+    assert any("Refused: tag 04000000000001 is already enrolled as " + card_name(order[0]) in s
                for s in said)
-    assert any(s.startswith(f"Undone: {order[1]}") for s in said)
-    assert any(s.startswith(f"Skipped {order[2]}") for s in said)
+    assert any(s.startswith(f"Undone: {card_name(order[1])} (tag ") for s in said)
+    assert any(s.startswith(f"Skipped {card_name(order[2])} (") for s in said)
+    # Cards by their printed names, never an id (the cards carry none: hardware/tags.md).
+    assert not [s for s in said if leaks(s)], [leaks(s) for s in said]
     assert any("Unknown command 'x'" in s for s in said)
     tags = TagMap.load(tmp_path / "tagmap.json")
     assert dict(tags.items()) == {uid(1): order[0], uid(3): order[1], uid(4): order[3]}
@@ -88,7 +92,7 @@ def test_resume_from_the_saved_file(tmp_path: Path) -> None:
     _, said, finished = run(tmp_path, [1, 2, "q"])
     assert not finished and "2/4" in said[-1]
     _, said, finished = run(tmp_path, [3, 4])
-    assert finished and f"next: {order[2]}" in said[0]
+    assert finished and f"next: {card_name(order[2])}: tap it" in said[0]
     assert len(TagMap.load(tmp_path / "tagmap.json")) == 4
 
 
@@ -139,3 +143,20 @@ def test_write_needs_a_capable_backend(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="cannot write tags"):
         Enrolment(TagMap(), backend=ReadOnly(Layout()), reader=32, write_tags=True)
 
+
+
+def test_identical_cards_are_counted_and_a_tag_maps_file_error_quotes_the_file(
+        tmp_path: Path) -> None:
+    # Three Accio cards look the same: the person is told which copy is asked.
+    enrolment = Enrolment(TagMap(tmp_path / "t.json"), order=["accio-1", "accio-2", "blue-a-1"])
+    assert enrolment.prompt().endswith("next: Accio (copy 1 of 2): tap it on the pad")
+    assert enrolment.tag_seen(uid(1)) == f"Enrolled Accio (copy 1 of 2) (tag {uid(1)}). Lift it."
+    assert "next: Accio (copy 2 of 2)" in enrolment.prompt()
+    assert enrolment.status()["next_label"] == "Accio (copy 2 of 2)"
+    # Editing a tag map by hand: the error names the card and quotes the file's line.
+    (tmp_path / "dup.json").write_text(json.dumps({"tags": {"04A1B2C3": "pawn-1",
+                                                            "04A1B2C4": "pawn-1"}}))
+    with pytest.raises(TagMapError) as dup:
+        TagMap.load(tmp_path / "dup.json")
+    assert "Seat 2's pawn is already enrolled with tag 04A1B2C3" in str(dup.value)
+    assert str(dup.value).endswith('(the file has "04A1B2C4": "pawn-1")')

@@ -132,7 +132,7 @@ def test_write_tag_then_read_back_and_enrolment_with_the_usb_reader(tmp_path) ->
                           backend=backend, reader=pad, write_tags=True)
     fake.lay(ACR, UID)
     [change] = sweeps(backend)
-    assert "Enrolled blue-a-4" in enrolment.tag_seen(change.uid)
+    assert "Enrolled Pumpkins 4 (blue) (tag " in enrolment.tag_seen(change.uid)
     assert backend.tag_memory(UID) == "blue-a-4"
     fake.lift(ACR)
     sweeps(backend)
@@ -140,9 +140,9 @@ def test_write_tag_then_read_back_and_enrolment_with_the_usb_reader(tmp_path) ->
     fake.fail(ACR, exchanges=1)
     [change] = sweeps(backend)
     fake.fail(ACR, exchanges=1)
-    assert "Could not write accio-1" in enrolment.tag_seen(change.uid)
+    assert "Could not write Accio into tag" in enrolment.tag_seen(change.uid)
     assert "accio-1" not in enrolment.tagmap.cards()
-    assert "Enrolled accio-1" in enrolment.tag_seen(change.uid)
+    assert "Enrolled Accio (tag " in enrolment.tag_seen(change.uid)
     assert bytes(tag.memory[:4]) == b"\x03\x0e\xd1\x01"
 
 
@@ -235,7 +235,7 @@ def test_a_whole_enrolment_on_the_usb_reader_writes_every_tag(tmp_path) -> None:
     assert run_enrolment(enrolment, backend, pad, person, said.append, poll_interval=0,
                          idle_timeout=5), "\n".join(said)
     assert TagMap.load(tmp_path / "tagmap.json").items() == [(tags[c], c) for c in order]
-    assert any("Could not write immuto-1" in line for line in said)
+    assert any("Could not write Immuto (Metamorphosis)" in line for line in said)
     for card in order:
         fake.lay(ACR, tags[card])
         sweeps(backend)

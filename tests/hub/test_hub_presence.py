@@ -4,6 +4,7 @@ and removals under dropped polls, misreads, flicker, stuck and vanished readers.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,19 @@ def sweeps(sim: SimulatedTable, n: int) -> list[Change]:
     for _ in range(n):
         out += sim.poll().changes
     return out
+
+
+def test_layout_names_places_for_people() -> None:
+    # A reader's place in the readers view and in errors: 1-based, never "cell 0,1" (issue 11).
+    layout = Layout(pads=2)
+    assert layout.place(0).label() == "row 1, column 2"
+    assert layout.place(31).label() == "row 6, column 5"
+    assert layout.place(layout.pad_reader(1)).label() == "Seat 2's pad"
+    for place, said in [("0,0", "place '0,0': row 1, column 1 is a corner"),
+                        ("pad:3", "place 'pad:3': Seat 4 has no scan pad on this table"),
+                        ("pos:0", "place 'pos:0': perimeter position 1 has no reader")]:
+        with pytest.raises(ValueError, match="^" + re.escape(said)):
+            layout.reader_for(place)
 
 
 def test_layout_maps_every_reader_once() -> None:

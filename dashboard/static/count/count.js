@@ -2,102 +2,15 @@
    on the shared helpers (core.js) and the score breakdown of the score page (scoring.js). */
 import {
   BOOT, CAT, announce, cardHtml, cardLabel, colourName, esc, keepFocus, liveSocket,
-  patchChildren, renderBanners, seatLabel, setHtml, t,
+  patchChildren, renderBanners, seatLabel, setHtml, t, tn,
 } from "../core.js";
 import { scoresHtml } from "../scoring.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
 const SEAT = BOOT.seat;  // a seat's phone: only that seat, no controls
-const L = {
-  en: {
-    msg_counted: "{card} counted for {seat}", msg_duplicate: "{card} is already counted for {seat}: every card exists once. Remove it there first if it went to the wrong seat.",
-    msg_already: "{card} is already counted for {seat}", msg_removed: "{card} cannot be in this game: with 2 players the {colour} cards are out of the box",
-    msg_recipes_off: "{card} cannot count: the recipe variant is off for this count", msg_unknown: "This tag (…{uid}) is not enrolled, so its card is unknown: enrol it, or pick the card by hand.",
-    msg_new: "New count: {seats}", sim_label: "simulated reader",
-    pin: "Host PIN", login: "Open the controls", wrong_pin: "Wrong PIN",
-    setup: "New count", players: "Players", colour_of: "Colour of seat {n}", options: "Options",
-    recipes_opt: "Recipe variant (recipe cards count)", bonus_opt: "+2 for the second player",
-    first: "First player", last_card: "Who took the last card", nobody: "not known",
-    removed: "With 2 players the {colour} cards are out of the box: they are refused.",
-    start: "Start counting", new_count: "New count", counting: "Counting now",
-    count_this: "Count this seat", undo: "Undo last tap", done: "Done", reopen: "Reopen",
-    remove: "Remove {card}", add: "Add", pick: "Pick a card by hand (lost tag):",
-    no_cards: "No card yet: tap this seat's cards one by one on the reader.",
-    total: "Total", podium: "Podium", print: "Print", running: "Running score",
-    final: "Final score", sim: "Simulated reader", sim_help: "Lay a card on the simulated reader:",
-    sim_tap: "Tap on the reader", reader_none: "No reader: pick the cards by hand",
-    reader_ok: "Reader: {label}", reader_absent: "Reader unplugged: plug it back in ({label})",
-    reader_silent: "Reader not answering: hold the card still, or re-plug it ({label})",
-    enrol: "Unknown tag", enrol_help: "A tag that is not enrolled cannot tell which card it is.",
-    enrol_as: "Enrol tag …{uid} as", enrol_go: "Enrol and count",
-    enrol_cli: "Enrol the whole box once with `cauldron enroll --backend pcsc` (tap every card), or pick the card by hand.",
-    tag: "tag", manual: "by hand", sim_src: "simulated",
-    phone_link: "Phone link", seat_done: "done", waiting: "Waiting for the host to start the count.",
-    ingredients_g: "Ingredients", spells_g: "Spells and Immuto", recipes_g: "Recipes",
-    cards_n: "{n} cards", cards_1: "1 card", place: "{n}.", in_seat: "counted for {seat}",
-  },
-  fr: {
-    msg_counted: "{card} compté pour {seat}", msg_duplicate: "{card} est déjà compté pour {seat} : chaque carte existe une fois. Retirez-la d'abord là-bas si elle est allée à la mauvaise place.",
-    msg_already: "{card} est déjà compté pour {seat}", msg_removed: "{card} ne peut pas être dans cette partie : à 2 joueurs les cartes {colour} sont retirées de la boîte",
-    msg_recipes_off: "{card} ne compte pas : la variante recettes n'est pas activée", msg_unknown: "Cette étiquette (…{uid}) n'est pas enregistrée, sa carte est inconnue : enregistrez-la, ou choisissez la carte à la main.",
-    msg_new: "Nouveau décompte : {seats}", sim_label: "lecteur simulé",
-    pin: "Code hôte", login: "Ouvrir les commandes", wrong_pin: "Code erroné",
-    setup: "Nouveau décompte", players: "Joueurs", colour_of: "Couleur de la place {n}", options: "Options",
-    recipes_opt: "Variante recettes (les cartes recette comptent)", bonus_opt: "+2 pour le deuxième joueur",
-    first: "Premier joueur", last_card: "Qui a pris la dernière carte", nobody: "inconnu",
-    removed: "À 2 joueurs les cartes {colour} sont retirées de la boîte : elles sont refusées.",
-    start: "Commencer le décompte", new_count: "Nouveau décompte", counting: "En cours",
-    count_this: "Compter cette place", undo: "Annuler le dernier passage", done: "Terminé", reopen: "Rouvrir",
-    remove: "Retirer {card}", add: "Ajouter", pick: "Choisir une carte à la main (étiquette perdue) :",
-    no_cards: "Aucune carte : passez les cartes de cette place une à une sur le lecteur.",
-    total: "Total", podium: "Podium", print: "Imprimer", running: "Score en cours",
-    final: "Score final", sim: "Lecteur simulé", sim_help: "Poser une carte sur le lecteur simulé :",
-    sim_tap: "Passer sur le lecteur", reader_none: "Pas de lecteur : choisissez les cartes à la main",
-    reader_ok: "Lecteur : {label}", reader_absent: "Lecteur débranché : rebranchez-le ({label})",
-    reader_silent: "Le lecteur ne répond pas : tenez la carte immobile ou rebranchez-le ({label})",
-    enrol: "Étiquette inconnue", enrol_help: "Une étiquette non enregistrée ne dit pas de quelle carte il s'agit.",
-    enrol_as: "Enregistrer l'étiquette …{uid} comme", enrol_go: "Enregistrer et compter",
-    enrol_cli: "Enregistrez la boîte une fois avec `cauldron enroll --backend pcsc` (chaque carte), ou choisissez la carte à la main.",
-    tag: "étiquette", manual: "à la main", sim_src: "simulé",
-    phone_link: "Lien du téléphone", seat_done: "terminé", waiting: "En attente : l'hôte lance le décompte.",
-    ingredients_g: "Ingrédients", spells_g: "Sortilèges et Immuto", recipes_g: "Recettes",
-    cards_n: "{n} cartes", cards_1: "1 carte", place: "{n}.", in_seat: "compté pour {seat}",
-  },
-  de: {
-    msg_counted: "{card} gezählt für {seat}", msg_duplicate: "{card} ist schon für {seat} gezählt: jede Karte gibt es einmal. Dort zuerst entfernen, wenn sie beim falschen Platz landete.",
-    msg_already: "{card} ist schon für {seat} gezählt", msg_removed: "{card} kann nicht im Spiel sein: zu zweit sind die {colour} Karten aus der Schachtel",
-    msg_recipes_off: "{card} zählt nicht: die Rezept-Variante ist aus", msg_unknown: "Dieser Tag (…{uid}) ist nicht angelernt, seine Karte ist unbekannt: anlernen oder die Karte von Hand wählen.",
-    msg_new: "Neue Zählung: {seats}", sim_label: "simulierter Leser",
-    pin: "Gastgeber-PIN", login: "Steuerung öffnen", wrong_pin: "Falsche PIN",
-    setup: "Neue Zählung", players: "Spieler", colour_of: "Farbe von Platz {n}", options: "Optionen",
-    recipes_opt: "Rezept-Variante (Rezeptkarten zählen)", bonus_opt: "+2 für den zweiten Spieler",
-    first: "Startspieler", last_card: "Wer nahm die letzte Karte", nobody: "unbekannt",
-    removed: "Zu zweit sind die {colour} Karten aus der Schachtel: sie werden abgelehnt.",
-    start: "Zählung beginnen", new_count: "Neue Zählung", counting: "Wird gezählt",
-    count_this: "Diesen Platz zählen", undo: "Letztes Antippen zurück", done: "Fertig", reopen: "Wieder öffnen",
-    remove: "{card} entfernen", add: "Hinzufügen", pick: "Karte von Hand wählen (Tag verloren):",
-    no_cards: "Noch keine Karte: die Karten dieses Platzes einzeln auf den Leser legen.",
-    total: "Summe", podium: "Siegertreppchen", print: "Drucken", running: "Aktueller Stand",
-    final: "Endstand", sim: "Simulierter Leser", sim_help: "Eine Karte auf den simulierten Leser legen:",
-    sim_tap: "Auf den Leser legen", reader_none: "Kein Leser: Karten von Hand wählen",
-    reader_ok: "Leser: {label}", reader_absent: "Leser abgezogen: wieder einstecken ({label})",
-    reader_silent: "Leser antwortet nicht: Karte ruhig halten oder neu einstecken ({label})",
-    enrol: "Unbekannter Tag", enrol_help: "Ein nicht angelernter Tag sagt nicht, welche Karte er ist.",
-    enrol_as: "Tag …{uid} anlernen als", enrol_go: "Anlernen und zählen",
-    enrol_cli: "Die Schachtel einmal mit `cauldron enroll --backend pcsc` anlernen (jede Karte), oder die Karte von Hand wählen.",
-    tag: "Tag", manual: "von Hand", sim_src: "simuliert",
-    phone_link: "Handy-Link", seat_done: "fertig", waiting: "Warten, bis der Gastgeber die Zählung startet.",
-    ingredients_g: "Zutaten", spells_g: "Zauber und Immuto", recipes_g: "Rezepte",
-    cards_n: "{n} Karten", cards_1: "1 Karte", place: "{n}.", in_seat: "gezählt für {seat}",
-  },
-};
-const S = L[BOOT.lang] || L.en;
-function s(key, params) {
-  let text = S[key] !== undefined ? S[key] : (L.en[key] || key);
-  if (params) for (const [k, v] of Object.entries(params)) text = text.split("{" + k + "}").join(String(v));
-  return text;
-}
+/* The count page's words live in the shared catalogue (dashboard/i18n), prefixed "count_". */
+function s(key, params) { return t(`count_${key}`, params); }
 
 let pin = "";
 let state = null;
@@ -272,7 +185,7 @@ function seatHtml(count, seat, score) {
     `<p class="seat-total">${esc(s("total"))}: <strong class="total" data-total="${score ? score.total : 0}">${score ? score.total : 0}</strong></p>`;
   if (active && !seat.done) html += `<p class="badge-now">▶ ${esc(s("counting"))}</p>`;
   if (seat.done) html += `<p class="badge-done">✓ ${esc(s("seat_done"))}</p>`;
-  html += `</header><p class="n-cards">${esc(seat.taps.length === 1 ? s("cards_1") : s("cards_n", { n: seat.taps.length }))}</p>`;
+  html += `</header><p class="n-cards">${esc(tn("cards_n", seat.taps.length))}</p>`;
   if (!seat.taps.length) html += `<p class="hint">${esc(s("no_cards"))}</p>`;
   html += `<ol class="tap-list">`;
   for (const tap of seat.taps) {

@@ -54,6 +54,10 @@ def register(subparsers: Any) -> None:
                         help="host PIN (default: one made once and kept in the data dir)")
     parser.add_argument("--lang", choices=["fr", "en", "de"], default="en",
                         help="default language of the pages (en)")
+    parser.add_argument("--pawns", action="store_true",
+                        help="the simulated table senses its pawns (Hall switches at the 20 "
+                        "positions): each pawn move is checked as it happens; move them on "
+                        "the virtual table's positions to practise a wrong move")
     parser.add_argument("--no-qr", action="store_true", help="do not print the QR code")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what each part does")
     parser.set_defaults(handler=_handle)
@@ -142,7 +146,7 @@ def _handle(args: argparse.Namespace) -> int:
     options = DemoOptions(
         host=args.host, port=args.port, mqtt=args.mqtt, table=args.table, bot=args.bot,
         players=args.players, pace=args.pace, linger=args.linger, games=args.games,
-        seed=args.seed, pin=args.pin, lang=args.lang,
+        seed=args.seed, pin=args.pin, lang=args.lang, pawns=args.pawns,
     )
     stop = threading.Event()
 

@@ -26,9 +26,10 @@ from engine.app.demo.shadow import ShadowError, ShadowGame
 from engine.bots import BotSeat, make_bot
 from engine.rules import Game
 from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
-from engine.rules.board import cell_name, parse_cell
+from engine.rules.board import PERIMETER, cell_name, parse_cell
 from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.game import Phase
+from engine.rules.names import action_label, place_label, position_label, seat_name
 from engine.wire.contract import GameEvents, Topics, WireModel
 from engine.wire.mqtt import MqttError, WireClient
 
@@ -41,13 +42,17 @@ MAX_REFUSED = 3  # refused gestures in a row before a bot waits for the table to
 PIN_HEADER = "X-Host-Pin"
 
 
-def seat_name(seat: int, colour: str) -> str:
-    """A seat as the table screen names it (seats count from 1 for people)."""
-    return f"Seat {seat + 1} ({colour})"
-
-
 class DriverError(Exception):
     """The dashboard did not do what the driver asked (named in the message)."""
+
+
+def _gesture_label(body: dict[str, Any]) -> str:
+    """A virtual-table gesture for the host's log: "Seat 2's bot: lay on row 3, column 4"."""
+    seat = body.get("as_seat", body.get("seat"))
+    who = f"{seat_name(int(seat))}'s bot" if seat is not None else "a bot"
+    where = body.get("where")
+    on = f" on {place_label(str(where))}" if where else ""
+    return f"{who}: {body.get('action')}{on}"
 
 
 @dataclass(frozen=True)
@@ -259,7 +264,7 @@ class BotDriver:
         if not totals:
             self.say(f"game {game['game_id']} ended without scores")
             return
-        table = ", ".join(f"{c} {t}" for _, (c, t) in sorted(totals.items()))
+        table = ", ".join(f"{seat_name(s, c)} {t}" for s, (c, t) in sorted(totals.items()))
         won = " and ".join(seat_name(w, totals[w][0]) for w in winners if w in totals)
         self.say(f"game {game['game_id']} over: won by {won}; scores: {table} "
                  f"({self._decisions} bot decisions)")
@@ -333,8 +338,31 @@ class BotDriver:
             return self._gesture({"action": "refill", "where": expected["refill_cell"],
                                   "as_seat": seat}, state)
         if expected.get("phase") in ("take", "declinatio"):
-            return self._decide(state, view, seat)
+            return self._move_pawn(state, view, seat) or self._decide(state, view, seat)
         return False
+
+    def _move_pawn(self, state: dict[str, Any], view: dict[str, Any], seat: int) -> bool:
+        """On a table with pawn sensors a bot first moves its pawn (G4), as a person does:
+        from where its turn started to where the move puts it. False when there is nothing
+        to move (no sensors, or moved already)."""
+        sensed = (view.get("table") or {}).get("pawns_sensed")
+        seats = view.get("seats") or []
+        if sensed is None or seat >= len(seats):
+            return False
+        target = int(seats[seat]["pawn"])
+        start = (target - int(view.get("move_value") or 0)) % PERIMETER
+        others = {int(s["pawn"]) for s in seats if s["seat"] != seat}
+        now, after = set(sensed), others | {target}
+        if start == target or now != others | {start} or now == after:
+            return False
+        before = self._inputs(state)
+        response = self.http.post("/api/virtual/pawn", json={"from": start, "to": target})
+        if response.status_code >= 400:
+            raise DriverError(f"{seat_name(seat)}'s pawn from {position_label(start)} to "
+                              f"{position_label(target)}: HTTP {response.status_code}: "
+                              f"{response.text[:300]}")
+        self._confirmed(before, len(now ^ after))  # one sensor event per switch that changed
+        return True
 
     @staticmethod
     def _inconsistent(state: dict[str, Any], view: dict[str, Any], seat: int) -> str | None:
@@ -344,12 +372,14 @@ class BotDriver:
         others = {o: h for o, h in hands.items() if o != str(seat)}
         if others:
             owner, held = next(iter(sorted(others.items())))
-            who = "the host" if owner == "host" else seat_name(int(owner), "").replace(" ()", "")
-            return f"{who}'s hand holds a card (from {held.get('origin')}): lay it down first"
+            who = "the host" if owner == "host" else seat_name(int(owner))
+            origin = held.get("origin")
+            came = f" (from {place_label(str(origin))})" if origin else ""
+            return f"{who}'s hand holds a card{came}: lay it down first"
         pads = {k: v for k, v in (virtual.get("pads") or {}).items() if k != str(seat)}
         if pads:
             pad = next(iter(sorted(pads)))
-            return f"a card lies on Seat {int(pad) + 1}'s pad"
+            return f"a card lies on {place_label(f'pad:{pad}')}"
         for alert in state.get("alerts") or []:
             if alert.get("severity") in ("error", "warning"):
                 return f"the table does not match the game: {alert.get('message')}"
@@ -495,7 +525,8 @@ class BotDriver:
                 return self._gesture({"action": "take", "where": where, "seat": seat,
                                       "as_seat": seat}, state)
             return self._gesture({"action": "lift", "where": where, "as_seat": seat}, state)
-        raise DriverError(f"seat {seat}: the bot chose {action}, which no gesture expresses now")
+        raise DriverError(f"{seat_name(seat)}'s bot chose to {action_label(action)}, which no "
+                          "gesture expresses now; it tries again at the next change")
 
     @staticmethod
     def _ends_game(game: Game, take: Take) -> bool:
@@ -542,7 +573,7 @@ class BotDriver:
             if self._refused >= MAX_REFUSED and state is not None:
                 seat = body.get("as_seat", body.get("seat"))
                 self._wait_for(int(seat) if seat is not None else 0, reason, state)
-            raise DriverError(f"gesture {body}: {reason}")
+            raise DriverError(f"{_gesture_label(body)}: refused ({reason})")
         response.raise_for_status()
         self._refused = 0
         if wait:

@@ -50,6 +50,7 @@ class DemoOptions:
     pin: str | None = None
     lang: str = "en"
     data_dir: Path | None = None
+    pawns: bool = False  # the simulated table has pawn sensors (hardware issue 13)
 
 
 class DemoStack:
@@ -129,7 +130,7 @@ class DemoStack:
 
         table = self.options.table
         config = HubConfig(table=table, mqtt=self.mqtt_url, backend="sim",
-                           data_dir=self.data_dir / "hub")
+                           data_dir=self.data_dir / "hub", perimeter=self.options.pawns)
         tagmap = virtual_box_tagmap()
         backend = make_backend(config, tagmap)
         client = WireClient(self.mqtt_url, client_id=f"{config.hub_name}-demo-{os.getpid()}",
@@ -160,6 +161,7 @@ class DemoStack:
 
         from dashboard.config import Settings
         from dashboard.main import create_app
+        from dashboard.serving import uvicorn_config
 
         opts = self.options
         fields: dict[str, Any] = {
@@ -170,8 +172,8 @@ class DemoStack:
             fields["pin"] = opts.pin
         self.settings = Settings(**fields)
         app = create_app(self.settings)
-        config = uvicorn.Config(app, host=opts.host, port=self.port, log_level="warning",
-                                timeout_graceful_shutdown=2, lifespan="on")
+        config = uvicorn_config(app, opts.host, self.port, timeout_graceful_shutdown=2,
+                                lifespan="on")
         self.server = uvicorn.Server(config)
         self.server_thread = threading.Thread(target=self.server.run, name="dashboard",
                                               daemon=True)

@@ -7,10 +7,12 @@ import random
 from pathlib import Path
 
 import pytest
+from people_words import leaks
 
 from engine.bots import BotError, GreedyBot, hint, observe_game
 from engine.rules import Game, GameConfig, Take
 from engine.rules.board import parse_cell
+from engine.rules.names import card_name, cell_label
 
 
 def _game_in_progress(moves: int, players: int = 2) -> Game:
@@ -45,8 +47,13 @@ def test_hint_in_french_for_a_three_player_game() -> None:
 
 def test_hint_refuses_when_it_is_not_the_seats_turn() -> None:
     game = _game_in_progress(3)
-    with pytest.raises(BotError, match="turn"):
+    with pytest.raises(BotError, match="turn") as refused:
         hint(game, 1 - game.seat, "greedy")
+    # Said for people (the seat page shows it): 1-based seats with their colours.
+    colours = game.config.colours
+    assert str(refused.value) == (
+        f"it is Seat {game.seat + 1} ({colours[game.seat]})'s turn, "
+        f"not Seat {2 - game.seat} ({colours[1 - game.seat]})'s")
     with pytest.raises(BotError, match="level"):
         hint(game, game.seat, "clever")  # type: ignore[arg-type]
 
@@ -69,6 +76,17 @@ def test_hint_command_reads_a_game_log(tmp_path: Path, capsys: pytest.CaptureFix
     data = json.loads(capsys.readouterr().out)
     assert data["seat"] == game.seat
     assert data["reason"] == data["reasons"]["de"]
+    # The text output names the seat, the card and the cell for people (issue 11).
+    assert main(["hint", str(log), "--level", "greedy"]) == 0
+    out = capsys.readouterr().out.strip()
+    seat = f"Seat {game.seat + 1} ({game.config.colours[game.seat]}): "
+    assert out.startswith(seat), out
+    assert not leaks(out), leaks(out)
+    if data["action"]["type"] == "take":
+        cell = parse_cell(data["cell"])
+        card = game.grid[cell]
+        assert card is not None
+        assert f"take {card_name(card)} from {cell_label(cell)} — " in out
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
     assert main(["hint", str(bad)]) == 2

@@ -12,6 +12,7 @@ import json
 import random
 
 import pytest
+from hidden import covered
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,18 +33,6 @@ COLOURS = ("yellow", "red", "green", "blue")
 
 def new_game(players: int, seed: int, **options: bool) -> Game:
     return Game.new(GameConfig(colours=COLOURS[:players], **options), random.Random(seed))
-
-
-def covered(game: Game, seat: int | None = None) -> set[str]:
-    """Cards an observer (the public, or `seat`) must not see named."""
-    hidden = set(game.pile.cards())
-    for s, cauldron in enumerate(game.cauldrons):
-        if s != seat or not game.config.memory_aid:
-            hidden |= set(cauldron[:-1])
-    for s, recipes in enumerate(game.recipes):
-        if s != seat:
-            hidden |= set(recipes)
-    return hidden
 
 
 def named(cards: set[str], text: str) -> list[str]:
@@ -85,7 +74,7 @@ def test_views_are_typed_frozen_and_match_the_game() -> None:
         view.turns = 0  # type: ignore[misc]
     mine = seat_view(game, 1)
     assert isinstance(mine, SeatView) and mine.recipes == game.recipes[1]
-    with pytest.raises(IllegalAction, match="seat 3"):
+    with pytest.raises(IllegalAction, match=r"Seat 4 is not at this table \(seats 1 to 3\)"):
         seat_view(game, 3)
     # The dict form is the same data: what Game.view_public() returns.
     assert view.to_wire() == game.view_public()

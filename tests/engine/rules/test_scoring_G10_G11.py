@@ -477,7 +477,7 @@ def test_G11_last_card() -> None:
     assert mine.winners == (0,)
     other = score_game(seats, last_card_seat=1)
     assert recipe(other, 0, "B-last-card") == RecipeScore(
-        "B-last-card", False, 0, "seat 1 took the last card"
+        "B-last-card", False, 0, "Seat 2 took the last card"
     )
     assert recipe(score_game(seats), 0, "B-last-card").achieved is False
 

@@ -140,7 +140,7 @@ def test_lift_from_a_line_the_pawn_does_not_face_alerts_g6_until_put_back() -> N
     out = interp.handle(lift("1,1", "red-a-2"))
     assert [(a.rule, a.code) for a in out.raised] == [("G6", "illegal_take")]
     alert = out.raised[0]
-    assert alert.instruction == f"Put {card_label('red-a-2')} back on cell 1,1."
+    assert alert.instruction == f"Put {card_label('red-a-2')} back on row 2, column 2."
     assert "column 2" in alert.message and alert.to_wire()["params"]["code"] == "illegal_take"
     # Laying it on the pad does not take it either: still one alert, now from the pad.
     out = interp.handle(pad_lay(0, "red-a-2"))
@@ -189,7 +189,7 @@ def test_declinatio_at_a_corner_and_pass_with_the_button() -> None:
     assert interp.turn == 0 and game.pawns[0] == 5 and interp.prompt()["code"] == "corner"
     out = interp.handle(lift("3,3", game.grid[C("3,3")]))  # not the line reached
     assert [(a.rule, a.code) for a in out.raised] == [("G7", "corner_declinatio_line")]
-    assert "row 1" in out.raised[0].message
+    assert "row 2" in out.raised[0].message  # line 1, the second row
     interp.handle(lay("3,3", game.grid[C("3,3")]))
     snapshot_before = snapshot(interp)
     play(interp, lift("1,3", "blue-b-3"))
@@ -199,7 +199,7 @@ def test_declinatio_at_a_corner_and_pass_with_the_button() -> None:
     # Undo takes the Declinatio back too; then the seat passes with its button.
     interp.handle(pad_lift(0, "blue-b-3"))
     undo = interp.command("undo")
-    assert any("Put " + card_label("blue-b-3") + " back on cell 1,3." == s
+    assert any("Put " + card_label("blue-b-3") + " back on row 2, column 4." == s
                for s in undo.instructions)
     interp.handle(lay("1,3", "blue-b-3"))
     assert json.loads(snapshot(interp))[0] == json.loads(snapshot_before)[0]
@@ -250,7 +250,7 @@ def test_declinatio_command_and_tap_where_a_take_is_possible_are_refused_G7() ->
     out = interp.handle(pad_lay(0, "declinatio-1"))
     assert out.actions == []
     assert [(a.rule, a.code) for a in out.raised] == [("G7", "declinatio_by_take")]
-    assert "row 1" in out.raised[0].message
+    assert "row 2" in out.raised[0].message
     out = interp.handle(pad_lift(0, "declinatio-1"))
     assert [a.code for a in out.cleared] == ["declinatio_by_take"]
     out = play(interp, lift("1,3", "blue-b-3"), pad_lay(0, "blue-b-3"))[-1]
@@ -315,8 +315,8 @@ def test_card_laid_on_the_wrong_seats_pad() -> None:
     interp = start({"0,2": "yellow-a-3"})
     out = play(interp, lift("0,2", "yellow-a-3"), pad_lay(1, "yellow-a-3"))[-1]
     assert [(a.rule, a.code) for a in out.raised] == [("G4", "wrong_pad")]
-    assert out.raised[0].message.startswith("It is seat 0's turn")
-    assert "Lay it on seat 0's pad" in out.raised[0].instruction
+    assert out.raised[0].message.startswith("It is Seat 1 (yellow)'s turn")
+    assert "Lay it on Seat 1 (yellow)'s pad" in out.raised[0].instruction
     assert out.actions == []
     out = interp.handle(pad_lift(1, "yellow-a-3"))
     assert out.cleared and interp.active_alerts == []
@@ -338,7 +338,7 @@ def test_second_card_and_card_put_back_in_another_cell() -> None:
     assert ("G4", "bad_refill") in alerts(interp) and out.actions == []
     bad = next(a for a in interp.active_alerts if a.code == "bad_refill")
     assert "not in the draw pile" in bad.message
-    assert bad.instruction.startswith(f"Lift {card_label('red-a-1')} from cell 0,2")
+    assert bad.instruction.startswith(f"Lift {card_label('red-a-1')} from row 1, column 3")
     play(interp, lift("0,2", "red-a-1"), lay("3,3", "red-a-1"))
     assert interp.active_alerts == []
     card = next_pile_card(interp)
@@ -350,7 +350,7 @@ def test_refill_with_a_card_that_should_not_exist() -> None:
     play(interp, lift("0,2", "yellow-a-3"), pad_lay(0, "yellow-a-3"), pad_lift(0, "yellow-a-3"))
     out = interp.handle(lay("0,2", "green-b-2"))  # green is out of a yellow/red game
     assert [(a.rule, a.code) for a in out.raised] == [("G4", "bad_refill")]
-    assert "green-b-2 is not in the draw pile" in out.raised[0].message
+    assert f"{card_label('green-b-2')} is not in the draw pile" in out.raised[0].message
     interp.handle(lift("0,2", "green-b-2"))
     assert interp.active_alerts == []
 
@@ -409,7 +409,7 @@ def test_last_card_laid_on_the_pad_is_kept(ending: tuple[TableInterpreter, int])
     view = interp.public_view()  # shown as the rules' last-card moment
     assert view.phase == "last_card" and view.expected.last_card == card
     assert view.expected.seat == seat
-    with pytest.raises(Refused, match="seat"):
+    with pytest.raises(Refused, match="Seat"):
         interp.command("keep", seat=(seat + 1) % 2)
     out = interp.handle(pad_lay(seat, card))
     assert [a.TYPE for a in out.actions] == ["take", "keep"] and out.ended
@@ -446,8 +446,8 @@ def test_undo_take_and_refill_together_with_instructions() -> None:
     out = interp.command("undo")
     assert interp.game.actions == [] and interp.turn == 0
     assert out.instructions == [
-        f"Lift {card_label(card)} from cell 0,2 and put it back on top of the draw pile.",
-        f"Put {card_label('yellow-a-3')} back on cell 0,2.",
+        f"Lift {card_label(card)} from row 1, column 3 and put it back on top of the draw pile.",
+        f"Put {card_label('yellow-a-3')} back on row 1, column 3.",
     ]
     assert ("G4", "wrong_card") in alerts(interp)  # the table does not match yet
     note = next(a for a in interp.active_alerts if a.code == "undone")
@@ -509,7 +509,7 @@ def test_host_undo_button_and_a_seat_confirm_out_of_turn() -> None:
     out = interp.handle(press("undo"))
     assert out.undone == 2 and interp.game.actions == [] and out.instructions
     out = interp.handle(press("confirm", seat=1))  # nothing for seat 1 to confirm
-    assert out.actions == [] and out.note and "seat 1" in out.note
+    assert out.actions == [] and out.note and "Seat 2" in out.note
 
 
 def test_resync_from_a_snapshot_replaces_what_the_readers_see() -> None:
@@ -518,7 +518,7 @@ def test_resync_from_a_snapshot_replaces_what_the_readers_see() -> None:
     cells.pop(C("3,3"))
     out = interp.resync(cells, {})
     assert [(a.rule, a.code) for a in out.raised] == [("G4", "card_missing")]
-    assert out.raised[0].instruction.endswith("back on cell 3,3.")
+    assert out.raised[0].instruction.endswith("back on row 4, column 4.")
 
 
 def test_a_victim_tapping_the_wrong_card_is_told_which_one() -> None:
@@ -541,7 +541,7 @@ def test_pile_empty_alert_keeps_its_rule_id_g10a(ending: tuple[TableInterpreter,
     top = next(c[-1] for c in interp.game.cauldrons if c)
     out = interp.handle(lay(hole, top))  # with the pile empty, holes stay empty
     assert [(a.rule, a.code) for a in out.raised] == [("G10a", "pile_empty")]
-    assert "back on top of seat" in out.raised[0].instruction
+    assert "back on top of Seat" in out.raised[0].instruction
     wire = EngineService._alert(out.raised[0].to_wire(), True, "g", 0.0)
     assert wire.rule == "G10a" and wire.params["code"] == "pile_empty"
 
@@ -562,8 +562,8 @@ def test_a_card_lifted_out_of_turn_and_laid_on_that_seats_pad() -> None:
     assert [(a.rule, a.code) for a in out.raised] == [("G6", "illegal_take")]
     out = interp.handle(pad_lay(1, "red-a-1"))
     assert [(a.rule, a.code) for a in out.raised] == [("G4", "not_your_turn")]
-    assert out.raised[0].message == "It is seat 0's turn, not seat 1's."
-    assert out.raised[0].instruction.endswith("back on cell 2,4.")
+    assert out.raised[0].message == "It is Seat 1 (yellow)'s turn, not Seat 2 (red)'s."
+    assert out.raised[0].instruction.endswith("back on row 3, column 5.")
     play(interp, pad_lift(1, "red-a-1"), lay("2,4", "red-a-1"))
     assert interp.active_alerts == [] and interp.game.actions == []
 

@@ -35,7 +35,7 @@ def lay(sim: SimulatedTable, hub: Hub, inp: SensorInput) -> None:
     before = hub.outbox.last_seq
     where = cell_name(inp.cell) if inp.cell is not None else f"pad:{inp.pad}"
     sim.place(where, card_id=inp.card)
-    wait_for(lambda: hub.outbox.last_seq > before, 5, "the hub to see the card")
+    wait_for(lambda: hub.outbox.last_seq > before, 20, "the hub to see the card")
 
 
 def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
@@ -57,7 +57,7 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
         for inp in script.deal:
             lay(sim, hub, inp)
         interp = service.tables[table_id].interp
-        wait_for(lambda: interp.game is not None and interp.status.value == "playing", 10,
+        wait_for(lambda: interp.game is not None and interp.status.value == "playing", 30,
                  "the game to start")
         game = interp.game
         assert game is not None
@@ -71,23 +71,24 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
         def alerts() -> list[tuple[str, str]]:
             return [(a["rule"], a["params"]["code"]) for a in table()["alerts"]]
 
-        # Pawns where the turn starts: the active pawn has not moved yet. No alert.
-        sim.pawn_switches.set([start, *others])
-        wait_for(lambda: interp.pawn_sensing.to_wire() == sorted({start, *others}), 10,
-                 "the pawn positions")
+        # The engine had the simulated table lay the pawns where the turn starts (the
+        # active pawn not moved yet); nothing else puts them there. No alert.
+        wait_for(lambda: interp.pawn_sensing.to_wire() == sorted({start, *others}), 30,
+                 "the pawns laid at their start")
+        assert sim.pawn_switches.positions() == sorted([start, *others])
         assert alerts() == []
         # One step too far: G4, with the way back, before any card is lifted.
         wrong = next(p for p in ((target + k) % 20 for k in (1, 2, 3))
                      if p not in others and p != start)
         sim.pawn_switches.move(start, wrong)
-        wait_for(lambda: ("G4", "pawn_wrong_position") in alerts(), 10, "the pawn alert")
+        wait_for(lambda: ("G4", "pawn_wrong_position") in alerts(), 30, "the pawn alert")
         alert = next(a for a in table()["alerts"]
                      if a["params"]["code"] == "pawn_wrong_position")
         assert f"from position {wrong + 1} to position {target + 1}" in alert["instruction"]
         assert table()["pawns_sensed"] == sorted({wrong, *others})
         # Moved where the rules put it: the alert clears.
         sim.pawn_switches.move(wrong, target)
-        wait_for(lambda: alerts() == [], 10, "the alert to clear")
+        wait_for(lambda: alerts() == [], 30, "the alert to clear")
         # The turn then goes on as before: the first take of the script is accepted.
         for inp in script.turns[0]:
             if inp.kind == "button":
@@ -99,9 +100,24 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
                 where = cell_name(inp.cell) if inp.cell is not None else f"pad:{inp.pad}"
                 before = hub.outbox.last_seq
                 sim.remove(where)
-                wait_for(lambda b=before: hub.outbox.last_seq > b, 5, "the lift")
-        wait_for(lambda: interp.game is not None and len(interp.game.actions) >= 1, 10,
+                wait_for(lambda b=before: hub.outbox.last_seq > b, 20, "the lift")
+        wait_for(lambda: interp.game is not None and len(interp.game.actions) >= 1, 30,
                  "the first take")
+        # The pawn then knocked to a wrong place, and the take undone: the undo's physical
+        # restore lays the pawns where the game now says, and the alert clears.
+        stray = next(p for p in range(20) if p not in {*others, start, target})
+        sim.move_pawn(target, stray)
+        wait_for(lambda: any(c.startswith("pawn_") for _, c in alerts()), 30, "the pawn alert")
+        service.command(table_id, "undo", {})
+        wait_for(lambda: interp.game is not None and len(interp.game.actions) == 0, 30,
+                 "the undo")
+        undone = interp.game
+        assert undone is not None
+        wait_for(lambda: sim.pawn_switches.positions() == sorted(undone.pawns), 30,
+                 "the pawns laid back where the game says")
+        wait_for(lambda: [c for _, c in alerts() if c != "undone"] == [], 30,
+                 "the pawn alert to clear (the undo's own notice stays)")
+        assert interp.pawn_sensing.sensed == frozenset(undone.pawns)
     finally:
         service.stop()
         hub.stop()

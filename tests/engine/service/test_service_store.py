@@ -109,6 +109,12 @@ def test_games_cli_lists_shows_and_exports_a_replayable_log(
     assert main(["games", "--store", store_url]) == 0
     listing = capsys.readouterr().out
     assert "t9" in listing and str(game_id) in listing and "over" in listing
+    # The winners for people: "Seat 2 (red)", not the wire's "1" (issue 11).
+    row = next(line for line in listing.splitlines() if line.startswith("t9"))
+    result = open_store(store_url).table("t9").games()[0].result
+    assert result is not None
+    colours = scripted_game(2, 3).new_game_args["colours"]
+    assert row.endswith(", ".join(f"Seat {w + 1} ({colours[w]})" for w in result["winners"]))
     assert main(["games", "--store", store_url, "show", "t9", str(game_id), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["status"] == "over" and shown["end"]["scores"]

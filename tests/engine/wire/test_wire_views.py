@@ -12,6 +12,7 @@ import json
 import random
 
 import pytest
+from hidden import covered
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,17 +31,6 @@ from engine.wire.contract import (
 
 T = Topics("t1")
 COLOURS = ("yellow", "red", "green", "blue")
-
-
-def covered(game: Game, seat: int | None = None) -> set[str]:
-    hidden = set(game.pile.cards())
-    for s, cauldron in enumerate(game.cauldrons):
-        if s != seat or not game.config.memory_aid:
-            hidden |= set(cauldron[:-1])
-    for s, recipes in enumerate(game.recipes):
-        if s != seat:
-            hidden |= set(recipes)
-    return hidden
 
 
 def on_the_wire(model: GamePublic | GameSeat, topic: str) -> bytes:

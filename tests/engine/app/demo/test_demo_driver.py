@@ -9,8 +9,10 @@ import random
 from typing import Any
 
 import httpx
+import pytest
+from people_words import leaks
 
-from engine.app.demo.driver import BotDriver, DriverConfig
+from engine.app.demo.driver import BotDriver, DriverConfig, DriverError
 from engine.rules import Game, GameConfig
 from engine.rules.actions import USE_DECLINATIO, Action, Take
 from engine.rules.board import cell_name
@@ -96,3 +98,31 @@ def test_bot_at_a_plain_corner_takes_from_the_line_declinatio_reaches() -> None:
     # At pace 0 the whole take is one gesture (lift, lay on the pad, slide on).
     assert json.loads(fake.posts[0][1]) == {"action": "take", "where": cell_name(take.cell),
                                             "seat": game.seat, "as_seat": game.seat}
+
+
+def test_what_the_driver_tells_the_host_names_seats_and_places_for_people() -> None:
+    # The bot's waiting reason (shown on the table screen) and a refused gesture (the host's
+    # log) say "Seat 2", "row 3, column 4", never "seat 1", "2,3" or "pad:1" (issue 11).
+    view: dict[str, Any] = {}
+    held = {"virtual": {"hands": {"1": {"origin": "2,3"}}}}
+    why = BotDriver._inconsistent(held, view, 0)
+    assert why == "Seat 2's hand holds a card (from row 3, column 4): lay it down first"
+    on_pad = {"virtual": {"pads": {"2": {"card": "accio-1"}}}}
+    assert BotDriver._inconsistent(on_pad, view, 0) == "a card lies on Seat 3's pad"
+    game = corner_game(24, blocked=False)
+    driver, _ = driver_at(game)
+    driver.http.close()
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(409, json={"detail": "the square holds no card there"})
+
+    driver.http = httpx.Client(base_url="http://dash", transport=httpx.MockTransport(refuse))
+    with pytest.raises(DriverError) as refused:
+        driver._gesture({"action": "lay", "where": "pad:1", "as_seat": 1})
+    assert str(refused.value) == (
+        "Seat 2's bot: lay on Seat 2's pad: refused (the square holds no card there)")
+    with pytest.raises(DriverError) as refused:
+        driver._gesture({"action": "lift", "where": "0,4", "as_seat": 0})
+    assert str(refused.value).startswith("Seat 1's bot: lift on row 1, column 5: refused")
+    assert not leaks(why + str(refused.value))
+    driver.http.close()

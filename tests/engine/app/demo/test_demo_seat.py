@@ -181,3 +181,13 @@ def test_a_game_the_host_deals_is_played_by_the_bots(tmp_path: Path) -> None:
         http.close()
     finally:
         stack.stop()
+
+
+def test_live_updates_go_uncompressed(demo: DemoStack) -> None:
+    """The demo serves the dashboard as `cauldron dashboard` does: it declines the
+    per-message deflate that browsers offer (deflate costs CPU per viewer per update)."""
+    url = demo.url.replace("http://", "ws://").rstrip("/") + "/ws/table"
+    with connect(url) as viewer:  # offers permessage-deflate, as browsers do
+        assert viewer.response is not None
+        assert "Sec-WebSocket-Extensions" not in viewer.response.headers
+        assert viewer.recv(timeout=10)

@@ -1,0 +1,48 @@
+"""The demo with pawn sensors (``--pawns``, hardware issue 13): the simulated table lays the
+pawns where the first turn starts, each bot moves its pawn before it takes, and the engine,
+checking every pawn move as it happens, never finds one out of place for long."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from engine.app.demo.stack import DemoOptions, DemoStack
+from engine.service.pawn_check import pawn_problems
+
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
+PIN = "432198"
+
+
+@pytest.mark.timeout(90)
+def test_bots_move_their_sensed_pawns_and_the_game_goes_on(tmp_path: Path) -> None:
+    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=8, linger=30, pin=PIN,
+                                  data_dir=tmp_path / "demo", pawns=True), say=lambda _: None)
+    stack.start()
+    try:
+        interp = stack.engine.tables["demo"].interp
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            game = interp.game
+            if game is not None and len(game.actions) >= 8:
+                break
+            time.sleep(0.05)
+        game = interp.game
+        assert game is not None and len(game.actions) >= 8, stack.driver.state()
+        # Sensed, not inferred: the pawn sensors reported every move the bots made.
+        assert interp.pawn_sensing.sensed is not None
+        with httpx.Client(base_url=stack.url, timeout=10) as http:
+            state = http.get("/api/table").json()
+        assert state["game"]["view"]["table"]["pawns_sensed"] is not None
+        stack.driver.pause()
+        deadline = time.monotonic() + 10
+        while pawn_problems(interp.game, interp.pawn_sensing.sensed) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)  # a bot's pawn move may be on its way
+        assert pawn_problems(interp.game, interp.pawn_sensing.sensed) == []
+    finally:
+        stack.stop()
