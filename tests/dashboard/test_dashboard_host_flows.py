@@ -421,7 +421,7 @@ def bot_mid_take(flow: Flow, where: str) -> int:
         return False
 
     try:
-        wait_until(reached, GAME_TIME, f"a bot's taken card in its {where}")
+        wait_until(reached, GAME_TIME, f"a bot's taken card in its {where}", slowest=0.05)
     finally:
         driver.config = fast
     return seat[0]
