@@ -348,7 +348,9 @@ export async function api(method, path, body, headers) {
       : data && data.error ? (data.error.message || data.error) : res.statusText;
     if (detail && typeof detail === "object" && !Array.isArray(detail)) detail = detail.message || JSON.stringify(detail);
     if (Array.isArray(detail)) detail = detail.map((d) => d.msg || JSON.stringify(d)).join("; ");
-    const err = new Error(humanise(String(detail))); err.status = res.status; throw err;
+    const err = new Error(humanise(String(detail))); err.status = res.status;
+    err.code = data && data.error && typeof data.error === "object" ? data.error.code : undefined;  // a refusal's stable id
+    throw err;
   }
   return data;
 }
