@@ -99,6 +99,9 @@ class BotDriver:
         self._stuck_at: str | None = None  # the table as it was when the bot gave up
         self._waiting_seat: int | None = None
         self._waiting_why: str | None = None
+        # The table as `_confirmed` last read it, the engine having seen the gesture: the next
+        # tick starts from it instead of asking again (pace 0: one request less per gesture).
+        self._fresh: dict[str, Any] | None = None
         mqtt.subscribe(Topics(config.table).game_events, self._on_events)
 
     # ------------------------------------------------------------ lifecycle
@@ -143,6 +146,7 @@ class BotDriver:
     def _run(self) -> None:
         while not self.stop_event.is_set():
             if not self.resumed.is_set():
+                self._fresh = None  # the host (a test) may change the table while held
                 self.idle.set()
                 self.resumed.wait(0.1)
                 continue
@@ -162,7 +166,7 @@ class BotDriver:
         return data
 
     def tick(self) -> None:
-        state = self.state()
+        state, self._fresh = self._fresh or self.state(), None
         status = state["status"]
         if not (status["broker"] and status["engine"] == "online"
                 and status["hub"] == "online"):
@@ -590,8 +594,10 @@ class BotDriver:
         if before is not None and inputs:
             deadline = time.monotonic() + self.config.confirm_timeout
             while not self.stop_event.is_set() and time.monotonic() < deadline:
-                now = self._inputs(self.state())
+                state = self.state()
+                now = self._inputs(state)
                 if now is None or now >= before + inputs:
+                    self._fresh = None if self.config.pace else state
                     break
                 time.sleep(0.01)
         self._sleep(self.config.pace)
