@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Stack, wait_until
+from dashkit import PIN, Stack, screenshot, wait_until
 from virtual_player import expected_inputs, inputs, next_step
 
 from engine.rules import Take
@@ -151,6 +151,7 @@ def test_new_game_form_checks_and_refusals_in_words(table_stack: Stack, host_pag
     assert page.inner_text("#form-msg") == (
         f"Two seats have the same colour ({colour}): give each seat its own colour.")
     assert page.is_disabled("#start")
+    screenshot(page, "host-same-colour")
     page.select_option("#colour-2", "blue" if page.input_value("#colour-0") != "blue" else "green")
     page.wait_for_selector("#form-msg", state="hidden")
     assert page.is_enabled("#start")
@@ -197,6 +198,7 @@ def test_virtual_table_asks_visitors_for_the_host_pin(table_stack: Stack,
         assert "X-Host-Pin" not in said and "secret" not in said
         assert page.is_visible("#unlock-pin")
         assert page.inner_text("#unlock-form label") == "Host PIN"
+        screenshot(page, "virtual-locked")
         assert page.evaluate("document.body.dataset.hand") == ""  # nothing lifted
 
         page.fill("#unlock-pin", "000000")  # a wrong PIN: said, still locked
