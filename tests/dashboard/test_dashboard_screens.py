@@ -371,3 +371,34 @@ def test_deal_guidance_for_2_players_on_the_table_view(dash: Dash, engine_servic
         screenshot(page, "big-screen-deal-2-players")
     finally:
         context.close()
+
+
+def recipe_game() -> Any:
+    """A 3-player recipe game (G11) that ended by emptying column 3, whose last card Seat 2
+    took while Seat 1 holds "Take the last card"."""
+    from engine.rules.game import Game, GameConfig
+
+    game = Game.new(GameConfig(colours=("yellow", "red", "green"), recipes=True),
+                    random.Random(1))
+    play(game, 10_000, random.Random(1))
+    assert (game.end_reason, game.last_card_seat, game.last_card[2]) == ("line_emptied", 1, 8)
+    return game
+
+
+def test_scores_page_words_recipe_reasons_in_french(dash: Dash, page: Any) -> None:
+    game = recipe_game()
+    dash.publish_game(game)
+    page.goto(f"{dash.url}/scores?lang=fr")
+    page.wait_for_selector("#scores .score-seat[data-seat='0']")
+    seat1 = page.inner_text("#scores .score-seat[data-seat='0']")
+    text = page.inner_text("#scores")
+    # Named 1-based with the colour, in French; nothing left in English.
+    assert "Recette B : Prendre la dernière carte" in seat1, seat1
+    assert "Place 2 (rouge ♥) a pris la dernière carte" in seat1, seat1
+    assert "égalité pour le plus de cartes de couleur violet" in seat1, seat1
+    assert "Recette A : " in seat1 and "Recettes" not in text, text
+    for english in ("took the last card", "not the", "most ", "fewest", "seat 0", " vs "):
+        assert english not in text, (english, text)
+    assert "Place 2 (rouge ♥) a pris la dernière carte de la colonne 3" in text, text
+    assert "Immuto (Métamorphose)" not in text, text
+    screenshot(page, "scores-recipes-fr")

@@ -46,13 +46,31 @@ class DriverError(Exception):
     """The dashboard did not do what the driver asked (named in the message)."""
 
 
+# A gesture in words for the host's log ({place}: where it is made, {seat}: whose pad).
+_GESTURE_WORDS = {
+    "lift": "lift the card on {place}",
+    "lay": "lay the card in hand on {place}",
+    "take": "take the card on {place}",
+    "refill": "refill {place} from the draw pile",
+    "slide": "slide the card on {seat}'s pad into the cauldron",
+    "tap": "tap the top card of {seat}'s cauldron",
+    "vanesco": "tap the top card of {seat}'s cauldron",
+    "draw": "draw a card from the draw pile",
+    "drop": "put away the card in hand",
+}
+
+
 def _gesture_label(body: dict[str, Any]) -> str:
-    """A virtual-table gesture for the host's log: "Seat 2's bot: lay on row 3, column 4"."""
+    """A virtual-table gesture for the host's log: "Seat 2's bot: lay the card in hand on
+    row 3, column 4" (never the request's dict or a 0-based seat)."""
     seat = body.get("as_seat", body.get("seat"))
     who = f"{seat_name(int(seat))}'s bot" if seat is not None else "a bot"
     where = body.get("where")
-    on = f" on {place_label(str(where))}" if where else ""
-    return f"{who}: {body.get('action')}{on}"
+    place = place_label(str(where)) if where else "the table"
+    pad = body.get("seat", seat)
+    words = _GESTURE_WORDS.get(str(body.get("action")), "an unknown gesture on {place}")
+    return f"{who}: " + words.format(place=place,
+                                     seat=seat_name(int(pad)) if pad is not None else "its")
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,7 @@ class DriverConfig:
     games: int | None = None  # stop after this many games (None: endless)
     seed: int | None = None
     confirm_timeout: float = 5.0
+    start_timeout: float = 30.0  # seconds a game the demo starts may take to reach the table
 
 
 class BotDriver:
@@ -94,6 +113,10 @@ class BotDriver:
         self._thread: threading.Thread | None = None
         self._game_id: str | None = None  # the game this driver started
         self._over_at: float | None = None
+        # A game this driver started that the table does not show yet (it still shows the
+        # previous one for a moment), and since when: meanwhile nothing is reported twice.
+        self._awaiting: str | None = None
+        self._awaiting_since = 0.0
         self._decisions = 0
         self._refused = 0  # refused gestures in a row
         self._stuck_at: str | None = None  # the table as it was when the bot gave up
@@ -176,6 +199,8 @@ class BotDriver:
         view = game["view"] if game else None
         table = (view or {}).get("table") or {}
         phase = table.get("status", "idle")
+        if game is not None and game["game_id"] == self._awaiting:
+            self._awaiting = None  # the game the demo started is on the table
         if game is None or phase in ("idle", "over", "ended") or game["game_id"] != self._game_id:
             self._between_games(state, phase)
             return
@@ -189,6 +214,16 @@ class BotDriver:
 
     def _between_games(self, state: dict[str, Any], phase: str) -> None:
         game = state.get("game")
+        if self._awaiting is not None:
+            if time.monotonic() - self._awaiting_since < self.config.start_timeout:
+                # The table still shows the game before the one the demo just started: that
+                # one is neither over again nor the host's.
+                self._sleep(0.1)
+                return
+            log.warning("demo bots: game %s, which the demo started, has not reached the "
+                        "table in %.0f s; going on with what the table shows",
+                        self._awaiting, self.config.start_timeout)
+            self._awaiting = None
         if game is not None and game["game_id"] == self._game_id and phase in ("over", "ended"):
             if self._over_at is None:
                 self._over_at = time.monotonic()
@@ -240,9 +275,10 @@ class BotDriver:
         data = self._host("/api/host/new_game", body)
         self._game_id = (data.get("data") or {}).get("game_id")
         self._over_at = None
+        self._awaiting, self._awaiting_since = self._game_id, time.monotonic()
         self.games_started += 1
         colours = ", ".join(colour_list)
-        self.say(f"game {self._game_id} started: {players} players ({colours}), "
+        self.say(f"the demo started a new game, {self._game_id}: {players} players ({colours}), "
                  f"{seat_name(first, colour_list[first])} begins; bots "
                  f"({self.config.bot}) play the seats nobody joins")
 
@@ -553,6 +589,11 @@ class BotDriver:
         if isinstance(choice, Discard):
             if not self._button("/api/virtual/discard", state):
                 return False
+            # Once the game is over the table may have put the card away already (a warning
+            # "hand is empty" at the end of games): only a card still in hand is put away.
+            hands = (self.state().get("virtual") or {}).get("hands") or {}
+            if str(seat) not in hands:
+                return True
             return self._gesture({"action": "drop", "as_seat": seat}, wait=False)
         return self._gesture({"action": "lay", "where": f"pad:{seat}", "as_seat": seat}, state)
 
