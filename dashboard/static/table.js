@@ -2,7 +2,7 @@
    codes; alerts in a fixed area; the podium at the end until the next game. */
 import { boardParts } from "./board.js";
 import {
-  CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
+  BOOT, CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
   patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, seatOf, setHtml, t, tn, usesText,
 } from "./core.js";
 import { announceChanges } from "./announce.js";
@@ -134,9 +134,12 @@ function renderJoin(state) {
   if (key === joinKey) return;
   joinKey = key;
   if (!game || !game.game_id || gameOver(game.view) || !game.view.seats.length) { el.innerHTML = ""; return; }
-  let html = `<h2>${esc(t("join"))}</h2><div class="qr-row">`;
+  // On a loopback address a code would open the phone itself: one line says what to do.
+  const phones = BOOT.phones !== false;
+  let html = (phones ? `<h2>${esc(t("join"))}</h2>` : `<p class="no-phones">${esc(t("phones_cannot_join"))}</p>`) + `<div class="qr-row">`;
   for (const s of game.view.seats) {
     const label = seatLabel(s.seat, s.colour);
+    if (!phones && !state.joined[s.seat]) continue;
     if (state.joined[s.seat]) {
       html += `<figure class="qr joined" data-seat="${s.seat}"><div class="done" aria-hidden="true">✓</div><figcaption>${esc(label)} — ${esc(t("joined"))}</figcaption></figure>`;
     } else {

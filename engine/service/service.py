@@ -817,6 +817,7 @@ class EngineService:
             "status": interp.status.value,
             "actions": [a.to_wire() for a in outcome.actions],
             "instructions": outcome.instructions,
+            "undone": outcome.undone_text,
             "prompt": interp.prompt(),
         }
 
