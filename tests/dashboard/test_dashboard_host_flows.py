@@ -540,6 +540,8 @@ def test_phone_gone_then_the_host_gives_the_seat_back_to_the_bot(flow: Flow) -> 
         button.inner_text()
     button.click()
     wait_until(lambda: not flow.state()["joined"][seat], 20, "the seat to be the bot's again")
+    wait_until(lambda: "is the bot's again" in flow.host.inner_text("#host-msg"), 20,
+               "the host page to say what it did")
     wait_until(lambda: flow.state()["game"]["view"]["table"]["inputs"] > inputs, 30,
                "the bot to play the seat's move")
     flow.table.locator(".phone-waiting").wait_for(state="detached")
