@@ -149,6 +149,7 @@ class Bridge:
             settings.data_dir / f"seat-secrets-{settings.table}.json" if settings.data_dir else None
         )
         self._lock = threading.RLock()
+        self._phones = [0] * N_SEATS  # open seat pages (sockets) per seat
         self.public: GamePublic | None = None
         self.public_out: GamePublicOut | None = None
         self.last_finished: GamePublicOut | None = None  # kept for /scores in the next game
@@ -340,9 +341,24 @@ class Bridge:
             alerts=alerts,
             status=self.status(),
             joined=self.secrets.joined(game_id),
+            phones=self.phones(),
             virtual=self.virtual_public(),
             last_game=last,
         )
+
+    def phone(self, seat: int, opened: bool) -> None:
+        """A seat's page opened (or closed) its live socket: the table view says when the
+        seat whose move it is has no phone connected (M5)."""
+        with self._lock:
+            before = self._phones[seat] > 0
+            self._phones[seat] = max(0, self._phones[seat] + (1 if opened else -1))
+            changed = before != (self._phones[seat] > 0)
+        if changed:
+            self.broadcast()
+
+    def phones(self) -> list[bool]:
+        with self._lock:
+            return [n > 0 for n in self._phones]
 
     def seat_state(self, seat: int) -> SeatState:
         with self._lock:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import re
 import secrets
 import socket
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -57,6 +59,18 @@ def lan_address() -> str | None:
         if address and not address.startswith("127.") and address != "0.0.0.0":
             return address
     return None
+
+
+def phones_reach(base: str) -> bool:
+    """Whether a phone can open `base`: a loopback address (127.x, ::1, localhost) would
+    open the phone itself."""
+    host = (urlsplit(base).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True  # a name: the network's DNS says where it is
 
 
 class Settings(BaseModel):

@@ -100,6 +100,8 @@ class TableState(_Public):
     alerts: list[AlertPublic]
     status: ServiceStatus
     joined: list[bool] = Field(description="seats whose phone has joined this game")
+    phones: list[bool] = Field(default_factory=list,
+                               description="seats whose page is connected now (its live socket)")
     virtual: VirtualPublic | None = None
     last_game: GamePublicOut | None = Field(
         default=None, description="the last finished game (its scores), while another runs"

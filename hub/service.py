@@ -110,6 +110,8 @@ class Hub:
         self._health_candidate: dict[int, tuple[str, float]] = {}
         self.counts: dict[str, int] = {"events": 0, "unknown_tags": 0, "polls": 0, "errors": 0}
         self._stop = threading.Event()
+        self._wake = threading.Event()  # poll now: set by `stop` and by the back-end's wake
+        backend.wake = self._wake.set
         self._thread: threading.Thread | None = None
         self._snapshot_due = True
         self._last_snapshot = 0.0
@@ -167,6 +169,7 @@ class Hub:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(5)
         self.client.stop()
@@ -181,6 +184,7 @@ class Hub:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._wake.clear()  # a wake during the step below makes the next one at once
             try:
                 self.step()
             except BackendError as exc:
@@ -192,7 +196,7 @@ class Hub:
                 log.exception("hub poll failed")
                 self._stop.wait(1.0)
             if self.poll_interval:
-                self._stop.wait(self.poll_interval)
+                self._wake.wait(self.poll_interval)
 
     # ------------------------------------------------------------ readers -> events
 

@@ -16,7 +16,7 @@ from dashboard.models import (
     ReaderHealthPublic,
     ReadersOut,
 )
-from dashboard.routers import answered
+from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, in_progress
 from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.errors import RulesError
@@ -89,8 +89,8 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
         assert virtual is not None
         playing = in_progress(bridge.public)
         if playing is not None:
-            raise HTTPException(status.HTTP_409_CONFLICT,
-                                f"game {playing} is in progress: end it first")
+            raise Refusal(status.HTTP_409_CONFLICT,
+                          f"game {playing} is in progress: end it first", "game_in_progress")
         try:
             virtual.deal(config["removed_colour"], rng.randrange(2**32))
         except VirtualError as exc:

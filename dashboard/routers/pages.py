@@ -11,7 +11,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from dashboard.config import LANGS, Lang
+from dashboard.config import LANGS, Lang, phones_reach
 from dashboard.deps import LangDep, SettingsDep
 from dashboard.geometry import geometry
 from dashboard.i18n import COOKIE, bundle, family_renames, strings
@@ -46,7 +46,9 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
 
 @router.get("/", response_class=HTMLResponse)
 def table_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
-    return render(request, "table.html", lang, "table", table=settings.table)
+    # The join codes hold the public address: on a loopback one they would open the phone.
+    phones = phones_reach(settings.public_base() or str(request.base_url))
+    return render(request, "table.html", lang, "table", table=settings.table, phones=phones)
 
 
 @router.get("/virtual", response_class=HTMLResponse)

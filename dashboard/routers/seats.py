@@ -173,4 +173,9 @@ async def seat_socket(websocket: WebSocket, seat: int, secret: str = "") -> None
         return
     if game_id is not None and bridge.secrets.mark_joined(game_id, seat):
         bridge.broadcast()
-    await pump(websocket, bridge, seat, bridge.seat_state(seat).model_dump_json(by_alias=True))
+    bridge.phone(seat, True)
+    try:
+        await pump(websocket, bridge, seat,
+                   bridge.seat_state(seat).model_dump_json(by_alias=True))
+    finally:
+        bridge.phone(seat, False)

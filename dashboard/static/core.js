@@ -242,7 +242,11 @@ export function alertHtml(a, seats, brief) {
   const who = a.seat != null && seats && seats[a.seat] ? ` · ${seatLabel(a.seat, seats[a.seat].colour)}` : "";
   const head = `<p class="alert-head"><span class="icon" aria-hidden="true">${icon}</span> <strong>${esc(kind)}</strong>${esc(rule + who)}</p>`;
   const msg = `<p class="msg">${esc(humanise(a.message, seats))}</p>`;
-  const fix = a.instruction ? `<p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(humanise(a.instruction, seats))}</p>` : "";
+  // An undo's steps as a list (one line each, ticked when done), so each can be read apart.
+  const steps = a.params && Array.isArray(a.params.steps) ? a.params.steps : [];
+  const fix = steps.length ? `<div class="fix"><p><strong>${esc(t("what_to_do"))}</strong></p><ol class="steps">` +
+      steps.map((s) => `<li class="step${s.done ? " done" : ""}" data-step="${Number(s.n)}">${s.done ? "✓ " : ""}${esc(humanise(s.text, seats))}</li>`).join("") + `</ol></div>`
+    : a.instruction ? `<p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(humanise(a.instruction, seats))}</p>` : "";
   return `<div class="alert sev-${sev}" data-alert="${esc(a.alert_id)}" data-rule="${esc(a.rule)}" data-sev="${sev}">${head}${brief ? "" : msg + fix}${brief ? msg : ""}</div>`;
 }
 
@@ -384,7 +388,9 @@ export async function api(method, path, body, headers) {
       : data && data.error ? (data.error.message || data.error) : res.statusText;
     if (detail && typeof detail === "object" && !Array.isArray(detail)) detail = detail.message || JSON.stringify(detail);
     if (Array.isArray(detail)) detail = detail.map((d) => d.msg || JSON.stringify(d)).join("; ");
-    const err = new Error(humanise(String(detail))); err.status = res.status; throw err;
+    const err = new Error(humanise(String(detail))); err.status = res.status;
+    err.code = data && data.error && typeof data.error === "object" ? data.error.code : undefined;  // a refusal's stable id
+    throw err;
   }
   return data;
 }

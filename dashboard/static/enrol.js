@@ -9,7 +9,8 @@
     `<label for="enrol-seat">${esc(t("enrol_pad"))}</label>` +
     `<select id="enrol-seat">${[1, 2, 3, 4].map((n) => `<option value="${n}">${esc(t("seat_n", { n }))}</option>`).join("")}</select>` +
     [["start", t("enrol_start")], ["undo", t("enrol_undo")], ["skip", t("enrol_skip")], ["stop", t("enrol_stop")]]
-      .map(([a, label]) => `<button type="button" class="btn" data-enrol="${a}">${esc(label)}</button>`).join("") +
+      // Undo / skip / stop mean something only while an enrolment runs.
+      .map(([a, label]) => `<button type="button" class="btn" data-enrol="${a}"${a === "start" ? "" : " disabled"}>${esc(label)}</button>`).join("") +
     `<p id="enrol-said" role="status"></p>`;
   const said = document.getElementById("enrol-said");
   box.addEventListener("click", async (ev) => {
@@ -31,6 +32,7 @@
       try {
         const en = await api("GET", "/api/host/enrolment", undefined, { "X-Host-Pin": pinNow() });
         if (en && en.message && !said.classList.contains("error")) said.textContent = en.message;
+        for (const b of box.querySelectorAll("[data-enrol]")) if (b.dataset.enrol !== "start") b.disabled = !(en && en.active);
       } catch (e) { /* the host page shows the connection problems */ }
     }
     setTimeout(follow, 1000);

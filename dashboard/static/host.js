@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
+import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -8,10 +8,53 @@ let timer = null;
 
 function hostApi(method, path, body) { return api(method, path, body, { "X-Host-Pin": pin }); }
 
+/* What the last command did. It stands until the game moves on (after a grace for the
+   command's own update to arrive) or for a minute, so an old error does not linger. */
+const MSG_GRACE_MS = 3000;
+const MSG_KEEP_MS = 60000;
+let msgAt = 0;
+let msgKey = null;
+let msgTimer = null;
+
+function gameKey(state) {
+  const g = state && state.game;
+  const v = g && g.view;
+  return JSON.stringify([g && g.game_id, v && v.turn, v && v.phase, v && v.pile_size, v && v.table && v.table.status]);
+}
+
 function msg(text, isError) {
   const el = document.getElementById("host-msg");
   el.textContent = text;
   el.classList.toggle("error", !!isError);
+  msgAt = Date.now();
+  msgKey = gameKey(lastState);
+  clearTimeout(msgTimer);
+  if (text && text !== "…") msgTimer = setTimeout(() => { if (el.textContent === text) msg(""); }, MSG_KEEP_MS);
+}
+
+function clearWhenMoved(state) {
+  if (!document.getElementById("host-msg").textContent) return;
+  const key = gameKey(state);
+  if (Date.now() - msgAt < MSG_GRACE_MS) msgKey = key;
+  else if (key !== msgKey) msg("");
+}
+
+function seatsNow() { return lastState && lastState.game ? lastState.game.view.seats : []; }
+
+/* The engine's undo answer: what was taken back, then the steps to put the cards back. */
+function undoneText(data) {
+  const d = data || {};
+  const steps = Array.isArray(d.instructions) ? d.instructions : [];
+  const what = d.undone ? humanise(d.undone, seatsNow()) : t("done");
+  return steps.length
+    ? `${what} ${t("host_undone_steps")} ${steps.map((s, i) => `${i + 1}. ${humanise(s, seatsNow())}`).join(" ")}`
+    : `${what} ${t("host_nothing_back")}`;
+}
+
+/* A refusal in the host's words where the page knows it (no raw game ids). */
+function refusalText(e) {
+  if (e.code === "game_in_progress") return t("host_game_running");
+  return e.message;
 }
 
 function colourOptions(selected) {
@@ -39,6 +82,7 @@ function buildForm() {
   document.getElementById("first").innerHTML = Array.from({ length: n }, (_, i) => `<option value="${i}">${esc(t("seat_n", { n: i + 1 }))}</option>`).join("");
   document.getElementById("removed-field").hidden = n !== 2;
   buildRemoved();
+  checkColours();
 }
 
 /* 2 players: only a colour not in play can be left out (G2). */
@@ -96,7 +140,7 @@ async function refreshPanels() {
       box.innerHTML = links.map((l) => {
         const name = view ? seatOf(view, l.seat) : seatLabel(l.seat);
         return `<figure class="qr" data-seat="${l.seat}"><div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption>${l.joined ? "✓ " + esc(t("joined")) + " · " : ""}` +
-          `<a href="${esc(l.url)}">${esc(t("open_seat", { seat: name }))}</a> <button type="button" class="btn small" data-reissue="${l.seat}">${esc(t("reissue"))}</button></figcaption></figure>`;
+          `<a href="${esc(l.url)}">${esc(t("open_seat", { seat: name }))}</a> ${l.joined ? `<button type="button" class="btn small" data-free="${l.seat}">${esc(t("free_seat", { seat: name }))}</button>` : `<button type="button" class="btn small" data-reissue="${l.seat}" title="${esc(t("reissue_help"))}">${esc(t("reissue"))}</button>`}</figcaption></figure>`;
       }).join("");
       for (const l of links) {
         const res = await fetch(`/api/seats/${l.seat}/qr.svg`, { headers: { "X-Host-Pin": pin } });
@@ -118,6 +162,9 @@ function renderStatus(state) {
   else if (v && v.table && v.table.status === "dealing") text = promptText(v) || t("deal_title");
   else if (v && v.turn != null && v.seats[v.turn]) text = `${t("turn_of", { seat: seatOf(v, v.turn) })} · ${t("phase_" + v.phase)}`;
   else if (v) text = promptText(v) || t("no_game");
+  // The move waits for a joined seat's phone (M5): said here too, next to its "Give back".
+  const who = v && !v.over && v.table && v.table.status === "playing" ? (v.table.prompt && v.table.prompt.seat != null ? v.table.prompt.seat : v.turn) : null;
+  if (who != null && state.joined[who]) text += ` · ${t(state.phones && state.phones[who] ? "phone_waiting" : "phone_gone_short", { seat: seatOf(v, who) })}`;
   st.textContent = text;
   // Mid-game the new-game form folds away (it stays one click away).
   const playing = !!(v && !v.over && v.table && v.table.status === "playing");
@@ -149,19 +196,32 @@ function showHost(on) {
 
 function logout() { pin = ""; sessionStorage.removeItem(PIN_KEY); showHost(false); }
 
-async function command(path, body) {
+/* `said(data)`: what the command did, from its answer (data: the engine's reply). */
+async function command(path, body, said) {
   msg("…");
   try {
-    await hostApi("POST", path, body);
-    msg(t("done"));
-  } catch (e) { msg(t("error", { message: e.message }), true); }
+    const res = await hostApi("POST", path, body);
+    msg(said ? said((res && res.data) || {}) : t("done"));
+    return true;
+  } catch (e) { msg(t("error", { message: refusalText(e) }), true); return false; }
+}
+
+/* G2: one colour per seat, said next to the form as soon as two seats share one. */
+function checkColours() {
+  const colours = [...document.querySelectorAll("#colour-fields select.colour")].map((s) => s.value);
+  const twice = colours.find((c, i) => colours.indexOf(c) !== i);
+  const el = document.getElementById("form-msg");
+  el.textContent = twice ? t("host_same_colour", { colour: colourName(twice) }) : "";
+  el.hidden = !twice;
+  document.getElementById("start").disabled = !!twice;
+  return !twice;
 }
 
 {
   if (!BOOT.virtual) for (const o of document.querySelectorAll("#deal option[value='virtual'], #deal option[value='auto']")) o.remove();
   buildForm();
   document.getElementById("players").addEventListener("change", buildForm);
-  document.getElementById("colour-fields").addEventListener("change", buildRemoved);
+  document.getElementById("colour-fields").addEventListener("change", () => { buildRemoved(); checkColours(); });
   document.getElementById("login-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     pin = document.getElementById("pin").value;
@@ -177,8 +237,10 @@ async function command(path, body) {
   });
   document.getElementById("new-game").addEventListener("submit", (ev) => {
     ev.preventDefault();
+    if (!checkColours()) return;
     const colours = [...document.querySelectorAll("#colour-fields select.colour")].map((s) => s.value);
     const removed = document.getElementById("removed").value || null;
+    const started = () => t("host_started", { n: colours.length, colours: colours.map(colourName).join(", ") });
     command("/api/host/new_game", {
       colours, first_seat: Number(document.getElementById("first").value),
       start_positions: [...document.querySelectorAll("#colour-fields select.start")].map((s) => Number(s.value)),
@@ -187,11 +249,11 @@ async function command(path, body) {
       second_player_bonus: document.getElementById("bonus").checked,
       memory_aid: document.getElementById("memory").checked,
       deal: document.getElementById("deal").value,
-    });
+    }, started);
   });
-  document.getElementById("undo").addEventListener("click", () => command("/api/host/undo"));
-  document.getElementById("confirm").addEventListener("click", () => command("/api/host/confirm"));
-  document.getElementById("end").addEventListener("click", () => { if (confirm(t("end_sure"))) command("/api/host/end"); });
+  document.getElementById("undo").addEventListener("click", () => command("/api/host/undo", undefined, undoneText));
+  document.getElementById("confirm").addEventListener("click", () => command("/api/host/confirm", undefined, () => t("host_confirmed")));
+  document.getElementById("end").addEventListener("click", () => { if (confirm(t("end_sure"))) command("/api/host/end", undefined, () => t("host_ended")); });
   document.getElementById("logout").addEventListener("click", logout);
   document.getElementById("accept-hub").addEventListener("click", async () => {
     const hub = document.getElementById("hub-change").dataset.hub;
@@ -202,12 +264,20 @@ async function command(path, body) {
     } catch (e) { msg(t("error", { message: e.message }), true); }
   });
   document.getElementById("links").addEventListener("click", async (ev) => {
-    const b = ev.target.closest("[data-reissue]");
-    if (b) { await command(`/api/host/seats/${b.dataset.reissue}/reissue`); document.getElementById("links").dataset.key = ""; refreshPanels(); }
+    const b = ev.target.closest("[data-reissue], [data-free]");
+    if (b) {
+      const free = b.dataset.free !== undefined;
+      const seat = Number(free ? b.dataset.free : b.dataset.reissue);
+      const name = seatsNow()[seat] ? seatOf(lastState.game.view, seat) : seatLabel(seat);
+      await command(`/api/host/seats/${seat}/${free ? "free" : "reissue"}`, undefined, () => t(free ? "host_freed" : "host_reissued", { seat: name }));
+      document.getElementById("links").dataset.key = "";
+      refreshPanels();
+    }
   });
   liveSocket("/ws/table", (state) => {
     if (state.type !== "table") return;
     lastState = state;
+    clearWhenMoved(state);
     renderStatus(state);
     renderHubChange(state.status);
     renderBanners(state.status, true);

@@ -1,6 +1,9 @@
 /* Scores in plain words: the breakdown (score page), the podium (big screen at the end) and
    the running totals during a game. */
-import { CAT, cardInfo, cardLabel, colourName, esc, seatLabel, t, tn } from "./core.js";
+import { CAT, cardInfo, cardLabel, colourName, esc, lineLabel, seatLabel, t, tn } from "./core.js";
+
+/* "Immuto", as the cards on the table are named (the catalogue's long name adds the spell's). */
+const IMMUTO = cardInfo("immuto-1").family;
 
 /* "3 Egg cards: 1 + 3 + 4 = 8; own colour, doubled: 16; + 5 for four cards: 21" */
 export function familyHow(f) {
@@ -14,10 +17,35 @@ export function familyHow(f) {
   let points = f.base;
   if (f.doubled) { points *= 2; how += `; ${t("score_doubled", { points })}`; }
   if (f.bonus) { points += f.bonus; how += `; ${t("score_bonus", { bonus: f.bonus, points })}`; }
-  if (f.immutos.length) how += ` (${tn("immuto_counted", f.immutos.length, { immuto: CAT.immuto })})`;
+  if (f.immutos.length) how += ` (${tn("immuto_counted", f.immutos.length, { immuto: IMMUTO })})`;
   const extra = f.cards.length + f.immutos.length - f.counted;
   if (extra > 0) how += ` (${tn("extra_cards", extra)})`;
   return how;
+}
+
+/* Why a recipe scored, in the page's language (engine/rules/scoring.py ReasonCode; the
+   command line's names.recipe_reason says the same in English). */
+export function recipeReason(r) {
+  const p = r.reason_params || {};
+  if (!r.reason_code) return r.reason || "";
+  const colour = p.colour ? colourName(p.colour) : "";
+  const what = p.measure ? t("recipe_what_" + p.measure, { colour }) : "";
+  const seat = p.seat != null ? seatLabel(p.seat, p.seat_colour) : "";
+  let text = t("recipe_reason_" + r.reason_code, { what, own: p.own, other: p.other, colour, seat });
+  if (p.rate != null && p.own != null) text += `; ${tn("recipe_points", p.own, { rate: p.rate, points: r.points })}`;
+  return text;
+}
+
+/* How the game ended: which line was emptied and who took its last card, when known. */
+export function endText(end) {
+  if (!end || !end.reason) return "";
+  if (end.reason === "line_emptied" && end.line != null) {
+    const line = lineLabel(end.line);
+    if (end.last_card_seat == null) return t("end_line_emptied", { line });
+    const s = end.scores && end.scores.seats.find((x) => x.seat === end.last_card_seat);
+    return t("end_line_emptied_by", { line, seat: seatLabel(end.last_card_seat, s && s.colour) });
+  }
+  return t("end_reason_" + end.reason);
 }
 
 function ranked(scores) {
@@ -41,14 +69,14 @@ export function podiumHtml(scores, seats, end) {
     `<span class="place">${esc(t("place", { n: s.rank }))}</span> <span class="swatch c-${esc(s.colour)}" aria-hidden="true">${esc(CAT.colours[s.colour] ? CAT.colours[s.colour].symbol : "")}</span> ` +
     `<span class="name">${esc(seatLabel(s.seat, s.colour))}</span> <strong class="total">${esc(tn("points_n", s.total))}</strong></li>`).join("");
   return `<h2><span aria-hidden="true">★</span> ${esc(t("game_over"))} — ${esc(winnersText(scores, seats))}</h2>` +
-    (end && end.reason ? `<p class="reason">${esc(t("end_reason_" + end.reason))}</p>` : "") +
+    (end && end.reason ? `<p class="reason">${esc(endText(end))}</p>` : "") +
     `<ol class="podium-list">${rows}</ol><p><a href="/scores">${esc(t("see_scores"))}</a> · ${esc(t("until_next"))}</p>`;
 }
 
 /* The full breakdown of a finished game. */
 export function scoresHtml(scores, seats, end) {
   let html = `<h2>${esc(t("game_over"))}</h2><p class="winners">★ ${esc(winnersText(scores, seats))}</p>`;
-  if (end && end.reason) html += `<p class="reason">${esc(t("end_reason_" + end.reason))}</p>`;
+  if (end && end.reason) html += `<p class="reason">${esc(endText(end))}</p>`;
   html += `<div class="score-grid">`;
   for (const s of ranked(scores)) {
     const win = scores.winners.includes(s.seat);
@@ -58,19 +86,19 @@ export function scoresHtml(scores, seats, end) {
     const fams = [...s.families].sort((a, b) => b.points - a.points || a.family.localeCompare(b.family));
     for (const f of fams) {
       const cards = f.cards.map((c) => `<span class="mini">${esc(cardLabel(c))}</span>`).join(" ") +
-        f.immutos.map(() => ` <span class="mini immuto">${esc(CAT.immuto)} (0)</span>`).join("");
+        f.immutos.map(() => ` <span class="mini immuto">${esc(IMMUTO)} (0)</span>`).join("");
       const colour = CAT.colours[f.colour];
       html += `<tr><th scope="row"><span class="swatch c-${esc(f.colour)}" aria-hidden="true">${esc(colour ? colour.symbol : "")}</span> ${esc(CAT.families[f.family] || "")}<br><small>${esc(colourName(f.colour))}</small></th>` +
         `<td>${cards}<br><span class="how">${esc(familyHow(f))}</span></td><td class="pts">${f.points}</td></tr>`;
     }
     html += `</tbody><tfoot><tr><th scope="row">${esc(t("ingredients"))}</th><td></td><td class="pts">${s.ingredient_points}</td></tr>`;
     for (const fam of Object.values(s.immuto_assignment || {})) {
-      html += `<tr><td colspan="3">${esc(t("immuto_to", { immuto: CAT.immuto, family: CAT.families[fam] || "" }))}</td></tr>`;
+      html += `<tr><td colspan="3">${esc(t("immuto_to", { immuto: IMMUTO, family: CAT.families[fam] || "" }))}</td></tr>`;
     }
     for (const r of s.recipes || []) {
       const name = CAT.recipes[r.recipe];
-      const label = r.recipe.startsWith("A-") ? `${t("recipes")} A: ${colourName(name)}` : `${t("recipes")} B: ${name}`;
-      html += `<tr><th scope="row">${esc(label)}</th><td>${esc(r.achieved ? t("recipe_yes") : t("recipe_no"))} — ${esc(r.reason)}</td><td class="pts">${r.points}</td></tr>`;
+      const label = r.recipe.startsWith("A-") ? t("recipe_label_a", { name: colourName(name) }) : t("recipe_label_b", { name });
+      html += `<tr><th scope="row">${esc(label)}</th><td>${esc(r.achieved ? t("recipe_yes") : t("recipe_no"))} — ${esc(recipeReason(r))}</td><td class="pts">${r.points}</td></tr>`;
     }
     if (s.second_player_bonus) html += `<tr><th scope="row">${esc(t("second_bonus"))}</th><td></td><td class="pts">${s.second_player_bonus}</td></tr>`;
     html += `<tr class="grand"><th scope="row">${esc(t("total"))}</th><td></td><td class="pts">${s.total}</td></tr></tfoot></table></article>`;

@@ -2,8 +2,8 @@
    codes; alerts in a fixed area; the podium at the end until the next game. */
 import { boardParts } from "./board.js";
 import {
-  CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
-  patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, setHtml, t, tn, usesText,
+  BOOT, CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
+  patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, seatOf, setHtml, t, tn, usesText,
 } from "./core.js";
 import { announceChanges } from "./announce.js";
 import { podiumHtml, winnersText } from "./scoring.js";
@@ -118,8 +118,13 @@ function renderAlerts(state) {
   el.classList.toggle("has-alerts", state.alerts.length > 0);
   // The demo's bots say why they wait ("Seat N's bot is waiting: <reason>").
   const waiting = state.virtual && state.virtual.waiting ? state.virtual.waiting : {};
-  const waitHtml = Object.keys(waiting).sort().map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">⏸ ${esc(`${seatLabel(Number(s))}'s bot is waiting: ${waiting[s]}`)}</p>`).join("");
-  setHtml(el, waitHtml + (state.alerts.length ? alertsHtml(state.alerts, seats) : waitHtml ? "" : `<p class="no-alerts">${esc(t("no_alerts"))}</p>`));
+  const waitHtml = Object.keys(waiting).sort().map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">${esc(`${seatLabel(Number(s))}'s bot is waiting: ${waiting[s]}`)}</p>`).join("");
+  // A seat a person joined: its move waits for their phone (M5), said even more plainly
+  // when the phone's page is not connected.
+  const v = state.game && state.game.view;
+  const who = v && !v.over && v.table && v.table.status === "playing" ? (v.table.prompt && v.table.prompt.seat != null ? v.table.prompt.seat : v.turn) : null;
+  const phoneHtml = who != null && state.joined[who] ? `<p class="phone-waiting" data-phone="${who}" data-connected="${state.phones && state.phones[who] ? 1 : 0}">${esc(t(state.phones && state.phones[who] ? "phone_waiting" : "phone_gone", { seat: seatOf(v, who) }))}</p>` : "";
+  setHtml(el, phoneHtml + waitHtml + (state.alerts.length ? alertsHtml(state.alerts, seats) : waitHtml || phoneHtml ? "" : `<p class="no-alerts">${esc(t("no_alerts"))}</p>`));
 }
 
 function renderJoin(state) {
@@ -129,9 +134,12 @@ function renderJoin(state) {
   if (key === joinKey) return;
   joinKey = key;
   if (!game || !game.game_id || gameOver(game.view) || !game.view.seats.length) { el.innerHTML = ""; return; }
-  let html = `<h2>${esc(t("join"))}</h2><div class="qr-row">`;
+  // On a loopback address a code would open the phone itself: one line says what to do.
+  const phones = BOOT.phones !== false;
+  let html = (phones ? `<h2>${esc(t("join"))}</h2>` : `<p class="no-phones">${esc(t("phones_cannot_join"))}</p>`) + `<div class="qr-row">`;
   for (const s of game.view.seats) {
     const label = seatLabel(s.seat, s.colour);
+    if (!phones && !state.joined[s.seat]) continue;
     if (state.joined[s.seat]) {
       html += `<figure class="qr joined" data-seat="${s.seat}"><div class="done" aria-hidden="true">✓</div><figcaption>${esc(label)} — ${esc(t("joined"))}</figcaption></figure>`;
     } else {

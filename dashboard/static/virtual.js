@@ -18,6 +18,7 @@ const PLAY_QS = new URLSearchParams(location.search);
 const PLAY_SEAT = PLAY_QS.get("seat");
 const PLAY_SECRET = PLAY_QS.get("secret");
 const PLAY_OWNER = PLAY_SEAT != null && PLAY_SECRET ? PLAY_SEAT : "host";
+const PIN_KEY = "cauldron-host-pin";  // the host page's key: one unlock serves both pages
 function myHand(virtual) {
   const h = virtual && virtual.hands && virtual.hands[PLAY_OWNER];
   return h ? h.card : null;
@@ -27,7 +28,23 @@ function vapi(method, path, body) {
     const q = `seat=${encodeURIComponent(PLAY_SEAT)}&secret=${encodeURIComponent(PLAY_SECRET)}`;
     return api(method, path + (path.includes("?") ? "&" : "?") + q, body);
   }
-  return api(method, path, body, { "X-Host-Pin": sessionStorage.getItem("cauldron-host-pin") || "" });
+  return api(method, path, body, { "X-Host-Pin": sessionStorage.getItem(PIN_KEY) || "" });
+}
+function hasCredential() { return PLAY_OWNER !== "host" || !!sessionStorage.getItem(PIN_KEY); }
+function showUnlock(on) {
+  document.getElementById("unlock-form").hidden = !on;
+  if (on) playMsg(t("virtual_need_pin"), false);
+}
+/* A refusal for want of a credential says what a person can do (never header names). */
+function failed(e, text) {
+  if (e.status === 401 || e.status === 403) {
+    if (PLAY_OWNER === "host") sessionStorage.removeItem(PIN_KEY);
+    document.getElementById("unlock-form").hidden = false;
+    playMsg(t("virtual_need_pin"), true);
+    document.getElementById("unlock-pin").focus();
+    return;
+  }
+  playMsg(text || t("error", { message: e.message }), true);
 }
 /* The positions the pawn sensors see a pawn on; null when the table has none (then pawns
    are not the table's to move: the engine infers them from the line taken from). */
@@ -50,7 +67,7 @@ function posButtons(state) {
 /* "Seat N's bot is waiting: <reason>" (the demo's bots say why they stopped). */
 function waitingHtml(virtual) {
   const waiting = virtual && virtual.waiting ? Object.keys(virtual.waiting).sort() : [];
-  return waiting.map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">⏸ ${esc(`${seatLabel(Number(s))}'s bot is waiting: ${virtual.waiting[s]}`)}</p>`).join("");
+  return waiting.map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">${esc(`${seatLabel(Number(s))}'s bot is waiting: ${virtual.waiting[s]}`)}</p>`).join("");
 }
 
 function renderTurn(state) {
@@ -152,7 +169,7 @@ async function gesture(body) {
     playMsg("");
     return true;
   } catch (e) {
-    playMsg(t("error", { message: e.message }), true);
+    failed(e);
     return false;
   }
 }
@@ -200,7 +217,7 @@ async function onPos(p) {
     await vapi("POST", "/api/virtual/pawn", { from, to: p });
     playMsg(t("pawn_moved", { from: posLabel(from), to: posLabel(p) }));
   } catch (e) {
-    playMsg(t("pawn_move_failed", { from: posLabel(from), to: posLabel(p), message: e.message }), true);
+    failed(e, t("pawn_move_failed", { from: posLabel(from), to: posLabel(p), message: e.message }));
   }
 }
 
@@ -221,9 +238,23 @@ document.getElementById("drop-btn").addEventListener("click", () => gesture({ ac
 for (const verb of ["keep", "discard", "pass", "declinatio"]) {
   document.getElementById(`${verb}-btn`).addEventListener("click", async () => {
     try { await vapi("POST", `/api/virtual/${verb}`); playMsg(t("done")); }
-    catch (e) { playMsg(t("error", { message: e.message }), true); }
+    catch (e) { failed(e); }
   });
 }
+document.getElementById("unlock-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const pin = document.getElementById("unlock-pin").value;
+  try {
+    await api("POST", "/api/host/login", undefined, { "X-Host-Pin": pin });
+    sessionStorage.setItem(PIN_KEY, pin);
+    document.getElementById("unlock-form").hidden = true;
+    document.getElementById("unlock-pin").value = "";
+    playMsg(t("virtual_unlocked"));
+  } catch (e) {
+    playMsg(e.status === 403 || e.status === 401 ? t("wrong_pin") : t("error", { message: e.message }), true);
+  }
+});
+if (!hasCredential()) showUnlock(true);
 liveSocket("/ws/table", (state) => {
   if (state.type !== "table") return;
   const previous = current;

@@ -505,11 +505,11 @@ class Game:
         card = self.grid[cell]
         if cell in CORNER_CELLS:
             return IllegalAction(
-                "G3", f"{cell_label(cell).capitalize()} holds a corner card: it is never taken"
+                "G3", f"{cell_label(cell)} holds a corner card: it is never taken"
             )
         if card is None:
             return IllegalAction(
-                "G4", f"{cell_label(cell).capitalize()} is empty: there is nothing to take"
+                "G4", f"{cell_label(cell)} is empty: there is nothing to take"
             )
         line = FACED_LINE[self.pawns[seat]]
         if line is None:
@@ -526,7 +526,7 @@ class Game:
         if self.spell_uses(seat, "accio") == 0:
             return IllegalAction(
                 "G6",
-                f"{cell_label(cell).capitalize()} is not in {line_label(line)}, the line the pawn "
+                f"{cell_label(cell)} is not in {line_label(line)}, the line the pawn "
                 "faces; "
                 "taking elsewhere needs an Accio with uses left",
             )

@@ -14,7 +14,7 @@ from engine.rules.cards import CARDS, CATALOGUE, Lang, card_label, family_name
 from engine.rules.errors import RulesError
 
 if TYPE_CHECKING:
-    from engine.rules.scoring import FamilyScore
+    from engine.rules.scoring import FamilyScore, ReasonParams
 
 _COLOUR_NAMES = {c["id"]: c["names"] for c in CATALOGUE["colours"]}
 _SEAT_WORD = {"en": "Seat", "fr": "Place", "de": "Platz"}
@@ -145,3 +145,44 @@ def family_how(family: FamilyScore) -> str:
     if extra > 0:
         how += f" ({_counted('extra_cards', extra)})"
     return how
+
+
+# Why a recipe scored (scoring.ReasonCode): the score page's words (dashboard/i18n/en.json,
+# same keys; a test keeps them equal), so `cauldron score` and the page say the same.
+REASON_WORDS = {
+    "recipe_reason_most": "most {what}: {own} vs {other}",
+    "recipe_reason_fewest": "fewest {what}: {own} vs {other}",
+    "recipe_reason_most_alone": "most {what}: {own}, no other seat",
+    "recipe_reason_fewest_alone": "fewest {what}: {own}, no other seat",
+    "recipe_reason_tie_most": "tie for most {what}: {own} vs {other}",
+    "recipe_reason_tie_fewest": "tie for fewest {what}: {own} vs {other}",
+    "recipe_reason_not_most": "not the most {what}: {own} vs {other}",
+    "recipe_reason_not_fewest": "not the fewest {what}: {own} vs {other}",
+    "recipe_reason_no_cards": "no {colour} cards",
+    "recipe_reason_last_card_own": "took the last card",
+    "recipe_reason_last_card_other": "{seat} took the last card",
+    "recipe_reason_last_card_unknown": "no last-card taker recorded",
+    "recipe_what_colour": "{colour} cards",
+    "recipe_what_cards": "ingredient cards (Immuto included)",
+    "recipe_what_fours": "value-4 cards",
+    "recipe_what_spells": "spell cards",
+    "recipe_what_ones": "value-1 cards",
+    "recipe_points#one": "{n} card × {rate} = {points}",
+    "recipe_points#other": "{n} cards × {rate} = {points}",
+}
+
+
+def recipe_reason(code: str, params: ReasonParams, points: int = 0) -> str:
+    """A recipe's reason in English: "most orange cards: 3 vs 2; 3 cards ×
+    1 = 3", "Seat 2 (red) took the last card" (the score page's recipeReason says the same)."""
+    colour = _COLOUR_NAMES[params.colour]["en"] if params.colour in _COLOUR_NAMES else ""
+    what = REASON_WORDS[f"recipe_what_{params.measure}"].format(colour=colour) \
+        if params.measure else ""
+    seat = seat_name(params.seat, params.seat_colour) if params.seat is not None else ""
+    text = REASON_WORDS[f"recipe_reason_{code}"].format(
+        what=what, own=params.own, other=params.other, colour=colour, seat=seat)
+    if params.rate is not None and params.own is not None:
+        form = "one" if params.own == 1 else "other"
+        text += "; " + REASON_WORDS[f"recipe_points#{form}"].format(
+            n=params.own, rate=params.rate, points=points)
+    return text

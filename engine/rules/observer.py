@@ -32,6 +32,7 @@ from engine.rules.board import (
 from engine.rules.cards import CARDS, family_name
 from engine.rules.errors import IllegalAction
 from engine.rules.names import seat_name
+from engine.rules.scoring import Measure, ReasonCode
 
 if TYPE_CHECKING:
     from engine.rules.game import Game, GameConfig
@@ -114,12 +115,28 @@ class FamilyScoreView:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReasonParamsView:
+    """The numbers behind a recipe's reason (scoring.ReasonParams); None where not used."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+    measure: Measure | None = None
+    colour: str | None = None
+    own: int | None = None
+    other: int | None = None
+    rate: int | None = None
+    seat: int | None = None  # 0-based, as on the wire; pages name it 1-based
+    seat_colour: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecipeScoreView:
     __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
     recipe: str
     achieved: bool
     points: int
-    reason: str
+    reason: str  # in English, for the command line and older readers
+    reason_code: ReasonCode  # pages word it in their language (i18n "recipe_reason_<code>")
+    reason_params: ReasonParamsView
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +166,7 @@ class EndView:
     __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
     reason: str | None = None
     last_card_seat: int | None = None
+    line: int | None = None  # the row or column whose last card ended the game (0-11)
     scores: ScoresView | None = None
 
 
@@ -263,6 +281,8 @@ def public_view(game: Game) -> PublicView:
         out_of_game=tuple(game.out_of_game),
         over=over,
         end=EndView(reason=game.end_reason, last_card_seat=game.last_card_seat,
+                    line=game.last_card[2] if game.last_card is not None
+                    and game.end_reason == "line_emptied" else None,
                     scores=scores_view(game.scores())) if over else None,
     )
 
@@ -316,7 +336,12 @@ def scores_view(score: GameScore) -> ScoresView:
                     for f in s.families
                 ),
                 immuto_assignment=dict(s.immuto_assignment),
-                recipes=tuple(RecipeScoreView(**r.to_json()) for r in s.recipes),
+                recipes=tuple(
+                    RecipeScoreView(recipe=r.recipe, achieved=r.achieved, points=r.points,
+                                    reason=r.reason, reason_code=r.reason_code,
+                                    reason_params=ReasonParamsView(**r.reason_params.to_json()))
+                    for r in s.recipes
+                ),
                 second_player_bonus=s.second_player_bonus,
             )
             for s in score.seats

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 from engine.rules.cards import (
     CARDS,
@@ -58,7 +58,7 @@ from engine.rules.cards import (
     family_name,
 )
 from engine.rules.errors import RulesError
-from engine.rules.names import seat_name
+from engine.rules.names import recipe_reason
 
 FULL_FAMILY: Final[int] = 4  # cards counted at most per family; the fifth adds nothing
 FULL_FAMILY_BONUS: Final[int] = 5
@@ -136,12 +136,57 @@ class FamilyScore:
         }
 
 
+# Why a recipe scored what it did: a code, with `ReasonParams`, that the dashboard words in
+# each language (dashboard/i18n "reason_<code>") and names.recipe_reason words in English.
+# most/fewest: the owner strictly leads (`other` = the best other seat); *_alone: no other
+# seat to compare; tie_*: level with the best other seat; not_*: behind it; no_cards: an A
+# recipe's colour is missing everywhere; last_card_*: B-last-card (`seat` took it).
+ReasonCode = Literal[
+    "most", "fewest", "most_alone", "fewest_alone", "tie_most", "tie_fewest", "not_most",
+    "not_fewest", "no_cards", "last_card_own", "last_card_other", "last_card_unknown",
+]
+REASON_CODES: Final[tuple[ReasonCode, ...]] = get_args(ReasonCode)
+# What a recipe compares: cards of its colour (A), or ingredient cards with Immuto, value-4
+# cards, spell cards, value-1 cards (B).
+Measure = Literal["colour", "cards", "fours", "spells", "ones"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasonParams:
+    """The numbers behind a recipe's reason; a field that does not apply is None."""
+
+    measure: Measure | None = None  # None for B-last-card
+    colour: str | None = None  # an A recipe's colour
+    own: int | None = None  # the owner's count
+    other: int | None = None  # the best count among the other seats
+    rate: int | None = None  # A: points per card (1, or 2 with 4 players) when achieved
+    seat: int | None = None  # B-last-card: the seat that took the last card (0-based)
+    seat_colour: str | None = None  # that seat's colour
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "measure": self.measure,
+            "colour": self.colour,
+            "own": self.own,
+            "other": self.other,
+            "rate": self.rate,
+            "seat": self.seat,
+            "seat_colour": self.seat_colour,
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class RecipeScore:
     recipe: str
     achieved: bool
     points: int
-    reason: str  # for a person, e.g. "most orange cards: 3 vs 2"
+    reason_code: ReasonCode
+    reason_params: ReasonParams
+
+    @property
+    def reason(self) -> str:
+        """The reason in English, for a person: "most orange cards: 3 vs 2"."""
+        return recipe_reason(self.reason_code, self.reason_params, self.points)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,6 +194,8 @@ class RecipeScore:
             "achieved": self.achieved,
             "points": self.points,
             "reason": self.reason,
+            "reason_code": self.reason_code,
+            "reason_params": self.reason_params.to_json(),
         }
 
 
@@ -511,12 +558,12 @@ def _validate_seats(seats: Sequence[SeatCards]) -> None:
                 owner[card_id] = entry.seat
 
 
-_B_RECIPES: Final[dict[str, tuple[str, bool, str]]] = {
-    # recipe -> (what is compared, fewest?, how it reads)
-    "B-fewest-ingredients": ("cards", True, "ingredient cards (Immuto included)"),
-    "B-fewest-fours": ("fours", True, "value-4 cards"),
-    "B-fewest-spells": ("spells", True, "spell cards"),
-    "B-most-ones": ("ones", False, "value-1 cards"),
+_B_RECIPES: Final[dict[str, tuple[Measure, bool]]] = {
+    # recipe -> (what is compared, fewest?)
+    "B-fewest-ingredients": ("cards", True),
+    "B-fewest-fours": ("fours", True),
+    "B-fewest-spells": ("spells", True),
+    "B-most-ones": ("ones", False),
 }
 
 
@@ -530,8 +577,7 @@ def _measure(worked: _Cauldron, entry: SeatCards, what: str) -> int:
     return len(entry.spells)
 
 
-def _versus(own: int, best_other: int | None) -> str:
-    return f"{own} vs {best_other}" if best_other is not None else f"{own}, no other seat"
+_Outcome = tuple[bool, int, ReasonCode, ReasonParams]
 
 
 def _score_recipe(
@@ -540,42 +586,44 @@ def _score_recipe(
     seats: Sequence[SeatCards],
     worked: dict[int, _Cauldron],
     last_card_seat: int | None,
-) -> tuple[bool, int, str]:
-    """(achieved, points, reason) of one recipe for its owner."""
+) -> _Outcome:
+    """(achieved, points, reason code, reason params) of one recipe for its owner."""
     if recipe == "B-last-card":
         if last_card_seat is None:
-            return False, 0, "no last-card taker recorded"
+            return False, 0, "last_card_unknown", ReasonParams()
+        taker = next(s for s in seats if s.seat == last_card_seat)
+        taken = ReasonParams(seat=taker.seat, seat_colour=taker.colour)
         if last_card_seat == owner.seat:
-            return True, RECIPE_B_POINTS, "took the last card"
-        return False, 0, f"{seat_name(last_card_seat)} took the last card"
+            return True, RECIPE_B_POINTS, "last_card_own", taken
+        return False, 0, "last_card_other", taken
     if recipe in _B_RECIPES:
-        what, fewest, label = _B_RECIPES[recipe]
+        what, fewest = _B_RECIPES[recipe]
         own = _measure(worked[owner.seat], owner, what)
         others = [_measure(worked[s.seat], s, what) for s in seats if s.seat != owner.seat]
-        word = "fewest" if fewest else "most"
         if not others:
-            return True, RECIPE_B_POINTS, f"{word} {label}: {own}, no other seat"
+            return (True, RECIPE_B_POINTS, "fewest_alone" if fewest else "most_alone",
+                    ReasonParams(measure=what, own=own))
         best_other = min(others) if fewest else max(others)
-        versus = _versus(own, best_other)
+        params = ReasonParams(measure=what, own=own, other=best_other)
         if own == best_other:
-            return False, 0, f"tie for {word} {label}: {versus}"
+            return False, 0, "tie_fewest" if fewest else "tie_most", params
         if (own < best_other) == fewest:
-            return True, RECIPE_B_POINTS, f"{word} {label}: {versus}"
-        return False, 0, f"not the {word} {label}: {versus}"
+            return True, RECIPE_B_POINTS, "fewest" if fewest else "most", params
+        return False, 0, "not_fewest" if fewest else "not_most", params
     colour = recipe.removeprefix("A-")
     rate = 2 if len(seats) >= 4 else 1
     own = worked[owner.seat].colour_cards(colour)
     others = [worked[s.seat].colour_cards(colour) for s in seats if s.seat != owner.seat]
     best = max(others) if others else None
-    versus = _versus(own, best)
+    params = ReasonParams(measure="colour", colour=colour, own=own, other=best)
     if own > 0 and (best is None or own > best):
-        points = own * rate
-        return True, points, f"most {colour} cards: {versus}; {own} x {rate} = {points}"
+        won = ReasonParams(measure="colour", colour=colour, own=own, other=best, rate=rate)
+        return True, own * rate, "most" if best is not None else "most_alone", won
     if own == best:
-        return False, 0, f"tie for most {colour} cards: {versus}"
+        return False, 0, "tie_most", params
     if best is None:
-        return False, 0, f"no {colour} cards"
-    return False, 0, f"not the most {colour} cards: {versus}"
+        return False, 0, "no_cards", params
+    return False, 0, "not_most", params
 
 
 def second_seat(seat_numbers: Collection[int], first_seat: int) -> int:
@@ -588,7 +636,7 @@ def second_seat(seat_numbers: Collection[int], first_seat: int) -> int:
 class _Worked:
     seats: list[SeatCards]  # by seat number
     cauldrons: dict[int, _Cauldron]
-    recipes: dict[int, list[tuple[str, bool, int, str]]]
+    recipes: dict[int, list[tuple[str, bool, int, ReasonCode, ReasonParams]]]
     bonus: dict[int, int]
     totals: dict[int, int]
     winners: tuple[int, ...]
@@ -692,7 +740,7 @@ def _work_out_game(
         prefer = [r.removeprefix("A-") for r in entry.recipes if r in RECIPE_A]
         cauldrons[entry.seat] = _work_out(entry.colour, entry.cauldron, prefer)
     _settle_recipe_assignments(ordered, cauldrons)
-    recipes: dict[int, list[tuple[str, bool, int, str]]] = {}
+    recipes: dict[int, list[tuple[str, bool, int, ReasonCode, ReasonParams]]] = {}
     bonus: dict[int, int] = {}
     totals: dict[int, int] = {}
     for entry in ordered:

@@ -219,6 +219,7 @@ class Outcome:
     started: bool = False
     ended: bool = False
     note: str | None = None  # why an input did nothing (a button that fits no moment)
+    undone_text: str | None = None  # undo: what was taken back, in a host's words
 
     @property
     def private_events(self) -> list[Event]:
@@ -820,6 +821,7 @@ class TableInterpreter:
         self._lift_reasons.clear()
         self._place_reasons.clear()
         undone = "; ".join(undone_text(a) for a in actions[-count:])
+        out.undone_text = f"Undone: {undone}."
         self._undo_steps = undo_steps(game, previous)
         self._undo_note = _Reason("G4", "undone", f"Undone: {undone}.",
                                   "Nothing to put back.", severity="info", kind="notice")

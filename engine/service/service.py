@@ -202,7 +202,9 @@ class TableRuntime:
         """The table's log, opened again when it was closed for being idle."""
         self.used = time.monotonic()
         if self._store is None:
-            assert self._reopen is not None, f"table {self.name}'s log was closed"
+            if self._reopen is None:  # handed over: its writes belong to the new owner
+                raise StoreError(f"table {self.name} was handed over: this engine no longer "
+                                 "serves it")
             self._store = self._reopen()
         return self._store
 
@@ -214,6 +216,12 @@ class TableRuntime:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    def hand_over(self) -> None:
+        """Closed for good: reopening would write through this engine's next database
+        session, which does not hold the table's lock."""
+        self.close()
+        self._reopen = None
 
 
 class EngineService:
@@ -809,6 +817,7 @@ class EngineService:
             "status": interp.status.value,
             "actions": [a.to_wire() for a in outcome.actions],
             "instructions": outcome.instructions,
+            "undone": outcome.undone_text,
             "prompt": interp.prompt(),
         }
 
@@ -1073,7 +1082,7 @@ class EngineService:
             runtime = self.tables.pop(table, None)
             self.broken.pop(table, None)
             if runtime is not None:
-                runtime.close()
+                runtime.hand_over()
         log.info("table %s: handed over", table)
 
     def _lost(self, table: str, why: str) -> None:

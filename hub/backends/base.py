@@ -20,7 +20,7 @@ tag's memory.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, cast
 
@@ -70,6 +70,10 @@ class PollResult:
     pawns: frozenset[int] | None = None  # sensed pawn positions, when they changed
 
 
+def _no_wake() -> None:
+    """No hub polls this back-end yet."""
+
+
 class ReaderBackend(ABC):
     """Where the hub gets reader changes from."""
 
@@ -78,6 +82,9 @@ class ReaderBackend(ABC):
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
+        # Set by the hub that polls this back-end: asks for the next poll now rather than
+        # after the poll interval (a simulated gesture waiting for its change to be seen).
+        self.wake: Callable[[], None] = _no_wake
 
     @property
     def n_readers(self) -> int:

@@ -62,6 +62,7 @@ SEATS = 4
 HOST = "host"
 OWNERS = (HOST, "0", "1", "2", "3")
 CONFIRM_TIMEOUT = 3.0  # seconds a gesture waits for the polls to see its change
+FAST_SWEEPS = 12  # polls a gesture asks for at once (confirm, miss, a few dropped reads)
 
 
 class GestureRefused(BackendError):
@@ -429,10 +430,16 @@ class SimulatedTable(RawBackend):
     def _await_seen(self, readers: set[int]) -> None:
         """Return once the tracker confirmed what lies on `readers` and the hub has sent
         the events of that poll (the next sweep began: the hub polls, then publishes, then
-        polls again, on one thread), or after `CONFIRM_TIMEOUT` with a warning."""
+        polls again, on one thread), or after `CONFIRM_TIMEOUT` with a warning.
+
+        Each of the first `FAST_SWEEPS` polls is asked for at once (the hub's `wake`) rather
+        than after the poll interval: a gesture is confirmed in milliseconds (instant
+        feedback). The hub polls once per wake, so a waiting gesture paces it; and a reader
+        that never confirms (a fault) does not make it poll flat out for long."""
         if not self._polling or not readers:
             return
         deadline = time.monotonic() + CONFIRM_TIMEOUT
+        fast_until = self.sweeps + FAST_SWEEPS
         seen_at: int | None = None
         with self._polled:
             while True:
@@ -452,6 +459,8 @@ class SimulatedTable(RawBackend):
                     log.warning("the readers did not see the change within %g s (a busy "
                                 "machine, or the hub is not polling)", CONFIRM_TIMEOUT)
                     return
+                if self.sweeps < fast_until:
+                    self.wake()
                 self._polled.wait(min(left, 0.005))
 
     def _refuse(self, message: str) -> GestureRefused:
@@ -466,9 +475,10 @@ class SimulatedTable(RawBackend):
         place = _where(self.layout.place(reader))
         with self._lock:
             if owner in self._hands:
-                card = self._hands[owner][0]
+                card, origin = self._hands[owner]
                 raise self._refuse(f"{_owner_label(owner)}'s hand already holds "
-                                   f"{_card(card)}: lay it down first")
+                                   f"{_card(card)} (from {place_label(origin)}): lay it down "
+                                   "first")
             uid = self._tags.get(reader)
             if uid is None:
                 holder = self._held_from(place)
@@ -572,13 +582,17 @@ class SimulatedTable(RawBackend):
         return card
 
     def _take(self, where: str, seat: int, owner: str) -> str:
-        """One tap: lift the card at `where`, lay it on `seat`'s pad, slide it on."""
+        """One tap: lift the card at `where`, lay it on `seat`'s pad, slide it on. When the
+        hand already holds the card lifted from `where` (a take half done, e.g. by the bot a
+        person took the seat from), the tap finishes it: lay and slide."""
         pad = self._reader(f"pad:{seat}")
+        place = _where(self.layout.place(self._reader(where)))
         with self._lock:
             if pad in self._tags:
                 raise self._refuse(f"{place_label(f'pad:{seat}')} holds "
                                    f"{_card(self.card_at(self._tags[pad]))}: clear it first")
-        card = self._lift(where, owner)
+            held = self._hands.get(owner)
+        card = held[0] if held is not None and held[1] == place else self._lift(where, owner)
         self._lay(f"pad:{seat}", owner)
         self._slide(seat)
         return card

@@ -238,6 +238,21 @@ def test_seat_websocket_refuses_wrong_secret_and_expires_on_new_game(
     assert client.get(f"/api/seats/0?secret={old}").status_code == 403
 
 
+def test_table_state_says_which_seat_pages_are_connected(
+    client: TestClient, dash_app: Dash
+) -> None:
+    # The table view says "Seat 1's phone is not connected" from this (hand test M5).
+    published(dash_app, new_game(players=2))
+    assert client.get("/api/table").json()["phones"] == [False] * 4
+    with client.websocket_connect(f"/ws/seat/0?secret={secret(dash_app, 0)}") as ws:
+        assert json.loads(ws.receive_text())["type"] == "seat"
+        state = client.get("/api/table").json()
+        assert state["phones"] == [True, False, False, False] and state["joined"][0]
+    wait_until(lambda: client.get("/api/table").json()["phones"] == [False] * 4, 10,
+               "the closed page to count as gone")
+    assert client.get("/api/table").json()["joined"][0]  # joined, but its phone is gone
+
+
 # ---------------------------------------------------------------- host
 
 

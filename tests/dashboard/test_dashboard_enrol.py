@@ -122,10 +122,12 @@ def test_enrolment_buttons_on_the_host_page(dash: Dash, mqtt_broker: str, table_
         page.click("#enrol-controls button[data-enrol=stop]")
         page.wait_for_function("document.querySelector('#enrol-said').textContent"
                                ".includes('nothing new was enrolled')")
-        page.click("#enrol-controls button[data-enrol=undo]")  # nothing runs: refused
-        page.wait_for_function("document.querySelector('#enrol-said').classList"
-                               ".contains('error')")
-        assert "no enrolment is running" in page.inner_text("#enrol-said")
+        # nothing runs: undo / skip / stop wait for the next enrolment
+        page.wait_for_function("document.querySelector('#enrol-controls button"
+                               "[data-enrol=undo]').disabled")
+        assert page.is_disabled("#enrol-controls button[data-enrol=skip]")
+        assert page.is_disabled("#enrol-controls button[data-enrol=stop]")
+        assert page.is_enabled("#enrol-controls button[data-enrol=start]")
         assert TagMap.load(tmp_path / "tagmap.json").card_for(NEW_TAG) is None
     finally:
         hub.stop()

@@ -37,7 +37,8 @@ def start_from_host_page(page: Any, stack: Stack, players: int, memory_aid: bool
         page.check("#memory")
     page.select_option("#deal", "virtual")
     page.click("#start")
-    page.wait_for_function("document.querySelector('#host-msg').textContent === 'Done.'")
+    page.wait_for_function("document.querySelector('#host-msg').textContent"
+                           f".startsWith('Game started: {players} players')")
     wait_until(lambda: playing(stack), 10, "the game to start")
 
 

@@ -9,6 +9,7 @@ and looking at the engine in-process; waits are on conditions, never fixed sleep
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -98,7 +99,7 @@ class Flow:
             self.release_bots()
             return False
 
-        wait_until(reached, deadline_s, what)
+        wait_until(reached, deadline_s, what, slowest=0.01)  # in-process: cheap, and brief
 
     # ------------------------------------------------------------ the host page
 
@@ -390,32 +391,94 @@ def person_plays(flow: Flow, seat: int, secret: str, game_id: str) -> None:
     wait_until(step, GAME_TIME, "the person's game to end")
 
 
-def test_join_mid_gesture(flow: Flow) -> None:
-    """A visitor joins a seat whose bot holds a card half-way through its take: the card is
-    in that seat's hand, so the person finishes the take; the bots never touch it."""
-    game_id = flow.new_game(players=2)
-    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 2
-                   and i.game.phase.value == "take", "a bot's turn")
-    seat = flow.state()["game"]["view"]["turn"]
-    take = flow.state()["game"]["view"]["expected"]["take"][0]
-    lifted = flow.http.post("/api/virtual/gesture",
-                            json={"action": "lift", "where": take, "as_seat": seat})
-    assert lifted.status_code == 200, lifted.text  # the bot's half-move, in its seat's hand
+def bot_mid_take(flow: Flow, where: str) -> int:
+    """Let the bots play at the demo's own pace (`make demo`: lift, lay, slide, one gesture
+    at a time) until a bot's taken card is `where` ("hand": lifted; "pad": laid on its pad,
+    not slid on); hold them right there, between two of that bot's gestures. Returns the
+    seat."""
+    driver = flow.stack.driver
+    fast = driver.config
+    driver.config = dataclasses.replace(fast, pace=0.3)
+    seat: list[int] = []
+
+    def reached() -> bool:
+        state = flow.state()
+        view = state["game"]["view"]
+        turn, virtual = view["turn"], state["virtual"] or {}
+        if turn is None or view["phase"] == "last_card":
+            return False
+        hand = (virtual.get("hands") or {}).get(str(turn))
+        if where == "hand" and not (hand and "," in hand["origin"]):
+            return False
+        if where == "pad" and str(turn) not in (virtual.get("pads") or {}):
+            return False
+        flow.hold_bots()
+        again = flow.state()["virtual"] or {}
+        if str(turn) in (again.get("hands" if where == "hand" else "pads") or {}):
+            seat.append(int(turn))
+            return True
+        flow.release_bots()
+        return False
+
+    try:
+        wait_until(reached, GAME_TIME, f"a bot's taken card in its {where}", slowest=0.05)
+    finally:
+        driver.config = fast
+    return seat[0]
+
+
+def join(flow: Flow, seat: int) -> tuple[Any, str]:
+    """Open `seat`'s link (the host's "Open Seat N", the QR code's one-time code traded for
+    the seat's secret): the phone page and the secret."""
     link = next(x for x in flow.http.get("/api/host/seats").json() if x["seat"] == seat)
     phone = flow.context.new_page()
-    phone.goto(link["url"])  # the QR code's one-time code, traded for the seat's secret
+    phone.goto(link["url"])
     wait_until(lambda: "secret=" in phone.url, 20, "the seat's page")
     wait_until(lambda: flow.state()["joined"][seat], 20, "the seat to be joined")
-    secret = phone.url.split("secret=")[1].split("&")[0]
+    return phone, phone.url.split("secret=")[1].split("&")[0]
+
+
+def test_join_mid_gesture(flow: Flow) -> None:
+    """Hand test B1: a visitor opens a seat's link just after its bot lifted a card (it is
+    in the seat's hand). The phone's one button lays it on the pad and slides it on, in one
+    tap; the game goes on to its end with no alert."""
+    game_id = flow.new_game(players=2)
+    seat = bot_mid_take(flow, "hand")
+    held = flow.state()["virtual"]["hands"][str(seat)]
+    phone, secret = join(flow, seat)
     flow.release_bots()
-    mine = flow.state()["virtual"]["hands"][str(seat)]
-    assert mine["origin"] == take  # still there: no bot used it
-    laid = flow.http.post("/api/virtual/gesture", params={"seat": seat, "secret": secret},
-                          json={"action": "lay", "where": f"pad:{seat}"})
-    assert laid.status_code == 200, laid.text
-    slid = flow.http.post("/api/virtual/gesture", params={"seat": seat, "secret": secret},
-                          json={"action": "slide", "seat": seat})
-    assert slid.status_code == 200, slid.text
+    button = phone.locator("#seat-action [data-play][data-kind='take']")
+    button.wait_for()
+    assert phone.locator("#seat-action [data-play]").count() == 1
+    assert "Lay " in button.inner_text()
+    assert (flow.state()["virtual"]["hands"] or {}).get(str(seat)) == held  # no bot used it
+    button.click()
+
+    def done() -> str | bool:
+        error = phone.locator("#play-msg").inner_text()
+        if error:
+            return error
+        virtual = flow.state()["virtual"] or {}
+        return not (virtual.get("hands") or virtual.get("pads")) and flow.interp.held is None
+
+    outcome = wait_until(done, 30, "the phone's tap to lay and slide the card")
+    assert outcome is True, f"the phone said {outcome!r}"
+    assert not flow.standing()
+    person_plays(flow, seat, secret, game_id)
+    phone.close()
+    flow.score_screen(game_id)
+
+
+def test_join_with_the_bots_card_on_the_pad(flow: Flow) -> None:
+    """A visitor joins just after the seat's bot laid its card on the pad (the take is done;
+    the slide onto the cauldron is not): the bot finishes its own gesture, so the person's
+    next take is not refused and the other bots do not wait for that pad."""
+    game_id = flow.new_game(players=2)
+    seat = bot_mid_take(flow, "pad")
+    phone, secret = join(flow, seat)
+    flow.release_bots()
+    wait_until(lambda: str(seat) not in ((flow.state()["virtual"] or {}).get("pads") or {}),
+               30, "the bot to slide the card it laid")
     person_plays(flow, seat, secret, game_id)
     phone.close()
     flow.score_screen(game_id)
@@ -445,4 +508,41 @@ def test_restart_with_standing_alert(flow: Flow) -> None:
     flow.virtual.click(f"[data-where='{where}']")  # laid back
     wait_until(lambda: not flow.standing(), 20, "the alert to clear")
     flow.release_bots()
+    flow.score_screen(game_id)
+
+
+def test_phone_gone_then_the_host_gives_the_seat_back_to_the_bot(flow: Flow) -> None:
+    """Hand test M5: a person joins a seat, then closes the phone page. At that seat's turn
+    the table view says it waits for that phone (not "No alert"); the host presses "Give
+    Seat N back to the bot" and the bot plays on to the end."""
+    game_id = flow.new_game(players=2)
+    flow.hold_bots()
+    seat = 1
+    phone, _ = join(flow, seat)
+    phone.wait_for_selector("#seat-head")
+    wait_until(lambda: flow.state()["phones"][seat], 20, "the phone page's socket")
+    phone.close()
+    wait_until(lambda: not flow.state()["phones"][seat], 20, "the phone to go")
+    flow.release_bots()
+    wait_until(lambda: flow.state()["game"]["view"]["turn"] == seat, GAME_TIME,
+               "the joined seat's turn")
+    waiting = flow.table.locator(f".phone-waiting[data-phone='{seat}'][data-connected='0']")
+    waiting.wait_for()
+    assert "Seat 2" in waiting.inner_text() and "phone is not connected" in waiting.inner_text()
+    assert flow.table.locator(".no-alerts").count() == 0
+    wait_until(lambda: "phone is not connected" in flow.host.inner_text("#host-status"), 20,
+               "the host page to say so too")
+    inputs = flow.state()["game"]["view"]["table"]["inputs"]
+    flow.host.evaluate("document.getElementById('links').dataset.key = ''")  # redraw now
+    button = flow.host.locator(f"[data-free='{seat}']")
+    button.wait_for()
+    assert button.inner_text().startswith("Give Seat 2") and "back to the bot" in \
+        button.inner_text()
+    button.click()
+    wait_until(lambda: not flow.state()["joined"][seat], 20, "the seat to be the bot's again")
+    wait_until(lambda: "is the bot's again" in flow.host.inner_text("#host-msg"), 20,
+               "the host page to say what it did")
+    wait_until(lambda: flow.state()["game"]["view"]["table"]["inputs"] > inputs, 30,
+               "the bot to play the seat's move")
+    flow.table.locator(".phone-waiting").wait_for(state="detached")
     flow.score_screen(game_id)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from dashboard.i18n import negotiate
 from engine.rules.board import CORNER_POSITIONS
+from engine.rules.scoring import REASON_CODES, Measure
 
 DASH = Path(__file__).resolve().parents[2] / "dashboard"
 
@@ -51,6 +53,9 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
         "phase_": ["take", "declinatio", "refill", "last_card", "over"],
         "health_": ["ok", "silent", "flicker", "absent"],
         "end_reason_": ["line_emptied", "declinatio_blocked", "host"],
+        # a recipe's reason on the score page (engine/rules/scoring.py ReasonCode, Measure)
+        "recipe_reason_": list(REASON_CODES),
+        "recipe_what_": list(get_args(Measure)),
         "sev_": ["error", "warning", "info"],
         "via_": ["accio", "declinatio"],
         "deal_next_": ["set_aside", "lay_cards", "fix_wrong", "starting"],

@@ -6,14 +6,26 @@ untranslated key, plurals for 0, 1, 2 in fr, en, de)."""
 from __future__ import annotations
 
 import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from dashkit import Dash, new_game, play, screenshot, wait_until
+from dashkit import Dash, make_dash, new_game, play, screenshot, wait_until
+
+from engine.wire.contract import GameAlert
 
 pytestmark = pytest.mark.browser
 
 BIG = [(1920, 1080), (1280, 720)]
+LAN_URL = "http://192.0.2.10:8000/"  # a network address (documentation range): phones reach it
+
+
+@pytest.fixture
+def lan_dash(mqtt_broker: str, table_id: str, tmp_path: Path) -> Iterator[Dash]:
+    """A served dashboard whose public address phones can open (`--public-url`)."""
+    yield from make_dash(mqtt_broker, table_id, tmp_path / "lan", serve=True, public_url=LAN_URL)
 
 # What is inside the viewport, and whether the page scrolls.
 MEASURE = """() => {
@@ -96,8 +108,9 @@ def assert_fits(m: dict[str, Any], size: tuple[int, int]) -> None:
 
 
 @pytest.mark.parametrize("size", BIG, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_big_screen_fits_with_alerts_and_at_the_end(dash: Dash, browser: Any,
+def test_big_screen_fits_with_alerts_and_at_the_end(lan_dash: Dash, browser: Any,
                                                     size: tuple[int, int]) -> None:
+    dash = lan_dash  # the join codes show only where phones can open them
     context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale="en-GB")
     page = context.new_page()
     page.set_default_timeout(8000)
@@ -144,6 +157,110 @@ def test_big_screen_fits_with_alerts_and_at_the_end(dash: Dash, browser: Any,
         page.wait_for_selector("#podium", state="hidden")
     finally:
         context.close()
+
+
+# Each element's box against the viewport and against every ancestor that clips.
+UNCLIPPED = """(sel) => [...document.querySelectorAll(sel)].map((el) => {
+  const r = el.getBoundingClientRect();
+  const out = (q) => r.top < q.top - 0.5 || r.bottom > q.bottom + 0.5
+    || r.left < q.left - 0.5 || r.right > q.right + 0.5;
+  const clips = [];
+  if (r.height <= 0 || out({top: 0, left: 0, bottom: innerHeight, right: innerWidth})) {
+    clips.push('viewport');
+  }
+  for (let a = el.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+    const cs = getComputedStyle(a);
+    const clipping = cs.overflowX !== 'visible' || cs.overflowY !== 'visible';
+    if (clipping && out(a.getBoundingClientRect())) {
+      clips.push(`${a.tagName}#${a.id}.${a.className}`);
+    }
+  }
+  return [el.textContent, clips];
+})"""
+
+UNDO_STEPS = [
+    "Lift Egg 4 (orange) from row 2, column 5 and put it back on top of the draw pile.",
+    "Put Wax doll 4 (yellow) back on row 2, column 5.",
+    "Take Wax doll 4 (yellow) from under the draw pile and put it back on top of Seat 1's "
+    "cauldron.",
+    "Take Maggot juice 3 (blue) from under the draw pile and put it back on top of Seat 3's "
+    "cauldron.",
+]
+
+
+def publish_undo_notice(dash: Dash) -> None:
+    """The engine's notice after an undo of a Vanesco take and its refill: four steps."""
+    steps = [{"n": n, "text": text, "done": n == 1, "seen": n <= 2}
+             for n, text in enumerate(UNDO_STEPS, 1)]
+    dash.publisher.publish(dash.topics.game_alert, GameAlert(
+        alert_id="undo-1", rule="G4", kind="notice", severity="info",
+        message="Undone: the card taken from row 2, column 5; the refill with Egg 4 (orange).",
+        instruction=" ".join(f"{s['n']}. {'✓ ' if s['done'] else ''}{s['text']}" for s in steps),
+        params={"steps": steps}, game_id="g1", ts=time.time()))
+
+
+@pytest.mark.parametrize("size", BIG, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_big_screen_shows_every_undo_step(lan_dash: Dash, browser: Any,
+                                          size: tuple[int, int]) -> None:
+    """HANDTEST M1: after an undo every step of the newest alert can be read on the big
+    screen (older alerts folded under a count), and the screen still does not scroll."""
+    dash = lan_dash
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale="en-GB")
+    page = context.new_page()
+    page.set_default_timeout(8000)
+    try:
+        dash.publish_game(play(new_game(players=4, seed=3), 9))
+        page.goto(dash.url + "/?lang=fr")  # French: the longest words around the steps
+        page.wait_for_selector("#join figure.qr img")
+        alerts(dash, 2)
+        page.wait_for_selector("#alerts .alert[data-alert='a-1']")
+        publish_undo_notice(dash)
+        page.wait_for_selector("#alerts > .alert[data-alert='undo-1'] .steps li")
+        steps = page.evaluate(UNCLIPPED, "#alerts > .alert[data-alert='undo-1'] .steps li")
+        assert [text.removeprefix("✓ ") for text, _ in steps] == [
+            s.replace("Seat 1", "Place 1 (jaune ☀)").replace("Seat 3", "Place 3 (vert ♣)")
+            for s in UNDO_STEPS], steps
+        for text, clips in steps:
+            assert not clips, f"{size}: {text!r} is cut off by {clips}"
+        message = page.evaluate(UNCLIPPED, "#alerts > .alert[data-alert='undo-1'] .msg")
+        assert message and not message[0][1], message
+        assert "2" in page.inner_text("#alerts .more-alerts summary")  # the others folded
+        m = measure(page)
+        assert_fits(m, size)
+        assert m["seats"][0] == 4, m
+        screenshot(page, f"big-screen-undo-steps-{size[0]}x{size[1]}")
+        # the steps gone, the join codes are back
+        dash.publisher.publish(dash.topics.game_alert, GameAlert(
+            alert_id="undo-1", rule="G4", kind="notice", severity="info", message="x",
+            instruction="", active=False, game_id="g1", ts=time.time()))
+        page.wait_for_selector("#alerts .steps", state="detached")
+        page.wait_for_selector("#join figure.qr img", state="visible")
+    finally:
+        context.close()
+
+
+def test_join_codes_only_where_phones_can_open_them(dash: Dash, lan_dash: Dash,
+                                                    page: Any) -> None:
+    """HANDTEST M3: on a dashboard phones cannot reach (127.0.0.1, the default) the table
+    view says how to let them in instead of showing codes that open the phone itself."""
+    game = play(new_game(players=3, seed=4), 3)
+    dash.publish_game(game)  # both follow the same table
+    page.goto(dash.url + "/?lang=en")
+    page.wait_for_selector("#join .no-phones")
+    assert page.inner_text("#join") == "Phones can't join: restart with --host 0.0.0.0"
+    assert page.locator("#join figure.qr").count() == 0
+    page.goto(dash.url + "/?lang=fr")
+    page.wait_for_selector("#join .no-phones")
+    assert "--host 0.0.0.0" in page.inner_text("#join .no-phones")
+    assert "téléphones" in page.inner_text("#join .no-phones")
+
+    page.goto(lan_dash.url + "/?lang=en")
+    page.wait_for_selector("#join figure.qr img")
+    assert page.locator("#join figure.qr img").count() == 3
+    assert page.locator("#join .no-phones").count() == 0
+    assert "Join with your phone" in page.inner_text("#join")
+    link = lan_dash.bridge.join_info(0, lan_dash.url)
+    assert link is not None and link.url.startswith(LAN_URL + "join/0?token=")
 
 
 PAGES = ["/", "/virtual", "/scores", "/host"]
@@ -254,3 +371,34 @@ def test_deal_guidance_for_2_players_on_the_table_view(dash: Dash, engine_servic
         screenshot(page, "big-screen-deal-2-players")
     finally:
         context.close()
+
+
+def recipe_game() -> Any:
+    """A 3-player recipe game (G11) that ended by emptying column 3, whose last card Seat 2
+    took while Seat 1 holds "Take the last card"."""
+    from engine.rules.game import Game, GameConfig
+
+    game = Game.new(GameConfig(colours=("yellow", "red", "green"), recipes=True),
+                    random.Random(1))
+    play(game, 10_000, random.Random(1))
+    assert (game.end_reason, game.last_card_seat, game.last_card[2]) == ("line_emptied", 1, 8)
+    return game
+
+
+def test_scores_page_words_recipe_reasons_in_french(dash: Dash, page: Any) -> None:
+    game = recipe_game()
+    dash.publish_game(game)
+    page.goto(f"{dash.url}/scores?lang=fr")
+    page.wait_for_selector("#scores .score-seat[data-seat='0']")
+    seat1 = page.inner_text("#scores .score-seat[data-seat='0']")
+    text = page.inner_text("#scores")
+    # Named 1-based with the colour, in French; nothing left in English.
+    assert "Recette B : Prendre la dernière carte" in seat1, seat1
+    assert "Place 2 (rouge ♥) a pris la dernière carte" in seat1, seat1
+    assert "égalité pour le plus de cartes de couleur violet" in seat1, seat1
+    assert "Recette A : " in seat1 and "Recettes" not in text, text
+    for english in ("took the last card", "not the", "most ", "fewest", "seat 0", " vs "):
+        assert english not in text, (english, text)
+    assert "Place 2 (rouge ♥) a pris la dernière carte de la colonne 3" in text, text
+    assert "Immuto (Métamorphose)" not in text, text
+    screenshot(page, "scores-recipes-fr")

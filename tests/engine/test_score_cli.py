@@ -111,7 +111,7 @@ def test_score_text_output_counts_seats_from_one_and_shows_no_card_id(
     assert not leaks(out), leaks(out)
     for seat in range(1, 5):
         assert f"Seat {seat} ({colours[seat - 1]}): " in out
-    assert "Seat 4 took the last card" in out or "(took the last card)" in out
+    assert "Seat 4 (blue) took the last card" in out or "(took the last card)" in out
 
 
 def test_score_reads_stdin_through_the_installed_command() -> None:

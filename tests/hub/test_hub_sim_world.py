@@ -57,6 +57,27 @@ def test_take_refill_and_vanesco_tap_in_one_gesture_each() -> None:
         assert sim.private(2)["stack"] == [] and sim.physical()["pile"] == [*pile, card]
 
 
+def test_a_take_finishes_the_card_already_lifted_from_that_cell() -> None:
+    """The one-tap take when the seat's hand already holds the card from that cell (a bot's
+    half-move handed to a person who joined): it lays and slides it, no second lift."""
+    sim = SimulatedTable()
+    sim.deal(None, seed=1)
+    card = gesture(sim, action="lift", where="0,1", owner="2")["card"]
+    assert gesture(sim, action="take", where="0,1", seat=2, owner="2")["card"] == card
+    assert sim.public()["hands"] == {} and sim.public()["pads"] == {}
+    assert sim.private(2)["stack"] == [card] or card in sim.public()["beside"]["2"]
+    assert "0,1" not in sim.public()["cells"]
+
+
+def test_a_take_with_another_card_in_hand_is_refused_naming_it() -> None:
+    sim = SimulatedTable()
+    grid = sim.deal(None, seed=1)
+    gesture(sim, action="lift", where="0,2", owner="2")
+    with pytest.raises(GestureRefused, match=r"holds .* \(from row 1, column 3\)"):
+        gesture(sim, action="take", where="0,1", seat=2, owner="2")
+    assert "0,1" in sim.public()["cells"] and len(grid) == len(sim.public()["cells"]) + 1
+
+
 def test_the_public_view_never_shows_a_covered_card_nor_the_pile_order() -> None:
     sim = SimulatedTable()
     sim.deal(None, seed=5)

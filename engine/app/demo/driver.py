@@ -27,9 +27,16 @@ from engine.bots import BotSeat, make_bot
 from engine.rules import Game
 from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
 from engine.rules.board import PERIMETER, cell_name, parse_cell
-from engine.rules.cards import PLAYER_COLOURS
+from engine.rules.cards import CARDS, PLAYER_COLOURS
 from engine.rules.game import Phase
-from engine.rules.names import action_label, place_label, position_label, seat_name
+from engine.rules.names import (
+    action_label,
+    card_name,
+    pad_label,
+    place_label,
+    position_label,
+    seat_name,
+)
 from engine.wire.contract import GameEvents, Topics, WireModel
 from engine.wire.mqtt import MqttError, WireClient
 
@@ -46,13 +53,31 @@ class DriverError(Exception):
     """The dashboard did not do what the driver asked (named in the message)."""
 
 
+# A gesture in words for the host's log ({place}: where it is made, {seat}: whose pad).
+_GESTURE_WORDS = {
+    "lift": "lift the card on {place}",
+    "lay": "lay the card in hand on {place}",
+    "take": "take the card on {place}",
+    "refill": "refill {place} from the draw pile",
+    "slide": "slide the card on {seat}'s pad into the cauldron",
+    "tap": "tap the top card of {seat}'s cauldron",
+    "vanesco": "tap the top card of {seat}'s cauldron",
+    "draw": "draw a card from the draw pile",
+    "drop": "put away the card in hand",
+}
+
+
 def _gesture_label(body: dict[str, Any]) -> str:
-    """A virtual-table gesture for the host's log: "Seat 2's bot: lay on row 3, column 4"."""
+    """A virtual-table gesture for the host's log: "Seat 2's bot: lay the card in hand on
+    row 3, column 4" (never the request's dict or a 0-based seat)."""
     seat = body.get("as_seat", body.get("seat"))
     who = f"{seat_name(int(seat))}'s bot" if seat is not None else "a bot"
     where = body.get("where")
-    on = f" on {place_label(str(where))}" if where else ""
-    return f"{who}: {body.get('action')}{on}"
+    place = place_label(str(where)) if where else "the table"
+    pad = body.get("seat", seat)
+    words = _GESTURE_WORDS.get(str(body.get("action")), "an unknown gesture on {place}")
+    return f"{who}: " + words.format(place=place,
+                                     seat=seat_name(int(pad)) if pad is not None else "its")
 
 
 @dataclass(frozen=True)
@@ -67,6 +92,7 @@ class DriverConfig:
     games: int | None = None  # stop after this many games (None: endless)
     seed: int | None = None
     confirm_timeout: float = 5.0
+    start_timeout: float = 30.0  # seconds a game the demo starts may take to reach the table
 
 
 class BotDriver:
@@ -94,11 +120,19 @@ class BotDriver:
         self._thread: threading.Thread | None = None
         self._game_id: str | None = None  # the game this driver started
         self._over_at: float | None = None
+        # A game this driver started that the table does not show yet (it still shows the
+        # previous one for a moment), and since when: meanwhile nothing is reported twice.
+        self._awaiting: str | None = None
+        self._awaiting_since = 0.0
         self._decisions = 0
         self._refused = 0  # refused gestures in a row
         self._stuck_at: str | None = None  # the table as it was when the bot gave up
         self._waiting_seat: int | None = None
         self._waiting_why: str | None = None
+        self._laid: set[int] = set()  # seats whose pad holds a card a bot laid, not slid on
+        # The table as `_confirmed` last read it, the engine having seen the gesture: the next
+        # tick starts from it instead of asking again (pace 0: one request less per gesture).
+        self._fresh: dict[str, Any] | None = None
         mqtt.subscribe(Topics(config.table).game_events, self._on_events)
 
     # ------------------------------------------------------------ lifecycle
@@ -143,6 +177,7 @@ class BotDriver:
     def _run(self) -> None:
         while not self.stop_event.is_set():
             if not self.resumed.is_set():
+                self._fresh = None  # the host (a test) may change the table while held
                 self.idle.set()
                 self.resumed.wait(0.1)
                 continue
@@ -162,7 +197,7 @@ class BotDriver:
         return data
 
     def tick(self) -> None:
-        state = self.state()
+        state, self._fresh = self._fresh or self.state(), None
         status = state["status"]
         if not (status["broker"] and status["engine"] == "online"
                 and status["hub"] == "online"):
@@ -172,6 +207,8 @@ class BotDriver:
         view = game["view"] if game else None
         table = (view or {}).get("table") or {}
         phase = table.get("status", "idle")
+        if game is not None and game["game_id"] == self._awaiting:
+            self._awaiting = None  # the game the demo started is on the table
         if game is None or phase in ("idle", "over", "ended") or game["game_id"] != self._game_id:
             self._between_games(state, phase)
             return
@@ -185,6 +222,16 @@ class BotDriver:
 
     def _between_games(self, state: dict[str, Any], phase: str) -> None:
         game = state.get("game")
+        if self._awaiting is not None:
+            if time.monotonic() - self._awaiting_since < self.config.start_timeout:
+                # The table still shows the game before the one the demo just started: that
+                # one is neither over again nor the host's.
+                self._sleep(0.1)
+                return
+            log.warning("demo bots: game %s, which the demo started, has not reached the "
+                        "table in %.0f s; going on with what the table shows",
+                        self._awaiting, self.config.start_timeout)
+            self._awaiting = None
         if game is not None and game["game_id"] == self._game_id and phase in ("over", "ended"):
             if self._over_at is None:
                 self._over_at = time.monotonic()
@@ -236,9 +283,10 @@ class BotDriver:
         data = self._host("/api/host/new_game", body)
         self._game_id = (data.get("data") or {}).get("game_id")
         self._over_at = None
+        self._awaiting, self._awaiting_since = self._game_id, time.monotonic()
         self.games_started += 1
         colours = ", ".join(colour_list)
-        self.say(f"game {self._game_id} started: {players} players ({colours}), "
+        self.say(f"the demo started a new game, {self._game_id}: {players} players ({colours}), "
                  f"{seat_name(first, colour_list[first])} begins; bots "
                  f"({self.config.bot}) play the seats nobody joins")
 
@@ -299,9 +347,11 @@ class BotDriver:
         if self._blocked(state):
             return False
         hands: dict[str, Any] = virtual.get("hands") or {}
+        self._laid &= {int(p) for p in virtual.get("pads") or {}}  # gone: slid, undone
         for pad in sorted(virtual.get("pads") or {}):
-            # A bot's taken card still on its pad (the turn moved on when it was laid).
-            if is_bot(int(pad)) and not table.get("vanesco_wait"):
+            # A bot's taken card still on its pad (the turn moved on when it was laid); also
+            # when a person joined the seat since: the bot ends its own gesture.
+            if (is_bot(int(pad)) or int(pad) in self._laid) and not table.get("vanesco_wait"):
                 return self._gesture({"action": "slide", "seat": int(pad),
                                       "as_seat": int(pad)}, state)
         for wait in table.get("vanesco_wait") or []:
@@ -310,6 +360,8 @@ class BotDriver:
                                       "as_seat": wait["seat"]}, state)
             return False
         if not is_bot(seat):
+            # A card the bot lifted stays in the seat's hand: the person's one tap ("lay it
+            # on your pad") finishes that take.
             self._waiting(None)
             return False
         mine = hands.get(str(seat))
@@ -369,9 +421,14 @@ class BotDriver:
         if others:
             owner, held = next(iter(sorted(others.items())))
             who = "the host" if owner == "host" else seat_name(int(owner))
-            origin = held.get("origin")
-            came = f" (from {place_label(str(origin))})" if origin else ""
-            return f"{who}'s hand holds a card{came}: lay it down first"
+            card = str(held.get("card") or "")
+            what = card_name(card) if card in CARDS else "a card"
+            origin = str(held.get("origin") or "")
+            if "," in origin:  # lifted from the square: back, or taken for the bot's seat
+                return (f"{who} holds {what} (from {place_label(origin)}): put it back or "
+                        f"lay it on {pad_label(seat)}")
+            came = f" (from {place_label(origin)})" if origin else ""
+            return f"{who} holds {what}{came}: lay it down first"
         pads = {k: v for k, v in (virtual.get("pads") or {}).items() if k != str(seat)}
         if pads:
             pad = next(iter(sorted(pads)))
@@ -549,6 +606,11 @@ class BotDriver:
         if isinstance(choice, Discard):
             if not self._button("/api/virtual/discard", state):
                 return False
+            # Once the game is over the table may have put the card away already (a warning
+            # "hand is empty" at the end of games): only a card still in hand is put away.
+            hands = (self.state().get("virtual") or {}).get("hands") or {}
+            if str(seat) not in hands:
+                return True
             return self._gesture({"action": "drop", "as_seat": seat}, wait=False)
         return self._gesture({"action": "lay", "where": f"pad:{seat}", "as_seat": seat}, state)
 
@@ -572,6 +634,10 @@ class BotDriver:
             raise DriverError(f"{_gesture_label(body)}: refused ({reason})")
         response.raise_for_status()
         self._refused = 0
+        if body["action"] == "lay" and str(body.get("where")).startswith("pad:"):
+            self._laid.add(int(body["as_seat"]))
+        elif body["action"] == "slide":
+            self._laid.discard(int(body["seat"]))
         if wait:
             self._confirmed(before, GESTURE_INPUTS[body["action"]])
         return True
@@ -590,8 +656,10 @@ class BotDriver:
         if before is not None and inputs:
             deadline = time.monotonic() + self.config.confirm_timeout
             while not self.stop_event.is_set() and time.monotonic() < deadline:
-                now = self._inputs(self.state())
+                state = self.state()
+                now = self._inputs(state)
                 if now is None or now >= before + inputs:
+                    self._fresh = None if self.config.pace else state
                     break
                 time.sleep(0.01)
         self._sleep(self.config.pace)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from engine.rules.names import (
+    REASON_WORDS,
     SCORE_WORDS,
     action_label,
     card_name,
@@ -23,6 +24,8 @@ EN = Path(__file__).resolve().parents[3] / "dashboard" / "i18n" / "en.json"
 def test_score_words_are_the_score_pages_words() -> None:
     page = json.loads(EN.read_text(encoding="utf-8"))
     for key, text in SCORE_WORDS.items():
+        assert page[key] == text, key
+    for key, text in REASON_WORDS.items():  # a recipe's reason
         assert page[key] == text, key
 
 

@@ -23,7 +23,10 @@ from engine.rules.cards import (
 )
 from engine.rules.errors import RulesError
 from engine.rules.scoring import (
+    REASON_CODES,
     GameScore,
+    ReasonCode,
+    ReasonParams,
     RecipeScore,
     ScoringError,
     SeatCards,
@@ -42,6 +45,11 @@ def points(colour: str, *cauldron: str) -> int:
 
 def recipe(score: GameScore, seat: int, recipe_id: str) -> RecipeScore:
     return next(r for r in score.seat(seat).recipes if r.recipe == recipe_id)
+
+
+def said(result: RecipeScore) -> tuple[str, bool, int, str]:
+    """A recipe's result as a person reads it (the reason in English)."""
+    return result.recipe, result.achieved, result.points, result.reason
 
 
 def seat(
@@ -190,8 +198,8 @@ def test_G10_immuto_ties_prefer_the_colour_of_the_owners_recipe_A() -> None:
     me = game.seat(0)
     assert me.immuto_assignment == (("immuto-1", "grey-a"),)
     assert me.ingredient_points == 15  # never traded against the recipe
-    assert recipe(game, 0, "A-grey") == RecipeScore(
-        "A-grey", True, 1, "most grey cards: 1 vs 0; 1 x 1 = 1"
+    assert said(recipe(game, 0, "A-grey")) == (
+        "A-grey", True, 1, "most grey cards: 1 vs 0; 1 card × 1 = 1"
     )
 
 
@@ -284,8 +292,8 @@ def test_G11_recipe_A_two_players_one_point_per_card() -> None:
             seat(1, "red", "orange-b-1", "orange-b-2"),
         ]
     )
-    assert recipe(game, 0, "A-orange") == RecipeScore(
-        "A-orange", True, 3, "most orange cards: 3 vs 2; 3 x 1 = 3"
+    assert said(recipe(game, 0, "A-orange")) == (
+        "A-orange", True, 3, "most orange cards: 3 vs 2; 3 cards × 1 = 3"
     )
     assert game.seat(0).total == game.seat(0).ingredient_points + 3
 
@@ -310,8 +318,8 @@ def test_G11_recipe_A_four_players_two_points_per_card() -> None:
             seat(3, "yellow"),
         ]
     )
-    assert recipe(game, 0, "A-white") == RecipeScore(
-        "A-white", True, 4, "most white cards: 2 vs 1; 2 x 2 = 4"
+    assert said(recipe(game, 0, "A-white")) == (
+        "A-white", True, 4, "most white cards: 2 vs 1; 2 cards × 2 = 4"
     )
 
 
@@ -322,7 +330,7 @@ def test_G11_recipe_A_tie_nobody_gains() -> None:
             seat(1, "red", "violet-b-1"),
         ]
     )
-    assert recipe(game, 0, "A-violet") == RecipeScore(
+    assert said(recipe(game, 0, "A-violet")) == (
         "A-violet", False, 0, "tie for most violet cards: 1 vs 1"
     )
 
@@ -337,7 +345,7 @@ def test_G11_recipe_A_not_the_most_gains_nothing() -> None:
     game = score_game(
         [seat(0, "blue", "grey-a-1", recipes=("A-grey",)), seat(1, "red", "grey-a-2", "grey-b-2")]
     )
-    assert recipe(game, 0, "A-grey") == RecipeScore(
+    assert said(recipe(game, 0, "A-grey")) == (
         "A-grey", False, 0, "not the most grey cards: 1 vs 2"
     )
 
@@ -389,8 +397,8 @@ def test_G10_G11_immuto_joins_the_recipe_colour_when_that_gives_the_higher_total
     game = score_game(seats)
     assert game.seat(0).immuto_assignment == (("immuto-1", "orange-b"),)
     assert game.seat(0).ingredient_points == -8 - 1 + 3
-    assert recipe(game, 0, "A-orange") == RecipeScore(
-        "A-orange", True, 8, "most orange cards: 4 vs 3; 4 x 2 = 8")
+    assert said(recipe(game, 0, "A-orange")) == (
+        "A-orange", True, 8, "most orange cards: 4 vs 3; 4 cards × 2 = 8")
     assert game.seat(0).total == 2
     assert score_totals(seats)[0][0] == 2
 
@@ -411,7 +419,7 @@ def test_G11_fewest_ingredients_counts_immutos_and_gains_ten() -> None:
             seat(1, "red", "orange-a-1", "orange-a-2", "orange-a-3"),
         ]
     )
-    assert recipe(game, 0, "B-fewest-ingredients") == RecipeScore(
+    assert said(recipe(game, 0, "B-fewest-ingredients")) == (
         "B-fewest-ingredients", True, 10, "fewest ingredient cards (Immuto included): 2 vs 3"
     )
     assert game.seat(0).total == 0 + 10
@@ -434,7 +442,7 @@ def test_G11_fewest_fours() -> None:
         seat(0, "blue", "red-a-4", "orange-a-1", recipes=("B-fewest-fours",)),
         seat(1, "red", "orange-b-4", "violet-a-4"),
     ]
-    assert recipe(score_game(seats), 0, "B-fewest-fours") == RecipeScore(
+    assert said(recipe(score_game(seats), 0, "B-fewest-fours")) == (
         "B-fewest-fours", True, 10, "fewest value-4 cards: 1 vs 2"
     )
     tie = [seats[0], seat(1, "red", "orange-b-4")]
@@ -448,7 +456,7 @@ def test_G11_fewest_spells() -> None:
     ]
     assert recipe(score_game(seats), 0, "B-fewest-spells").points == 10
     tie = [seats[0], seat(1, "red", spells=("declinatio-2",))]
-    assert recipe(score_game(tie), 0, "B-fewest-spells") == RecipeScore(
+    assert said(recipe(score_game(tie), 0, "B-fewest-spells")) == (
         "B-fewest-spells", False, 0, "tie for fewest spell cards: 1 vs 1"
     )
 
@@ -459,7 +467,7 @@ def test_G11_most_ones() -> None:
         seat(1, "red", "orange-a-1", "orange-a-2"),
         seat(2, "green"),
     ]
-    assert recipe(score_game(seats), 0, "B-most-ones") == RecipeScore(
+    assert said(recipe(score_game(seats), 0, "B-most-ones")) == (
         "B-most-ones", True, 10, "most value-1 cards: 2 vs 1"
     )
     tie = [seats[0], seat(1, "red", "orange-a-1", "orange-b-1")]
@@ -471,13 +479,13 @@ def test_G11_most_ones() -> None:
 def test_G11_last_card() -> None:
     seats = [seat(0, "blue", recipes=("B-last-card",)), seat(1, "red")]
     mine = score_game(seats, last_card_seat=0)
-    assert recipe(mine, 0, "B-last-card") == RecipeScore(
+    assert said(recipe(mine, 0, "B-last-card")) == (
         "B-last-card", True, 10, "took the last card"
     )
     assert mine.winners == (0,)
     other = score_game(seats, last_card_seat=1)
-    assert recipe(other, 0, "B-last-card") == RecipeScore(
-        "B-last-card", False, 0, "Seat 2 took the last card"
+    assert said(recipe(other, 0, "B-last-card")) == (
+        "B-last-card", False, 0, "Seat 2 (red) took the last card"
     )
     assert recipe(score_game(seats), 0, "B-last-card").achieved is False
 
@@ -702,11 +710,11 @@ def test_G10_G11_a_single_seat_can_be_scored_and_wins_its_recipes_alone() -> Non
         [seat(2, "green", "orange-a-1", recipes=("B-fewest-spells", "A-orange", "A-grey"))]
     )
     assert game.winners == (2,)
-    assert recipe(game, 2, "B-fewest-spells") == RecipeScore(
+    assert said(recipe(game, 2, "B-fewest-spells")) == (
         "B-fewest-spells", True, 10, "fewest spell cards: 0, no other seat"
     )
     assert recipe(game, 2, "A-orange").points == 1
-    assert recipe(game, 2, "A-grey") == RecipeScore("A-grey", False, 0, "no grey cards")
+    assert said(recipe(game, 2, "A-grey")) == ("A-grey", False, 0, "no grey cards")
     assert game.seat(2).total == -1 + 10 + 1
 
 
@@ -749,3 +757,90 @@ def test_G10_G11_property_no_seat_can_raise_its_score_by_placing_its_immutos_oth
         for combo in combinations_with_replacement(FAMILIES, count):
             other = reference_recipe_total(seats, {**placed, entry.seat: combo}, entry.seat)
             assert other <= chosen, (entry.seat, combo, other, chosen)
+
+
+# --- G11: each recipe reason is a code and its numbers (the pages word it per language) ---
+
+_REASON_CASES: dict[ReasonCode, tuple[list[SeatCards], int | None, str, ReasonParams, str]] = {
+    # code: (seats, last_card_seat, seat 0's recipe, its params, its English reason)
+    "most": (
+        [SeatCards(0, "blue", ("white-a-1", "white-a-2"), recipes=("A-white",)),
+         SeatCards(1, "red", ("white-b-1",))],
+        None, "A-white",
+        ReasonParams(measure="colour", colour="white", own=2, other=1, rate=1),
+        "most white cards: 2 vs 1; 2 cards × 1 = 2",
+    ),
+    "fewest": (
+        [SeatCards(0, "blue", ("red-a-1",), recipes=("B-fewest-ingredients",)),
+         SeatCards(1, "red", ("orange-a-1", "orange-a-2"))],
+        None, "B-fewest-ingredients", ReasonParams(measure="cards", own=1, other=2),
+        "fewest ingredient cards (Immuto included): 1 vs 2",
+    ),
+    "most_alone": (
+        [SeatCards(0, "blue", ("red-a-1", "red-b-1"), recipes=("B-most-ones",))],
+        None, "B-most-ones", ReasonParams(measure="ones", own=2),
+        "most value-1 cards: 2, no other seat",
+    ),
+    "fewest_alone": (
+        [SeatCards(0, "blue", ("red-a-4",), recipes=("B-fewest-fours",))],
+        None, "B-fewest-fours", ReasonParams(measure="fours", own=1),
+        "fewest value-4 cards: 1, no other seat",
+    ),
+    "tie_most": (
+        [SeatCards(0, "blue", ("red-a-1",), recipes=("B-most-ones",)),
+         SeatCards(1, "red", ("orange-a-1",))],
+        None, "B-most-ones", ReasonParams(measure="ones", own=1, other=1),
+        "tie for most value-1 cards: 1 vs 1",
+    ),
+    "tie_fewest": (
+        [SeatCards(0, "blue", (), spells=("accio-1",), recipes=("B-fewest-spells",)),
+         SeatCards(1, "red", (), spells=("accio-2",))],
+        None, "B-fewest-spells", ReasonParams(measure="spells", own=1, other=1),
+        "tie for fewest spell cards: 1 vs 1",
+    ),
+    "not_most": (
+        [SeatCards(0, "blue", ("grey-a-1",), recipes=("A-grey",)),
+         SeatCards(1, "red", ("grey-a-2", "grey-a-3"))],
+        None, "A-grey", ReasonParams(measure="colour", colour="grey", own=1, other=2),
+        "not the most grey cards: 1 vs 2",
+    ),
+    "not_fewest": (
+        [SeatCards(0, "blue", ("red-a-4", "red-b-4"), recipes=("B-fewest-fours",)),
+         SeatCards(1, "red", ("orange-a-4",))],
+        None, "B-fewest-fours", ReasonParams(measure="fours", own=2, other=1),
+        "not the fewest value-4 cards: 2 vs 1",
+    ),
+    "no_cards": (
+        [SeatCards(0, "blue", ("red-a-1",), recipes=("A-violet",))],
+        None, "A-violet", ReasonParams(measure="colour", colour="violet", own=0),
+        "no violet cards",
+    ),
+    "last_card_own": (
+        [SeatCards(0, "blue", (), recipes=("B-last-card",)), SeatCards(1, "red", ())],
+        0, "B-last-card", ReasonParams(seat=0, seat_colour="blue"), "took the last card",
+    ),
+    "last_card_other": (
+        [SeatCards(0, "blue", (), recipes=("B-last-card",)), SeatCards(1, "red", ())],
+        1, "B-last-card", ReasonParams(seat=1, seat_colour="red"),
+        "Seat 2 (red) took the last card",
+    ),
+    "last_card_unknown": (
+        [SeatCards(0, "blue", (), recipes=("B-last-card",)), SeatCards(1, "red", ())],
+        None, "B-last-card", ReasonParams(), "no last-card taker recorded",
+    ),
+}
+
+
+def test_G11_every_reason_code_has_a_case() -> None:
+    assert set(_REASON_CASES) == set(REASON_CODES)
+
+
+@pytest.mark.parametrize("code", list(_REASON_CASES))
+def test_G11_recipe_reason(code: ReasonCode) -> None:
+    seats, last_card_seat, recipe_id, params, english = _REASON_CASES[code]
+    result = recipe(score_game(seats, last_card_seat=last_card_seat), 0, recipe_id)
+    assert (result.reason_code, result.reason_params, result.reason) == (code, params, english)
+    assert result.to_json()["reason_code"] == code
+    assert result.to_json()["reason_params"]["own"] == params.own
+    # Seats are named 1-based for people: never "seat 0" in a reason.
+    assert "seat 0" not in result.reason.lower()

@@ -56,6 +56,11 @@ class Table:
                        poll_interval=poll_interval, snapshot_interval=0.2).start()
 
     def gesture(self, inp: SensorInput) -> None:
+        self.seen(self.make(inp))
+
+    def make(self, inp: SensorInput) -> int:
+        """Make the gesture without waiting for the hub (several tables at once); returns
+        the hub's last event before it, for `seen`."""
         before = self.hub.outbox.last_seq
         if inp.kind == "button":
             assert inp.button is not None
@@ -66,6 +71,9 @@ class Table:
                 self.sim.place(where, card_id=inp.card)
             else:
                 self.sim.remove(where)
+        return before
+
+    def seen(self, before: int) -> None:
         wait_for(lambda: self.hub.outbox.last_seq > before, 5, "the hub to see a gesture")
 
     def stop(self) -> None:

@@ -155,9 +155,10 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
     reply = watcher.client.request(watcher.topics.cmd("hint"), {}, seat=1 - turn, timeout=10)
     assert reply.status == "error" and reply.error
     assert engine.tables[table_id].interp.public_view().to_wire() == before
-    # Undo: ok with the instructions to put the cards back.
+    # Undo: ok with what was taken back and the instructions to put the cards back.
     reply = watcher.client.request(watcher.topics.cmd("undo"), {}, timeout=10)
     assert reply.status == "ok" and reply.data["instructions"]
+    assert reply.data["undone"].startswith("Undone: "), reply.data
     reply = watcher.client.request(watcher.topics.cmd("end"), {}, timeout=10)
     assert reply.status == "ok" and reply.data["status"] == "ended"
     reply = watcher.client.request(watcher.topics.cmd("undo"), {}, timeout=10)

@@ -169,9 +169,11 @@ def _play(venue: Venue, tables: dict[str, Table], scripts: dict[str, ScriptedGam
     times: list[float] = []
     waiting: tuple[float, list[str], str] | None = None
     for step in range(longest):
-        for name, table in tables.items():
-            if step < len(inputs[name]):
-                table.gesture(inputs[name][step])
+        # Each table's next gesture at once (as at a venue), then each one seen by its hub.
+        made = {name: table.make(inputs[name][step]) for name, table in tables.items()
+                if step < len(inputs[name])}
+        for name, before in made.items():
+            tables[name].seen(before)
         if waiting is not None:  # two rounds were played while the tables moved
             times.append(_served_again(venue, *waiting))
             waiting = None

@@ -106,7 +106,16 @@ def test_what_the_driver_tells_the_host_names_seats_and_places_for_people() -> N
     view: dict[str, Any] = {}
     held = {"virtual": {"hands": {"1": {"origin": "2,3"}}}}
     why = BotDriver._inconsistent(held, view, 0)
-    assert why == "Seat 2's hand holds a card (from row 3, column 4): lay it down first"
+    assert why == ("Seat 2 holds a card (from row 3, column 4): put it back or lay it on "
+                   "Seat 1's pad")
+    # Hand test M7: the card by name, the way out named (the host lifted it on /virtual).
+    host = {"virtual": {"hands": {"host": {"card": "orange-b-4", "origin": "0,1"}}}}
+    assert BotDriver._inconsistent(host, view, 2) == (
+        "the host holds Bottles 4 (orange) (from row 1, column 2): put it back or lay it on "
+        "Seat 3's pad")
+    drawn = {"virtual": {"hands": {"host": {"card": "orange-b-4", "origin": "pile"}}}}
+    assert BotDriver._inconsistent(drawn, view, 2) == (
+        "the host holds Bottles 4 (orange) (from the draw pile): lay it down first")
     on_pad = {"virtual": {"pads": {"2": {"card": "accio-1"}}}}
     assert BotDriver._inconsistent(on_pad, view, 0) == "a card lies on Seat 3's pad"
     game = corner_game(24, blocked=False)
@@ -120,9 +129,113 @@ def test_what_the_driver_tells_the_host_names_seats_and_places_for_people() -> N
     with pytest.raises(DriverError) as refused:
         driver._gesture({"action": "lay", "where": "pad:1", "as_seat": 1})
     assert str(refused.value) == (
-        "Seat 2's bot: lay on Seat 2's pad: refused (the square holds no card there)")
+        "Seat 2's bot: lay the card in hand on Seat 2's pad: refused (the square holds no "
+        "card there)")
     with pytest.raises(DriverError) as refused:
         driver._gesture({"action": "lift", "where": "0,4", "as_seat": 0})
-    assert str(refused.value).startswith("Seat 1's bot: lift on row 1, column 5: refused")
+    assert str(refused.value).startswith("Seat 1's bot: lift the card on row 1, column 5: "
+                                         "refused")
     assert not leaks(why + str(refused.value))
+    # The gesture is named, never the request's dict ({'action': 'drop', 'as_seat': 0}).
+    with pytest.raises(DriverError) as refused:
+        driver._gesture({"action": "drop", "as_seat": 0})
+    assert str(refused.value).startswith("Seat 1's bot: put away the card in hand: refused")
+    with pytest.raises(DriverError) as refused:
+        driver._gesture({"action": "slide", "seat": 2, "as_seat": 2})
+    assert str(refused.value).startswith(
+        "Seat 3's bot: slide the card on Seat 3's pad into the cauldron: refused")
+    assert "{" not in str(refused.value) and "as_seat" not in str(refused.value)
     driver.http.close()
+
+
+class FakeTable:
+    """GET /api/table shows `game_id` in `phase`; POST /api/host/new_game starts g2, g3..."""
+
+    def __init__(self) -> None:
+        self.game_id, self.phase = "g1", "over"
+        self.started: list[str] = []
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path == "/api/host/new_game":
+            self.started.append(f"g{len(self.started) + 2}")
+            return httpx.Response(200, json={"status": "ok",
+                                             "data": {"game_id": self.started[-1]}})
+        if request.method == "POST":
+            return httpx.Response(200, json={"status": "ok"})
+        end = {"reason": "line_emptied", "scores": {
+            "seats": [{"seat": 0, "colour": "yellow", "total": 7},
+                      {"seat": 1, "colour": "red", "total": 3}], "winners": [0]}}
+        view = {"table": {"status": self.phase, "inputs": 1}, "over": self.phase == "over",
+                "end": end if self.phase == "over" else None}
+        return httpx.Response(200, json={
+            "status": {"broker": True, "engine": "online", "hub": "online"},
+            "game": {"game_id": self.game_id, "view": view}, "virtual": {}})
+
+
+def test_the_demos_own_next_game_is_reported_once_as_the_demos() -> None:
+    # The table shows the ended game for a moment after the demo starts the next one: that
+    # is neither a second end of it ("... over ... (0 bot decisions)") nor a game "started
+    # from the host page" (the demo's log repeated both after each game).
+    said: list[str] = []
+    driver = BotDriver(DriverConfig(dashboard="http://dash", pin="1", table="t", pace=0,
+                                    linger=0, players=2), NoMqtt(),  # type: ignore[arg-type]
+                       say=said.append)
+    table = FakeTable()
+    driver.http.close()
+    driver.http = httpx.Client(base_url="http://dash",
+                               transport=httpx.MockTransport(table.handle))
+    driver._game_id = "g1"  # the demo started g1, which has just ended
+    try:
+        driver.tick()
+        assert table.started == ["g2"]
+        for _ in range(3):  # the table still shows g1 over
+            driver.tick()
+        table.game_id, table.phase = "g2", "dealing"
+        driver.tick()
+        table.phase = "playing"
+        driver.tick()
+    finally:
+        driver.http.close()
+    assert table.started == ["g2"], "one new game only"
+    assert [s for s in said if "over" in s] == [
+        "game g1 over: won by Seat 1 (yellow); scores: Seat 1 (yellow) 7, Seat 2 (red) 3 "
+        "(0 bot decisions)"], said
+    assert any(s.startswith("the demo started a new game, g2: 2 players") for s in said), said
+    assert not any("host page" in s for s in said), said
+
+
+def last_take_game(seed: int) -> tuple[Game, Take]:
+    """Random play until the active seat can take the game's last card (G10a)."""
+    from engine.rules.game import Phase
+
+    rng = random.Random(seed)
+    game = Game.new(GameConfig(colours=("yellow", "red")), rng)
+    while not game.is_over():
+        if game.phase is Phase.TAKE:
+            for action in game.legal_actions():
+                if isinstance(action, Take) and BotDriver._ends_game(game, action):
+                    return game, action
+        next_decision(game, rng)
+    raise AssertionError(f"seed {seed} never reached a last card")
+
+
+@pytest.mark.parametrize("still_held", [False, True])
+def test_a_discarded_last_card_is_put_away_only_if_still_in_hand(still_held: bool) -> None:
+    # After the discard button the table may already have put the card away: a "drop" then
+    # was refused ("Seat 1's hand is empty") and warned in the demo's log.
+    from engine.rules.actions import Discard
+
+    game, take = last_take_game(3)
+    seat = game.seat
+    driver, fake = driver_at(game, Discard())
+    plain = fake.state
+    hands = {str(seat): {"card": "x", "origin": cell_name(take.cell)}} if still_held else {}
+    fake.state = lambda: {**plain(), "virtual": {"hands": hands}}  # type: ignore[method-assign]
+    try:
+        assert driver._last_card(fake.state(), seat, cell_name(take.cell))
+    finally:
+        driver.http.close()
+    paths = [path for path, _ in fake.posts]
+    drops = [json.loads(body) for path, body in fake.posts if path == "/api/virtual/gesture"]
+    assert paths[0] == "/api/virtual/discard"
+    assert drops == ([{"action": "drop", "as_seat": seat}] if still_held else [])

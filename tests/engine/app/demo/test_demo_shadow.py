@@ -259,3 +259,42 @@ def test_a_restarted_bot_driver_catches_up_from_the_history(
         driver.http.close()
         client.stop()
         engine.stop()
+
+
+# Games whose winners differ between the real recipes and the shadow's stand-ins.
+@pytest.mark.parametrize(("players", "seed"), [(2, 3), (2, 5), (3, 1), (3, 4), (4, 0), (4, 1)])
+@pytest.mark.parametrize("known", [False, True], ids=["stand-ins", "recipes-known"])
+def test_G11_recipe_games_followed_to_the_end_without_divergence(
+    players: int, seed: int, known: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Recipes are secret (G11), so the shadow plays with stand-ins; the only public fact that
+    depends on them is who won (the demo warned at the end of every such game). Played to
+    the end, the shadow's events are the engine's; knowing the recipes, its winners too."""
+    import random
+
+    from engine.rules import Game, GameConfig
+    from engine.rules.cards import PLAYER_COLOURS, RECIPE_A, RECIPE_B
+
+    config = GameConfig(colours=PLAYER_COLOURS[:players], recipes=True)
+    rng = random.Random(seed)
+    grid = list(Game.new(config, random.Random(seed)).deal.grid)
+    # Real recipes that are not the shadow's stand-ins (A/B of seat s: index s).
+    recipes = tuple((RECIPE_A[(s + 1) % len(RECIPE_A)], RECIPE_B[(s + 2) % len(RECIPE_B)])
+                    for s in range(players))
+    real = Game.from_deal(config, grid, None, recipes)
+    shadow = ShadowGame(recipes=dict(enumerate(recipes)) if known else {})
+    opening = [e.to_wire() for e in real.opening_events if not e.private]
+    shadow.feed(GameEvents(game_id="g1", status="playing", index=0, config=config.to_wire(),
+                           grid=grid, events=opening))
+    while not real.is_over():
+        action = rng.choice(real.legal_actions())
+        index = len(real.actions)
+        events = [e.to_wire() for e in real.apply(action) if not e.private]
+        shadow.feed(GameEvents(game_id="g1", status="over" if real.is_over() else "playing",
+                               index=index, actions=[action.to_wire()], events=events))
+    assert real.end_reason is not None and shadow.game is not None
+    assert shadow.game.is_over() and len(shadow.actions) == len(real.actions)
+    assert shadow.mismatches == 0, "shadow events differ from the engine's"
+    assert "differ" not in caplog.text
+    if known:
+        assert shadow.game.scores().winners == real.scores().winners
