@@ -144,7 +144,7 @@ def _full_path(page: Any, broker_url: str, table: str, runs: int, keys: Path,
             payloads = [encode(e) for e in signed if isinstance(e, HubEvent)]
             for payload in payloads[:32]:
                 hub.publish_raw(topics.hub_event, payload)
-            page.evaluate("n => window.__cauldron.waitForInputs(n)", 33)
+            page.evaluate(_WAIT_INPUTS, 33)
             page.evaluate(_DRAWN)
             offset, _ = _clock_offset_ms(page)
             page.evaluate("window.__cauldron.log = []")
@@ -154,7 +154,7 @@ def _full_path(page: Any, broker_url: str, table: str, runs: int, keys: Path,
                 inputs = 34 + index  # the command, the deal's 32, then this one
                 ts = time.time()
                 hub.publish_raw(topics.hub_event, payload)
-                page.evaluate("n => window.__cauldron.waitForInputs(n)", inputs)
+                page.evaluate(_WAIT_INPUTS, inputs)
                 page.evaluate(_DRAWN)
                 if index >= FULL_WARMUP:
                     sent[inputs] = ts
@@ -197,6 +197,12 @@ def _wait_for_engine(client: Any, table: str, engine: subprocess.Popen[bytes],
             continue
     raise RuntimeError("the engine process did not answer within 60 s")
 
+
+# Until the page shows `n` table inputs; bounded, so that an event the engine did not take
+# ends the bench with a reason instead of waiting for ever.
+_WAIT_INPUTS = """n => Promise.race([window.__cauldron.waitForInputs(n), new Promise((_, fail) =>
+  setTimeout(() => fail(new Error(`the page did not show table input ${n} within 30 s: `
+    + "the engine took no game/public for that hub event (see its log)")), 30000))])"""
 
 # After an update is shown: resolves once the browser has drawn the frame with it (the
 # frame's callbacks, then its style, layout and paint: the probe's `drawn`).
