@@ -176,6 +176,6 @@ async def seat_socket(websocket: WebSocket, seat: int, secret: str = "") -> None
     bridge.phone(seat, True)
     try:
         await pump(websocket, bridge, seat,
-                   bridge.seat_state(seat).model_dump_json(by_alias=True))
+                   lambda: bridge.seat_state(seat).model_dump_json(by_alias=True))
     finally:
         bridge.phone(seat, False)

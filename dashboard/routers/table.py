@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
@@ -25,16 +26,21 @@ def get_table(bridge: BridgeDep) -> TableState:
     return bridge.table_state()
 
 
-async def pump(websocket: WebSocket, bridge: Bridge, channel: int | str, first: str) -> None:
-    """Send `first`, then every new state of `channel` until the browser goes away (a
-    reader task notices the close at once, so nothing waits on a dead socket)."""
+async def pump(websocket: WebSocket, bridge: Bridge, channel: int | str,
+               first: Callable[[], str]) -> None:
+    """Send the state `first()` gives, then every new state of `channel` until the browser
+    goes away (a reader task notices the close at once, so nothing waits on a dead socket).
+    `first` is read once subscribed: a change in between reaches the socket either way (a
+    state read before subscribing could miss the last change, and the page would stay on
+    the older state until the next one)."""
     sub = bridge.add_subscriber("table" if channel == "table" else int(channel))
+    first_state = first()
     writer = websocket.scope.get("extensions", {}).get(WRITER)
     if writer is not None:  # served by dashboard.serving: the fan-out writes directly
         sub.write_now = writer["write"]
 
     async def send() -> None:
-        await websocket.send_text(first)
+        await websocket.send_text(first_state)
         while True:
             message = await sub.next()  # shared by every socket of the channel: not changed
             await websocket.send(message)
@@ -66,4 +72,5 @@ async def table_socket(websocket: WebSocket) -> None:
     """Live `TableState` messages (JSON text), one per change; public data only."""
     bridge: Bridge = websocket.app.state.bridge
     await websocket.accept()
-    await pump(websocket, bridge, "table", bridge.table_state().model_dump_json(by_alias=True))
+    await pump(websocket, bridge, "table",
+               lambda: bridge.table_state().model_dump_json(by_alias=True))
