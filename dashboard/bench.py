@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,39 +70,14 @@ FULL_WARMUP = 5  # events after each deal not counted (a new game's first render
 HUB_ID = "bench-hub"
 
 
-def _hub_games(seed: int) -> Iterator[tuple[dict[str, object], list[HubEvent]]]:
-    """Random 4-player games as one hub's events, without end: (new_game args, the 32
-    deal events then up to `FULL_WARMUP` + `UPDATES` of the play's). One hub for all of
-    them, its `seq` running on (an engine takes a new hub only after the host says so)."""
-    from engine.service.table_driver import scripted_game
-    from engine.wire.contract import HubEvent
-
-    seq = 0
-    k = 0
-    while True:
-        script = scripted_game(4, seed + k, max_decisions=60)
-        k += 1
-        args = {key: v for key, v in script.new_game_args.items() if key != "game_id"}
-        events = []
-        play = [i for turn in script.turns for i in turn][:FULL_WARMUP + UPDATES]
-        for inp in script.deal + play:  # only what is sent: a gap in `seq` is a loss
-            seq += 1
-            fields: dict[str, object] = {"hub_id": HUB_ID, "epoch": "bench", "seq": seq,
-                                         "ts": 0.0}
-            if inp.kind == "button":
-                fields.update(kind="button", action="pressed", button=inp.button,
-                              seat=inp.seat)
-            elif inp.cell is not None:
-                fields.update(kind="cell", action=inp.kind, uid="04AABBCCDDEEFF",
-                              card_id=inp.card, cell=f"{inp.cell // 6},{inp.cell % 6}")
-            else:
-                fields.update(kind="pad", action=inp.kind, uid="04AABBCCDDEEFF",
-                              card_id=inp.card, seat=inp.pad)
-            events.append(HubEvent.model_validate(fields))
-        yield args, events
+# The hub's games for the whole-path figures: made by the composition root
+# (`engine.app.bench_dashboard`, from the table driver's scripted games), which the
+# dashboard may not import: (seed) -> endless (new_game args, that game's hub events).
+HubGames = Callable[[int], Iterator[tuple[dict[str, object], list["HubEvent"]]]]
 
 
 def _full_path(page: Any, broker_url: str, table: str, runs: int, keys: Path,
+               hub_games: HubGames,
                progress: ProgressFn) -> dict[str, list[float]]:
     """The budget's whole software path: this process plays the hub, publishing signed hub
     events (QoS 1, as `cauldron hub` does); a real `cauldron engine` process applies them
@@ -130,7 +105,7 @@ def _full_path(page: Any, broker_url: str, table: str, runs: int, keys: Path,
     try:
         hub.start(wait=10)
         key = ensure_key(keys, table, "hub", HUB_ID).key
-        games = _hub_games(FULL_GAMES_SEED)
+        games = hub_games(FULL_GAMES_SEED)
         for run_index in range(runs):
             args, events = next(games)
             if run_index == 0:
@@ -536,7 +511,9 @@ def _viewer_process(port: int, viewers: int, commands: Any, results: Any) -> Non
     asyncio.run(main())
 
 
-def run(runs: int, progress: ProgressFn) -> list[Figure]:
+def run(runs: int, progress: ProgressFn, hub_games: HubGames | None = None) -> list[Figure]:
+    """The dashboard's figures; the whole-path ones only with `hub_games` (`cauldron bench
+    dashboard` gives them: `engine.app.bench_dashboard`)."""
     from engine.cli import CliError
 
     if not os.path.exists(CHROMIUM):
@@ -633,8 +610,10 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
                     detail.setdefault("clock_offset_ms", []).append(round(offset, 3))
                     detail.setdefault("clock_probe_rtt_ms", []).append(round(rtt, 3))
                 # The whole path: hub event -> engine -> game/public -> dashboard -> page.
-                full = _full_path(page, broker.url, table, runs, Path(scratch) / "keys",
-                                  progress)
+                full: dict[str, list[float]] = {}
+                if hub_games is not None:
+                    full = _full_path(page, broker.url, table, runs, Path(scratch) / "keys",
+                                      hub_games, progress)
                 browser.close()
             # The server's share: the same updates to a plain WebSocket client (no browser).
             server_p50, server_p95 = _plain_client(port, publisher, topic, table, runs)
@@ -657,12 +636,14 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
         Figure("of which publish -> message in the page, p50", "ms", recv_p50),
         Figure("of which publish -> message in the page, p95", "ms", recv_p95),
         Figure("publish -> frame drawn after it, p95", "ms", drawn_p95),
+    ] + ([
         Figure("hub event -> engine -> table view shown, p50", "ms", full["shown_p50"]),
         Figure("hub event -> engine -> table view shown, p95", "ms", full["shown_p95"],
                goal="<= 20 ms"),
         Figure("of which hub event -> engine's game/public, p50", "ms", full["engine_p50"]),
         Figure("of which hub event -> engine's game/public, p95", "ms", full["engine_p95"]),
         Figure("of which hub event -> message in the page, p95", "ms", full["recv_p95"]),
+    ] if full else []) + [
         Figure("server share: publish -> plain WebSocket client, p50", "ms", server_p50),
         Figure("server share: publish -> plain WebSocket client, p95", "ms", server_p95),
         Figure(f"viewers {VIEWERS} p50", "ms", many["p50"]),

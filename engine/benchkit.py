@@ -23,7 +23,7 @@ BENCH_TARGETS: dict[str, str] = {
     "engine": "engine.rules_bench",
     "hub": "hub.bench",
     "engine-service": "engine.service.bench",
-    "dashboard": "dashboard.bench",
+    "dashboard": "engine.app.bench_dashboard",  # dashboard.bench, wired to the table driver
 }
 
 
