@@ -21,7 +21,9 @@ from dashkit import wait_until
 
 from engine.app.demo.stack import DemoOptions, DemoStack
 from engine.rules import GameLog, Refill, Take, replay
+from engine.rules.board import parse_cell
 from engine.rules.cards import CARDS, PLAYER_COLOURS
+from engine.rules.observer import expected_view
 from engine.service.interpreter import TableInterpreter
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
@@ -333,10 +335,30 @@ def test_host_undo_after_a_perluceo(flow: Flow) -> None:
     flow.score_screen(game_id)
 
 
+def last_card(interp: TableInterpreter) -> str | None:
+    """A cell the active seat may take now whose card would end the game (G10a), between
+    two gestures; None otherwise."""
+    game = interp.game
+    if game is None or interp.held or interp.vanesco_wait or game.phase.value != "take":
+        return None
+    expected = expected_view(game)
+    for key in (*expected.take, *expected.accio):
+        if TableInterpreter._ends_game(game, parse_cell(key)):
+            return str(key)
+    return None
+
+
 def test_host_undo_at_the_last_card(flow: Flow) -> None:
+    """The game's last card in hand, then Undo. The bots are held just before that take (a
+    bot's lift and lay follow each other too fast to be caught between), and the host lifts
+    the card, as a player's hand would."""
     game_id = flow.new_game(players=2)
-    flow.hold_when(lambda i: i.held is not None and i.held.ends_game, "the last card in hand",
-                   settle=False)
+    flow.hold_when(lambda i: last_card(i) is not None, "the last take")
+    cell = last_card(flow.interp)
+    assert cell is not None
+    flow.virtual.click(f"[data-where='{cell}']")
+    wait_until(lambda: flow.interp.held is not None and flow.interp.held.ends_game, 20,
+               "the last card in hand")
     flow.host.click("#undo")
     wait_until(lambda: not flow.standing() and flow.settled(), 30, "the table restored")
     flow.release_bots()
