@@ -78,9 +78,12 @@ def test_a_wrong_pawn_move_alerts_on_the_page_and_moving_it_back_clears_it(
     page.click(pos(wrong))
     page.click(pos(target))
     page.wait_for_function("document.querySelector('#alerts .alert') === null")
-    assert f"Pawn moved from position {wrong + 1} to position {target + 1}" in page.inner_text(
-        "#play-msg")
-    assert (view(stack).get("table") or {}).get("pawns_sensed") == sorted({target, *others})
+    # (the alert may clear as the pawn leaves the wrong position: wait for it to land)
+    moved = f"Pawn moved from position {wrong + 1} to position {target + 1}"
+    page.wait_for_function("t => document.getElementById('play-msg').textContent.includes(t)",
+                           arg=moved)
+    wait_until(lambda: (view(stack).get("table") or {}).get("pawns_sensed")
+               == sorted({target, *others}), 15, "the pawn sensed where it belongs")
 
     # The game goes on: the turn's take is accepted, with no alert.
     state = table_state(stack)
