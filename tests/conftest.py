@@ -16,6 +16,8 @@ MQTT brokers (real ones: Mosquitto when installed, else the embedded amqtt broke
 PostgreSQL (real; `tests/pg_cluster.py`: a throw-away cluster, or ``CAULDRON_TEST_PG``):
 
 - ``pg_url`` (function) -> ``str``: a fresh empty database's URL, dropped afterwards.
+- ``own_pg_cluster`` (function) -> `Cluster`: a throw-away cluster for one test, which may
+  ``crash()`` and ``resume()`` it; ``database()`` gives a URL.
 - ``store_url`` (function, parametrized ``sqlite`` / ``postgresql``) -> ``str``: a store for
   `engine.service.store.open_store`; tests using it run on both back-ends.
 
@@ -145,8 +147,9 @@ def table_id() -> str:
     return f"t-{uuid.uuid4().hex[:8]}"
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[object]:
+def _cluster() -> Iterator[object]:
+    """A started throw-away PostgreSQL cluster, stopped afterwards (skipped when PostgreSQL
+    is not installed, except on CI)."""
     from pg_cluster import Cluster, NoPostgres
 
     cluster = Cluster()
@@ -160,6 +163,19 @@ def pg_cluster() -> Iterator[object]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[object]:
+    yield from _cluster()
+
+
+@pytest.fixture
+def own_pg_cluster() -> Iterator[object]:
+    """A cluster of the test's own, to crash (`crash()`) and restart (`resume()`)."""
+    if os.environ.get("CAULDRON_TEST_PG"):
+        pytest.skip("needs a throw-away cluster to crash, not the CAULDRON_TEST_PG server")
+    yield from _cluster()
 
 
 @pytest.fixture

@@ -287,7 +287,9 @@ class PostgresStore(Store):
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False,
             kwargs={"autocommit": True, "connect_timeout": 5, "options": _OPTIONS},
-            name="cauldron-store")
+            # a pooled connection is checked before use: after the server restarted, a
+            # connection it cut is replaced instead of failing the next query
+            check=ConnectionPool.check_connection, name="cauldron-store")
         try:
             self._pool.open(wait=True, timeout=timeout)
         except (PoolTimeout, psycopg.Error) as exc:

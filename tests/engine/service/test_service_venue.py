@@ -186,20 +186,26 @@ def _play(venue: Venue, tables: dict[str, Table], scripts: dict[str, ScriptedGam
     with venue.lock:  # exactly one engine answered each command (the others stay silent)
         assert [venue.responses[t] for t in commands] == [1] * len(commands)
     for name in tables:
-        reference = _reference(scripts[name], inputs[name])
-        wait_for(lambda n=name, r=reference: venue.inputs(n) == r.inputs, 60,  # type: ignore[misc]
-                 f"every event of {name} handled")
-        with venue.lock:
-            public = venue.public[name]
-        assert _comparable(public["view"]) == _comparable(reference.public_view()), name
-        # The log replays to the same game: nothing lost, nothing applied twice.
-        log = venue.store.table(name)
-        rebuilt = log.rebuild()
-        assert rebuilt.game is not None and reference.game is not None
-        assert GameLog.of(rebuilt.game).to_wire() == GameLog.of(reference.game).to_wire()
-        hub_rows = log._rows("SELECT COUNT(*) FROM {inputs} WHERE {table} AND source = 'hub'")
-        assert hub_rows[0][0] == len(inputs[name]) == tables[name].hub.outbox.last_seq
+        _ends_as_replayed(venue, name, tables[name], scripts[name], inputs[name], 60)
     return times
+
+
+def _ends_as_replayed(venue: Venue, name: str, table: Table, script: ScriptedGame,
+                      inputs: list[Any], timeout: float) -> None:
+    """Every event of `name` handled, its view that of a pure replay of its hub's events, and
+    its log replays to the same game: nothing lost, nothing applied twice."""
+    reference = _reference(script, inputs)
+    wait_for(lambda: venue.inputs(name) == reference.inputs, timeout,
+             f"every event of {name} handled")
+    with venue.lock:
+        public = venue.public[name]
+    assert _comparable(public["view"]) == _comparable(reference.public_view()), name
+    log = venue.store.table(name)
+    rebuilt = log.rebuild()
+    assert rebuilt.game is not None and reference.game is not None
+    assert GameLog.of(rebuilt.game).to_wire() == GameLog.of(reference.game).to_wire()
+    hub_rows = log._rows("SELECT COUNT(*) FROM {inputs} WHERE {table} AND source = 'hub'")
+    assert hub_rows[0][0] == len(inputs) == table.hub.outbox.last_seq
 
 
 def _kill_one(venue: Venue) -> tuple[float, list[str], str]:
@@ -365,25 +371,15 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
 
 
 def test_a_database_crash_mid_game_loses_nothing(
-    mqtt_broker: str, tmp_path: Path
+    mqtt_broker: str, own_pg_cluster: Any, tmp_path: Path
 ) -> None:
     """PostgreSQL itself dies mid-game (immediate shutdown) while the tables keep moving, and
     comes back: the engine says it lost its store, serves the tables again once the database
     is back, and every game ends equal to a pure replay of its hub's events (the hubs kept
     what the engine could not store, and replay it)."""
-    from pg_cluster import Cluster, NoPostgres
-
-    cluster = Cluster()
+    cluster = own_pg_cluster
+    venue = Venue(mqtt_broker, cluster.database(), tmp_path)
     try:
-        cluster.start()
-    except NoPostgres as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(exc))
-    venue = None
-    try:
-        url = cluster.database()
-        venue = Venue(mqtt_broker, url, tmp_path)
         states: dict[str, dict[str, Any]] = {}
         venue.client.subscribe("cauldron/+/engine/state", raw=lambda t, p: states.__setitem__(
             t.split("/")[1], json.loads(p)))
@@ -416,24 +412,10 @@ def test_a_database_crash_mid_game_loses_nothing(
                              and not states[n].get("degraded") for n in tables), 60,
                  "the tables served again, not degraded")
         for name in tables:
-            reference = _reference(scripts[name], inputs[name])
-            wait_for(lambda n=name, r=reference: venue.inputs(n) == r.inputs, 90,  # type: ignore[misc]
-                     f"every event of {name} handled after the database came back")
-            with venue.lock:
-                public = venue.public[name]
-            assert _comparable(public["view"]) == _comparable(reference.public_view()), name
-            log = open_store(url).table(name)
-            rebuilt = log.rebuild()
-            assert rebuilt.game is not None and reference.game is not None
-            assert GameLog.of(rebuilt.game).to_wire() == GameLog.of(reference.game).to_wire()
-            hub_rows = log._rows(
-                "SELECT COUNT(*) FROM {inputs} WHERE {table} AND source = 'hub'")
-            assert hub_rows[0][0] == len(inputs[name]) == tables[name].hub.outbox.last_seq
+            _ends_as_replayed(venue, name, tables[name], scripts[name], inputs[name], 90)
         for table in tables.values():
             table.stop()
     finally:
-        if venue is not None:
-            venue.close()
-            for log_file in sorted(tmp_path.glob("engine-*.log")):
-                print(f"--- {log_file.name}\n{log_file.read_text()[-4000:]}")
-        cluster.stop()
+        venue.close()
+        for log_file in sorted(tmp_path.glob("engine-*.log")):
+            print(f"--- {log_file.name}\n{log_file.read_text()[-4000:]}")
