@@ -24,13 +24,13 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import serial
+from waiting import wait_for
 
 from engine.rules import GameLog, Refill
 from engine.rules.board import cell_name
@@ -51,14 +51,6 @@ pytestmark = pytest.mark.e2e  # the whole table, as processes
 
 ROOT = Path(__file__).resolve().parents[1]
 CARD_KINDS = ("cell", "pad", "button", "unknown_tag")
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def as_gesture(event: HubEvent) -> tuple[Any, ...]:

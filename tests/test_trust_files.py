@@ -9,13 +9,13 @@ import re
 import stat
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from waiting import wait_for
 
 from engine.wire.broker import free_port
 
@@ -23,14 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CAULDRON = str(Path(sys.executable).parent / "cauldron")
 PIN = "805317"
 PASSWORD = "s3cret-broker-pw"
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 class Table:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hub_events import hub_event
+from waiting import wait_until
 
 from dashboard.bridge import Bridge
 from dashboard.config import Settings
@@ -47,22 +48,6 @@ CHROMIUM_ARGS = [
 ]
 PIN = "246813"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition",
-               slowest: float = 0.1) -> Any:
-    """Poll `predicate` until it is true: every 10 ms at first, then less often (up to every
-    `slowest` s) so a long wait (a whole bot game, served from this process) does not take the
-    CPU and the GIL from what it waits for. A brief situation to catch: ``slowest=0.01``."""
-    deadline = time.monotonic() + timeout
-    pause = min(0.01, slowest)
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(pause)
-        pause = min(slowest, pause * 1.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 class Server:

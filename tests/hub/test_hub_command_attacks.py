@@ -10,13 +10,14 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acl_broker import needs_mosquitto, secured_broker
+from waiting import wait_for
 
 from engine.wire.auth import ensure_key, keys_dir, sign_command
 from engine.wire.contract import CommandRequest, Topics, encode
@@ -31,14 +32,6 @@ TABLE, OTHER = "table-9", "table-8"  # a hub's broker account is its table id (t
 DASHBOARD = "cauldron.dashboard"
 ACCOUNTS = {DASHBOARD: "dash-pw", TABLE: "hub9-pw"}
 SIM = Topics(TABLE).hub_cmd("sim")
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 @dataclass

@@ -3,13 +3,13 @@ messages over a real broker."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from waiting import wait_for
 
 from engine.wire.contract import GamePublic, HubEvent, Topics, WireModel
 from engine.wire.mqtt import WireClient
@@ -23,14 +23,6 @@ from hub.tagmap import TagMap
 LEDS = [17, 27, 22, 23]
 PINS: dict[str, object] = {"turn_leds": LEDS, "buzzer": 24, "seat_buttons": [4, 12, 16, 18],
                            "host_button": 25, "bounce_time": None}
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.005)
 
 
 @pytest.fixture

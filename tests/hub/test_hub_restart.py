@@ -13,11 +13,12 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 from engine.wire.contract import HubEvent, Topics, WireModel
 from engine.wire.mqtt import WireClient
@@ -33,14 +34,6 @@ from hub.tagmap import TagMap
 ROOT = Path(__file__).resolve().parents[2]
 UID_A, UID_B, UID_C, UID_D = ("04A1B2C3D4E5F6", "04FFEEDDCCBBAA", "04010203040506",
                               "04111213141516")
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or cond}")
-        time.sleep(0.01)
 
 
 class Watcher:

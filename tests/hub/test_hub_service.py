@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from waiting import wait_for
 
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import HubEvent, HubSnapshot, Topics, WireModel, encode
@@ -19,14 +21,6 @@ from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.outbox import Outbox
 from hub.service import Hub
 from hub.tagmap import TagMap
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 def fast_client(url: str, **kw: object) -> WireClient:

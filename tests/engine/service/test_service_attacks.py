@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from acl_broker import needs_mosquitto, secured_broker
 from hub_events import hub_event, signed
+from waiting import wait_for
 
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.table_driver import scripted_game
@@ -39,14 +40,6 @@ HUB_ID = "hub-table-1"
 ENGINE, DASHBOARD = "cauldron.engine", "cauldron.dashboard"  # the services' broker accounts
 ACCOUNTS = {ENGINE: "engine-pw", DASHBOARD: "dash-pw", TABLE: "hub1-pw", "table-2": "hub2-pw"}
 TOPICS = Topics(TABLE)
-
-
-def wait_for(check: Callable[[], bool], timeout: float = 15.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 class Client:

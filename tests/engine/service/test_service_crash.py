@@ -9,13 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 from engine.rules import GameLog
 from engine.rules.board import cell_name
@@ -33,14 +32,6 @@ from hub.service import Hub
 pytestmark = pytest.mark.e2e  # the whole table, as processes
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def wait_for(check: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 class Table:

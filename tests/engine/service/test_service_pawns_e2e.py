@@ -5,11 +5,11 @@ moving it to the right position clears it. Without pawn sensors nothing changes.
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from waiting import wait_for
 
 from engine.rules.board import cell_name
 from engine.service.interpreter import SensorInput
@@ -21,14 +21,6 @@ from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.layout import Layout
 from hub.outbox import Outbox
 from hub.service import Hub
-
-
-def wait_for(check: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def lay(sim: SimulatedTable, hub: Hub, inp: SensorInput) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+from waiting import wait_for
 
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import (
@@ -29,14 +29,6 @@ from engine.wire.mqtt import (
     RequestTimeout,
     WireClient,
 )
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 def test_broker_url_parsing() -> None:

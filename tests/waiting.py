@@ -1,0 +1,30 @@
+"""Waiting for a condition, never a fixed time (a busy machine only makes it slower): the one
+helper every test uses (`dashkit` re-exports `wait_until`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition",
+               slowest: float = 0.1) -> Any:
+    """Poll `predicate` until it is true and return its value: every 10 ms at first, then
+    less often (up to every `slowest` s) so a long wait (a whole bot game, served from this
+    process) does not take the CPU and the GIL from what it waits for. A brief situation to
+    catch: ``slowest=0.01``."""
+    deadline = time.monotonic() + timeout
+    pause = min(0.01, slowest)
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(pause)
+        pause = min(slowest, pause * 1.2)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> None:
+    """`wait_until` every 10 ms (brief states of a hub or an engine are caught)."""
+    wait_until(check, timeout, what, slowest=0.01)
