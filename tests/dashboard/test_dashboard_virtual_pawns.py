@@ -30,15 +30,21 @@ def pos(p: int) -> str:
     return f"#board button[data-act='pos'][data-pos='{p}']"
 
 
-def test_a_wrong_pawn_move_alerts_on_the_page_and_moving_it_back_clears_it(
-        pawn_table_stack: Stack, page: Any) -> None:
-    stack = pawn_table_stack
+def start_game(stack: Stack) -> str:
+    """A 2-player game on the virtual table, playing; the dashboard's URL."""
     url = stack.dash.url
     reply = httpx.post(f"{url}/api/host/new_game", headers=HOST, timeout=30,
                        json={"colours": ["yellow", "red"], "deal": "virtual", "seed": 7})
     assert reply.status_code == 200, reply.text
     wait_until(lambda: (view(stack).get("table") or {}).get("status") == "playing", 15,
                "the game to start")
+    return url
+
+
+def test_a_wrong_pawn_move_alerts_on_the_page_and_moving_it_back_clears_it(
+        pawn_table_stack: Stack, page: Any) -> None:
+    stack = pawn_table_stack
+    url = start_game(stack)
     v = view(stack)
     seat, value = v["turn"], v["move_value"]
     target = v["seats"][seat]["pawn"]
@@ -105,12 +111,7 @@ def test_a_wrong_pawn_move_alerts_on_the_page_and_moving_it_back_clears_it(
 
 def test_without_pawn_sensors_the_positions_are_not_buttons(table_stack: Stack,
                                                             page: Any) -> None:
-    url = table_stack.dash.url
-    reply = httpx.post(f"{url}/api/host/new_game", headers=HOST, timeout=30,
-                       json={"colours": ["yellow", "red"], "deal": "virtual", "seed": 7})
-    assert reply.status_code == 200, reply.text
-    wait_until(lambda: (view(table_stack).get("table") or {}).get("status") == "playing", 15,
-               "the game to start")
+    url = start_game(table_stack)
     assert (view(table_stack).get("table") or {}).get("pawns_sensed") is None
     page.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
     page.goto(url + "/virtual?lang=en")
