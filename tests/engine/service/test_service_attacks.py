@@ -125,6 +125,9 @@ class Scene:
         script = self.new_game(players, seed)
         self.hub_sends(script.deal)
         wait_for(lambda: self.interp.status.value == "playing", 15, "the deal")
+        # The interpreter can show the last deal input a moment before the log holds it.
+        store = self.engine.tables[TABLE].store
+        wait_for(lambda: store.count_inputs() == self.interp.inputs, 15, "the deal logged")
         return script
 
 
