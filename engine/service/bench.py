@@ -315,7 +315,6 @@ def _wait_for_engine(client: object, by: float) -> None:
 
 
 def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
-    from engine.service.service import set_no_delay
     from engine.wire.mqtt import WireClient
 
     began = time.monotonic()
@@ -343,7 +342,6 @@ def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
     repeats: list[dict[str, float]] = []
     try:
         client.start(wait=10)
-        set_no_delay(client)
         if not store:  # (at a venue, `_claim` waits for the engine to serve each level)
             _wait_for_engine(client, time.monotonic() + 60)
         # The ladder, with the extra samples at 100 tables taken before any level that

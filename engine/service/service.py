@@ -304,7 +304,6 @@ class EngineService:
         self.client.subscribe(any_table.hub_snapshot, self._on_snapshot)
         self.client.subscribe(any_table.engine_state, self._on_engine_state)
         self.client.serve(any_table.cmd("+"), self._on_command)
-        self.client.add_connect_hook(lambda: set_no_delay(self.client))
         self.client.add_connect_hook(self._republish_all)
         self.client.add_connect_hook(self._forget_requests)
         self.client.start(wait=wait)
@@ -1109,17 +1108,6 @@ class EngineService:
             },
             "stats": dict(self.stats),
         }
-
-
-def set_no_delay(client: WireClient) -> None:
-    """Turn Nagle's algorithm off on the client's socket: small MQTT packets otherwise wait
-    for the peer's delayed ACK (~40 ms per hop). WireClient does not do it (yet)."""
-    try:
-        sock: Any = client._client.socket()
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    except (AttributeError, OSError) as exc:  # TLS wrappers, a socket already closed
-        log.debug("TCP_NODELAY not set: %s", exc)
 
 
 def engine_id(name: str) -> str:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import socket
 import ssl
 import threading
 import time
@@ -186,6 +187,15 @@ class _Subscription:
 _STOP = object()
 
 
+def _no_delay(client: paho.Client, userdata: Any, sock: Any) -> None:
+    """Nagle's algorithm off: a small MQTT packet otherwise waits for the peer's delayed ACK
+    (~40 ms a hop; a request and its answer took ~80 ms instead of ~2 ms)."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except (AttributeError, OSError) as exc:  # a TLS wrapper without it, a socket closed
+        log.debug("TCP_NODELAY not set: %s", exc)
+
+
 class WireClient:
     """One MQTT connection with typed publish/subscribe, presence and request/response."""
 
@@ -261,6 +271,7 @@ class WireClient:
                 ) from None
         if state_topic:
             client.will_set(state_topic, self._state_payload("offline"), qos=1, retain=True)
+        client.on_socket_open = _no_delay
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
