@@ -36,23 +36,27 @@ class Flow:
 
     def __init__(self, stack: DemoStack, browser: Any) -> None:
         self.stack = stack
+        self.browser = browser
         self.url = stack.url.rstrip("/")
         self.http = httpx.Client(base_url=self.url, timeout=20, headers={"X-Host-Pin": PIN})
-        self.context = browser.new_context(viewport={"width": 1400, "height": 900},
-                                           locale="en-GB")
-        self.context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
-        self.host = self.context.new_page()
+        # One window each, as on three screens: a background tab gets no animation frames,
+        # and each Playwright action on it then waits ~2 s for the element to be stable.
+        self.contexts = [browser.new_context(viewport={"width": 1400, "height": 900},
+                                             locale="en-GB") for _ in range(3)]
+        for context in self.contexts:
+            context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
+        self.context = self.contexts[0]
+        self.host, self.table, self.virtual = (c.new_page() for c in self.contexts)
         self.host.set_default_timeout(20000)
         self.host.on("dialog", lambda dialog: dialog.accept())  # "End the game?" -> yes
         self.host.goto(self.url + "/host?lang=en")  # logged in: the PIN is in this tab
         self.host.wait_for_selector("#host", state="visible")
-        self.table = self.context.new_page()
         self.table.goto(self.url + "/?lang=en")
-        self.virtual = self.context.new_page()
         self.virtual.goto(self.url + "/virtual?lang=en")
 
     def close(self) -> None:
-        self.context.close()
+        for context in self.contexts:
+            context.close()
         self.http.close()
 
     # ------------------------------------------------------------ looking
@@ -301,8 +305,11 @@ def after_refill(interp: TableInterpreter) -> bool:
 def test_host_undo_mid_gesture(flow: Flow) -> None:
     """The host lifts a card on the virtual table and presses Undo before laying it."""
     game_id = flow.new_game(players=2)
-    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 4, "a few moves")
-    take = flow.state()["game"]["view"]["expected"]["take"][0]
+    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 4
+                   and not i.game.is_over() and bool(expected_view(i.game).take),
+                   "a few moves, then a card to take")
+    assert flow.interp.game is not None
+    take = expected_view(flow.interp.game).take[0]
     flow.virtual.click(f"[data-where='{take}']")
     wait_until(lambda: "host" in (flow.state()["virtual"]["hands"] or {}), 10, "the lift")
     flow.undo()
@@ -410,7 +417,14 @@ def person_plays(flow: Flow, seat: int, secret: str, game_id: str) -> None:
                 play(action="pass")
         return False
 
-    wait_until(step, GAME_TIME, "the person's game to end")
+    try:
+        wait_until(step, GAME_TIME, "the person's game to end")
+    except AssertionError as exc:  # where it stood: the table's moment, hands, alerts
+        state = flow.state()
+        view = (state["game"] or {}).get("view") or {}
+        raise AssertionError(f"{exc}; turn {view.get('turn')}, expected "
+                             f"{view.get('expected')}, table {view.get('table')}, virtual "
+                             f"{state['virtual']}, alerts {state['alerts']}") from None
 
 
 def bot_mid_take(flow: Flow, where: str) -> int:
@@ -453,7 +467,7 @@ def join(flow: Flow, seat: int) -> tuple[Any, str]:
     """Open `seat`'s link (the host's "Open Seat N", the QR code's one-time code traded for
     the seat's secret): the phone page and the secret."""
     link = next(x for x in flow.http.get("/api/host/seats").json() if x["seat"] == seat)
-    phone = flow.context.new_page()
+    phone = flow.browser.new_page()  # a phone of its own (closing it closes its context)
     phone.goto(link["url"])
     wait_until(lambda: "secret=" in phone.url, 20, "the seat's page")
     wait_until(lambda: flow.state()["joined"][seat], 20, "the seat to be joined")
