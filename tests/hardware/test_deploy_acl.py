@@ -59,8 +59,8 @@ class Session:
         self.client.publish(topic, payload, qos=1).wait_for_publish(5)
 
     def close(self) -> None:
+        self.client.disconnect()  # first: the network thread then ends at once
         self.client.loop_stop()
-        self.client.disconnect()
 
 
 @pytest.fixture

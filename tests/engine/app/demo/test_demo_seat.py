@@ -83,7 +83,9 @@ def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
     seat_url = demo.url.rstrip("/") + joined.headers["location"]
     ws_url = seat_url.replace("http://", "ws://").replace("/seat/0?", "/ws/seat/0?")
     secret = parse_qs(urlsplit(seat_url).query)["secret"][0]
-    with connect(ws_url) as phone:
+    # A phone reads every frame; this one reads only the first, so it keeps them all
+    # (a full queue would stop it reading the server's close frame: a 10 s close).
+    with connect(ws_url, max_queue=None) as phone:
         phone.recv(timeout=5)
         deadline = time.monotonic() + 10
         while not _state(http)["joined"][0] and time.monotonic() < deadline:
