@@ -125,9 +125,6 @@ class Scene:
         script = self.new_game(players, seed)
         self.hub_sends(script.deal)
         wait_for(lambda: self.interp.status.value == "playing", 15, "the deal")
-        # The interpreter can show the last deal input a moment before the log holds it.
-        store = self.engine.tables[TABLE].store
-        wait_for(lambda: store.count_inputs() == self.interp.inputs, 15, "the deal logged")
         return script
 
 
@@ -152,7 +149,11 @@ def scene(tmp_path: Path) -> Iterator[Scene]:
 
 
 def _state(scene: Scene) -> tuple[Any, ...]:
+    """What an attack must not change: the game and its log (once the log holds every input
+    the interpreter shows: it can show one a moment before the store has it)."""
     interp = scene.interp
+    store = scene.engine.tables[TABLE].store
+    wait_for(lambda: store.count_inputs() == interp.inputs, 15, "the log to catch up")
     return (interp.status.value, interp.inputs, repr(interp.public_view()),
             scene.engine.tables[TABLE].store.count_inputs())
 
