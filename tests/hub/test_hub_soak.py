@@ -76,7 +76,7 @@ def test_long_session_with_faults_and_broker_restarts(
                 card = cards.pop(rng.randrange(len(cards)))
                 sim.place(where, card_id=card)
                 on_table[where] = card
-            time.sleep(0.05)
+            time.sleep(0.02)  # 10 polls: the hub confirms a change on its second poll
             if step % 40 == 0:
                 restartable_broker.stop()
                 time.sleep(rng.uniform(0.05, 0.5))
