@@ -7,7 +7,8 @@ STAMP  := $(VENV)/.installed
 .PHONY: demo test test-fast lint typecheck system-deps clean
 
 # The suite runs on every core (pytest-xdist); each worker has its own brokers, ports and
-# data dirs. XDIST=0 runs it in one process.
+# data dirs; an idle worker takes tests queued for a busy one (worksteal). XDIST=0 runs it
+# in one process.
 XDIST ?= auto
 
 $(PY):
@@ -30,11 +31,11 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict engine hub dashboard
 
 test: $(STAMP) system-deps lint
-	$(VENV)/bin/pytest -n $(XDIST) $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(XDIST) --dist worksteal $(PYTEST_ARGS)
 
 # While working: no end-to-end or browser test (make test runs them all).
 test-fast: $(STAMP)
-	$(VENV)/bin/pytest -n $(XDIST) -m "not e2e and not browser" $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(XDIST) --dist worksteal -m "not e2e and not browser" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

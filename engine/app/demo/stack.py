@@ -110,7 +110,15 @@ class DemoStack:
             self.mqtt_url = self.broker.url
             return
         try:
-            BrokerUrl.parse(self.mqtt_url)
+            broker = BrokerUrl.parse(self.mqtt_url)
+            try:  # nothing listening there: say so at once, not after the probe's wait
+                socket.create_connection((broker.host, broker.port), timeout=3).close()
+            except ConnectionRefusedError:
+                raise StackError(f"no MQTT broker listens at {broker.redacted()} (connection "
+                                 "refused); start it, or leave --mqtt out: the demo then runs "
+                                 "its own broker") from None
+            except OSError:
+                pass  # unknown host, a slow network: the probe's wait tells
             probe = WireClient(self.mqtt_url, client_id=f"cauldron-demo-probe-{os.getpid()}",
                                reconnect_max=1.0)
             probe.start(wait=5)
