@@ -132,12 +132,26 @@ export function cardInfo(id) {
 
 export function cardLabel(id) { const c = cardInfo(id); return c ? c.label : ""; }
 
-/* Long words get a soft hyphen near their middle, before a consonant that starts a
-   syllable ("Cham-pignons"), so a narrow cell breaks them there and shows the hyphen,
-   never at an arbitrary letter; they also shrink a little (--len, app.css). */
+/* A long word shrinks to fit its cell first (--len, app.css); where it still does not fit
+   it breaks at a soft hyphen and shows it, never at an arbitrary letter. Words of more than
+   8 letters get one: the catalogue's where a reader expects (BREAKS), any other (a venue's
+   own names) before a consonant that starts a syllable, near its middle. */
+const BREAKS = new Map([
+  // en
+  "Mush-rooms", "Moon-stones", "De-cli-na-tio", "Metamor-phosis",
+  // fr
+  "Pha-langes", "d'as-ticot", "Cham-pignons", "Ci-trouilles", "Bou-teilles", "d'arai-gnée",
+  "Méta-morphose",
+  // de
+  "Schwefel-duft", "Wachs-puppe", "Finger-knochen", "Maden-saft", "Augen-glas", "Schach-teln",
+  "Fleder-mäuse", "Ein-horn-haar", "Mond-steine", "Spinnen-beine", "Katzen-haare",
+  "Ratten-schwänze", "Spinn-weben", "Verwand-lung",
+].map((w) => [w.replaceAll("-", "").toLowerCase(), w.replaceAll("-", "\u00ad")]));
 const VOWEL = /[aeiouyàâäéèêëîïôöùûüœæ]/i;
 function softHyphens(word) {
   if (word.length <= 8) return word;
+  const known = BREAKS.get(word.toLowerCase());
+  if (known) return word[0] + known.slice(1);  // the word's own first letter (its case)
   let best = -1;
   for (let i = 3; i <= word.length - 3; i++) {
     if (!VOWEL.test(word[i]) && /\p{L}/u.test(word[i]) && VOWEL.test(word[i + 1] || "") &&
@@ -149,7 +163,8 @@ function softHyphens(word) {
 function familyText(text) { return String(text).split(/(\s+|-)/).map(softHyphens).join(""); }
 function fit(text) {
   const longest = Math.max(...String(text).split(/[\s-]+/).map((w) => w.length));
-  return longest > 8 ? ` style="--len:${longest}"` : "";
+  const piece = Math.max(...familyText(text).split(/[\s\u00ad-]+/).map((w) => w.length));
+  return longest > 5 ? ` style="--len:${longest};--seg:${piece}"` : "";
 }
 
 /* The one place a card is drawn. Colour is never the only signal: family name, value,
@@ -181,11 +196,11 @@ function makeCardHtml(id, extraClass) {
     cls.push("s-" + c.spell);
     return `<span class="${cls.join(" ")}" ${data}><span class="band" aria-hidden="true">✦</span>` +
       `<span class="abbr" aria-hidden="true">${esc(c.family.slice(0, 3))}</span>` +
-      `<span class="fam">${esc(c.family)}</span><span class="col">${esc(t("spell"))}</span></span>`;
+      `<span class="fam"${fit(c.family)}>${esc(familyText(c.family))}</span><span class="col">${esc(t("spell"))}</span></span>`;
   }
   if (c.kind === "immuto") {
     return `<span class="${cls.join(" ")}" ${data}><span class="band" aria-hidden="true">∞</span>` +
-      `<span class="val">0</span><span class="fam">${esc(c.family)}</span></span>`;
+      `<span class="val">0</span><span class="fam"${fit(c.family)}>${esc(familyText(c.family))}</span></span>`;
   }
   return `<span class="${cls.join(" ")}" ${data}><span class="band" aria-hidden="true">${esc(c.symbol)}</span><span class="fam">${esc(c.family)}</span></span>`;
 }

@@ -392,11 +392,14 @@ def test_lift_during_bot_turn(flow: Flow) -> None:
 def person_plays(flow: Flow, seat: int, secret: str, game_id: str) -> None:
     """A person plays `seat` from their phone (one tap each) until the game ends."""
     params = {"secret": secret}
+    refused: list[str] = []
 
     def play(**body: Any) -> None:
         reply = flow.http.post(f"/api/seats/{seat}/play", json=body, params=params,
                                headers={"X-Host-Pin": ""})
         assert reply.status_code in (200, 409), reply.text  # 409: the moment moved on
+        if reply.status_code == 409:
+            refused[:] = [f"{body}: {reply.text}"]
 
     def step() -> bool:
         state = flow.state()
@@ -422,7 +425,8 @@ def person_plays(flow: Flow, seat: int, secret: str, game_id: str) -> None:
     except AssertionError as exc:  # where it stood: the table's moment, hands, alerts
         state = flow.state()
         view = (state["game"] or {}).get("view") or {}
-        raise AssertionError(f"{exc}; turn {view.get('turn')}, expected "
+        raise AssertionError(f"{exc}; seat {seat}, last refused {refused}; "
+                             f"turn {view.get('turn')}, expected "
                              f"{view.get('expected')}, table {view.get('table')}, virtual "
                              f"{state['virtual']}, alerts {state['alerts']}") from None
 

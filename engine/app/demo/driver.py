@@ -506,13 +506,17 @@ class BotDriver:
             time.sleep(0.01)
         return None
 
-    def _catch_up(self, game_id: str | None) -> bool:
+    def _catch_up(self, game_id: str | None, behind: bool = False) -> bool:
         """A game whose start the shadow missed (the demo restarted mid-game, a message
-        lost): read the engine's public history of it. True when the shadow follows it."""
+        lost), or (`behind`) one it still follows but whose last actions never came: read
+        the engine's public history of it. True when the shadow follows it."""
         with self._shadow_lock:
-            if game_id is None or (self.shadow.game is not None
-                                   and self.shadow.game_id == game_id):
+            if game_id is None:
                 return False
+            if self.shadow.game is not None and self.shadow.game_id == game_id:
+                if not behind:
+                    return False
+                self.shadow = ShadowGame()  # rebuilt from the whole history below
         try:
             answer = self.mqtt.request(Topics(self.config.table).cmd("history"), {},
                                        timeout=self.config.confirm_timeout)
@@ -542,6 +546,11 @@ class BotDriver:
         game_id = (state.get("game") or {}).get("game_id")
         game = self._wait_shadow(view, game_id)
         if game is None and self._catch_up(game_id):
+            game = self._wait_shadow(view, game_id)
+        if game is None and not self.stop_event.is_set() and self._catch_up(game_id, True):
+            # Still behind the table after the wait: an action's message never came.
+            log.info("demo bots: the public action stream stayed behind the table; read the "
+                     "engine's history again")
             game = self._wait_shadow(view, game_id)
         if game is None:
             with self._shadow_lock:

@@ -255,6 +255,17 @@ def test_a_restarted_bot_driver_catches_up_from_the_history(
         assert driver.shadow.game.state_key() == real.state_key()
         assert not driver._catch_up(game_id)  # already following: nothing asked
         assert not driver._catch_up("another-game")  # the engine's game is not that one
+        # Left behind (the messages of the last actions never came): read again, in full.
+        behind = ShadowGame()
+        for message in [GameEvents.model_validate(m)
+                        for m in engine.command(table_id, "history", {})["messages"]]:
+            if message.config is not None:  # the start only, none of the actions
+                behind.feed(message.model_copy(update={"actions": [], "events": []}))
+        assert behind.game is not None and behind.game.state_key() != real.state_key()
+        driver.shadow = behind
+        assert driver._catch_up(game_id, behind=True)
+        assert driver.shadow.game is not None and driver.shadow.mismatches == 0
+        assert driver.shadow.game.state_key() == real.state_key()
     finally:
         driver.http.close()
         client.stop()
