@@ -133,6 +133,9 @@ class BotDriver:
         # The table as `_confirmed` last read it, the engine having seen the gesture: the next
         # tick starts from it instead of asking again (pace 0: one request less per gesture).
         self._fresh: dict[str, Any] | None = None
+        # The options of the last game the host started (players, colours, variants): the
+        # demo's own next games keep them, as a host at an event expects.
+        self._host_options: dict[str, Any] | None = None
         mqtt.subscribe(Topics(config.table).game_events, self._on_events)
 
     # ------------------------------------------------------------ lifecycle
@@ -253,8 +256,9 @@ class BotDriver:
                 self._game_id = game["game_id"]
                 self._over_at = None
                 self.games_started += 1
+                self._host_options = self._options_of(game["view"].get("config") or {})
                 self.say(f"game {self._game_id} started from the host page: the bots play "
-                         "the seats nobody joins")
+                         "the seats nobody joins; the demo's next games keep its options")
             else:
                 self._sleep(0.1)  # the host is dealing: the game starts once it is dealt
             return
@@ -270,12 +274,27 @@ class BotDriver:
                 return
         self._new_game()
 
+    @staticmethod
+    def _options_of(config: dict[str, Any]) -> dict[str, Any] | None:
+        """A game's options as the host's form sends them (not who begins, nor where the
+        pawns start: those change from game to game)."""
+        colours = config.get("colours")
+        if not isinstance(colours, list) or len(colours) < 2:
+            return None
+        options: dict[str, Any] = {"colours": [str(c) for c in colours]}
+        for key in ("recipes", "second_player_bonus", "memory_aid"):
+            options[key] = bool(config.get(key))
+        if len(colours) == 2 and config.get("removed_colour"):
+            options["removed_colour"] = str(config["removed_colour"])
+        return options
+
     def _new_game(self) -> None:
-        players = self.config.players
-        colour_list = list(PLAYER_COLOURS[:players])
+        options = self._host_options or {"colours": list(PLAYER_COLOURS[:self.config.players])}
+        colour_list = list(options["colours"])
+        players = len(colour_list)
         first = self.rng.randrange(players)
         body: dict[str, Any] = {
-            "colours": colour_list,
+            **options,
             "first_seat": first,
             "deal": "virtual",
             "seed": self.rng.randrange(2**31),

@@ -239,3 +239,23 @@ def test_a_discarded_last_card_is_put_away_only_if_still_in_hand(still_held: boo
     drops = [json.loads(body) for path, body in fake.posts if path == "/api/virtual/gesture"]
     assert paths[0] == "/api/virtual/discard"
     assert drops == ([{"action": "drop", "as_seat": seat}] if still_held else [])
+
+
+def test_the_demos_next_game_keeps_the_options_the_host_chose() -> None:
+    """A host at an event starts a 3-player game with recipes and the memory aid: the games
+    the demo then starts by itself keep them (a new first seat and shuffle each time)."""
+    driver, fake = driver_at(Game.new(GameConfig(colours=("yellow", "red")), random.Random(1)))
+    config = {"colours": ["green", "blue", "red"], "first_seat": 2, "start_positions": [0, 5, 10],
+              "removed_colour": None, "recipes": True, "second_player_bonus": False,
+              "memory_aid": True}
+    driver._host_options = driver._options_of(config)
+    driver._new_game()
+    body = json.loads(fake.posts[-1][1])
+    assert fake.posts[-1][0] == "/api/host/new_game"
+    assert body["colours"] == ["green", "blue", "red"] and body["recipes"] is True
+    assert body["memory_aid"] is True and body["second_player_bonus"] is False
+    assert "start_positions" not in body and 0 <= body["first_seat"] < 3
+    two = driver._options_of({"colours": ["yellow", "red"], "removed_colour": "blue"})
+    assert two is not None and two["removed_colour"] == "blue"
+    assert driver._options_of({}) is None
+    driver.http.close()
