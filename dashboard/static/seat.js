@@ -87,6 +87,9 @@ function renderAction(state) {
   if (mine.length) html += `<p class="fix-first">${esc(t("fix_alert_first"))}</p>`;
   if (v && takes.length) html += `<p class="situation">${esc(situation(v))}</p>`;
   if (!play && todo.length) html += `<p class="real-table">${esc(t("real_table_note"))}</p>`;
+  // Many cards to choose from (Accio): a grid of cards, each named by its place only (the
+  // full sentence stays the button's accessible name), so the phone page stays short.
+  const many = takes.length > 6;
   const item = (x) => {
     const card = x.card ? cardHtml(x.card, "small") : "";
     const via = x.via ? `<span class="via">${esc(t("via_" + x.via))}</span>` : "";
@@ -95,9 +98,12 @@ function renderAction(state) {
       return `<li>${help}<button type="button" class="btn big${x.danger ? " danger" : ""}" id="${x.id}" data-verb="${x.verb}"${x.help ? ` aria-describedby="${x.id}-help"` : ""}>${esc(x.text)}</button></li>`;
     }
     if (!play) return `<li class="instruction" data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}>${card}<span>${esc(x.text)}</span>${via}</li>`;
-    return `<li><button type="button" class="btn big play" data-play='${esc(JSON.stringify(x.body))}' data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}>${card}<span class="what">${esc(x.text)}</span>${via}</button></li>`;
+    const short = many && x.kind === "take" && x.where;
+    const what = short ? cellLabel(x.where) : x.text;
+    const label = short ? ` aria-label="${esc(x.text)}"` : "";
+    return `<li><button type="button" class="btn big play" data-play='${esc(JSON.stringify(x.body))}' data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}${label}>${card}<span class="what">${esc(what)}</span>${via}</button></li>`;
   };
-  if (takes.length) html += `<ul class="choices takes">${takes.map(item).join("")}</ul>`;
+  if (takes.length) html += `<ul class="choices takes${many ? " many" : ""}">${takes.map(item).join("")}</ul>`;
   if (others.length) html += `<ul class="choices">${others.map(item).join("")}</ul>`;
   html += `<p id="play-msg" class="play-msg" role="status"></p>`;
   // a declinatio that ends the game keeps its id'd wrapper (tests, screen readers)
