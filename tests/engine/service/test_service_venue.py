@@ -325,9 +325,11 @@ def test_two_sharded_engines_give_one_answer_per_command_and_distinct_client_ids
 def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
     mqtt_broker: str, pg_url: str
 ) -> None:
-    """Its session ended (here by the server: pg_terminate_backend), so did its locks;
-    another engine claims its tables, and what the first still tries to write is refused
-    (it writes only through the session that held the lock)."""
+    """Its session ended (here by the server: pg_terminate_backend, and its account may no
+    longer log in), so did its locks; another engine claims its tables, and what the first
+    still tries to write is refused (it writes only through the session that held the lock)."""
+    from urllib.parse import urlsplit, urlunsplit
+
     from service_helpers import hub_event
 
     from engine.service.errors import StoreError
@@ -336,9 +338,17 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
     store = open_store(pg_url)
     assert isinstance(store, PostgresStore)
     store.set_venue_tables(add=["cut-1", "cut-2"])
-    config = {"mqtt": mqtt_broker, "store": pg_url, "claim_interval": 0.2}
-    a = EngineService(ServiceConfig(name="a", **config))  # type: ignore[arg-type]
-    b = EngineService(ServiceConfig(name="b", **config))  # type: ignore[arg-type]
+    # Engine a logs in with an account of its own, which the server can refuse later.
+    role = f"engine_a_{uuid.uuid4().hex[:8]}"
+    store.query(f"CREATE ROLE {role} LOGIN")
+    for grant in ("ALL ON ALL TABLES IN SCHEMA public", "ALL ON ALL SEQUENCES IN SCHEMA "
+                  "public", "CREATE, USAGE ON SCHEMA public"):
+        store.query(f"GRANT {grant} TO {role}")
+    parts = urlsplit(pg_url)
+    a_url = urlunsplit(parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port}"))
+    config = {"mqtt": mqtt_broker, "claim_interval": 0.2}
+    a = EngineService(ServiceConfig(name="a", store=a_url, **config))  # type: ignore[arg-type]
+    b = EngineService(ServiceConfig(name="b", store=pg_url, **config))  # type: ignore[arg-type]
     script = scripted_game(2, 3, max_decisions=4)
     args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
     try:
@@ -349,6 +359,7 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
         runtime = a.tables["cut-1"]
         assert a.store.session is not None
         old = a.store.session.pid
+        store.query(f"ALTER ROLE {role} NOLOGIN")  # cut off: a cannot come back
         store.query("SELECT pg_terminate_backend(%s)", (old,))
         b.start(wait=10)
         assert b.ownership is not None
@@ -361,20 +372,15 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
             runtime.store.append(ts=1.0, interp=runtime.interp, actions=[],
                                  hub_event=hub_event(script.deal[0], 1))
         assert store.table("cut-1").count_rows() == before
-        # a's database answers again, so a comes back and the tables are shared out anew:
-        # in the end each table has one owner, and only that engine serves it.
-        engines = (a, b)
-
-        def one_owner_each() -> bool:
-            owners = {o.table: o.engine for o in store.owners()}
-            return set(owners) == {"cut-1", "cut-2"} and all(
-                owner is not None and [e.engine_id for e in engines if e.serves(t)] == [owner]
-                for t, owner in owners.items())
-
-        wait_for(one_owner_each, 20, "one owner per table, the only engine serving it")
+        wait_for(lambda: a.ownership.owned() == [], 20, "a gave its tables up")
+        assert not a.serves("cut-1") and b.serves("cut-1")
+        owners = {o.table: o.engine for o in store.owners()}
+        assert owners == {"cut-1": b.engine_id, "cut-2": b.engine_id}
     finally:
         a.stop()
         b.stop()
+        store.query(f"DROP OWNED BY {role}")
+        store.query(f"DROP ROLE {role}")
         store.close()
 
 
