@@ -81,8 +81,9 @@ def private_dir(folder: Path, tighten: bool = False) -> Path:
     return folder
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write `path` atomically with mode 0600 from its creation (no window of 0644)."""
+def write_private(path: Path, data: bytes, replace: bool = True) -> bool:
+    """Write `path` atomically with mode 0600 from its creation (no window of 0644). With
+    `replace` False an existing file is kept (another process made it first): False then."""
     private_dir(path.parent, tighten=path.parent == keys_dir())
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -91,7 +92,16 @@ def write_private(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+            return True
+        try:
+            os.link(tmp, path)  # atomic, and never over a file that is there
+        except FileExistsError:
+            return False
+        finally:
+            tmp.unlink()
+        return True
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -127,7 +137,10 @@ def ensure_key(folder: Path, table: str, kind: KeyKind, hub_id: str | None = Non
     body = {"table": table, "key": made.key.hex()}
     if hub_id is not None:
         body["hub_id"] = hub_id
-    write_private(key_path(folder, table, kind), json.dumps(body).encode())
+    # A new key never replaces one that another process (an engine, a dashboard starting at
+    # the same moment) has just made: both then use that one.
+    write_private(key_path(folder, table, kind), json.dumps(body).encode(),
+                  replace=found is not None)
     if found is not None:
         log.warning("table %s: hub %s enrolled in place of %s", table, hub_id, found.hub_id)
     return load_key(folder, table, kind) or made

@@ -1,0 +1,37 @@
+"""The tables' keys (engine.wire.auth): made once, shared by every process of the table."""
+
+from __future__ import annotations
+
+import multiprocessing
+import stat
+from pathlib import Path
+
+from engine.wire.auth import ensure_key, key_path, load_key
+
+
+def _make(folder: str, table: str) -> str:
+    return ensure_key(Path(folder), table, "cmd").key.hex()
+
+
+def test_processes_making_a_tables_key_at_the_same_moment_all_get_one_key(
+        tmp_path: Path) -> None:
+    """An engine and a dashboard starting together for a new table: each may find no key
+    and make one; the first written is the table's, and every process uses it."""
+    context = multiprocessing.get_context("spawn")
+    for round_ in range(3):
+        table = f"t-{round_}"
+        with context.Pool(6) as pool:
+            keys = pool.starmap(_make, [(str(tmp_path), table)] * 12)
+        stored = load_key(tmp_path, table, "cmd")
+        assert stored is not None and set(keys) == {stored.key.hex()}
+        assert stat.S_IMODE(key_path(tmp_path, table, "cmd").stat().st_mode) == 0o600
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no leftovers
+
+
+def test_a_hub_key_for_another_hub_is_replaced(tmp_path: Path) -> None:
+    first = ensure_key(tmp_path, "t", "hub", "hub-1")
+    again = ensure_key(tmp_path, "t", "hub", "hub-1")
+    other = ensure_key(tmp_path, "t", "hub", "hub-2")
+    assert again.key == first.key and other.hub_id == "hub-2" and other.key != first.key
+    stored = load_key(tmp_path, "t", "hub")
+    assert stored is not None and stored.hub_id == "hub-2"
