@@ -298,6 +298,7 @@ def test_two_sharded_engines_give_one_answer_per_command_and_distinct_client_ids
     client = WireClient(mqtt_broker, client_id=f"host-{uuid.uuid4().hex[:6]}")
     client.subscribe("cauldron/+/cmd/+/response", raw=count, wait=10)
     client.start(wait=10)
+    assert client.wait_ready(10)  # the count's subscription is in place before any request
     try:
         for engine in engines:
             engine.start(wait=10)
