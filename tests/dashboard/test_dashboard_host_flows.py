@@ -45,7 +45,6 @@ class Flow:
                                              locale="en-GB") for _ in range(3)]
         for context in self.contexts:
             context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
-        self.context = self.contexts[0]
         self.host, self.table, self.virtual = (c.new_page() for c in self.contexts)
         self.host.set_default_timeout(20000)
         self.host.on("dialog", lambda dialog: dialog.accept())  # "End the game?" -> yes
