@@ -252,8 +252,8 @@ def test_N23_the_explosion_chance_counts_the_next_draw_only() -> None:
     # white sum 5 of 7, 6 chips left: only the white-3 explodes
     assert game.explosion_chance(0) == Fraction(1, 6)
     draw(game, 0, "white-1")
-    draw(game, 0, "white-1")  # 7: any white explodes: white-1, white-1, white-3 of 4
-    assert game.explosion_chance(0) == Fraction(3, 4)
+    draw(game, 0, "white-1")  # 7: any white explodes: white-1, white-3 of 4 chips left
+    assert game.explosion_chance(0) == Fraction(2, 4)
     bag_only(game, 1)
     assert game.explosion_chance(1) == 0
 
