@@ -91,3 +91,12 @@ def stop_all(game: Game) -> None:
     for s in range(game.config.players):
         if Stop(s) in game.legal_actions(s):
             game.apply(Stop(s))
+
+
+def run_to_round(game: Game, round_: int, face: int = 1) -> None:
+    """Play default actions until round `round_` has begun (its card revealed)."""
+    for _ in range(2000):
+        if game.round == round_:
+            return
+        game.apply(default_action(game, game.actors()[0], face))
+    raise AssertionError(f"never reached round {round_}")
