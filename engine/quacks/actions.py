@@ -114,10 +114,28 @@ def to_wire(action: Action) -> dict[str, Any]:
     return out
 
 
+_STR = {"chip", "option", "question"}
+_BOOL = {"yes", "refill"}
+_OPTIONAL = {"chip", "face"}
+
+
+def _fits(name: str, value: Any) -> bool:
+    if value is None:
+        return name in _OPTIONAL
+    if name in _STR:
+        return isinstance(value, str)
+    if name in _BOOL:
+        return isinstance(value, bool)
+    return isinstance(value, int) and not isinstance(value, bool)  # seat, face, counts
+
+
 def action_from_wire(data: Any) -> Action:
     if not isinstance(data, dict) or data.get("type") not in ACTION_TYPES:
         raise InvalidWire("Q29", f"not a Quacks action: {data!r}")
     cls = ACTION_TYPES[data["type"]]
+    unknown = set(data) - {"type"} - {f.name for f in fields(cls)}
+    if unknown:
+        raise InvalidWire("Q29", f"unknown fields {sorted(unknown)} in a {data['type']} action")
     kwargs: dict[str, Any] = {}
     for f in fields(cls):
         if f.name not in data:
@@ -127,6 +145,8 @@ def action_from_wire(data: Any) -> Action:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise InvalidWire("Q22", f"chips must be a list of chip names: {value!r}")
             value = tuple(value)
+        elif not _fits(f.name, value):
+            raise InvalidWire("Q29", f"bad {f.name} {value!r} in a {data['type']} action")
         kwargs[f.name] = value
     if not isinstance(kwargs.get("seat"), int) or isinstance(kwargs.get("seat"), bool):
         raise InvalidWire("Q29", f"an action needs an integer seat: {data!r}")
