@@ -28,7 +28,7 @@ class Round:
     draws: dict[int, list[str]]  # seat -> kinds drawn in order (then it stops unless exploded)
     faces: list[int] = field(default_factory=list)  # die faces in the order rolled
     buys: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    spends: dict[int, Spend] = field(default_factory=dict)
+    spends: dict[int, list[Spend]] = field(default_factory=dict)  # E in round 9, then F
     choices: dict[int, list[str]] = field(default_factory=dict)  # Choose options, in order
     answers: dict[int, list[bool]] = field(default_factory=dict)  # red/yellow/... in order
     offers: dict[int, list[tuple[list[str], str | None]]] = field(default_factory=dict)
@@ -41,18 +41,19 @@ class Round:
 def play_round(game: Game, r: Round, number: int) -> None:
     assert game.round == number
     faces, choices = list(r.faces), {s: list(v) for s, v in r.choices.items()}
+    spends = {s: list(v) for s, v in r.spends.items()}
     answers = {s: list(v) for s, v in r.answers.items()}
     offers = {s: list(v) for s, v in r.offers.items()}
     while game.phase is not Phase.BREW:  # fortune and rats choices
         seat = game.actors()[0]
-        act(game, seat, faces, choices, answers, offers, r)
+        act(game, seat, faces, choices, answers, offers, spends, r)
     if r.starts is not None:
         assert [p.start for p in game.players] == r.starts, f"round {number} rat stones"
     for seat, kinds in r.draws.items():
         for kind in kinds:
             game.apply(Draw(seat, chip_in(game, seat, kind)))
             while game.players[seat].question is not None or game.players[seat].to_draw:
-                act(game, seat, faces, choices, answers, offers, r)
+                act(game, seat, faces, choices, answers, offers, spends, r)
         if Stop(seat) in game.legal_actions(seat):
             game.apply(Stop(seat))
     assert game.phase is not Phase.BREW or any(
@@ -68,16 +69,20 @@ def play_round(game: Game, r: Round, number: int) -> None:
     assert [s for s, p in enumerate(game.players) if p.status == "exploded"] == r.exploded
     while game.round == number and not game.is_over():
         seat = game.actors()[0]
-        act(game, seat, faces, choices, answers, offers, r)
+        act(game, seat, faces, choices, answers, offers, spends, r)
     assert not faces, f"round {number}: faces left {faces}"
     assert not any(choices.values()), f"round {number}: choices left {choices}"
+    assert not any(spends.values()), f"round {number}: spends left {spends}"
     if r.end is not None:
-        got = [(p.vp, p.rubies, p.droplet) for p in game.players]
+        # as recorded at G, before the next round's card and turn indicator act
+        rows = [p.history[number - 1] for p in game.players]
+        got = [(h["vp"], h["rubies"], h["droplet"]) for h in rows]
         assert got == r.end, f"round {number} end (vp, rubies, droplet): {got} != {r.end}"
 
 
 def act(game: Game, seat: int, faces: list[int], choices: dict[int, list[str]],
-        answers: dict[int, list[bool]], offers: dict[int, Any], r: Round) -> None:  # fmt: skip
+        answers: dict[int, list[bool]], offers: dict[int, Any], spends: dict[int, list[Spend]],
+        r: Round) -> None:  # fmt: skip
     legal = game.legal_actions(seat)
     first = legal[0]
     p = game.players[seat]
@@ -86,8 +91,7 @@ def act(game: Game, seat: int, faces: list[int], choices: dict[int, list[str]],
     elif isinstance(first, Buy):
         game.apply(Buy(seat, r.buys.get(seat, ())))
     elif isinstance(first, Spend):
-        spend = r.spends.get(seat, Spend(seat))
-        game.apply(spend)
+        game.apply(spends[seat].pop(0) if spends.get(seat) else Spend(seat))
     elif isinstance(first, Choose):
         game.apply(Choose(seat, choices[seat].pop(0)))
     elif isinstance(first, Answer):
