@@ -20,6 +20,7 @@ from engine.quacks import (
     RollDie,
     Spend,
     Stop,
+    UseFlask,
 )
 
 
@@ -51,6 +52,9 @@ def play_round(game: Game, r: Round, number: int) -> None:
         assert [p.start for p in game.players] == r.starts, f"round {number} rat stones"
     for seat, kinds in r.draws.items():
         for kind in kinds:
+            if kind == "FLASK":  # Q14: the last white goes back
+                game.apply(UseFlask(seat))
+                continue
             game.apply(Draw(seat, chip_in(game, seat, kind)))
             while game.players[seat].question is not None or game.players[seat].to_draw:
                 act(game, seat, faces, choices, answers, offers, spends, r)

@@ -146,3 +146,86 @@ def test_golden_game_2_three_players_explosions_and_nine_fortune_cards() -> None
             assert {"blue-1-01", "orange-1-05"} <= game.players[0].bag
             assert "orange-1-04" in game.players[2].bag
     assert game.is_over() and game.winners == (1,) and game.deck == ["FP1"]
+
+
+def both(*kinds: str) -> dict[int, list[str]]:
+    """Seats 0 and 1 draw the same chips; seats 2 and 3 stop at once."""
+    return {0: list(kinds), 1: list(kinds), 2: [], 3: []}
+
+
+def pair(value):  # type: ignore[no-untyped-def]
+    return {0: value, 1: value}
+
+
+# Game 3: 4 players, no cards. Seats 0 and 1 play the same chips every round (so they tie
+# for the die and neither gets rat tails), through every Set 1 effect: the flask, a blue
+# offer, red with an orange, yellow sending a white back, purple tiers, black against
+# neighbours (4 players, D16). Seats 2 and 3 stop at once and ride the rat tails. In round
+# 9 seat 1 ends one space further with the same VP and wins the tie-break (Q25, D21).
+GAME_3 = [
+    # r1: orange@1 green@2 white3@5, flask (back to 2), white2@4 white1@5 -> 6 (1 VP, 6 coins).
+    # Tied: both roll (D15) vp2. Both buy a blue 1.
+    Round(both("orange-1", "green-1", "white-3", "FLASK", "white-2", "white-1"), faces=[3, 3],
+          buys=pair(("blue-1",)), starts=[0, 0, 0, 0], spaces=[6, 6, 1, 1],
+          end=[(3, 1, 0), (3, 1, 0), (0, 1, 0), (0, 1, 0)]),
+    # r2: s2, s3 0 vs 3: 1 tail. blue@1 offers 1 chip: an orange, placed @2; green@3
+    # white3@6 -> 7. Die ruby, green ruby: 3; refill the flask (2). Both buy a red 1.
+    Round(both("blue-1", "green-1", "white-3"), faces=[4, 4],
+          offers=pair([(["orange-1"], "orange-1")]), buys=pair(("red-1",)),
+          spends=pair([]) | {0: [Spend(0, refill=True)], 1: [Spend(1, refill=True)]},
+          starts=[0, 0, 1, 1], spaces=[7, 7, 2, 2],
+          end=[(4, 1, 0), (4, 1, 0), (0, 1, 0), (0, 1, 0)]),
+    # r3: orange@1, red 1 with one orange moves 1+1 -> 3; green@4 white3@7 -> 8. Die droplet.
+    # Green ruby: 2 -> droplet 2. Both buy a yellow 1 (out from round 2).
+    Round(both("orange-1", "red-1", "green-1", "white-3"), faces=[5, 5],
+          answers=pair([True]), buys=pair(("yellow-1",)),
+          spends={0: [Spend(0, droplet=1)], 1: [Spend(1, droplet=1)]},
+          starts=[0, 0, 1, 1], spaces=[8, 8, 2, 2],
+          end=[(5, 0, 2), (5, 0, 2), (0, 1, 0), (0, 1, 0)]),
+    # r4: s2, s3: tails after 1, 4. From 2: white2@4, yellow@5 sends it back, green@6
+    # white3@9 -> 10 (2 VP). Die vp1. Both buy a purple (out from round 3).
+    Round(both("white-2", "yellow-1", "green-1", "white-3"), faces=[1, 1],
+          answers=pair([True]), buys=pair(("purple-1",)), starts=[2, 2, 2, 2],
+          spaces=[10, 10, 3, 3], end=[(8, 1, 2), (8, 1, 2), (0, 1, 0), (0, 1, 0)]),
+    # r5: tails 3. purple@3 orange@4 green@5 white3@8 -> 9 (ruby). Die vp1, purple 1 VP (one
+    # tier, N2), green + space: 3 rubies, a droplet step. Another purple each.
+    Round(both("purple-1", "orange-1", "green-1", "white-3"), faces=[2, 2],
+          buys=pair(("purple-1",)), spends={0: [Spend(0, droplet=1)], 1: [Spend(1, droplet=1)]},
+          starts=[2, 2, 3, 3], spaces=[9, 9, 4, 4],
+          end=[(11, 1, 3), (11, 1, 3), (0, 1, 0), (0, 1, 0)]),
+    # r6: a white 1 each (turn indicator). Tails 4: s2, s3 stop on 5 (a ruby). s0, s1 from 3:
+    # purple@4 purple@5 orange@6 green@7 white3@10 -> 11. Die vp2; purple tier 2 (1 VP, 1 ruby).
+    # Both buy a black. Everyone with 2 rubies moves the droplet.
+    Round(both("purple-1", "purple-1", "orange-1", "green-1", "white-3"), faces=[3, 3],
+          choices=pair(["2"]), buys=pair(("black-1",)),
+          spends={s: [Spend(s, droplet=1)] for s in range(4)}, starts=[3, 3, 4, 4],
+          spaces=[11, 11, 5, 5], end=[(16, 1, 4), (16, 1, 4), (0, 0, 1), (0, 0, 1)]),
+    # r7: tails 6 -> s2, s3 start 7 -> 8 (1 VP). black@5 orange@6 green@7 white3@10 -> 11.
+    # Black: one black each, so each beats one neighbour only (4 players): droplet +1.
+    Round(both("black-1", "orange-1", "green-1", "white-3"), faces=[1, 1],
+          spends={0: [Spend(0, droplet=1)], 1: [Spend(1, droplet=1)]}, starts=[4, 4, 7, 7],
+          spaces=[11, 11, 8, 8], end=[(19, 0, 6), (19, 0, 6), (1, 0, 1), (1, 0, 1)]),
+    # r8: tails 1 vs 19: 8 -> start 9 -> 10 (2 VP). purple purple orange green white3 from 6 ->
+    # 14 (3 VP). Die vp1; the lower purple tier is chosen (N15): 1 VP.
+    Round(both("purple-1", "purple-1", "orange-1", "green-1", "white-3"), faces=[2, 2],
+          choices=pair(["1"]), starts=[6, 6, 9, 9], spaces=[14, 14, 10, 10],
+          end=[(24, 1, 6), (24, 1, 6), (3, 0, 1), (3, 0, 1)]),
+    # r9: tails 3 vs 24: 9 -> start 10 -> 11. s0 orange@7 green@8 white1@9 -> 10; s1 ... white2@10
+    # -> 11. Seats 1, 2, 3 tie on 11 and roll (droplet faces). 10 and 11 coins are 2 VP each;
+    # 2 rubies 1 VP: 29 all square for s0 and s1, s1's pot went further: s1 wins.
+    Round({0: ["orange-1", "green-1", "white-1"], 1: ["orange-1", "green-1", "white-2"],
+           2: [], 3: []}, faces=[5, 5, 5],
+          spends={0: [Spend(0, coins_vp=2), Spend(0, vp=1)],
+                  1: [Spend(1, coins_vp=2), Spend(1, vp=1)],
+                  2: [Spend(2, coins_vp=2)], 3: [Spend(3, coins_vp=2)]},
+          starts=[6, 6, 10, 10], spaces=[10, 11, 11, 11],
+          end=[(29, 0, 6), (29, 0, 7), (7, 0, 2), (7, 0, 2)]),
+]
+
+
+def test_golden_game_3_four_players_every_set_1_chip_and_the_tie_break() -> None:
+    game = new_game(4)
+    for number, r in enumerate(GAME_3, start=1):
+        play_round(game, r, number)
+    assert game.is_over() and [p.vp for p in game.players][:2] == [29, 29]
+    assert game.winners == (1,)
