@@ -67,7 +67,10 @@ class _Chooser:
 
     def space_value(self, space: int, round_: int, exploded: bool) -> float:
         s = self.cat.track[space]
-        coins, vp = s.coins * self.coin_weight(round_), float(s.vp)
+        if round_ >= self.cat.rounds:  # coins become VP by whole fives (Q25)
+            coins, vp = float(s.coins // 5), float(s.vp)
+        else:
+            coins, vp = s.coins * self.coin_weight(round_), float(s.vp)
         ruby = 0.5 if s.ruby else 0.0
         return (max(coins, vp) if exploded else coins + vp) + ruby
 
