@@ -50,6 +50,8 @@ def test_push_draws_while_the_expected_value_beats_stopping() -> None:
             game.apply(Draw(0, chip))
     assert game.white_sum(0) == 7  # any white now explodes: 4 of 6 chips
     game.round = 9  # VP matter most: an explosion costs them (in round 1 it costs little)
+    assert bot.choose(seat_view(game, 0), game.legal_actions(0), random.Random(0)).TYPE == "flask"
+    game.players[0].flask = False
     now, expected = bot.draw_value(seat_view(game, 0))
     assert expected < now
     assert bot.choose(seat_view(game, 0), game.legal_actions(0), random.Random(0)) == Stop(0)
