@@ -221,7 +221,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "engine.bots": ("engine.rules", "engine.benchkit", "engine.cli", "engine.quacks.bots.cli"),
     "engine.quacks": (),  # pure, like engine.rules (and not even engine.rules)
     "engine.quacks.bots": ("engine.quacks", "engine.bots.tournament", "engine.benchkit",
-                           "engine.cli"),  # fmt: skip
+                           "engine.cli"),
     "engine.benchkit": ("engine.cli",),
     "engine.datadir": (),
     "engine.cli": (),  # CliError only: the command is engine.app.cli

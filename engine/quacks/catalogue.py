@@ -139,7 +139,9 @@ def from_data(data: dict[str, Any]) -> Catalogue:
         raise InvalidSetup("Q4", "the pot track is too short")
     if any(k not in counts for k in cat.start_bag):
         raise InvalidSetup("Q8", "the start bag names an unknown chip kind")
-    if len({c.id for c in cards}) != len(cards) or any(c.kind not in ("purple", "blue") for c in cards):
+    if len({c.id for c in cards}) != len(cards) or any(
+        c.kind not in ("purple", "blue") for c in cards
+    ):
         raise InvalidSetup("Q27", "fortune cards need unique ids and kind purple or blue")
     if any(face not in ("vp1", "vp2", "ruby", "droplet", "orange") for face in cat.die):
         raise InvalidSetup("Q7", f"unknown die face in {cat.die}")

@@ -158,7 +158,7 @@ class Game:
         self.supply: dict[str, list[str]] = {k: list(self.cat.chips(k)) for k in self.cat.kinds}
         self.players = [Player() for _ in range(config.players)]
         self.turns = 0
-        for seat, p in enumerate(self.players):  # N16: lowest serials, seats in order
+        for p in self.players:  # N16: lowest serials, seats in order
             p.rubies = config.start_rubies
             for kind in self.cat.start_bag:
                 p.bag.add(self.supply[kind].pop(0))
@@ -332,7 +332,9 @@ class Game:
         return [
             k
             for k in self.cat.kinds
-            if self.unlocked(k) and self.supply[k] and k in self.cat.prices[self.config.ingredient_set]
+            if self.unlocked(k)
+            and self.supply[k]
+            and k in self.cat.prices[self.config.ingredient_set]
         ]
 
     def _purchases(self, seat: int) -> list[tuple[str, ...]]:
@@ -534,7 +536,9 @@ class Game:
 
     # ------------------------------------------------------------------ flow
 
-    def _emit(self, code: str, seat: int | None = None, private: bool = False, **params: Any) -> None:
+    def _emit(
+        self, code: str, seat: int | None = None, private: bool = False, **params: Any
+    ) -> None:
         self._events.append(event(code, seat, private, **params))
 
     def _busy(self) -> bool:
@@ -658,7 +662,9 @@ class Game:
             elif card == "FP2":
                 self._move_droplet(s, 1)
             elif card == "FP3" and p.rubies >= 1:
-                opts = [k for k in self._gain_options("1") if colour_of(k) not in ("purple", "black")]
+                opts = [
+                    k for k in self._gain_options("1") if colour_of(k) not in ("purple", "black")
+                ]
                 self.asks[s] = Ask("fortune", ("none", *opts))
             elif card == "FP6":
                 has_white = any(kind_of(c) == "white-1" for c in p.bag)
@@ -795,7 +801,12 @@ class Game:
             p.second_chance = "offered"
             p.question = "restart"
             return
-        if p.status == "brewing" and p.question is None and not p.bag and not self.flask_usable(seat):
+        if (
+            p.status == "brewing"
+            and p.question is None
+            and not p.bag
+            and not self.flask_usable(seat)
+        ):
             p.status = "stopped"
             self._emit("stopped", seat, space=self.scoring_space(seat), forced=True)
 

@@ -43,8 +43,11 @@ def public_view(game: Game, show_odds: bool = True) -> dict[str, Any]:
             "rubies": p.rubies,
             "vp": p.vp,
             "scoring_space": space,
-            "space": {"coins": cat.track[space].coins, "vp": cat.track[space].vp,
-                      "ruby": cat.track[space].ruby},  # fmt: skip
+            "space": {
+                "coins": cat.track[space].coins,
+                "vp": cat.track[space].vp,
+                "ruby": cat.track[space].ruby,
+            },
             "question": p.question,
             "asked": game.asks[s].kind if s in game.asks else None,
             "reward": p.reward,

@@ -39,8 +39,9 @@ class BotError(Exception):
 class Bot(Protocol):
     name: str
 
-    def choose(self, view: dict[str, Any], legal: Sequence[Action], rng: random.Random) -> Action:
-        ...
+    def choose(
+        self, view: dict[str, Any], legal: Sequence[Action], rng: random.Random
+    ) -> Action: ...
 
 
 class RandomBot:

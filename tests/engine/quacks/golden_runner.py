@@ -60,9 +60,9 @@ def play_round(game: Game, r: Round, number: int) -> None:
                 act(game, seat, faces, choices, answers, offers, spends, r)
         if Stop(seat) in game.legal_actions(seat):
             game.apply(Stop(seat))
-    assert game.phase is not Phase.BREW or any(
-        p.status == "brewing" for p in game.players
-    ), "brewing should be over"
+    assert game.phase is not Phase.BREW or any(p.status == "brewing" for p in game.players), (
+        "brewing should be over"
+    )
     while game.phase is Phase.BREW:
         seat = game.actors()[0]
         game.apply(Stop(seat))
@@ -105,6 +105,8 @@ def act(game: Game, seat: int, faces: list[int], choices: dict[int, list[str]],
         game.apply(Draw(seat, chip_in(game, seat, drawn[len(p.hand)])))
     elif isinstance(first, ChooseOffer):
         _, placed = offers[seat].pop(0)
-        game.apply(ChooseOffer(seat, None if placed is None else chip_in(game, seat, placed, "hand")))
+        game.apply(
+            ChooseOffer(seat, None if placed is None else chip_in(game, seat, placed, "hand"))
+        )
     else:
         raise AssertionError(f"unscripted {first}")

@@ -22,7 +22,9 @@ from engine.quacks import (
 from engine.quacks.catalogue import kind_of
 
 
-def new_game(players: int = 2, deck: list[str] | None = None, seed: int = 0, **config: object) -> Game:
+def new_game(
+    players: int = 2, deck: list[str] | None = None, seed: int = 0, **config: object
+) -> Game:
     """A game whose fortune deck is `deck` (none: no cards, N29)."""
     cfg = QuacksConfig(players=players, fortune_cards=deck is not None, **config)  # type: ignore[arg-type]
     return Game(cfg, list(deck or []), random.Random(seed))

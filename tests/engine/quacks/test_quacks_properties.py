@@ -80,12 +80,16 @@ def test_Q25_D21_a_game_ends_after_round_9_with_winners_by_the_tie_break(
     best = max(p.vp for p in game.players)
     tied = [s for s, p in enumerate(game.players) if p.vp == best]
     furthest = max(game.players[s].history[-1]["space"] for s in tied)
-    assert game.winners == tuple(s for s in tied if game.players[s].history[-1]["space"] == furthest)
+    assert game.winners == tuple(
+        s for s in tied if game.players[s].history[-1]["space"] == furthest
+    )
 
 
 @SETTINGS
 @given(st.integers(0, 10**6), st.integers(2, 4))
-def test_every_legal_action_is_accepted_and_foreign_chips_are_refused(seed: int, players: int) -> None:
+def test_every_legal_action_is_accepted_and_foreign_chips_are_refused(
+    seed: int, players: int
+) -> None:
     game = Game.new(QuacksConfig(players=players), random.Random(seed))
     rng = random.Random(seed)
     while not game.is_over():

@@ -123,7 +123,7 @@ def test_Q29_D30_the_public_view_hides_hands_bags_the_deck_and_the_rng() -> None
     b.rng = random.Random(99)
     assert public_view(a) == public_view(b)
     view = json.dumps(public_view(a))
-    assert "bag\"" not in view and "hand\"" not in view and "deck" not in view
+    assert 'bag"' not in view and 'hand"' not in view and "deck" not in view
     mine = seat_view(a, 0)
     assert sum(mine["bag"].values()) == 9 and "bag" not in public_view(a)["seats"][0]
 
