@@ -926,13 +926,13 @@ class Game:
         elif kind == "gift":
             self._gain(seat, option)
         elif kind == "strong":
-            chip = None if option == "none" else option
-            if chip is not None:
-                p.hand.remove(chip)
+            placed = None if option == "none" else option
+            if placed is not None:
+                p.hand.remove(placed)
             self._return_hand(seat)
-            if chip is not None:
-                self._emit("chip_drawn", seat, chip=chip, why="FB7")
-                self._place(seat, chip)
+            if placed is not None:
+                self._emit("chip_drawn", seat, chip=placed, why="FB7")
+                self._place(seat, placed)
         elif kind == "flea":
             if option != "none":
                 p.hand.remove(option)

@@ -27,7 +27,7 @@ from engine.quacks.actions import (
     Stop,
     UseFlask,
 )
-from engine.quacks.catalogue import Catalogue, colour_of, default_catalogue, value_of
+from engine.quacks.catalogue import Catalogue, colour_of, default_catalogue, kind_of, value_of
 
 BOT_NAMES = ("random", "greedy", "push")
 
@@ -126,7 +126,8 @@ class _Chooser:
             if a.option in OPTION_TASTE:
                 return 10.0 - OPTION_TASTE.index(a.option)
             try:
-                return float(value_of(a.option)) + view["prices"].get(a.option[:-3], 0) / 10
+                price = float(view["prices"].get(kind_of(a.option), 0))
+                return float(value_of(a.option)) + price / 10
             except (ValueError, IndexError):
                 return 0.5
 
