@@ -66,7 +66,7 @@ def test_Q18_green_gives_a_ruby_when_last_or_next_to_last() -> None:
     assert [e.get("rubies") for e in events if e.code == "green"] == [2]
 
 
-def test_Q18_D18_a_green_put_back_does_not_count_but_a_green_before_a_white_does() -> None:
+def test_Q18_a_green_earlier_than_the_last_two_chips_gives_nothing() -> None:
     game = new_game(2)
     draw(game, 0, "green-1")
     draw(game, 0, "white-1")
@@ -212,7 +212,7 @@ def test_Q22_three_chips_and_white_chips_are_refused() -> None:
         assert err.value.rule == "Q22"
 
 
-def test_Q22_an_empty_supply_cannot_be_bought() -> None:
+def test_Q22_N3_an_empty_supply_cannot_be_bought() -> None:
     game = buying_game()
     game.supply["blue-1"].clear()
     assert not [a for a in game.legal_actions(0) if "blue-1" in a.chips]  # type: ignore[union-attr]
@@ -338,3 +338,24 @@ def test_Q28_chips_gained_come_from_the_supply_none_left_gives_nothing() -> None
     assert len(game.players[0].bag) == 9
     bag_only(game, 1)
     assert chip_in is not None
+
+
+def test_Q25_D20_round_9_draws_are_accepted_in_any_order() -> None:
+    game = nine(new_game(3))
+    draw(game, 2, "white-1")
+    draw(game, 0, "white-1")
+    draw(game, 2, "orange-1")
+    draw(game, 1, "green-1")
+    assert [len(p.pot) for p in game.players] == [1, 1, 2]
+
+
+def test_Q31_house_rules_are_options_of_the_configuration() -> None:
+    from engine.quacks import InvalidSetup
+
+    game = new_game(2, explosion_limit=9, start_rubies=0)
+    for kind in ("white-3", "white-2", "white-2", "white-1"):
+        draw(game, 0, kind)
+    assert game.players[0].status == "brewing" and game.players[0].rubies == 0
+    with pytest.raises(InvalidSetup) as err:
+        new_game(2, explosion_limit=0)
+    assert err.value.rule == "Q13"

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from quacks_helpers import bag_only, chip_in, draw, new_game, run_to_round, run_until, stop_all
+from quacks_helpers import (
+    bag_only,
+    chip_in,
+    draw,
+    give,
+    new_game,
+    run_to_round,
+    run_until,
+    stop_all,
+)
 
-from engine.quacks import Answer, Choose, Draw, Phase, RollDie, Spend, Stop
+from engine.quacks import Answer, Choose, ChooseOffer, Draw, Phase, RollDie, Spend, Stop
 from engine.quacks.catalogue import kind_of
 
 
@@ -63,7 +72,7 @@ def test_Q27_FP7_rat_tails_count_double() -> None:
     assert [p.tails for p in game.players] == [0, 4] and game.players[1].start == 4
 
 
-def test_Q27_FP8_N13_the_lowest_sum_of_five_takes_a_blue_2_the_others_a_ruby() -> None:
+def test_Q27_FP8_N13_D23_the_lowest_sum_of_five_takes_a_blue_2_the_others_a_ruby() -> None:
     game = new_game(2, deck=["FP8"])
     for kind in ("white-1", "white-1", "white-1", "white-1", "orange-1"):
         game.apply(Draw(0, chip_in(game, 0, kind)))
@@ -239,3 +248,14 @@ def test_Q15_D13_bag_only_helper_keeps_chips_conserved() -> None:
     before = game.chip_count()
     bag_only(game, 0, "red-4")
     assert game.chip_count() == before
+
+
+def test_N21_the_chips_own_action_comes_before_the_FB3_offer() -> None:
+    game = new_game(2, deck=["FB3"])
+    give(game, 0, "blue-1")
+    for kind in ("orange-1", "green-1", "white-1", "white-1", "blue-1"):
+        draw(game, 0, kind)
+    assert game.players[0].question == "offer" and game.legal_actions(0) == [Draw(0)]
+    game.apply(Draw(0, chip_in(game, 0, "white-2")))
+    game.apply(ChooseOffer(0, None))
+    assert game.players[0].question == "restart"

@@ -147,7 +147,7 @@ def test_Q26_nothing_but_the_black_book_changes_with_player_count() -> None:
     assert two.limit() == four.limit() == 7 and two.cat.prices == four.cat.prices
 
 
-def test_Q30_sets_2_to_4_are_data_only() -> None:
+def test_Q30_D28_D29_sets_2_to_4_are_data_only() -> None:
     assert CAT.prices[3]["blue-4"] == 14 and CAT.prices[3]["green-4"] == 18  # D28
     with pytest.raises(InvalidSetup) as err:
         new_game(ingredient_set=2)
