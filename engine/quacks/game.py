@@ -146,6 +146,8 @@ class Game:
         self.config = config
         self.rng = rng
         self.deck = list(deck) if config.fortune_cards else []
+        self.start_deck = tuple(self.deck)
+        self.log: list[Action] = []  # every applied action, chance resolved (E16)
         self.discard: list[str] = []
         self.card: str | None = None
         self.round = 1
@@ -185,6 +187,8 @@ class Game:
         other.rng = random.Random()
         other.rng.setstate(self.rng.getstate())
         other.deck = list(self.deck)
+        other.start_deck = self.start_deck
+        other.log = list(self.log)
         other.discard = list(self.discard)
         other.card = self.card
         other.round = self.round
@@ -364,6 +368,12 @@ class Game:
 
     def apply(self, action: Action) -> list[Event]:
         self._check(action)
+        # Chance is resolved here and logged resolved, so a log replays without the rng.
+        if isinstance(action, Draw) and action.chip is None:
+            action = Draw(action.seat, self.rng.choice(sorted(self.players[action.seat].bag)))
+        elif isinstance(action, RollDie) and action.face is None:
+            action = RollDie(action.seat, self.rng.randrange(len(self.cat.die)) + 1)
+        self.log.append(action)
         self._events = []
         self.turns += 1
         self._dispatch(action)
@@ -493,7 +503,8 @@ class Game:
         seat = action.seat
         p = self.players[seat]
         if isinstance(action, Draw):
-            chip = action.chip or self.rng.choice(sorted(p.bag))
+            chip = action.chip
+            assert chip is not None  # resolved by apply()
             p.bag.remove(chip)
             if p.to_draw > 0:
                 p.hand.append(chip)
@@ -521,7 +532,8 @@ class Game:
             ask = self.asks.pop(seat)
             self._resolve_choice(seat, ask.kind, action.option)
         elif isinstance(action, RollDie):
-            face = action.face or self.rng.randrange(len(self.cat.die)) + 1
+            face = action.face
+            assert face is not None  # resolved by apply()
             ask = self.asks[seat]
             ask.count -= 1
             if ask.count == 0:
