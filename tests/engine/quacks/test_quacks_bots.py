@@ -42,7 +42,7 @@ def test_bots_choose_legal_actions_from_their_own_view(label: str) -> None:
 
 def test_push_draws_while_the_expected_value_beats_stopping() -> None:
     game = Game(QuacksConfig(players=2, fortune_cards=False), [], random.Random(1))
-    bot = PushBot()
+    bot = PushBot(margin=0.0)  # the plain comparison: one draw against stopping
     view = seat_view(game, 0)
     assert bot.choose(view, game.legal_actions(0), random.Random(0)) == Draw(0)  # no risk yet
     for chip in sorted(game.players[0].bag):
