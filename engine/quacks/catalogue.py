@@ -33,7 +33,7 @@ class Catalogue:
     counts: dict[str, int]  # kind ("red-2") -> chips in the box
     unlock: dict[str, int | None]  # colour -> first round it may be bought (None: never)
     prices: dict[int, dict[str, int]]  # set -> kind -> price
-    sets_with_effects: tuple[int, ...]
+    built: dict[str, tuple[int, ...]]  # colour -> sets whose effects are built (Q30)
     start_bag: tuple[str, ...]
     explosion_limit: int
     rounds: int
@@ -117,7 +117,11 @@ def from_data(data: dict[str, Any]) -> Catalogue:
             counts=counts,
             unlock=unlock,
             prices=prices,
-            sets_with_effects=tuple(int(s) for s in data["sets_with_effects"]),
+            built={
+                c: tuple(int(n) for n in sets)
+                for c, sets in data["built_effects"].items()
+                if not c.startswith("_")
+            },
             start_bag=tuple(data["start_bag"]),
             explosion_limit=int(data["explosion_limit"]),
             rounds=int(data["rounds"]),

@@ -67,21 +67,34 @@ CHOICE_KINDS = ("fortune", "tails", "gift", "strong", "flea", "purple", "reward"
 @dataclass(frozen=True, slots=True)
 class QuacksConfig:
     players: int = 4
-    ingredient_set: int = 1  # Q30: only Set 1 has effects in this release
+    ingredient_set: int = 1  # Q3, Q30: the set of every ingredient book...
+    books: tuple[tuple[str, int], ...] = ()  # ...but these (colour, set) books (Q3: mixable)
     start_rubies: int = 1  # D2 (host option 0/1)
     fortune_cards: bool = True  # N29
     start_player: int = 0  # D31
     explosion_limit: int | None = None  # house rule (Q31); None: the catalogue's 7
+
+    def book(self, colour: str) -> int:
+        """The set of a colour's ingredient book (orange, white and black: the game's set)."""
+        return dict(self.books).get(colour, self.ingredient_set)
 
     def check(self, catalogue: Catalogue) -> None:
         if not 2 <= self.players <= 4:
             raise InvalidSetup("Q1", f"the base game is for 2 to 4 players, not {self.players}")
         if self.ingredient_set not in catalogue.prices:
             raise InvalidSetup("Q3", f"no ingredient set {self.ingredient_set}")
-        if self.ingredient_set not in catalogue.sets_with_effects:
-            raise InvalidSetup(
-                "Q30", f"set {self.ingredient_set} is data only: its chip effects are not built"
-            )
+        for colour, number in self.books:
+            if colour not in catalogue.built:
+                raise InvalidSetup("Q3", f"{colour!r} has no ingredient book to choose")
+            if number not in catalogue.prices:
+                raise InvalidSetup("Q3", f"no ingredient set {number}")
+        for colour in catalogue.built:
+            number = self.book(colour)
+            if number not in catalogue.built[colour]:
+                raise InvalidSetup(
+                    "Q30",
+                    f"the {colour} book of set {number} is data only: its effect is not built",
+                )
         if self.start_rubies not in (0, 1):
             raise InvalidSetup("Q8", "starting rubies is 0 or 1 (D2)")
         if not 0 <= self.start_player < self.players:
@@ -218,9 +231,16 @@ class Game:
         n = self.config.players
         return [(self.start_player + i) % n for i in range(n)]
 
-    def limit(self) -> int:
-        base = self.config.explosion_limit or self.cat.explosion_limit
-        return max(base, 9) if self.card == "FB5" else base  # D27: the highest applies
+    def limit(self, seat: int | None = None) -> int:
+        """The explosion limit; with Set 3 yellow it is the seat's own (8 after its 1st
+        yellow, 9 after its 3rd, Q30). D27: the highest limit that applies."""
+        limits = [self.config.explosion_limit or self.cat.explosion_limit]
+        if self.card == "FB5":
+            limits.append(9)
+        if seat is not None and self.config.book("yellow") == 3:
+            yellows = sum(1 for c, _ in self.players[seat].pot if colour_of(c) == "yellow")
+            limits.append(9 if yellows >= 3 else 8 if yellows >= 1 else 0)
+        return max(limits)
 
     def white_sum(self, seat: int) -> int:
         return sum(value_of(c) for c, _ in self.players[seat].pot if colour_of(c) == "white")
@@ -239,7 +259,7 @@ class Game:
         p = self.players[seat]
         if not p.bag:
             return Fraction(0)
-        room = self.limit() - self.white_sum(seat)
+        room = self.limit(seat) - self.white_sum(seat)
         bad = sum(1 for c in p.bag if colour_of(c) == "white" and value_of(c) > room)
         return Fraction(bad, len(p.bag))
 
@@ -248,7 +268,7 @@ class Game:
         return first is not None and self.round >= first
 
     def price(self, kind: str) -> int:
-        return self.cat.prices[self.config.ingredient_set][kind]
+        return self.cat.prices[self.config.book(colour_of(kind))][kind]
 
     def rubies_left(self) -> int:
         """D26: may go below 0; the host uses a substitute."""
@@ -338,7 +358,7 @@ class Game:
             for k in self.cat.kinds
             if self.unlocked(k)
             and self.supply[k]
-            and k in self.cat.prices[self.config.ingredient_set]
+            and k in self.cat.prices[self.config.book(colour_of(k))]
         ]
 
     def _purchases(self, seat: int) -> list[tuple[str, ...]]:
@@ -760,9 +780,14 @@ class Game:
         p = self.players[seat]
         colour, value = colour_of(chip), value_of(chip)
         move = value
+        book = self.config.book(colour)
         if colour == "orange" and self.card == "FB6":
             move += 1
-        if colour == "red":
+        if colour == "red" and book == 3 and p.pot and colour_of(p.pot[-1][0]) == "white":
+            move += value_of(p.pot[-1][0])  # Q30 Set 3: plus the white just before
+        if colour == "yellow" and book == 4:  # Q30 Set 4: 1st/2nd/3rd yellow +1/+2/+3
+            move += min(3, 1 + sum(1 for c, _ in p.pot if colour_of(c) == "yellow"))
+        if colour == "red" and book == 1:
             oranges = sum(1 for c, _ in p.pot if colour_of(c) == "orange")
             bonus = 0 if oranges == 0 else 1 if oranges <= 2 else 2
             if bonus:  # N4: the bonus may be declined
@@ -779,19 +804,31 @@ class Game:
         self._emit("chip_placed", seat, chip=chip, index=index, move=move)
         colour = colour_of(chip)
         if colour == "white":
-            if not p.no_explode and self.white_sum(seat) > self.limit():
+            if not p.no_explode and self.white_sum(seat) > self.limit(seat):
                 p.status = "exploded"
-                self._emit("exploded", seat, white=self.white_sum(seat), limit=self.limit())
+                self._emit("exploded", seat, white=self.white_sum(seat), limit=self.limit(seat))
                 self._after_step(seat)
                 return
             if self.card == "FB10" and not p.stirred and self.phase is Phase.BREW:
                 p.stirred = True
                 p.question = "stirred"
                 return
-        if colour == "yellow" and len(p.pot) >= 2 and colour_of(p.pot[-2][0]) == "white":
+        book = self.config.book(colour)
+        if colour == "blue" and book in (3, 4) and self.cat.track[index].ruby:
+            if book == 3:  # Q30 Set 3: a ruby at once
+                self._add_rubies(seat, 1)
+            else:  # Q30 Set 4: 1/2/4 VP at once
+                p.vp += value_of(chip)
+                self._emit("vp", seat, gain=value_of(chip), why="blue-4")
+        if (
+            colour == "yellow"
+            and book == 1
+            and len(p.pot) >= 2
+            and colour_of(p.pot[-2][0]) == "white"
+        ):
             p.question = "yellow"
             return
-        if colour == "blue":
+        if colour == "blue" and book == 1:
             k = min(value_of(chip), len(p.bag))  # D13: a short bag gives what is there
             if k:
                 p.to_draw = k
@@ -997,10 +1034,17 @@ class Game:
         blacks = [sum(1 for c, _ in p.pot if colour_of(c) == "black") for p in self.players]
         for s in self.order():
             p = self.players[s]
-            greens = sum(1 for c, _ in p.pot[-2:] if colour_of(c) == "green")
-            if greens:
-                self._add_rubies(s, greens)
-                self._emit("green", s, rubies=greens)
+            if self.config.book("green") == 1:
+                greens = sum(1 for c, _ in p.pot[-2:] if colour_of(c) == "green")
+                if greens:
+                    self._add_rubies(s, greens)
+                    self._emit("green", s, rubies=greens)
+            elif p.pot and self.white_sum(s) == 7:  # Q30 Set 3: the last chip moves on
+                steps = sum(value_of(c) for c, _ in p.pot if colour_of(c) == "green")
+                if steps:
+                    chip, at = p.pot[-1]
+                    p.pot[-1] = (chip, min(self.cat.last_space, at + steps))
+                    self._emit("green", s, moved=steps, index=p.pot[-1][1])
             mine = blacks[s]
             if mine:  # N14
                 if n == 2:
@@ -1017,7 +1061,11 @@ class Game:
                         self._add_rubies(s, 1)
                 self._emit("black", s, mine=mine)
             purples = sum(1 for c, _ in p.pot if colour_of(c) == "purple")
-            if purples:
+            if purples and self.config.book("purple") == 3:  # Q30 Set 3: VP by the space
+                gain = sum(min(3, at // 10) for c, at in p.pot if colour_of(c) == "purple")
+                p.vp += gain
+                self._emit("vp", s, gain=gain, why="purple-3")
+            elif purples:
                 self.asks[s] = Ask("purple", tuple(str(t) for t in range(min(3, purples), 0, -1)))
 
     def _rubies(self) -> None:
