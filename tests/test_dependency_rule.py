@@ -345,3 +345,39 @@ def test_the_composition_root_finds_every_command_by_name() -> None:
         assert callable(importlib.import_module(name).register), name
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["scripts"]["cauldron"] == "engine.app.cli:main"
+
+
+# Quacks' hidden state: the fortune deck's order, the seeded rng (so the next draw), and each
+# seat's hand and bag. Outside engine.quacks it is read through engine.quacks.observer only;
+# its bots get a seat view, never the game.
+QUACKS_HIDDEN = {"deck", "start_deck", "rng", "hand", "bag"}
+
+
+def quacks_hidden_reads(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """``game.deck`` / ``game.rng`` / ``….players[s].hand`` / ``….bag`` read from a game."""
+    text = path.read_text(encoding="utf-8") if source is None else source
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Attribute) and node.attr in QUACKS_HIDDEN:
+            owner = ast.unparse(node.value)
+            if owner.endswith("game") or ".players[" in owner or owner.startswith("game."):
+                found.append((node.lineno, f"{owner}.{node.attr}"))
+    return sorted(found)
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in project_files() if not within(module_name(p), "engine.quacks")
+             or within(module_name(p), "engine.quacks.bots")],
+    ids=lambda p: module_name(p))  # fmt: skip
+def test_nothing_outside_quacks_reads_its_hidden_state(path: Path) -> None:
+    found = quacks_hidden_reads(path)
+    assert not found, f"{module_name(path)} reads Quacks hidden state {found}: use its observer"
+
+
+def test_the_quacks_hidden_state_checker_catches_reads() -> None:
+    source = ("nxt = game.deck[0]\n"
+              "r = self.game.rng.random()\n"
+              "h = game.players[1].hand\n"
+              "mine = view['bag']\n")  # fmt: skip
+    assert [w for _, w in quacks_hidden_reads(ROOT / "x.py", source)] == [
+        "game.deck", "self.game.rng", "game.players[1].hand"]  # fmt: skip
