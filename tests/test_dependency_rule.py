@@ -26,6 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "engine" / "rules"
+QUACKS = ROOT / "engine" / "quacks"  # the second game's pure core, held to the same rule
 
 STDLIB_ALLOWED = {
     "__future__",
@@ -40,6 +41,7 @@ STDLIB_ALLOWED = {
     "json",
     "importlib.resources",  # the catalogue data file shipped in the package
     "math",
+    "fractions",  # exact odds (Quacks' explosion chance)
     "re",
 }
 IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "__import__", "breakpoint"}
@@ -87,21 +89,29 @@ def within(module: str, prefix: str) -> bool:
 def rules_files() -> list[Path]:
     files = sorted(RULES.glob("*.py"))
     assert len(files) >= 8, "engine/rules has moved?"
-    return files
+    quacks = sorted(QUACKS.glob("*.py"))  # not its bots/: they are checked like engine.bots
+    assert len(quacks) >= 8, "engine/quacks has moved?"
+    return files + quacks
 
 
-@pytest.mark.parametrize("path", rules_files(), ids=lambda p: p.name)
+def pure_package(path: Path) -> str:
+    return "engine.quacks" if path.parent == QUACKS else "engine.rules"
+
+
+@pytest.mark.parametrize("path", rules_files(), ids=lambda p: module_name(p))
 def test_rules_package_imports_only_pure_stdlib_and_itself(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = pure_package(path)
     bad = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            bad += [(node.lineno, a.name) for a in node.names if not _rules_ok(a.name)]
+            bad += [(node.lineno, a.name) for a in node.names
+                    if not (_rules_ok(a.name) or within(a.name, own))]  # fmt: skip
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                continue  # relative: inside engine.rules
+                continue  # relative: inside its own package
             module = node.module or ""
-            if within(module, "engine.rules"):
+            if within(module, own):
                 continue
             if module == "importlib" and [a.name for a in node.names] == ["resources"]:
                 continue
@@ -113,10 +123,11 @@ def test_rules_package_imports_only_pure_stdlib_and_itself(path: Path) -> None:
 
 
 def _rules_ok(module: str) -> bool:
+    """Allowed in a pure package: the allowlist and engine.rules (engine.quacks adds itself)."""
     return module in STDLIB_ALLOWED or within(module, "engine.rules")
 
 
-@pytest.mark.parametrize("path", rules_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", rules_files(), ids=lambda p: module_name(p))
 def test_rules_package_does_no_io_and_uses_no_global_random(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
@@ -207,7 +218,10 @@ COMPOSITION = ("engine.app",)
 ALLOWED: dict[str, tuple[str, ...]] = {
     "engine.rules": (),
     "engine.wire": ("engine.rules",),
-    "engine.bots": ("engine.rules", "engine.benchkit", "engine.cli"),
+    "engine.bots": ("engine.rules", "engine.benchkit", "engine.cli", "engine.quacks.bots.cli"),
+    "engine.quacks": (),  # pure, like engine.rules (and not even engine.rules)
+    "engine.quacks.bots": ("engine.quacks", "engine.bots.tournament", "engine.benchkit",
+                           "engine.cli"),
     "engine.benchkit": ("engine.cli",),
     "engine.datadir": (),
     "engine.cli": (),  # CliError only: the command is engine.app.cli
@@ -331,3 +345,39 @@ def test_the_composition_root_finds_every_command_by_name() -> None:
         assert callable(importlib.import_module(name).register), name
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["scripts"]["cauldron"] == "engine.app.cli:main"
+
+
+# Quacks' hidden state: the fortune deck's order, the seeded rng (so the next draw), and each
+# seat's hand and bag. Outside engine.quacks it is read through engine.quacks.observer only;
+# its bots get a seat view, never the game.
+QUACKS_HIDDEN = {"deck", "start_deck", "rng", "hand", "bag"}
+
+
+def quacks_hidden_reads(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """``game.deck`` / ``game.rng`` / ``….players[s].hand`` / ``….bag`` read from a game."""
+    text = path.read_text(encoding="utf-8") if source is None else source
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Attribute) and node.attr in QUACKS_HIDDEN:
+            owner = ast.unparse(node.value)
+            if owner.endswith("game") or ".players[" in owner or owner.startswith("game."):
+                found.append((node.lineno, f"{owner}.{node.attr}"))
+    return sorted(found)
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in project_files() if not within(module_name(p), "engine.quacks")
+             or within(module_name(p), "engine.quacks.bots")],
+    ids=lambda p: module_name(p))  # fmt: skip
+def test_nothing_outside_quacks_reads_its_hidden_state(path: Path) -> None:
+    found = quacks_hidden_reads(path)
+    assert not found, f"{module_name(path)} reads Quacks hidden state {found}: use its observer"
+
+
+def test_the_quacks_hidden_state_checker_catches_reads() -> None:
+    source = ("nxt = game.deck[0]\n"
+              "r = self.game.rng.random()\n"
+              "h = game.players[1].hand\n"
+              "mine = view['bag']\n")  # fmt: skip
+    assert [w for _, w in quacks_hidden_reads(ROOT / "x.py", source)] == [
+        "game.deck", "self.game.rng", "game.players[1].hand"]  # fmt: skip

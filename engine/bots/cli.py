@@ -22,9 +22,13 @@ def register(subparsers: Any) -> None:
     )
     tournament.add_argument(
         "--bots",
-        default="random,greedy,search",
-        help="comma-separated bots (default: random,greedy,search)",
+        default=None,
+        help="comma-separated bots (default: random,greedy,search; Quacks: random,greedy,push)",
     )
+    tournament.add_argument(
+        "--game", choices=("glastonbury", "quacks"), default="glastonbury",
+        help="which game's bots play (default glastonbury)",
+    )  # fmt: skip
     tournament.add_argument("--games", type=int, default=20, help="games to play (default 20)")
     tournament.add_argument("--players", type=int, default=2, help="2, 3 or 4 (default 2)")
     tournament.add_argument("--seed", type=int, default=1, help="seed of the deals (default 1)")
@@ -56,13 +60,17 @@ def _tournament(args: argparse.Namespace) -> int:
     from engine.bots.tournament import format_table, run_tournament
     from engine.cli import CliError
 
+    if args.game == "quacks":
+        from engine.quacks.bots.cli import tournament
+
+        return tournament(args)
     if args.games < 1:
         raise CliError(f"--games must be at least 1, not {args.games}")
     if not 2 <= args.players <= 4:
         raise CliError(f"--players must be 2, 3 or 4, not {args.players}")
     if args.memory not in MEMORIES:
         raise CliError(f"--memory must be perfect or own, not {args.memory!r}")
-    labels = [b.strip() for b in args.bots.split(",") if b.strip()]
+    labels = [b.strip() for b in (args.bots or "random,greedy,search").split(",") if b.strip()]
     if not labels:
         raise CliError("--bots names no bot; e.g. --bots random,greedy,search")
     try:
