@@ -105,6 +105,7 @@ from engine.wire.contract import (
     encode,
 )
 from engine.wire.mqtt import CommandRefused, NoAnswer, WireClient
+from engine.wire.ratelog import RateLimitedLog
 from engine.wire.sequence import HubCursor
 
 if TYPE_CHECKING:
@@ -247,7 +248,7 @@ class EngineService:
         self._known: dict[str, tuple[float, bool]] = {}  # table -> (checked at, has a key)
         self._keys: dict[tuple[str, str], tuple[float, TableKey | None]] = {}
         self._guard = CommandGuard(hint=" (send commands through the dashboard)")
-        self._log_budget: dict[str, tuple[float, int]] = {}  # kind -> (window start, count)
+        self._refusals = RateLimitedLog(log, burst=1, window=config.refusal_log_interval)
         self.handlers: dict[str, Callable[[TableRuntime, str, dict[str, Any], int | None],
                                           dict[str, Any]]] = {
             "new_game": self._cmd_new_game, "hint": self._cmd_hint,
@@ -395,14 +396,7 @@ class EngineService:
     def _log_bounded(self, kind: str, message: str, *args: Any) -> None:
         """Log a refusal, at most once per `refusal_log_interval` per kind (a flood of
         junk must not flood the log); the next line says how many were not logged."""
-        now = time.monotonic()
-        start, count = self._log_budget.get(kind, (0.0, 0))
-        if now - start >= self.config.refusal_log_interval:
-            extra = f" ({count} more like this not logged)" if count else ""
-            log.warning(message + extra, *args)
-            self._log_budget[kind] = (now, 0)
-        else:
-            self._log_budget[kind] = (start, count + 1)
+        self._refusals.warning(kind, message, *args)
 
     def _key(self, table: str, kind: str, reload: bool = False) -> TableKey | None:
         """The table's hub or command key from the keys dir; with `reload`, read again
@@ -546,7 +540,8 @@ class EngineService:
         cursor = HubCursor.of(runtime.cursors, event)
         if event.seq <= cursor.last:
             self.stats["duplicates"] += 1
-            log.info("table %s: dropped duplicate event %s/%s", table, event.epoch, event.seq)
+            self._refusals.info("duplicate", "table %s: dropped duplicate event %s/%s", table,
+                                event.epoch, event.seq)
             return []
         if event.seq in cursor.pending:  # held back (out of order, or its write failed)
             self.stats["duplicates"] += 1
@@ -735,8 +730,8 @@ class EngineService:
         except Unauthorised as exc:
             if exc.code == "expired":
                 self.stats["expired"] += 1
-                log.warning("table %s: dropped command %s (%s): %s", table, verb,
-                            request.transaction, exc)
+                self._log_bounded("expired_cmd", "table %s: dropped command %s (%s): %s",
+                                  table, verb, request.transaction[:64], exc)
             else:
                 self.stats["forged"] += 1
                 if exc.code == "unauthorised":
