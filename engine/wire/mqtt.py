@@ -34,8 +34,9 @@ What it does for you:
   thread), so a handler may call `publish` or `request`. Keep them short.
 - Bounded intake (`engine.wire.intake`): a PUBLISH over ``max_packet`` bytes is thrown away
   while it is read (never held whole), counted (``stats["oversize"]``), given to no
-  handler. QoS 1 messages go first; QoS 0 ones (no service of ours sends any: a flood) wait
-  in a bounded lane, and what does not fit is dropped and counted (``stats["dropped"]``).
+  handler. QoS 1 messages go first; QoS 0 ones (no service of ours sends any: a flood) come
+  in at up to ``bulk_rate`` a second into a lane of ``bulk_items``; the rest is dropped
+  unread and counted (``stats["dropped"]``).
   Refusals are logged at a limited rate (`engine.wire.ratelog`).
 - Request/response: `request` publishes a `CommandRequest` with a fresh ``transaction`` id
   and waits for the `CommandResponse` with the same id on ``<topic>/response``; `serve`
@@ -200,9 +201,10 @@ class _GuardedClient(paho.Client):
     """paho's client reading through a `GuardedSocket` (the size bound)."""
 
     max_packet = MAX_PACKET
+    shed: Callable[[], bool] = staticmethod(lambda: False)
 
     def _create_socket(self) -> Any:
-        self.guard = GuardedSocket(super()._create_socket(), self.max_packet)
+        self.guard = GuardedSocket(super()._create_socket(), self.max_packet, self.shed)
         return self.guard
 
 
@@ -236,6 +238,7 @@ class WireClient:
         make_keys: bool = True,
         max_packet: int = MAX_PACKET,
         bulk_items: int = 1000,
+        bulk_rate: float = 200.0,
     ) -> None:
         self.broker = BrokerUrl.parse(url)
         self.client_id = client_id or f"cauldron-{uuid.uuid4().hex[:12]}"
@@ -266,7 +269,7 @@ class WireClient:
         self._pending: dict[str, tuple[threading.Event, list[CommandResponse]]] = {}
         self._response_topics: set[str] = set()
         self._connect_hooks: list[Callable[[], None]] = []
-        self._inbox = Inbox(bulk_items=bulk_items)
+        self._inbox = Inbox(bulk_items=bulk_items, bulk_rate=bulk_rate)
         self._dispatcher: threading.Thread | None = None
         self._started = False
 
@@ -280,6 +283,7 @@ class WireClient:
             manual_ack=True,
         )
         client.max_packet = max_packet
+        client.shed = self._shed
         client.reconnect_delay_set(reconnect_min, reconnect_max)  # type: ignore[arg-type]
         client.max_inflight_messages_set(100)
         if self.broker.username:
@@ -464,10 +468,21 @@ class WireClient:
             self._take_response(topic, payload)
         item = ("message", topic, payload, message.mid, message.qos)
         if not self._inbox.put(item, bulk=message.qos == 0, size=len(payload)):
-            self.stats["dropped"] += 1
-            self.refusals.warning("dropped", "dropped a QoS 0 message on %s: %d wait already "
-                                  "(no service of ours sends QoS 0: a flood?)", topic[:200],
-                                  self._inbox.bulk_items)
+            self._dropped()
+
+    def _shed(self) -> bool:
+        """A QoS 0 message is coming in: drop it unread when its lane is full."""
+        if not self._inbox.shed_bulk():
+            return False
+        self._dropped()
+        return True
+
+    def _dropped(self) -> None:
+        self.stats["dropped"] += 1
+        if self.stats["dropped"] % 1000 == 1:  # cheap: a flood is dropped at full speed
+            self.refusals.warning("dropped", "dropped QoS 0 messages (%d so far): more than "
+                                  "%g a second (no service of ours sends QoS 0: a flood?)",
+                                  self.stats["dropped"], self._inbox.bulk_rate)
 
     # ------------------------------------------------------------ dispatch
 
