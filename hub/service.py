@@ -98,7 +98,7 @@ class Hub:
         self.cmd_key = KeyFile(folder, table, "cmd")
         self.guard = CommandGuard(hub=True, hint=(
             f" (this hub reads it from {self.cmd_key.path}: a hub on another machine needs a "
-            "copy of the engine's file, see hub/README.md)"))
+            "copy of the engine's file, see hub/README.md)"), ledger=outbox.claim_command)
         self.io = io
         self.poll_interval = poll_interval
         self.snapshot_interval = snapshot_interval

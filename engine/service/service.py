@@ -173,6 +173,7 @@ class TableRuntime:
         self.degraded: str | None = None  # why the table cannot be followed now
         self.pending_hub: str | None = None  # a new hub id waiting for the host
         self.registered_hub: str | None = None  # read once from the data dir
+        self.old_epochs: set[tuple[str, str]] = set()  # (hub, epoch) the log left behind
         # The interpreter went past a log that could not be written, nor then read (the
         # database is down): it is rebuilt from the log before it is used again.
         self.stale = False
@@ -472,6 +473,19 @@ class EngineService:
                               f"of {registered}; its events wait until the host accepts it "
                               "(POST /api/host/hub/confirm with its hub_id, or cmd/confirm "
                               f'{{"hub_id": "{model.hub_id}"}})')
+            return False
+        cursor = runtime.cursors.get(model.hub_id)
+        if cursor is not None and cursor.epoch != model.epoch and (
+                (model.hub_id, model.epoch) in runtime.old_epochs
+                or runtime.store.epoch_seen(model.hub_id, model.epoch)):
+            # An outbox epoch is never resumed once left (its file was reset): a signed
+            # message of an older one is a replay. Checked against the log, so a restart
+            # of the engine does not forget it.
+            runtime.old_epochs.add((model.hub_id, model.epoch))
+            self.stats["replayed"] = self.stats.get("replayed", 0) + 1
+            self._log_bounded("old_epoch", "table %s: refused a message of hub %s from its "
+                              "old outbox epoch %s (it is at %s now): a replay", table,
+                              model.hub_id, model.epoch, cursor.epoch)
             return False
         return True
 
