@@ -186,6 +186,37 @@ def with_password_file(url: str, password_file: str | Path | None) -> str:
             f"@{host}:{broker.port}")
 
 
+def accepts_anonymous(url: str, timeout: float = 5.0, tls_ca: str | None = None) -> bool | None:
+    """Whether the broker at `url` lets a client in with no account (None: no answer).
+    Such a broker is unsupported for a table: anyone on its network could publish the
+    table's screen or its hub's health, and read every seat's private view."""
+    broker = BrokerUrl.parse(url)
+    answer: list[bool] = []
+    done = threading.Event()
+
+    def on_connect(client: paho.Client, userdata: Any, flags: Any, reason: Any,
+                   properties: Any) -> None:
+        answer.append(not reason.is_failure)
+        done.set()
+
+    probe = paho.Client(CallbackAPIVersion.VERSION2,
+                        client_id=f"cauldron-anonymous-probe-{uuid.uuid4().hex[:8]}")
+    probe.on_connect = on_connect
+    if broker.tls:
+        probe.tls_set(ca_certs=tls_ca, cert_reqs=ssl.CERT_REQUIRED)
+    try:
+        probe.connect(broker.host, broker.port, keepalive=10)
+    except (OSError, ssl.SSLError):
+        return None
+    probe.loop_start()
+    try:
+        done.wait(timeout)
+    finally:
+        probe.disconnect()
+        probe.loop_stop()
+    return answer[0] if answer else None
+
+
 @dataclass
 class _Subscription:
     pattern: str
