@@ -5,6 +5,7 @@ shared Wi-Fi) but not the table's key."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import statistics
 import subprocess
@@ -103,3 +104,27 @@ def test_a_qos0_flood_of_unsigned_events_does_not_deafen_the_engine(port: int,
         hub.stop()
         dashboard.stop()
         engine.stop()
+
+
+def test_a_burst_of_malformed_commands_writes_a_few_log_lines_with_counts(
+        port: int, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 21 item 7: one burst of malformed messages wrote 30,000 warning lines per
+    engine. Now each kind of refusal writes a few lines a minute, and all are counted."""
+    if shutil.which("mosquitto_pub") is None:
+        pytest.skip("needs mosquitto_pub (apt-get install mosquitto-clients)")
+    caplog.set_level(logging.WARNING)
+    engine = EngineService(ServiceConfig(
+        mqtt=f"mqtt://cauldron.engine:engine-pw@127.0.0.1:{port}", data_dir=tmp_path / "e",
+        name="engine-under-junk")).start(wait=10)
+    try:
+        lines = tmp_path / "junk"
+        lines.write_bytes(b"{not json\n" * 3000)
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-u",
+                        "cauldron.dashboard", "-P", "dash-pw", "-t", TOPICS.cmd("undo"), "-q",
+                        "1", "-l"], stdin=lines.open("rb"), check=True, timeout=120)
+        wait_for(lambda: engine.client.stats["rejected"] >= 3000, 60, "every message refused")
+    finally:
+        engine.stop()
+    written = [r for r in caplog.records if "rejected message" in r.getMessage()]
+    assert 1 <= len(written) <= 10, len(written)
+    assert engine.client.refusals.counts["rejected"] == 3000
