@@ -56,8 +56,10 @@ from engine.wire.contract import (
     WireModel,
 )
 from engine.wire.mqtt import MqttError, WireClient
+from engine.wire.ratelog import RateLimitedLog
 
 log = logging.getLogger("cauldron.dashboard")
+refusals = RateLimitedLog(log)  # malformed or refused input: a flood writes a few lines
 
 Channel = int | Literal["table"]
 MAX_ALERTS = 20
@@ -118,7 +120,8 @@ def public_game(model: GamePublic | None) -> GamePublicOut | None:
     try:
         return GamePublicOut.model_validate(model.model_dump())
     except ValidationError as exc:
-        log.warning("game/public view does not match the dashboard's model: %s", exc)
+        refusals.warning("bad_public", "game/public view does not match the dashboard's "
+                         "model: %s", str(exc)[:500])
         return None
 
 

@@ -155,6 +155,13 @@ class VirtualTable:
                 raise VirtualError(f"the refill card is already in {who}'s hand")
         if acting is None:
             return
+        if action == "lay":
+            with self._lock:
+                held = self._sim.hands.get(str(acting)) if self._sim else None
+            hole = expected.get("refill_cell")
+            if held is not None and held.origin == "pile" and where != hole:
+                raise VirtualError("a card drawn from the pile goes into the hole "
+                                   f"{cell_label(hole) if hole else ''}, nowhere else")
         turn = view.get("turn")
         taps = [w.get("seat") for w in table.get("vanesco_wait") or [] if isinstance(w, dict)]
         if action in ("tap", "vanesco"):

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_undelivered ON events(seq) WHERE delivered IS NULL;
 CREATE TABLE IF NOT EXISTS readers (reader INTEGER PRIMARY KEY, uid TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS commands (txid TEXT PRIMARY KEY, deadline REAL NOT NULL);
 """
 
 
@@ -122,6 +123,15 @@ class Outbox:
         with self._lock:
             rows = self._db.execute("SELECT reader, uid FROM readers ORDER BY reader").fetchall()
         return {int(r): str(u) for r, u in rows}
+
+    def claim_command(self, txid: str, deadline: float, now: float) -> bool:
+        """Note a signed command's transaction until its deadline; False when it was noted
+        before (a replay, also across a restart of the hub)."""
+        with self._lock:
+            self._db.execute("DELETE FROM commands WHERE deadline < ?", (now,))
+            cursor = self._db.execute("INSERT OR IGNORE INTO commands VALUES (?, ?)",
+                                      (txid, deadline))
+            return cursor.rowcount == 1
 
     def mark_delivered(self, seq: int) -> None:
         with self._lock:

@@ -50,6 +50,7 @@ from engine.wire.contract import (
     encode,
 )
 from engine.wire.mqtt import CommandRefused, WireClient
+from engine.wire.ratelog import RateLimitedLog
 from hub.backends.base import Change, PollResult, ReaderBackend
 from hub.enroll import Enrolment
 from hub.errors import BackendError, HubError, TagMapError
@@ -97,7 +98,7 @@ class Hub:
         self.cmd_key = KeyFile(folder, table, "cmd")
         self.guard = CommandGuard(hub=True, hint=(
             f" (this hub reads it from {self.cmd_key.path}: a hub on another machine needs a "
-            "copy of the engine's file, see hub/README.md)"))
+            "copy of the engine's file, see hub/README.md)"), ledger=outbox.claim_command)
         self.io = io
         self.poll_interval = poll_interval
         self.snapshot_interval = snapshot_interval
@@ -127,7 +128,7 @@ class Hub:
         self._enrol_held: dict[int, str] = {}  # tags laid on the pad while enrolling
         self._tagmap_stamp = self._stamp()
         self._last_tagmap_check = time.monotonic()
-        self._refusal_logged = -1e9
+        self._refusals = RateLimitedLog(log, burst=1, window=10.0)  # a flood: few lines
 
     # ------------------------------------------------------------ lifecycle
 
@@ -561,11 +562,9 @@ class Hub:
                              time.time())
         except Unauthorised as exc:
             self.counts["refused_commands"] = self.counts.get("refused_commands", 0) + 1
-            now = time.monotonic()
-            if now - self._refusal_logged >= 10.0:  # a flood must not flood the log
-                self._refusal_logged = now
-                log.warning("refused hub/cmd/%s (%s; %d refused so far): %s", info.verb,
-                            request.transaction[:64], self.counts["refused_commands"], exc)
+            self._refusals.warning("refused_cmd", "refused hub/cmd/%s (%s; %d refused so far): "
+                                   "%s", info.verb, request.transaction[:64],
+                                   self.counts["refused_commands"], exc)
             raise CommandRefused(str(exc), code=exc.code) from None
         return handler(request.args)
 

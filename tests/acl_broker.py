@@ -39,6 +39,8 @@ def secured_broker(tmp: Path, accounts: dict[str, str]) -> Iterator[int]:
     conf.write_text(
         f"listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {passwd}\n"
         f"acl_file {ACL}\npersistence false\n"
+        # As `cauldron setup` writes it: QoS 1 messages queue behind a flood, not dropped.
+        "max_queued_messages 100000\n"
         # As root Mosquitto drops to its own user, which cannot read pytest's temp dir.
         "user root\n"
     )

@@ -268,6 +268,9 @@ class TableInterpreter:
         self._lift_reasons: dict[int, _Reason] = {}  # refused lifts, by cell
         self._place_reasons: dict[int, _Reason] = {}  # refused placements (refill), by cell
         self._pad_reasons: dict[int, _Reason] = {}
+        # A pile card laid on a pad (a seat reading the pile): stands, even once lifted off,
+        # until the game's next action (by seat: the count of actions then, the alert).
+        self._pile_on_pad: dict[int, tuple[int, _Reason]] = {}
         self._undo_note: _Reason | None = None
         self._undo_steps: list[UndoStep] = []
         self.alerts: dict[tuple[Any, ...], Alert] = {}
@@ -541,6 +544,15 @@ class TableInterpreter:
                     f"{off} Put it back on {where(cell)}.", seat=seat,
                     params=(*params, ("from", cell_name(cell))))
                 return
+        if refill_refusal(game, seen) is None:
+            # Never names the card: it is face down for everyone else.
+            self._pile_on_pad[seat] = (len(game.actions), _Reason(
+                "G4", "pile_card_on_pad", f"A card from the draw pile was laid on "
+                f"{pad_words(game, seat)}: the top card of the pile goes straight into the "
+                "hole, unseen by any seat.", f"Lift the card from {pad_words(game, seat)} "
+                "and lay it in the hole.", seat=seat,
+                params=(("pad", seat),)))
+            return
         self._pad_reasons[seat] = _Reason(
             "G4", "unexpected_pad", f"Nothing is to be laid on {pad_words(game, seat)} now "
             f"({label(seen)}).", off, severity="warning", seat=seat, params=params)
@@ -658,6 +670,7 @@ class TableInterpreter:
         self._lift_reasons.clear()
         self._place_reasons.clear()
         self._pad_reasons.clear()
+        self._pile_on_pad.clear()
         self._undo_note = None
         self.alerts.clear()
         self._alert_counter = 0
@@ -860,6 +873,11 @@ class TableInterpreter:
             if reason.code == "not_taken" and any(s == seat for s, _ in on_pads.values()):
                 continue  # said by the cell's alert
             wanted[("pad", seat, reason.code, self.pads.get(seat))] = reason
+        for seat, (actions, reason) in list(self._pile_on_pad.items()):
+            if actions != len(game.actions):
+                del self._pile_on_pad[seat]  # the game moved on (the refill was laid)
+            else:
+                wanted[("pile_on_pad", seat)] = reason
         note = self._undo_note
         if note is not None:
             steps = self._undo_steps

@@ -105,6 +105,7 @@ from engine.wire.contract import (
     encode,
 )
 from engine.wire.mqtt import CommandRefused, NoAnswer, WireClient
+from engine.wire.ratelog import RateLimitedLog
 from engine.wire.sequence import HubCursor
 
 if TYPE_CHECKING:
@@ -172,6 +173,7 @@ class TableRuntime:
         self.degraded: str | None = None  # why the table cannot be followed now
         self.pending_hub: str | None = None  # a new hub id waiting for the host
         self.registered_hub: str | None = None  # read once from the data dir
+        self.old_epochs: set[tuple[str, str]] = set()  # (hub, epoch) the log left behind
         # The interpreter went past a log that could not be written, nor then read (the
         # database is down): it is rebuilt from the log before it is used again.
         self.stale = False
@@ -247,7 +249,7 @@ class EngineService:
         self._known: dict[str, tuple[float, bool]] = {}  # table -> (checked at, has a key)
         self._keys: dict[tuple[str, str], tuple[float, TableKey | None]] = {}
         self._guard = CommandGuard(hint=" (send commands through the dashboard)")
-        self._log_budget: dict[str, tuple[float, int]] = {}  # kind -> (window start, count)
+        self._refusals = RateLimitedLog(log, burst=1, window=config.refusal_log_interval)
         self.handlers: dict[str, Callable[[TableRuntime, str, dict[str, Any], int | None],
                                           dict[str, Any]]] = {
             "new_game": self._cmd_new_game, "hint": self._cmd_hint,
@@ -395,14 +397,7 @@ class EngineService:
     def _log_bounded(self, kind: str, message: str, *args: Any) -> None:
         """Log a refusal, at most once per `refusal_log_interval` per kind (a flood of
         junk must not flood the log); the next line says how many were not logged."""
-        now = time.monotonic()
-        start, count = self._log_budget.get(kind, (0.0, 0))
-        if now - start >= self.config.refusal_log_interval:
-            extra = f" ({count} more like this not logged)" if count else ""
-            log.warning(message + extra, *args)
-            self._log_budget[kind] = (now, 0)
-        else:
-            self._log_budget[kind] = (start, count + 1)
+        self._refusals.warning(kind, message, *args)
 
     def _key(self, table: str, kind: str, reload: bool = False) -> TableKey | None:
         """The table's hub or command key from the keys dir; with `reload`, read again
@@ -479,6 +474,19 @@ class EngineService:
                               "(POST /api/host/hub/confirm with its hub_id, or cmd/confirm "
                               f'{{"hub_id": "{model.hub_id}"}})')
             return False
+        cursor = runtime.cursors.get(model.hub_id)
+        if cursor is not None and cursor.epoch != model.epoch and (
+                (model.hub_id, model.epoch) in runtime.old_epochs
+                or runtime.store.epoch_seen(model.hub_id, model.epoch)):
+            # An outbox epoch is never resumed once left (its file was reset): a signed
+            # message of an older one is a replay. Checked against the log, so a restart
+            # of the engine does not forget it.
+            runtime.old_epochs.add((model.hub_id, model.epoch))
+            self.stats["replayed"] = self.stats.get("replayed", 0) + 1
+            self._log_bounded("old_epoch", "table %s: refused a message of hub %s from its "
+                              "old outbox epoch %s (it is at %s now): a replay", table,
+                              model.hub_id, model.epoch, cursor.epoch)
+            return False
         return True
 
     def _hubs_file(self, table: str) -> Path:
@@ -546,7 +554,8 @@ class EngineService:
         cursor = HubCursor.of(runtime.cursors, event)
         if event.seq <= cursor.last:
             self.stats["duplicates"] += 1
-            log.info("table %s: dropped duplicate event %s/%s", table, event.epoch, event.seq)
+            self._refusals.info("duplicate", "table %s: dropped duplicate event %s/%s", table,
+                                event.epoch, event.seq)
             return []
         if event.seq in cursor.pending:  # held back (out of order, or its write failed)
             self.stats["duplicates"] += 1
@@ -735,8 +744,8 @@ class EngineService:
         except Unauthorised as exc:
             if exc.code == "expired":
                 self.stats["expired"] += 1
-                log.warning("table %s: dropped command %s (%s): %s", table, verb,
-                            request.transaction, exc)
+                self._log_bounded("expired_cmd", "table %s: dropped command %s (%s): %s",
+                                  table, verb, request.transaction[:64], exc)
             else:
                 self.stats["forged"] += 1
                 if exc.code == "unauthorised":

@@ -212,10 +212,14 @@ class CommandGuard:
     HMAC of the table's command key, and a transaction not seen before (remembered until
     its deadline, after which it is refused as expired anyway)."""
 
-    def __init__(self, *, hub: bool = False, hint: str = "") -> None:
+    def __init__(self, *, hub: bool = False, hint: str = "",
+                 ledger: Callable[[str, float, float], bool] | None = None) -> None:
         self.hub = hub
         self.hint = hint  # what to do about an unsigned command, for its refusal
         self._seen: dict[tuple[str, str], float] = {}
+        # ``ledger(key, deadline, now)``: notes a transaction where it outlives a restart,
+        # False when it was noted before (the hub's outbox database).
+        self.ledger = ledger
 
     def admit(self, request: CommandRequest, table: str, verb: str,
               key: Callable[[bool], TableKey | None], now: float) -> None:
@@ -241,7 +245,8 @@ class CommandGuard:
             raise Unauthorised(f"{what}: not signed with table {table}'s command key{why}; "
                                f"nothing was done{self.hint}", "unauthorised")
         seen = (table, request.transaction)
-        if seen in self._seen:
+        if seen in self._seen or (self.ledger is not None and not self.ledger(
+                f"{table}/{request.transaction}", request.deadline, now)):
             raise Unauthorised(f"{what}: transaction {request.transaction} was already "
                                "received; nothing was done again", "replayed")
         for old in [k for k, d in self._seen.items() if d < now]:

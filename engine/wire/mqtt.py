@@ -32,6 +32,12 @@ What it does for you:
   malformed one is logged, counted in ``stats`` and passed to ``on_reject`` — never raised.
 - Handlers run one at a time, in arrival order, on a dispatcher thread (not paho's network
   thread), so a handler may call `publish` or `request`. Keep them short.
+- Bounded intake (`engine.wire.intake`): a PUBLISH over ``max_packet`` bytes is thrown away
+  while it is read (never held whole), counted (``stats["oversize"]``), given to no
+  handler. QoS 1 messages go first; QoS 0 ones (no service of ours sends any: a flood) come
+  in at up to ``bulk_rate`` a second into a lane of ``bulk_items``; the rest is dropped
+  unread and counted (``stats["dropped"]``).
+  Refusals are logged at a limited rate (`engine.wire.ratelog`).
 - Request/response: `request` publishes a `CommandRequest` with a fresh ``transaction`` id
   and waits for the `CommandResponse` with the same id on ``<topic>/response``; `serve`
   answers requests: the handler returns data (status ok) or raises `CommandRefused`
@@ -41,7 +47,6 @@ What it does for you:
 from __future__ import annotations
 
 import logging
-import queue
 import socket
 import ssl
 import threading
@@ -59,6 +64,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
 from engine.wire.auth import ensure_key, key_path, keys_dir, load_key, sign_command
 from engine.wire.contract import (
+    MAX_PAYLOAD_BYTES,
     CommandRequest,
     CommandResponse,
     ServiceState,
@@ -70,8 +76,12 @@ from engine.wire.contract import (
     parse_payload,
     parse_topic,
 )
+from engine.wire.intake import GuardedSocket, Inbox
+from engine.wire.ratelog import RateLimitedLog
 
 log = logging.getLogger("cauldron.wire")
+# A PUBLISH packet may hold a payload of MAX_PAYLOAD_BYTES plus its topic and header.
+MAX_PACKET: Final = MAX_PAYLOAD_BYTES + 64 * 1024
 
 Handler = Callable[[str, WireModel], None]
 RejectHandler = Callable[[str, bytes, WireError], None]
@@ -176,6 +186,37 @@ def with_password_file(url: str, password_file: str | Path | None) -> str:
             f"@{host}:{broker.port}")
 
 
+def accepts_anonymous(url: str, timeout: float = 5.0, tls_ca: str | None = None) -> bool | None:
+    """Whether the broker at `url` lets a client in with no account (None: no answer).
+    Such a broker is unsupported for a table: anyone on its network could publish the
+    table's screen or its hub's health, and read every seat's private view."""
+    broker = BrokerUrl.parse(url)
+    answer: list[bool] = []
+    done = threading.Event()
+
+    def on_connect(client: paho.Client, userdata: Any, flags: Any, reason: Any,
+                   properties: Any) -> None:
+        answer.append(not reason.is_failure)
+        done.set()
+
+    probe = paho.Client(CallbackAPIVersion.VERSION2,
+                        client_id=f"cauldron-anonymous-probe-{uuid.uuid4().hex[:8]}")
+    probe.on_connect = on_connect
+    if broker.tls:
+        probe.tls_set(ca_certs=tls_ca, cert_reqs=ssl.CERT_REQUIRED)
+    try:
+        probe.connect(broker.host, broker.port, keepalive=10)
+    except (OSError, ssl.SSLError):
+        return None
+    probe.loop_start()
+    try:
+        done.wait(timeout)
+    finally:
+        probe.disconnect()
+        probe.loop_stop()
+    return answer[0] if answer else None
+
+
 @dataclass
 class _Subscription:
     pattern: str
@@ -185,6 +226,17 @@ class _Subscription:
 
 
 _STOP = object()
+
+
+class _GuardedClient(paho.Client):
+    """paho's client reading through a `GuardedSocket` (the size bound)."""
+
+    max_packet = MAX_PACKET
+    shed: Callable[[], bool] = staticmethod(lambda: False)
+
+    def _create_socket(self) -> Any:
+        self.guard = GuardedSocket(super()._create_socket(), self.max_packet, self.shed)
+        return self.guard
 
 
 def _no_delay(client: paho.Client, userdata: Any, sock: Any) -> None:
@@ -215,6 +267,9 @@ class WireClient:
         sign_commands: bool = True,
         keys: Path | None = None,
         make_keys: bool = True,
+        max_packet: int = MAX_PACKET,
+        bulk_items: int = 1000,
+        bulk_rate: float = 200.0,
     ) -> None:
         self.broker = BrokerUrl.parse(url)
         self.client_id = client_id or f"cauldron-{uuid.uuid4().hex[:12]}"
@@ -234,6 +289,7 @@ class WireClient:
         self._ack_waiting: dict[int, Callable[[], None] | None] = {}
         self._ack_early: set[int] = set()
         self.stats: Counter[str] = Counter()
+        self.refusals = RateLimitedLog(log)
         self.last_error: str | None = None
         self._subs: dict[str, _Subscription] = {}
         self._lock = threading.RLock()
@@ -244,11 +300,11 @@ class WireClient:
         self._pending: dict[str, tuple[threading.Event, list[CommandResponse]]] = {}
         self._response_topics: set[str] = set()
         self._connect_hooks: list[Callable[[], None]] = []
-        self._inbox: queue.Queue[Any] = queue.Queue()
+        self._inbox = Inbox(bulk_items=bulk_items, bulk_rate=bulk_rate)
         self._dispatcher: threading.Thread | None = None
         self._started = False
 
-        client = paho.Client(
+        client = _GuardedClient(
             CallbackAPIVersion.VERSION2,
             client_id=self.client_id,
             clean_session=clean_session,
@@ -257,6 +313,8 @@ class WireClient:
             # engine, stored it): a crash before that makes the broker send it again.
             manual_ack=True,
         )
+        client.max_packet = max_packet
+        client.shed = self._shed
         client.reconnect_delay_set(reconnect_min, reconnect_max)  # type: ignore[arg-type]
         client.max_inflight_messages_set(100)
         if self.broker.username:
@@ -426,10 +484,36 @@ class WireClient:
     def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
         self.stats["received"] += 1
         topic, payload = message.topic, bytes(message.payload)
+        guard = getattr(client, "guard", None)
+        if guard is not None and guard.oversize and guard.oversize[0][0] == topic and not payload:
+            _, size = guard.oversize.popleft()
+            self.stats["oversize"] += 1
+            self.refusals.warning("oversize", "refused a %d-byte message on %s: over the %d "
+                                  "bytes a message may have (it was never held)", size,
+                                  topic[:200], self._client.max_packet)
+            if message.qos:
+                client.ack(message.mid, message.qos)
+            return
         if topic in self._response_topics:
             # Answered here, not on the dispatcher, so a handler may wait in request().
             self._take_response(topic, payload)
-        self._inbox.put(("message", topic, payload, message.mid, message.qos))
+        item = ("message", topic, payload, message.mid, message.qos)
+        if not self._inbox.put(item, bulk=message.qos == 0, size=len(payload)):
+            self._dropped()
+
+    def _shed(self) -> bool:
+        """A QoS 0 message is coming in: drop it unread when its lane is full."""
+        if not self._inbox.shed_bulk():
+            return False
+        self._dropped()
+        return True
+
+    def _dropped(self) -> None:
+        self.stats["dropped"] += 1
+        if self.stats["dropped"] % 1000 == 1:  # cheap: a flood is dropped at full speed
+            self.refusals.warning("dropped", "dropped QoS 0 messages (%d so far): more than "
+                                  "%g a second (no service of ours sends QoS 0: a flood?)",
+                                  self.stats["dropped"], self._inbox.bulk_rate)
 
     # ------------------------------------------------------------ dispatch
 
@@ -472,7 +556,8 @@ class WireClient:
         """Count and log a refused payload (also used by callers for their own checks)."""
         self.stats["rejected"] += 1
         self.stats[f"rejected:{type(error).__name__}"] += 1
-        log.warning("rejected message on %s: %s", topic[:200], error)
+        self.refusals.warning("rejected", "rejected message on %s: %s", topic[:200],
+                              str(error)[:500])
         if self.on_reject is not None:
             self._call(self.on_reject, topic, payload, error)
 

@@ -145,6 +145,9 @@ class SimulatedTable(RawBackend):
         self._beside: list[list[str]] = [[] for _ in range(SEATS)]
         self._out: list[str] = []
         self._hands: dict[str, tuple[str, str]] = {}  # owner -> (card, origin)
+        # Cards drawn off the pile since the deal: none of them ever goes back under the
+        # pile by hand (that would let a seat read the pile, or reject refills it dislikes).
+        self._drawn: list[str] = []
         self._dealt = False
         self._gesture_lock = threading.RLock()  # one gesture at a time, start to end
         self._polled = threading.Condition()
@@ -207,6 +210,7 @@ class SimulatedTable(RawBackend):
                  "hands": {str(o): (str(h[0]), str(h[1]))
                            for o, h in dict(data.get("hands", {})).items()},
                  "dealt": bool(data.get("dealt", False)),
+                 "drawn": [str(c) for c in data.get("drawn", [])],
                  "pawns": self._parse_pawns(data.get("pawns"))}
         if len(world["stacks"]) != SEATS or len(world["beside"]) != SEATS:
             raise ValueError(f"stacks and beside need one list per seat ({SEATS})")
@@ -236,12 +240,14 @@ class SimulatedTable(RawBackend):
         return {"pile": list(self._pile), "stacks": [list(s) for s in self._stacks],
                 "beside": [list(b) for b in self._beside], "out": list(self._out),
                 "hands": dict(self._hands), "dealt": self._dealt,
+                "drawn": list(self._drawn),
                 "pawns": None if switches is None else switches.positions()}
 
     def _adopt(self, world: dict[str, Any]) -> None:
         self._pile, self._stacks = world["pile"], world["stacks"]
         self._beside, self._out = world["beside"], world["out"]
         self._hands, self._dealt = world["hands"], world["dealt"]
+        self._drawn = world.get("drawn", [])
         if self.pawn_switches is not None and world.get("pawns") is not None:
             self.pawn_switches.set(world["pawns"])
 
@@ -260,7 +266,7 @@ class SimulatedTable(RawBackend):
                                "pile": world["pile"], "stacks": world["stacks"],
                                "beside": world["beside"], "out": world["out"],
                                "hands": {o: list(h) for o, h in world["hands"].items()},
-                               "dealt": world["dealt"],
+                               "dealt": world["dealt"], "drawn": world["drawn"],
                                **({} if world["pawns"] is None
                                   else {"pawns": world["pawns"]})}, indent=1)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -341,7 +347,8 @@ class SimulatedTable(RawBackend):
         """Nothing on the table any more (readers, pile, stacks, hands: all back in the box)."""
         with self._lock:
             self._commit({}, pile=[], stacks=[[] for _ in range(SEATS)],
-                         beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=False)
+                         beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=False,
+                         drawn=[])
 
     # ------------------------------------------------------------ pawns (sensors fitted)
 
@@ -501,7 +508,10 @@ class SimulatedTable(RawBackend):
             if held is None:
                 raise self._refuse(f"{_owner_label(owner)}'s hand is empty: pick up a card "
                                    "first")
-            card = held[0]
+            card, origin = held
+            if origin == "pile" and "," not in place:
+                raise self._refuse(f"{_card(card)} was drawn from the pile: it goes into the "
+                                   f"hole it was drawn for, not on {place_label(place)}")
             if reader in self._tags:
                 raise self._refuse(f"{place_label(place)} already holds "
                                    f"{_card(self.card_at(self._tags[reader]))}")
@@ -535,11 +545,15 @@ class SimulatedTable(RawBackend):
             if owner in self._hands:
                 raise self._refuse(f"{_owner_label(owner)}'s hand already holds "
                                    f"{_card(self._hands[owner][0])}: lay it down first")
+            if any(origin == "pile" for _, origin in self._hands.values()):
+                raise self._refuse("a card drawn from the pile is still in a hand: it goes "
+                                   "into its hole before another is drawn")
             if not self._pile:
                 raise self._refuse("the draw pile is empty: holes stay empty now (G10a)")
             card = self._pile[0]
             self._commit(self._tags, pile=self._pile[1:],
-                         hands={**self._hands, owner: (card, "pile")})
+                         hands={**self._hands, owner: (card, "pile")},
+                         drawn=[*self._drawn, card])
             return card
 
     def _drop(self, owner: str) -> str:
@@ -548,7 +562,7 @@ class SimulatedTable(RawBackend):
             if held is None:
                 raise self._refuse(f"{_owner_label(owner)}'s hand is empty")
             card, origin = held
-            if origin == "pile":
+            if origin == "pile" or card in self._drawn:
                 raise self._refuse(f"{_card(card)} was drawn from the pile: it goes into the "
                                    "hole it was drawn for, not back on the pile unseen")
             hands = {o: h for o, h in self._hands.items() if o != owner}
@@ -628,7 +642,8 @@ class SimulatedTable(RawBackend):
             tags = {self._reader(cell_name(c)): self.uid_of(card)
                     for c, card in zip(TAKEABLE_CELLS, grid, strict=True)}
             self._commit(tags, pile=list(pile or []), stacks=[[] for _ in range(SEATS)],
-                         beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=True)
+                         beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=True,
+                         drawn=[])
         self._await_seen(readers | old)
         return list(grid)
 
@@ -686,6 +701,7 @@ class SimulatedTable(RawBackend):
                        if tags.get(r) != self._tags.get(r)}
             self._commit(tags, pile=pile, stacks=stacks, beside=beside,
                          out=list(dict.fromkeys(out)), hands={}, dealt=True,
+                         drawn=[c for c in self._drawn if c not in in_pile],
                          pawns=world["pawns"] if pawns is None else pawns)
         self._await_seen(changed)
         return {"moved": len(changed)}

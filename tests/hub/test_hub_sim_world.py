@@ -102,6 +102,38 @@ def test_a_drawn_card_cannot_go_back_on_the_pile_unseen() -> None:
         gesture(sim, action="draw", owner="0")
 
 
+def test_a_seat_cannot_read_the_pile_through_its_pad_nor_reject_a_refill(
+        tmp_path: Path) -> None:
+    """The pile-reading loop: draw, lay on the own pad, lift (the card now comes 'from the
+    pad'), drop under the pile, draw again. A drawn card goes only into a square cell, and
+    never back under the pile, whatever it went through (a restart included)."""
+    sim = SimulatedTable(state_path=tmp_path / "sim.json")
+    sim.deal(None, seed=1)
+    pile = sim.physical()["pile"]
+    gesture(sim, action="take", where="0,1", seat=0, owner="0")
+    read: set[object] = set()
+    for _ in range(len(pile)):
+        try:
+            read.add(gesture(sim, action="draw", owner="0")["card"])
+            gesture(sim, action="lay", where="pad:0", owner="0")
+            gesture(sim, action="lift", where="pad:0", owner="0")
+            gesture(sim, action="drop", owner="0")
+        except GestureRefused:
+            pass
+    assert read == {pile[0]}  # one card: the refill's
+    with pytest.raises(GestureRefused, match="not on Seat 1's pad"):
+        gesture(sim, action="lay", where="pad:0", owner="0")
+    with pytest.raises(GestureRefused, match="still in a hand"):
+        gesture(sim, action="draw", owner="host")
+    # Through another cell and back, after a restart: still never under the pile.
+    sim = SimulatedTable(state_path=tmp_path / "sim.json")
+    gesture(sim, action="lay", where="0,1", owner="0")
+    gesture(sim, action="lift", where="0,1", owner="0")
+    with pytest.raises(GestureRefused, match="drawn from the pile"):
+        gesture(sim, action="drop", owner="0")
+    assert sim.physical()["pile"] == pile[1:]
+
+
 def test_bad_gestures_are_refused_with_a_reason_and_change_nothing() -> None:
     sim = SimulatedTable()
     sim.deal(None, seed=1)

@@ -87,12 +87,22 @@ def _check(args: argparse.Namespace) -> None:
     except (BotError, ValueError) as exc:
         raise CliError(f"--bot {args.bot!r}: {exc}") from None
     if args.mqtt is not None:
-        from engine.wire.mqtt import BrokerUrl, MqttError
+        from engine.wire.mqtt import BrokerUrl, MqttError, accepts_anonymous
 
         try:
-            BrokerUrl.parse(args.mqtt)
+            broker = BrokerUrl.parse(args.mqtt)
         except MqttError as exc:
             raise CliError(str(exc)) from None
+        if accepts_anonymous(args.mqtt):
+            # The dashboard takes the table's screen, its hub's health and the seat views
+            # from the broker: on an open one, anyone could forge or read them.
+            raise CliError(f"--mqtt {broker.redacted()}: this broker lets anyone in without "
+                           "an account, so anyone on its network could replace the table's "
+                           "screen, freeze the demo and read every seat's private view; an "
+                           "anonymous broker is not supported. Give one with accounts and "
+                           "the shipped ACL (mqtt://ACCOUNT:PASSWORD@host, see `cauldron "
+                           "setup`), or leave --mqtt out (the embedded broker listens on "
+                           "127.0.0.1 only)")
     if args.pin is not None:
         from dashboard.config import Settings
 

@@ -295,6 +295,12 @@ class TableLog(ABC):
             "SELECT 1 FROM {inputs} WHERE {table} AND source = 'hub' AND hub_id = %s "
             "AND epoch = %s AND seq = %s", (event.hub_id, event.epoch, event.seq)))
 
+    def epoch_seen(self, hub_id: str, epoch: str) -> bool:
+        """Whether the log holds an event or snapshot of `hub_id`'s outbox `epoch`."""
+        return bool(self._rows(
+            "SELECT 1 FROM {inputs} WHERE {table} AND source IN ('hub', 'snapshot') AND "
+            "hub_id = %s AND epoch = %s LIMIT 1", (hub_id, epoch)))
+
     def count_inputs(self) -> int:
         return int(self._rows("SELECT COUNT(*) FROM {inputs} WHERE {table}")[0][0])
 

@@ -100,6 +100,27 @@ def test_normal_take_lay_on_pad_then_refill() -> None:
     assert interp.active_alerts == []
 
 
+def test_reading_the_pile_on_a_pad_during_the_refill_raises_an_alert_that_stays() -> None:
+    """A seat at a real table draws, lays the card on its own pad to read it, lifts it off
+    and slips it under the pile: the alert stands (naming no card: it is face down for the
+    others) until the refill is laid."""
+    interp = start({"0,2": "yellow-a-3"})
+    play(interp, lift("0,2", "yellow-a-3"), pad_lay(0, "yellow-a-3"),
+         pad_lift(0, "yellow-a-3"))
+    assert interp.game is not None and interp.game.phase is Phase.REFILL
+    card = next_pile_card(interp)
+    for seat in (1, 0):
+        out = interp.handle(pad_lay(seat, card))
+        assert ("G4", "pile_card_on_pad") in [(a.rule, a.code) for a in out.raised]
+        interp.handle(pad_lift(seat, card))
+        raised = [a for a in interp.active_alerts if a.code == "pile_card_on_pad"]
+        assert raised and raised[-1].seat == seat and raised[-1].severity == "error"
+        assert card not in raised[-1].message + raised[-1].instruction
+    assert len([a for a in interp.active_alerts if a.code == "pile_card_on_pad"]) == 2
+    out = interp.handle(lay("0,2", card))
+    assert out.actions == [Refill(card)] and interp.active_alerts == []
+
+
 def test_a_restarted_hub_reporting_every_card_again_changes_nothing() -> None:
     interp = start({"0,2": "yellow-a-3", "3,3": "red-b-2"})
     interp.handle(lift("0,2", "yellow-a-3"))
