@@ -60,6 +60,9 @@ SCAN_ORDER = (
 # the margin is computed by hardware/netlist.py; 4 MHz would not hold on 50 cm
 # cables). main.py uses it.
 SPI_HZ = 1_000_000
+# CPU clock main.py sets (machine.freq): the RP2040 at 200 MHz, within the range
+# Raspberry Pi rates it for (hardware/timing.md: the choice, measured).
+CPU_HZ = 200_000_000
 # Time one poll takes without waiting (modelled ~0.55-0.65 ms): the lead is
 # the number of polls that cover the settle time.
 POLL_US = 600
@@ -173,6 +176,7 @@ class Scanner:
             lead = FIELD_LEAD if self.order == list(SCAN_ORDER) else 0
         self.lead = max(0, min(lead, self.n_readers - 1, (settle_us + POLL_US - 1) // POLL_US))
         self.pawns = pawns  # firmware.pawns.PawnSensors or None
+        self.flush = None  # set by Loop: send queued lines now, without blocking
         self.pawn_tracker = PawnTracker()
         self.sweeps = 0
         self._verify_next = 0
@@ -365,9 +369,11 @@ class Scanner:
             changes = self.tracker.update(reader, uid, fault)
             if changes and changes[-1][0] == "placed":
                 changes = self._moved_from(reader, changes[-1][2]) + changes
-            if emit:
+            if emit and changes:
                 for change, where, change_uid in changes:
                     self.emit("P" if change == "placed" else "R", [str(where), change_uid])
+                if self.flush is not None:
+                    self.flush()  # out now, not after the sweep (bounded: Output.flush)
             events += changes
         self.sweeps += 1
         self.scan_pawns(emit)
