@@ -108,7 +108,7 @@ def record(n_readers: int = 36, timings: Timings = C_TIMINGS,
     clock = Clock()
     demux = Demux([Pin(f"A{i}", pins[f"A{i}"]) for i in range(4)],
                   [Pin(f"E1_{b}", pins[f"E1_{b}"]) for b in range(3)], Pin("E2", pins["E2"]))
-    readers = [MFRC522(SPI(), demux.cs, clock) for _ in range(n_readers)]
+    readers = [MFRC522(SPI(), demux.nss, clock) for _ in range(n_readers)]
     lines: list[str] = []
     scanner = Scanner(readers, demux, clock, None, settle_us=settle_us)
     output = Output(lines.append, lambda: True, clock, lambda a, b: a - b)

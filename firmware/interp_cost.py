@@ -130,7 +130,7 @@ def build(transcript, tape, check):
 
     demux = Demux([pin("A%d" % i) for i in range(4)], [pin("E1_%d" % b) for b in range(3)],
                   pin("E2"))
-    readers = [MFRC522(spi, demux.cs, clock) for _ in range(transcript["n"])]
+    readers = [MFRC522(spi, demux.nss, clock) for _ in range(transcript["n"])]
     lines = []
     scanner = Scanner(readers, demux, clock, None)
     output = Output(lines.append, lambda: True, clock, lambda a, b: a - b)

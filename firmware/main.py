@@ -77,7 +77,7 @@ def main() -> None:
         [Pin(p, Pin.OUT, value=1) for p in PIN_BANKS],
         Pin(PIN_STROBE, Pin.OUT, value=1),
     )
-    readers = [MFRC522(spi, demux.cs, time, time.ticks_diff) for _ in range(N_READERS)]
+    readers = [MFRC522(spi, demux.nss, time, time.ticks_diff) for _ in range(N_READERS)]
     pawns = PawnSensors(
         Pin(PIN_PAWN_LOAD, Pin.OUT, value=1),
         Pin(PIN_PAWN_CLOCK, Pin.OUT, value=0),

@@ -20,6 +20,8 @@ Rules (ARCHITECTURE.md, "Physical design"):
   invents a removal. It is reported through ``health()`` instead.
 """
 
+from firmware.native import native
+
 PLACED = "placed"
 REMOVED = "removed"
 
@@ -79,6 +81,7 @@ class PresenceTracker:
             raise ValueError("reader %d is outside 0..%d" % (reader, self.n_readers - 1))
         return self._readers[reader]
 
+    @native
     def update(self, reader: int, uid: str | None, fault: str | None = None) -> list:
         """Feed one poll of ``reader``: ``uid`` read (hex string) or None when
         no tag answered. ``fault`` = "silent"/"absent" when the reader itself

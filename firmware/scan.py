@@ -39,6 +39,7 @@ import binascii
 
 from firmware import mfrc522
 from firmware.pawns import PawnTracker, mask_hex
+from firmware.native import native
 from firmware.presence import PresenceTracker
 from firmware.protocol import FROM_HUB, ProtocolError, Sender, decode_frame
 
@@ -67,7 +68,8 @@ CPU_HZ = 200_000_000
 # the number of polls that cover the settle time.
 POLL_US = 600
 VERIFY_PER_SWEEP = 1
-HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s)
+HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s); a multiple of:
+HEALTH_CHECK_EVERY = 5  # sweeps between health checks (changes only)
 REINIT_EVERY = 25  # sweeps between re-init attempts of a failed reader
 # Minimum field-off time before a reader's field comes back on (NFC Forum
 # field reset, 5.1 ms): the tag then starts from IDLE whatever the last poll
@@ -108,23 +110,34 @@ class Demux:
         self._address = 0
         self._bank = -1
         self.selected = -1
+        # Bound pin writers, looked up once (no attribute chain per edge).
+        self._a0, self._a1, self._a2, self._a3 = [p.value for p in address_pins]
+        self._banks = [p.value for p in bank_pins]
+        # The drivers write the strobe pin themselves (MFRC522 takes a Pin as cs).
+        self.nss = strobe_pin
 
+    @native
     def select(self, reader: int) -> None:
-        bank, address = reader >> 4, reader & 0x0F
-        if bank >= len(self.bank_pins):
+        if reader == self.selected:
+            return
+        bank = reader >> 4
+        address = reader & 0x0F
+        if bank >= len(self._banks):
             raise ValueError("reader %d has no demultiplexer output" % reader)
         changed = self._address ^ address
-        bit = 0
-        while changed:
-            if changed & 1:
-                self.address_pins[bit].value((address >> bit) & 1)
-            changed >>= 1
-            bit += 1
+        if changed & 1:
+            self._a0(address & 1)
+        if changed & 2:
+            self._a1((address >> 1) & 1)
+        if changed & 4:
+            self._a2((address >> 2) & 1)
+        if changed & 8:
+            self._a3((address >> 3) & 1)
         self._address = address
         if bank != self._bank:
             if self._bank >= 0:
-                self.bank_pins[self._bank].value(1)
-            self.bank_pins[bank].value(0)
+                self._banks[self._bank](1)
+            self._banks[bank](0)
             self._bank = bank
         self.selected = reader
 
@@ -228,12 +241,14 @@ class Scanner:
         self.needs_init[reader] = False
         return None
 
+    @native
     def _elapsed(self, since: int) -> int:
         """Microseconds since ``since`` (ticks); a negative difference (the
         counter wrapped more than half a period ago) counts as 'long ago'."""
         elapsed = self._diff(self.clock.ticks_us(), since)
         return elapsed if elapsed >= 0 else 1 << 29
 
+    @native
     def _field_on(self, reader: int) -> None:
         """Select ``reader`` and switch its field on (after the field reset
         time, so the tag starts from IDLE)."""
@@ -246,6 +261,7 @@ class Scanner:
         self.readers[reader].antenna_on()
         self._on_at[reader] = self.clock.ticks_us()
 
+    @native
     def _activate(self, reader: int) -> object:
         """Field on (unless the pipeline did it already), WUPA once the field
         has been on ``settle_us``. Returns (driver, ATQA or None)."""
@@ -260,6 +276,7 @@ class Scanner:
             self.clock.sleep_us(wait)
         return driver, driver.send()
 
+    @native
     def _field_off(self, reader: int) -> None:
         self.demux.select(reader)
         self.readers[reader].antenna_off()
@@ -272,6 +289,7 @@ class Scanner:
             if self._on_at[reader] is not None:
                 self._field_off(reader)
 
+    @native
     def _warm(self, reader: int) -> None:
         """Switch a later reader's field on early (pipeline); never a reader
         that needs init: its poll decides whether to touch it."""
@@ -281,6 +299,7 @@ class Scanner:
             except (mfrc522.ReaderError, OSError):
                 self.needs_init[reader] = True
 
+    @native
     def poll(self, reader: int, verify: bool = False) -> tuple:
         """Poll one reader: ``(uid_hex or None, fault or None, kind)``; kind is
         empty/probe/verify/acquire/tag-error/fault (for statistics)."""
@@ -333,6 +352,7 @@ class Scanner:
                 moved += self.tracker.apply_full({other: None})
         return moved
 
+    @native
     def _verify_due(self) -> list:
         if self.mode != MODE_FAST or self.verify_per_sweep <= 0:
             return []
@@ -347,12 +367,14 @@ class Scanner:
             self._verify_next = (due[-1] + 1) % self.n_readers
         return due
 
+    @native
     def sweep(self, emit: bool = True) -> list:
         """Poll every reader once; emit P/R lines as soon as a change is
         confirmed (not at the end of the sweep: up to 35 ms sooner), then
         HEALTH for readers whose health changed."""
         due = self._verify_due()
         events = []
+        fault_seen = False
         order = self.order
         n = len(order)
         lead = self.lead
@@ -364,6 +386,8 @@ class Scanner:
                 self._warm(order[(step + lead) % n])
             uid, fault, kind = self.poll(reader, reader in due)
             self.last_kind[reader] = kind
+            if fault is not None:
+                fault_seen = True
             if kind == "tag-error":
                 continue  # a tag answered badly: no information either way
             changes = self.tracker.update(reader, uid, fault)
@@ -377,7 +401,9 @@ class Scanner:
             events += changes
         self.sweeps += 1
         self.scan_pawns(emit)
-        if emit:
+        if emit and (self.sweeps % HEALTH_CHECK_EVERY == 0 or fault_seen):
+            # Health changes slowly (flicker needs several sweeps): checked every few
+            # sweeps, and at once when a reader failed; all of it every health_every.
             self.send_health(everything=self.sweeps % self.health_every == 0)
         return events
 

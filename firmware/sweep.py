@@ -60,7 +60,7 @@ def build(
     """A simulated rig with the real firmware on it (also used by the tests)."""
     table = SimTable(n_readers, timings, seed=seed)
     demux = Demux(table.demux.address, table.demux.bank_enable, table.demux.strobe)
-    readers = [MFRC522(table.spi, demux.cs, table.clock) for _ in range(n_readers)]
+    readers = [MFRC522(table.spi, demux.nss, table.clock) for _ in range(n_readers)]
     lines: list[str] = []
     scanner = Scanner(
         readers,

@@ -77,7 +77,7 @@ def test_wupa_answer_timing_and_atqa() -> None:
     assert driver.wupa() == b"\x44\x00"
     elapsed = table.clock.now_us - start
     rf = (1 + 7 + 2) * BIT_US + FDT_LAST_0_US + (1 + 18 + 1) * BIT_US
-    assert rf < elapsed < rf + 200
+    assert rf < elapsed < rf + 250  # + load (Idle first) and the poll granularity
 
 
 def test_tag_needs_the_field_to_settle() -> None:
