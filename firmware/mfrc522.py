@@ -120,7 +120,7 @@ _RESET_WAIT_US = 50000
 _CRC_CACHE_SIZE = 12
 
 
-from firmware.native import native
+from firmware.native import native  # noqa: E402 - after the register table
 
 _IRQ_LEVEL = (ComIrqReg, FIFOLevelReg)
 _POLL_REGS = (ComIrqReg, ErrorReg, FIFOLevelReg, ControlReg)
@@ -164,10 +164,12 @@ _TRANSCEIVE_TX = _write_tx(CommandReg, CMD_TRANSCEIVE)
 _START_SEND_TX = tuple((_write_tx(BitFramingReg, 0x80 | bits),) for bits in range(8))
 WUPA_BYTES = bytes((PICC_WUPA,))
 _ANTENNA_OFF_TX = _write_tx(TxControlReg, ANTENNA_OFF)
-# Send -> first interrupt poll: nothing can have happened sooner (a WUPA short
-# frame is 94 us on air, the timer window 150 us after it), so the interpreter
-# does not spin on the bus meanwhile. Data frames: ~85 us a byte on air + FDT.
-WUPA_FIRST_POLL_US = 240
+# Send -> first interrupt poll: nothing can have happened sooner, so the
+# interpreter does not spin on the bus meanwhile. WUPA: 94 us on air, FDT
+# 86 us, the 2-byte ATQA 189 us: an answer is complete 370 us after StartSend,
+# and without one the timer has fired at 244 us; one poll at 375 us sees
+# either. Data frames: ~85 us a byte on air + FDT.
+WUPA_FIRST_POLL_US = 375
 FRAME_BYTE_US = 85
 FDT_US = 86
 _TX = [bytearray(n) for n in range(_MAX_READ + 2)]
@@ -213,6 +215,8 @@ class MFRC522:
         self._diff = diff or ticks_diff
         self._reload = -1  # cached TReload value, -1 = unknown
         self._timeout_set = -1  # the timeout_us that gave _reload
+        self._started = 0  # ticks at StartSend
+        self.armed = False  # WUPA loaded and Transceive armed ahead of this reader's poll
         self._tx_crc = -1  # cached TxModeReg, -1 = unknown
         self._crc_cache = {}
         self.version = 0
@@ -351,6 +355,7 @@ class MFRC522:
         """Load a frame and arm Transceive without sending it yet (split from
         ``send`` so the scan loop can do this while the antenna settles).
         ``tx_crc``: the chip appends CRC_A to the frame."""
+        self.armed = False
         self.set_timeout_us(timeout_us)
         self.set_tx_crc(tx_crc)
         if tx_crc is False and tx_last_bits == 7 and data == WUPA_BYTES:
@@ -382,27 +387,70 @@ class MFRC522:
             WUPA_FIRST_POLL_US if tx_last_bits == 7 else FDT_US + FRAME_BYTE_US * len(data)
         )
 
-    @native
     def send(self) -> tuple:
         """Start the armed frame; wait for the answer. Returns ``(data,
-        valid_bits_in_last_byte)``, or ``None`` when no tag answered in time.
-        The first interrupt poll waits until an answer (or the timer) can be
-        there: fewer polls per exchange."""
-        self.write_tx(self._start_tx)  # StartSend
+        valid_bits_in_last_byte)``, or ``None`` when no tag answered in time."""
+        self.start()
+        return self.answer()
+
+    def arm_wupa(self) -> None:
+        """Load WUPA ahead of this reader's poll (while another reader's tag answers)."""
+        self.prepare(WUPA_BYTES, 7, PROBE_TIMEOUT_US)
+        self.armed = True
+
+    @native
+    def start(self) -> None:
+        """StartSend. The chip goes on with the exchange while deselected: the
+        scan loop switches the next field on meanwhile, then calls ``answer``."""
+        self.armed = False
+        self.write_tx(self._start_tx)
+        self._started = self.clock.ticks_us()
+
+    def answer(self) -> tuple:
+        """The answer to the frame ``start`` sent (this reader selected again):
+        ``(data, valid_bits_in_last_byte)``, or None when no tag answered in time."""
+        if self._wait_irq():
+            return None
+        return self._received(_RX_POLL)
+
+    @native
+    def _wait_irq(self) -> bool:
+        """Poll the interrupt flags until the exchange ended; True: the timer fired
+        (no answer). The first poll waits until an answer (or the timer) can be
+        there, less the time already spent (fewer polls per exchange)."""
         clock = self.clock
-        start = clock.ticks_us()
-        clock.sleep_us(self._first_poll_us)
+        start = self._started
+        first = self._first_poll_us
+        left = first - self._diff(clock.ticks_us(), start)
+        if 0 < left <= first:
+            clock.sleep_us(left)
         limit = self._timeout_us + _IRQ_MARGIN_US
         rx = _RX_POLL
         while True:
             self.transfer(_TX_POLL, rx)
             irq = rx[1]
             if irq & (IRQ_RX | IRQ_IDLE):
-                break
+                return False
             if irq & IRQ_TIMER:
-                return None
+                return True
             if self._diff(clock.ticks_us(), start) > limit:
                 raise ReaderError("no interrupt from the reader: stuck")
+
+    @native
+    def answered(self) -> int:
+        """Like ``answer``, but only the number of bytes received (0: no answer),
+        without reading them: the WUPA probe only needs to know a 2-byte ATQA came."""
+        if self._wait_irq():
+            return 0
+        rx = _RX_POLL
+        error = rx[2]
+        if error & ERR_COLL:
+            raise TagError("collision: more than one tag on the reader")
+        if error & (ERR_BUFFER_OVFL | ERR_PARITY | ERR_PROTOCOL):
+            raise TagError("receive error 0x%02X" % error)
+        return rx[3] & 0x7F
+
+    def _received(self, rx: bytearray) -> tuple:
         error, level, control = rx[2], rx[3], rx[4]
         if error & ERR_COLL:
             raise TagError("collision: more than one tag on the reader")

@@ -38,8 +38,8 @@ every 2**30 us, ~18 min) can never turn into a sleep of minutes.
 import binascii
 
 from firmware import mfrc522
-from firmware.pawns import PawnTracker, mask_hex
 from firmware.native import native
+from firmware.pawns import PawnTracker, mask_hex
 from firmware.presence import PresenceTracker
 from firmware.protocol import FROM_HUB, ProtocolError, Sender, decode_frame
 
@@ -61,6 +61,9 @@ SCAN_ORDER = (
 # the margin is computed by hardware/netlist.py; 4 MHz would not hold on 50 cm
 # cables). main.py uses it.
 SPI_HZ = 1_000_000
+# RP2040 SIO GPIO_OUT_XOR: a store through machine.mem32 flips the outputs in
+# its mask (Demux selects a reader with one store).
+SIO_GPIO_OUT_XOR = 0xD000001C
 # CPU clock main.py sets (machine.freq): the RP2040 at 200 MHz, within the range
 # Raspberry Pi rates it for (hardware/timing.md: the choice, measured).
 CPU_HZ = 200_000_000
@@ -96,9 +99,15 @@ class Demux:
     /E1 (low = bank enabled). ``strobe_pin``: all banks' /E2 tied together;
     pulling it low asserts the selected reader's NSS (and enables its MISO
     tri-state buffer, which shares that line). Pins are ``machine.Pin``-like
-    (``value(level)``); unchanged pins are not rewritten."""
+    (``value(level)``); unchanged pins are not rewritten.
 
-    def __init__(self, address_pins: list, bank_pins: list, strobe_pin: object) -> None:
+    ``port``: ``(mem, address, gpios)`` to select with one store instead of a
+    pin write per changed line: ``mem[address] = mask`` flips the outputs in
+    ``mask`` (the RP2040's SIO GPIO_OUT_XOR through ``machine.mem32``);
+    ``gpios`` gives the GPIO numbers of A0..A3 then each /E1."""
+
+    def __init__(self, address_pins: list, bank_pins: list, strobe_pin: object,
+                 port: object = None) -> None:
         self.address_pins = address_pins
         self.bank_pins = bank_pins
         self.strobe_pin = strobe_pin
@@ -115,10 +124,29 @@ class Demux:
         self._banks = [p.value for p in bank_pins]
         # The drivers write the strobe pin themselves (MFRC522 takes a Pin as cs).
         self.nss = strobe_pin
+        self._port = None
+        if port is not None:
+            mem, address, gpios = port
+            self._port, self._port_address = mem, address
+            n_banks = len(bank_pins)
+            self._level = sum(1 << gpios[4 + b] for b in range(n_banks))  # banks off
+            self._levels = []  # reader -> output word of the A and /E1 lines
+            for reader in range(16 * n_banks):
+                word = sum(1 << gpios[4 + b] for b in range(n_banks) if b != reader >> 4)
+                word |= sum(1 << gpios[i] for i in range(4) if reader >> i & 1)
+                self._levels.append(word)
 
     @native
     def select(self, reader: int) -> None:
         if reader == self.selected:
+            return
+        if self._port is not None:
+            if reader >= len(self._levels):
+                raise ValueError("reader %d has no demultiplexer output" % reader)
+            word = self._levels[reader]
+            self._port[self._port_address] = self._level ^ word
+            self._level = word
+            self.selected = reader
             return
         bank = reader >> 4
         address = reader & 0x0F
@@ -190,6 +218,8 @@ class Scanner:
         self.lead = max(0, min(lead, self.n_readers - 1, (settle_us + POLL_US - 1) // POLL_US))
         self.pawns = pawns  # firmware.pawns.PawnSensors or None
         self.flush = None  # set by Loop: send queued lines now, without blocking
+        self._warm_next = -1  # the field to switch on during this poll's RF exchange
+        self._arm_next = -1  # the reader to load WUPA into meanwhile
         self.pawn_tracker = PawnTracker()
         self.sweeps = 0
         self._verify_next = 0
@@ -264,17 +294,42 @@ class Scanner:
     @native
     def _activate(self, reader: int) -> object:
         """Field on (unless the pipeline did it already), WUPA once the field
-        has been on ``settle_us``. Returns (driver, ATQA or None)."""
+        has been on ``settle_us``. Returns (driver, bytes answered: 0 = no tag)."""
         driver = self.readers[reader]
         if self._on_at[reader] is None:
             self._field_on(reader)
         else:
             self.demux.select(reader)
-        driver.prepare(WUPA_FRAME, 7, mfrc522.PROBE_TIMEOUT_US)
+        if not driver.armed:
+            driver.prepare(WUPA_FRAME, 7, mfrc522.PROBE_TIMEOUT_US)
         wait = self.settle_us - self._elapsed(self._on_at[reader])
         if 0 < wait <= self.settle_us:
             self.clock.sleep_us(wait)
-        return driver, driver.send()
+        driver.start()
+        # While this tag answers (~370 us on air), the bus is free: the field
+        # ``lead`` places on comes on, and the next reader gets its WUPA loaded.
+        warm = self._warm_next
+        if warm >= 0:
+            self._warm_next = -1
+            self._warm(warm)
+        arm = self._arm_next
+        if arm >= 0:
+            self._arm_next = -1
+            self._arm(arm)
+        self.demux.select(reader)
+        return driver, driver.answered()
+
+    def _arm(self, reader: int) -> None:
+        """Load WUPA into a later reader ahead of its poll; a failure is left for
+        that reader's own poll to find (and report as its own)."""
+        if self.needs_init[reader]:
+            return
+        self.demux.select(reader)
+        driver = self.readers[reader]
+        try:
+            driver.arm_wupa()
+        except (mfrc522.ReaderError, OSError):
+            driver.armed = False
 
     @native
     def _field_off(self, reader: int) -> None:
@@ -315,10 +370,10 @@ class Scanner:
         try:
             try:
                 driver, answer = self._activate(reader)
-                if answer is None:
+                if not answer:
                     return None, None, "empty"
-                if len(answer[0]) != 2:
-                    raise mfrc522.TagError("ATQA of %d bytes" % len(answer[0]))
+                if answer != 2:
+                    raise mfrc522.TagError("ATQA of %d bytes" % answer)
                 pending = self.tracker.pending(reader)
                 if confirmed and not pending and self.mode != MODE_NAIVE:
                     if self.mode == MODE_FAST and not verify:
@@ -383,8 +438,13 @@ class Scanner:
         for step in range(n):
             reader = order[step]
             if lead:
-                self._warm(order[(step + lead) % n])
+                self._warm_next = order[(step + lead) % n]
+            self._arm_next = order[(step + 1) % n] if n > 1 else -1
             uid, fault, kind = self.poll(reader, reader in due)
+            if self._warm_next >= 0:  # the poll ended before its tag could answer
+                self._warm(self._warm_next)
+                self._warm_next = -1
+            self._arm_next = -1
             self.last_kind[reader] = kind
             if fault is not None:
                 fault_seen = True
@@ -453,7 +513,7 @@ class Scanner:
             self._quiet()  # no warming field near the one written to
             try:
                 driver, answer = self._activate(reader)
-                if answer is None:
+                if not answer:
                     return "tag left reader %d" % reader
                 if not driver.select_known(binascii.unhexlify(uid)):
                     return "another tag is on reader %d" % reader

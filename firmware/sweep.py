@@ -23,6 +23,7 @@ from firmware.scan import (
     MODE_FULL,
     MODE_NAIVE,
     SETTLE_US,
+    SIO_GPIO_OUT_XOR,
     SPI_HZ,
     VERIFY_PER_SWEEP,
     Demux,
@@ -59,7 +60,8 @@ def build(
 ) -> tuple[SimTable, Scanner, list[str]]:
     """A simulated rig with the real firmware on it (also used by the tests)."""
     table = SimTable(n_readers, timings, seed=seed)
-    demux = Demux(table.demux.address, table.demux.bank_enable, table.demux.strobe)
+    demux = Demux(table.demux.address, table.demux.bank_enable, table.demux.strobe,
+                  table.demux_port(SIO_GPIO_OUT_XOR))
     readers = [MFRC522(table.spi, demux.nss, table.clock) for _ in range(n_readers)]
     lines: list[str] = []
     scanner = Scanner(
