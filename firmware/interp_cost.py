@@ -199,7 +199,7 @@ def replay(transcript, tape, check, timings=None, count_kinds=False):
             timing[0] = False
             if timings is not None:
                 step_times.setdefault(step[1], []).append(
-                    (took, pos[0] - p0, pos[1] - a0, *in_polls))
+                    (took, pos[0] - p0, pos[1] - a0) + tuple(in_polls))  # noqa: RUF005 - MicroPython
     if check and pos[2] != len(tape):
         raise RuntimeError("%d recorded calls never made" % (len(tape) - pos[2]))
     if count_kinds:
