@@ -91,6 +91,7 @@ def main() -> None:
     settle_us = settle_from_report("bench.json", scan.SETTLE_US)  # the bench test's report
     scanner = scan.Scanner(readers, demux, time, None, settle_us=settle_us,
                            diff=time.ticks_diff, pawns=pawns)
+    scanner.cpu_mhz = freq() // 1_000_000
     stdin, stdout = sys.stdin, sys.stdout
     poll_in = select.poll()
     poll_in.register(stdin, select.POLLIN)

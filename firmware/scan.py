@@ -74,6 +74,8 @@ VERIFY_PER_SWEEP = 1
 HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s); a multiple of:
 HEALTH_CHECK_EVERY = 5  # sweeps between health checks (changes only)
 REINIT_EVERY = 25  # sweeps between re-init attempts of a failed reader
+STATS_SAMPLE_EVERY = 50  # one sweep in this many times each poll (2 ticks_us a poll)
+STATS_KINDS = ("empty", "probe", "verify", "acquire")
 # Minimum field-off time before a reader's field comes back on (NFC Forum
 # field reset, 5.1 ms): the tag then starts from IDLE whatever the last poll
 # left it in (a WUPA to a tag still in READY would be ignored). With 36
@@ -219,6 +221,14 @@ class Scanner:
         self.pawns = pawns  # firmware.pawns.PawnSensors or None
         self.flush = None  # set by Loop: send queued lines now, without blocking
         self._warm_next = -1  # the field to switch on during this poll's RF exchange
+        # The firmware's own timing (STATS): sweeps since the last report, their
+        # total and longest (us), and per poll kind [total us, polls] from sampled sweeps.
+        self.cpu_mhz = 0  # set by main.py (machine.freq)
+        self.stats_sample_every = STATS_SAMPLE_EVERY
+        self._stat_sweeps = 0
+        self._stat_total = 0
+        self._stat_max = 0
+        self._stat_polls = {}
         self._arm_next = -1  # the reader to load WUPA into meanwhile
         self.pawn_tracker = PawnTracker()
         self.sweeps = 0
@@ -427,6 +437,8 @@ class Scanner:
         """Poll every reader once; emit P/R lines as soon as a change is
         confirmed (not at the end of the sweep: up to 35 ms sooner), then
         HEALTH for readers whose health changed."""
+        started = self.clock.ticks_us()
+        sample = self.sweeps % self.stats_sample_every == 0
         due = self._verify_due()
         events = []
         fault_seen = False
@@ -440,7 +452,12 @@ class Scanner:
             if lead:
                 self._warm_next = order[(step + lead) % n]
             self._arm_next = order[(step + 1) % n] if n > 1 else -1
-            uid, fault, kind = self.poll(reader, reader in due)
+            if sample:
+                t0 = self.clock.ticks_us()
+                uid, fault, kind = self.poll(reader, reader in due)
+                self._count_poll(kind, self._diff(self.clock.ticks_us(), t0))
+            else:
+                uid, fault, kind = self.poll(reader, reader in due)
             if self._warm_next >= 0:  # the poll ended before its tag could answer
                 self._warm(self._warm_next)
                 self._warm_next = -1
@@ -460,12 +477,45 @@ class Scanner:
                     self.flush()  # out now, not after the sweep (bounded: Output.flush)
             events += changes
         self.sweeps += 1
+        took = self._diff(self.clock.ticks_us(), started)
+        if 0 <= took < 1 << 28:
+            self._stat_sweeps += 1
+            self._stat_total += took
+            self._stat_max = max(self._stat_max, took)
         self.scan_pawns(emit)
         if emit and (self.sweeps % HEALTH_CHECK_EVERY == 0 or fault_seen):
             # Health changes slowly (flicker needs several sweeps): checked every few
             # sweeps, and at once when a reader failed; all of it every health_every.
             self.send_health(everything=self.sweeps % self.health_every == 0)
+        if emit and self.sweeps % self.health_every == 0:
+            self.send_stats()
         return events
+
+    def _count_poll(self, kind: str, took: int) -> None:
+        entry = self._stat_polls.get(kind)
+        if entry is None:
+            entry = self._stat_polls[kind] = [0, 0]
+        entry[0] += max(0, took)
+        entry[1] += 1
+
+    def send_stats(self) -> None:
+        """STATS: sweeps since the last report, sweep mean and max, us per poll
+        by kind (sampled sweeps), the CPU clock; then a fresh window."""
+        count = self._stat_sweeps
+        fields = ["sweeps=%d" % count,
+                  "mean_us=%d" % (self._stat_total // count if count else 0),
+                  "max_us=%d" % self._stat_max]
+        for kind in STATS_KINDS:
+            entry = self._stat_polls.get(kind)
+            if entry and entry[1]:
+                fields.append("%s=%d" % (kind, entry[0] // entry[1]))
+        fields.append("cpu_mhz=%d" % self.cpu_mhz)
+        self.emit("STATS", fields)
+        self._reset_stats()
+
+    def _reset_stats(self) -> None:
+        self._stat_sweeps = self._stat_total = self._stat_max = 0
+        self._stat_polls = {}
 
     # ---------------------------------------------------------------- life cycle
 
@@ -477,6 +527,7 @@ class Scanner:
         self.emit("HELLO", [FW_VERSION, str(self.n_readers)])
         for _ in range(self.tracker.confirm_reads):
             self.sweep(emit=False)
+        self._reset_stats()  # STATS counts the scan, not the boot's inits
         self.send_full()
         self.send_health(everything=True)
 
@@ -492,6 +543,7 @@ class Scanner:
         elif frame.kind == "SYNC":
             self.send_full()
             self.send_health(everything=True)
+            self.send_stats()
         elif frame.kind == "WRITE":
             reason = self.write_card_id(int(frame.fields[0]), frame.fields[1])
             if reason is None:

@@ -198,3 +198,43 @@ def test_a_port_whose_poll_never_says_writable_still_gets_the_lines() -> None:
     assert loop.output.poll_reliable is False
     assert [line.split(" ")[1] for line in written][:3] == ["HELLO", "FULL", "HEALTH"]
     assert loop.output.queue == []
+
+
+def test_a_placement_leaves_mid_sweep_as_soon_as_it_is_confirmed() -> None:
+    """Item 2 of issue 20: the P line is written during the sweep that confirms it, right
+    after its reader's poll, not when the sweep ends (with 36 readers: up to a sweep sooner)."""
+    table, loop, _written, _incoming = loop_rig(n=36)
+    sent: list[tuple[float, str]] = []
+    loop.output._write = lambda line: sent.append((table.clock.now_us, line))
+    loop.start()
+    loop.step()
+    reader = loop.scanner.order[2]  # early in the order: most of the sweep comes after it
+    table.place(reader, "04A1B2C3D4E5F6")
+    for _ in range(2):
+        sent.clear()
+        start = table.clock.now_us
+        loop.scanner.sweep()
+        end = table.clock.now_us
+    placed = [t for t, line in sent if f" P {reader} " in line]
+    assert placed and start < placed[0] < start + 0.25 * (end - start)
+
+
+def test_a_host_that_does_not_read_cannot_stall_the_sweep_with_early_lines() -> None:
+    """The mid-sweep write goes out only while the port takes it: a port that is not
+    writable leaves the P line queued and the sweep takes no longer."""
+    table, loop, written, _incoming = loop_rig(n=8, writable=lambda: False)
+    loop.output.poll_reliable = True
+    loop.start()
+    loop.step()
+    start = table.clock.now_us
+    loop.scanner.sweep()
+    quiet = table.clock.now_us - start
+    table.place(4, "04A1B2C3D4E5F6")
+    durations = []
+    for _ in range(2):
+        start = table.clock.now_us
+        loop.scanner.sweep()
+        durations.append(table.clock.now_us - start)
+    assert not any(" P 4 " in line for line in written)
+    assert any(" P 4 " in line for line in loop.output.queue)
+    assert max(durations) < quiet + 20_000  # the acquisition itself, no write wait

@@ -215,3 +215,20 @@ def test_power_up_reset_state_of_a_new_tag() -> None:
     tag = SimTag.ntag213(UID7)
     assert tag.state == "OFF"
     assert tag.receive(b"\x52", 7) is None  # no field, no answer
+
+
+def test_prepare_writes_idle_before_loading_the_frame() -> None:
+    """Issue 20: a Transceive left running from the last exchange is stopped (Idle) before
+    the FIFO is flushed and loaded, for the hot WUPA path and any other frame."""
+    table, demux, (driver, _) = rig()
+    ready(table, demux, driver)
+    sent: list[bytes] = []
+    real = table.spi._transfer
+    table.spi._transfer = lambda mosi: sent.append(mosi) or real(mosi)  # type: ignore[method-assign]
+    idle = bytes(((mfrc522.CommandReg << 1) & 0x7E, mfrc522.CMD_IDLE))
+    flush = bytes(((mfrc522.FIFOLevelReg << 1) & 0x7E, 0x80))
+    for frame, bits in ((bytes((mfrc522.PICC_WUPA,)), 7), (b"\x93\x20", 0)):
+        sent.clear()
+        driver.prepare(frame, bits)
+        writes = [m for m in sent if not m[0] & 0x80]
+        assert idle in writes and writes.index(idle) < writes.index(flush)
