@@ -183,12 +183,8 @@ def pico_costs(measured: dict[str, Any], cpu_hz: int = CPU_HZ) -> dict[str, Any]
     step, and per machine call (a step's Python spread over its SPI and pin calls)."""
     k = ratio(measured, cpu_hz)
     polls = {kind: round(us * k, 1) for kind, us in measured["poll_us"].items()}
-    # A step's Python: its polls (each kind's median) and the loop outside them.
-    steps = {
-        label: sum(n * float(measured["poll_us"][kind]) for kind, n in kinds.items())
-        + float(measured["outside_polls_us"][label])
-        for label, kinds in measured["kinds_per_step"].items()
-    }
+    # A whole loop step's Python (timed as one: no 1 us rounding per poll), by label.
+    steps = {label: float(us) for label, us in measured["step_us"].items()}
     per_call = max(steps[label] / float(measured["machine_calls"][label]) for label in steps)
     return {"ratio": round(k, 2), "poll_us": polls,
             "step_us": {label: round(float(us) * k, 1) for label, us in steps.items()},

@@ -336,11 +336,23 @@ class MFRC522:
             self.write_reg(TxModeReg, value)
             self._tx_crc = value
 
+    @native
     def antenna_on(self) -> None:
-        self.write_tx((_ANTENNA_ON_TX,))
+        nss = self._nss
+        nss(0)
+        try:
+            self._write(_ANTENNA_ON_TX)
+        finally:
+            nss(1)
 
+    @native
     def antenna_off(self) -> None:
-        self.write_tx((_ANTENNA_OFF_TX,))
+        nss = self._nss
+        nss(0)
+        try:
+            self._write(_ANTENNA_OFF_TX)
+        finally:
+            nss(1)
 
     # ---------------------------------------------------------------- exchange
 

@@ -175,6 +175,12 @@ class PresenceTracker:
         """True while a UID has been seen on ``reader`` but not yet confirmed."""
         return self._reader(reader).candidate is not None
 
+    def settled(self, reader: int) -> str | None:
+        """The confirmed UID while no other tag is pending confirmation, else None
+        (the scan loop's probe needs both; one call on its hot path)."""
+        state = self._reader(reader)
+        return state.confirmed if state.candidate is None else None
+
     def uid(self, reader: int) -> str | None:
         return self._reader(reader).confirmed
 

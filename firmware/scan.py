@@ -293,13 +293,15 @@ class Scanner:
         """Select ``reader`` and switch its field on (after the field reset
         time, so the tag starts from IDLE)."""
         off_at = self._off_at[reader]
+        clock = self.clock
         if off_at is not None:
-            wait = FIELD_RESET_US - self._elapsed(off_at)
+            elapsed = self._diff(clock.ticks_us(), off_at)
+            wait = FIELD_RESET_US - elapsed if elapsed >= 0 else 0
             if 0 < wait <= FIELD_RESET_US:
-                self.clock.sleep_us(wait)
+                clock.sleep_us(wait)
         self.demux.select(reader)
         self.readers[reader].antenna_on()
-        self._on_at[reader] = self.clock.ticks_us()
+        self._on_at[reader] = clock.ticks_us()
 
     @native
     def _activate(self, reader: int) -> object:
@@ -312,16 +314,20 @@ class Scanner:
             self.demux.select(reader)
         if not driver.armed:
             driver.prepare(WUPA_FRAME, 7, mfrc522.PROBE_TIMEOUT_US)
-        wait = self.settle_us - self._elapsed(self._on_at[reader])
-        if 0 < wait <= self.settle_us:
-            self.clock.sleep_us(wait)
+        clock = self.clock
+        settle = self.settle_us
+        elapsed = self._diff(clock.ticks_us(), self._on_at[reader])
+        wait = settle - elapsed if elapsed >= 0 else 0
+        if 0 < wait <= settle:
+            clock.sleep_us(wait)
         driver.start()
         # While this tag answers (~370 us on air), the bus is free: the field
         # ``lead`` places on comes on, and the next reader gets its WUPA loaded.
         warm = self._warm_next
         if warm >= 0:
             self._warm_next = -1
-            self._warm(warm)
+            if self._on_at[warm] is None and not self.needs_init[warm]:
+                self._warm(warm)
         arm = self._arm_next
         if arm >= 0:
             self._arm_next = -1
@@ -329,6 +335,7 @@ class Scanner:
         self.demux.select(reader)
         return driver, driver.answered()
 
+    @native
     def _arm(self, reader: int) -> None:
         """Load WUPA into a later reader ahead of its poll; a failure is left for
         that reader's own poll to find (and report as its own)."""
@@ -376,7 +383,7 @@ class Scanner:
             if fault:
                 return None, fault, "fault"
         driver = self.readers[reader]
-        confirmed = self.tracker.uid(reader)
+        confirmed = self.tracker.settled(reader)
         try:
             try:
                 driver, answer = self._activate(reader)
@@ -384,8 +391,7 @@ class Scanner:
                     return None, None, "empty"
                 if answer != 2:
                     raise mfrc522.TagError("ATQA of %d bytes" % answer)
-                pending = self.tracker.pending(reader)
-                if confirmed and not pending and self.mode != MODE_NAIVE:
+                if confirmed and self.mode != MODE_NAIVE:
                     if self.mode == MODE_FAST and not verify:
                         return confirmed, None, "probe"
                     if driver.select_known(binascii.unhexlify(confirmed)):
@@ -395,8 +401,12 @@ class Scanner:
                         return None, None, "empty"
                 uid = uid_hex(driver.read_uid())
                 return uid, None, "acquire"
-            finally:
-                self._field_off(reader)
+            finally:  # field off (this reader is still the selected one)
+                if self.demux.selected != reader:
+                    self.demux.select(reader)
+                driver.antenna_off()
+                self._off_at[reader] = self.clock.ticks_us()
+                self._on_at[reader] = None
         except mfrc522.TagError as error:
             self.last_error[reader] = str(error)
             return None, None, "tag-error"
