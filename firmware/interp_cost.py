@@ -25,6 +25,12 @@ import json
 import sys
 import time
 
+if "--bytecode" in sys.argv:  # the bound: no native emitter (firmware.native falls back)
+    class _NoNative:  # a micropython module without ``native``
+        pass
+
+    sys.modules["micropython"] = _NoNative()
+
 from firmware.loop import Loop, Output
 from firmware.mfrc522 import MFRC522
 from firmware.scan import Demux, Scanner
