@@ -42,14 +42,20 @@ def settle_from_report(path: str, default: int, lowest: int = 100) -> int:
     """``settle_us`` from the bench report copied to the Pico (``cauldron readers --bench``,
     hardware/bench-test.md); ``default`` (the ISO worst case) when there is none or it is
     out of range."""
+    return from_report(path, "settle_us", default, lowest, default)
+
+
+def from_report(path: str, key: str, default: int, lowest: int, highest: int) -> int:
+    """An integer ``key`` of the bench report, or ``default`` when there is none, it is
+    unreadable, or out of ``lowest..highest``."""
     try:
         import json
 
         with open(path) as handle:
-            value = int(json.load(handle)["settle_us"])
-    except Exception:  # no report, unreadable, or not ours: stay with the worst case
+            value = int(json.load(handle)[key])
+    except Exception:  # no report, unreadable, or not ours: stay with the default
         return default
-    return value if lowest <= value <= default else default
+    return value if lowest <= value <= highest else default
 
 
 def printable(text: str) -> str:
@@ -166,6 +172,7 @@ class Loop:
         # URGENT_LINES a time, only while the port takes them, and never during a
         # stall back-off, so a slow host cannot hold the sweep up.
         scanner.flush = self.flush_urgent
+        scanner.feed = self.feed
 
     def flush_urgent(self) -> None:
         self.output.flush(URGENT_LINES)

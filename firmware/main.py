@@ -20,7 +20,7 @@ import micropython
 from machine import SPI, WDT, Pin, freq, mem32
 
 from firmware import scan
-from firmware.loop import WDT_MS, Loop, Output, settle_from_report
+from firmware.loop import WDT_MS, Loop, Output, from_report, settle_from_report
 from firmware.mfrc522 import MFRC522
 from firmware.pawns import PawnSensors
 
@@ -89,8 +89,9 @@ def main() -> None:
         Pin(PIN_PAWN_DATA, Pin.IN, Pin.PULL_UP),
     )
     settle_us = settle_from_report("bench.json", scan.SETTLE_US)  # the bench test's report
+    poll_us = from_report("bench.json", "poll_us", scan.POLL_US, 100, 5000)  # measured poll
     scanner = scan.Scanner(readers, demux, time, None, settle_us=settle_us,
-                           diff=time.ticks_diff, pawns=pawns)
+                           diff=time.ticks_diff, pawns=pawns, poll_us=poll_us)
     scanner.cpu_mhz = freq() // 1_000_000
     stdin, stdout = sys.stdin, sys.stdout
     poll_in = select.poll()

@@ -67,8 +67,9 @@ SIO_GPIO_OUT_XOR = 0xD000001C
 # CPU clock main.py sets (machine.freq): the RP2040 at 200 MHz, within the range
 # Raspberry Pi rates it for (hardware/timing.md: the choice, measured).
 CPU_HZ = 200_000_000
-# Time one poll takes without waiting (modelled ~0.55-0.65 ms): the lead is
-# the number of polls that cover the settle time.
+# Time one poll takes without waiting: the lead is the number of polls that cover
+# the settle time. The default is the bus-and-RF model's; the bench report's
+# measured poll time (bench.json "poll_us", main.py) replaces it.
 POLL_US = 600
 VERIFY_PER_SWEEP = 1
 HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s); a multiple of:
@@ -190,6 +191,7 @@ class Scanner:
         order: object = None,
         lead: object = None,
         pawns: object = None,
+        poll_us: int = POLL_US,
     ) -> None:
         self.readers = readers
         self.n_readers = len(readers)
@@ -217,9 +219,12 @@ class Scanner:
         if lead is None:
             # Overlapping fields only with an order checked for separation.
             lead = FIELD_LEAD if self.order == list(SCAN_ORDER) else 0
-        self.lead = max(0, min(lead, self.n_readers - 1, (settle_us + POLL_US - 1) // POLL_US))
+        self.poll_us = max(1, poll_us)
+        self.lead = max(0, min(lead, self.n_readers - 1,
+                               (settle_us + self.poll_us - 1) // self.poll_us))
         self.pawns = pawns  # firmware.pawns.PawnSensors or None
         self.flush = None  # set by Loop: send queued lines now, without blocking
+        self.feed = None  # set by Loop: feed the watchdog (during a long boot)
         self._warm_next = -1  # the field to switch on during this poll's RF exchange
         # The firmware's own timing (STATS): sweeps since the last report, their
         # total and longest (us), and per poll kind [total us, polls] from sampled sweeps.
@@ -278,6 +283,9 @@ class Scanner:
             self.last_error[reader] = str(error)
             self.fault_kind[reader] = getattr(error, "kind", "silent")
             return self.fault_kind[reader]
+        finally:  # a hung chip's init waits out the soft reset (50 ms): 36 of them > WDT
+            if self.feed is not None:
+                self.feed()
         self.needs_init[reader] = False
         return None
 
@@ -530,7 +538,9 @@ class Scanner:
     # ---------------------------------------------------------------- life cycle
 
     def boot(self) -> None:
-        """Init every reader, announce, settle the state silently, send FULL."""
+        """Init every reader, announce, settle the state silently, send FULL. The
+        watchdog is fed after each init (``_init_reader``): 36 faulted readers take ~3.7 s
+        to give up, here and in the first sweep."""
         for reader in range(self.n_readers):
             self.demux.select(reader)
             self._init_reader(reader)
