@@ -243,12 +243,14 @@ class MFRC522:
         """Prebuilt write transactions, one chip-select pulse each."""
         nss = self._nss
         write = self._write
-        for buf in buffers:
-            nss(0)
-            try:
+        try:  # one handler for the lot (setting one up per transaction costs more)
+            for buf in buffers:
+                nss(0)
                 write(buf)
-            finally:
                 nss(1)
+        except BaseException:  # the bus failed mid-transaction: deselect, then report
+            nss(1)
+            raise
 
     def write_fifo(self, data: bytes) -> None:
         self.write_tx((bytes(((FIFODataReg << 1) & 0x7E,)) + bytes(data),))
