@@ -407,9 +407,23 @@ class MFRC522:
         self.start()
         return self.answer()
 
+    @native
     def arm_wupa(self) -> None:
-        """Load WUPA ahead of this reader's poll (while another reader's tag answers)."""
-        self.prepare(WUPA_BYTES, 7, PROBE_TIMEOUT_US)
+        """Load WUPA ahead of this reader's poll (while another reader's tag answers).
+        The steady case (timer and TxCRC already right) in one go; else ``prepare``."""
+        if self._timeout_set != PROBE_TIMEOUT_US or self._tx_crc != 0:
+            self.prepare(WUPA_BYTES, 7, PROBE_TIMEOUT_US)
+            self.armed = True
+            return
+        self.armed = False
+        self.write_tx(_WUPA_LOAD)
+        rx = self.transfer(_TX_IRQ_LEVEL, _RX_IRQ_LEVEL)
+        if rx[2] & 0x7F != 1 or rx[1] & (IRQ_RX | IRQ_TIMER | IRQ_ERR):
+            self.prepare(WUPA_BYTES, 7, PROBE_TIMEOUT_US)  # the full check and its error
+        self._tx_last_bits = 7
+        self._timeout_us = PROBE_TIMEOUT_US
+        self._start_tx = _START_SEND_TX[7]
+        self._first_poll_us = WUPA_FIRST_POLL_US
         self.armed = True
 
     @native
@@ -417,7 +431,12 @@ class MFRC522:
         """StartSend. The chip goes on with the exchange while deselected: the
         scan loop switches the next field on meanwhile, then calls ``answer``."""
         self.armed = False
-        self.write_tx(self._start_tx)
+        nss = self._nss
+        nss(0)
+        try:
+            self._write(self._start_tx[0])
+        finally:
+            nss(1)
         self._started = self.clock.ticks_us()
 
     def answer(self) -> tuple:
@@ -440,8 +459,14 @@ class MFRC522:
             clock.sleep_us(left)
         limit = self._timeout_us + _IRQ_MARGIN_US
         rx = _RX_POLL
+        nss = self._nss
+        xfer = self._xfer
         while True:
-            self.transfer(_TX_POLL, rx)
+            nss(0)
+            try:
+                xfer(_TX_POLL, rx)
+            finally:
+                nss(1)
             irq = rx[1]
             if irq & (IRQ_RX | IRQ_IDLE):
                 return False

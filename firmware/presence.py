@@ -86,7 +86,9 @@ class PresenceTracker:
         """Feed one poll of ``reader``: ``uid`` read (hex string) or None when
         no tag answered. ``fault`` = "silent"/"absent" when the reader itself
         failed. Returns the events, a list of ``(kind, reader, uid)``."""
-        state = self._reader(reader)
+        if not 0 <= reader < self.n_readers:
+            raise ValueError("reader %d is outside 0..%d" % (reader, self.n_readers - 1))
+        state = self._readers[reader]
         if fault is not None:
             if fault not in (SILENT, ABSENT):
                 raise ValueError("fault must be 'silent' or 'absent', got %r" % (fault,))
@@ -178,7 +180,7 @@ class PresenceTracker:
     def settled(self, reader: int) -> str | None:
         """The confirmed UID while no other tag is pending confirmation, else None
         (the scan loop's probe needs both; one call on its hot path)."""
-        state = self._reader(reader)
+        state = self._readers[reader]  # the scan loop's own reader numbers: no check
         return state.confirmed if state.candidate is None else None
 
     def uid(self, reader: int) -> str | None:

@@ -372,12 +372,23 @@ class Scanner:
     @native
     def _warm(self, reader: int) -> None:
         """Switch a later reader's field on early (pipeline); never a reader
-        that needs init: its poll decides whether to touch it."""
+        that needs init: its poll decides whether to touch it. (``_field_on``
+        inline: this runs once a poll.)"""
         if self._on_at[reader] is None and not self.needs_init[reader]:
+            clock = self.clock
+            off_at = self._off_at[reader]
+            if off_at is not None:
+                elapsed = self._diff(clock.ticks_us(), off_at)
+                wait = FIELD_RESET_US - elapsed if elapsed >= 0 else 0
+                if 0 < wait <= FIELD_RESET_US:
+                    clock.sleep_us(wait)
+            self.demux.select(reader)
             try:
-                self._field_on(reader)
+                self.readers[reader].antenna_on()
             except (mfrc522.ReaderError, OSError):
                 self.needs_init[reader] = True
+                return
+            self._on_at[reader] = clock.ticks_us()
 
     @native
     def poll(self, reader: int, verify: bool = False) -> tuple:
