@@ -35,20 +35,27 @@ STALL_BACKOFF_US = 2000000
 # A port that says "not writable" for this long gets one line anyway: if it takes it at
 # once, its poll() does not report POLLOUT (older ports) and is not asked again.
 PROBE_US = 1000000
+URGENT_LINES = 4  # lines written at once mid-sweep (a card moved: R + P)
 
 
 def settle_from_report(path: str, default: int, lowest: int = 100) -> int:
     """``settle_us`` from the bench report copied to the Pico (``cauldron readers --bench``,
     hardware/bench-test.md); ``default`` (the ISO worst case) when there is none or it is
     out of range."""
+    return from_report(path, "settle_us", default, lowest, default)
+
+
+def from_report(path: str, key: str, default: int, lowest: int, highest: int) -> int:
+    """An integer ``key`` of the bench report, or ``default`` when there is none, it is
+    unreadable, or out of ``lowest..highest``."""
     try:
         import json
 
         with open(path) as handle:
-            value = int(json.load(handle)["settle_us"])
-    except Exception:  # no report, unreadable, or not ours: stay with the worst case
+            value = int(json.load(handle)[key])
+    except Exception:  # no report, unreadable, or not ours: stay with the default
         return default
-    return value if lowest <= value <= default else default
+    return value if lowest <= value <= highest else default
 
 
 def printable(text: str) -> str:
@@ -85,8 +92,8 @@ class Output:
             self.queue.pop(0)
             self.dropped += 1
 
-    def flush(self) -> int:
-        """Write up to OUT_PER_STEP queued lines; returns how many."""
+    def flush(self, limit: int = OUT_PER_STEP) -> int:
+        """Write up to ``limit`` queued lines; returns how many."""
         clock = self._clock
         if self._stalled_at is not None:
             waited = self._diff(clock.ticks_us(), self._stalled_at)
@@ -94,7 +101,7 @@ class Output:
                 return 0
             self._stalled_at = None
         written = 0
-        while self.queue and written < OUT_PER_STEP:
+        while self.queue and written < limit:
             probing = False
             if self.poll_reliable and not self._writable():
                 idle = self._diff(clock.ticks_us(), self._last_write)
@@ -140,6 +147,8 @@ class Loop:
     """One scanner, its serial link and its watchdog. ``read_char()`` returns
     one character, or None/"" when nothing is waiting (never blocks)."""
 
+    COLLECT_EVERY = 8  # steps between gc.collect() calls (the hot path allocates little)
+
     def __init__(
         self,
         scanner: object,
@@ -159,6 +168,14 @@ class Loop:
         self.errors = 0
         self.steps = 0
         scanner.write_line = output.put
+        # P/R lines leave as soon as they are confirmed, mid-sweep: at most
+        # URGENT_LINES a time, only while the port takes them, and never during a
+        # stall back-off, so a slow host cannot hold the sweep up.
+        scanner.flush = self.flush_urgent
+        scanner.feed = self.feed
+
+    def flush_urgent(self) -> None:
+        self.output.flush(URGENT_LINES)
 
     def feed(self) -> None:
         if self.watchdog is not None:
@@ -197,7 +214,7 @@ class Loop:
             self.output.flush()
             if self.led is not None:
                 self.led.toggle()
-            if self.collect is not None:
+            if self.collect is not None and self.steps % self.COLLECT_EVERY == 0:
                 self.collect()
         except Exception as error:
             self.report("output", error)

@@ -5,7 +5,7 @@ this file itself runs under the MicroPython unix port with stand-in `machine`
 pins (tests/firmware/test_fw_micropython.py).
 
 Pin map (see hardware/wiring.md, generated from hardware/netlist.py):
-  SPI0  SCK GP18, MOSI GP19, MISO GP16 (through the per-reader 74HC125 gates)
+  SPI0  SCK GP18, MOSI GP19, MISO GP16 (through the per-reader 74LVC125A gates)
   demux A0..A3 GP2..GP5, bank /E1 GP6 GP7 GP8 (3 x 74HC154), strobe /E2 GP9
   reader NRSTPD GP10 (through the bank buffers), heartbeat LED "LED"
   pawn sensors (3 x 74HC165): /PL GP11, CLK GP12, QH GP13
@@ -17,10 +17,10 @@ import sys
 import time
 
 import micropython
-from machine import SPI, WDT, Pin
+from machine import SPI, WDT, Pin, freq, mem32
 
 from firmware import scan
-from firmware.loop import WDT_MS, Loop, Output, settle_from_report
+from firmware.loop import WDT_MS, Loop, Output, from_report, settle_from_report
 from firmware.mfrc522 import MFRC522
 from firmware.pawns import PawnSensors
 
@@ -56,6 +56,10 @@ def main() -> None:
     # an ordinary character and rejected as a bad line.
     micropython.kbd_intr(-1)
     watchdog = WDT(timeout=WDT_MS)
+    try:  # noqa: SIM105 - no contextlib. 200 MHz: the sweep's Python (hardware/timing.md)
+        freq(scan.CPU_HZ)
+    except ValueError:  # a build that refuses runs at its default; STATS shows the cost
+        pass
     reset = Pin(PIN_RESET, Pin.OUT, value=0)  # hard reset every reader once
     time.sleep_ms(2)
     reset.value(1)
@@ -76,16 +80,19 @@ def main() -> None:
         [Pin(p, Pin.OUT, value=0) for p in PIN_ADDRESS],
         [Pin(p, Pin.OUT, value=1) for p in PIN_BANKS],
         Pin(PIN_STROBE, Pin.OUT, value=1),
+        (mem32, scan.SIO_GPIO_OUT_XOR, PIN_ADDRESS + PIN_BANKS),  # one store per select
     )
-    readers = [MFRC522(spi, demux.cs, time, time.ticks_diff) for _ in range(N_READERS)]
+    readers = [MFRC522(spi, demux.nss, time, time.ticks_diff) for _ in range(N_READERS)]
     pawns = PawnSensors(
         Pin(PIN_PAWN_LOAD, Pin.OUT, value=1),
         Pin(PIN_PAWN_CLOCK, Pin.OUT, value=0),
         Pin(PIN_PAWN_DATA, Pin.IN, Pin.PULL_UP),
     )
     settle_us = settle_from_report("bench.json", scan.SETTLE_US)  # the bench test's report
+    poll_us = from_report("bench.json", "poll_us", scan.POLL_US, 100, 5000)  # measured poll
     scanner = scan.Scanner(readers, demux, time, None, settle_us=settle_us,
-                           diff=time.ticks_diff, pawns=pawns)
+                           diff=time.ticks_diff, pawns=pawns, poll_us=poll_us)
+    scanner.cpu_mhz = freq() // 1_000_000
     stdin, stdout = sys.stdin, sys.stdout
     poll_in = select.poll()
     poll_in.register(stdin, select.POLLIN)

@@ -120,6 +120,8 @@ _RESET_WAIT_US = 50000
 _CRC_CACHE_SIZE = 12
 
 
+from firmware.native import native  # noqa: E402 - after the register table
+
 _IRQ_LEVEL = (ComIrqReg, FIFOLevelReg)
 _POLL_REGS = (ComIrqReg, ErrorReg, FIFOLevelReg, ControlReg)
 _CRC_RESULT = (CRCResultRegL, CRCResultRegH)
@@ -128,6 +130,48 @@ _FIFO_READS = [(FIFODataReg,) * n for n in range(_MAX_READ + 1)]
 # a time): the poll path allocates nothing, so the Pico's garbage collector
 # has little to do. Index = transaction length; ~4 KB in all.
 _W2 = bytearray(2)
+
+
+def _read_tx(regs: tuple) -> bytearray:
+    """The transmit buffer that reads ``regs`` in one transaction."""
+    return bytearray([((reg << 1) & 0x7E) | 0x80 for reg in regs] + [0])
+
+
+def _write_tx(reg: int, value: int) -> bytes:
+    return bytes((((reg << 1) & 0x7E), value & 0xFF))
+
+
+# The WUPA poll is the hot path (~36 times a sweep): its transactions are built
+# once. Idle, clear the interrupt flags, flush the FIFO, load WUPA, 7-bit frame, arm
+# Transceive; then StartSend; then field off.
+_WUPA_LOAD = (
+    _write_tx(CommandReg, CMD_IDLE),  # Idle first: stop what the last exchange left running
+    _write_tx(ComIrqReg, IRQ_ALL),
+    _write_tx(FIFOLevelReg, 0x80),
+    _write_tx(FIFODataReg, PICC_WUPA),
+    _write_tx(BitFramingReg, 0x07),
+    _write_tx(CommandReg, CMD_TRANSCEIVE),
+)
+_TX_IRQ_LEVEL = _read_tx(_IRQ_LEVEL)
+_TX_POLL = _read_tx(_POLL_REGS)
+_RX_POLL = bytearray(len(_POLL_REGS) + 1)
+_ANTENNA_ON_TX = _write_tx(TxControlReg, ANTENNA_ON)
+_RX_IRQ_LEVEL = bytearray(len(_IRQ_LEVEL) + 1)
+_IDLE_TX = _write_tx(CommandReg, CMD_IDLE)
+_CLEAR_IRQ_TX = _write_tx(ComIrqReg, IRQ_ALL)
+_FLUSH_TX = _write_tx(FIFOLevelReg, 0x80)
+_TRANSCEIVE_TX = _write_tx(CommandReg, CMD_TRANSCEIVE)
+_START_SEND_TX = tuple((_write_tx(BitFramingReg, 0x80 | bits),) for bits in range(8))
+WUPA_BYTES = bytes((PICC_WUPA,))
+_ANTENNA_OFF_TX = _write_tx(TxControlReg, ANTENNA_OFF)
+# Send -> first interrupt poll: nothing can have happened sooner, so the
+# interpreter does not spin on the bus meanwhile. WUPA: 94 us on air, FDT
+# 86 us, the 2-byte ATQA 189 us: an answer is complete 370 us after StartSend,
+# and without one the timer has fired at 244 us; one poll at 375 us sees
+# either. Data frames: ~85 us a byte on air + FDT.
+WUPA_FIRST_POLL_US = 375
+FRAME_BYTE_US = 85
+FDT_US = 86
 _TX = [bytearray(n) for n in range(_MAX_READ + 2)]
 _RX = [bytearray(n) for n in range(_MAX_READ + 2)]
 
@@ -161,9 +205,18 @@ class MFRC522:
     def __init__(self, spi: object, cs: object, clock: object, diff: object = None) -> None:
         self.spi = spi
         self.cs = cs
+        # Chip select: a Pin (the demultiplexers' strobe, active low) is written
+        # directly, no Python method per edge; any other callable is cs(active).
+        level = getattr(cs, "value", None)
+        self._nss = level if level is not None else (lambda value: cs(not value))
+        self._write = spi.write
+        self._xfer = spi.write_readinto
         self.clock = clock
         self._diff = diff or ticks_diff
         self._reload = -1  # cached TReload value, -1 = unknown
+        self._timeout_set = -1  # the timeout_us that gave _reload
+        self._started = 0  # ticks at StartSend
+        self.armed = False  # WUPA loaded and Transceive armed ahead of this reader's poll
         self._tx_crc = -1  # cached TxModeReg, -1 = unknown
         self._crc_cache = {}
         self.version = 0
@@ -173,22 +226,45 @@ class MFRC522:
 
     # ---------------------------------------------------------------- raw SPI
 
+    @native
     def write_reg(self, reg: int, value: int) -> None:
         buf = self._w2
         buf[0] = (reg << 1) & 0x7E
         buf[1] = value & 0xFF
-        self.cs(True)
+        nss = self._nss
+        nss(0)
         try:
-            self.spi.write(buf)
+            self._write(buf)
         finally:
-            self.cs(False)
+            nss(1)
+
+    @native
+    def write_tx(self, buffers: tuple) -> None:
+        """Prebuilt write transactions, one chip-select pulse each."""
+        nss = self._nss
+        write = self._write
+        try:  # one handler for the lot (setting one up per transaction costs more)
+            for buf in buffers:
+                nss(0)
+                write(buf)
+                nss(1)
+        except BaseException:  # the bus failed mid-transaction: deselect, then report
+            nss(1)
+            raise
 
     def write_fifo(self, data: bytes) -> None:
-        self.cs(True)
+        self.write_tx((bytes(((FIFODataReg << 1) & 0x7E,)) + bytes(data),))
+
+    @native
+    def transfer(self, tx: bytearray, rx: bytearray) -> bytearray:
+        """One prebuilt read transaction (``tx`` from ``_read_tx``) into ``rx``."""
+        nss = self._nss
+        nss(0)
         try:
-            self.spi.write(bytes(((FIFODataReg << 1) & 0x7E,)) + bytes(data))
+            self._xfer(tx, rx)
         finally:
-            self.cs(False)
+            nss(1)
+        return rx
 
     def read_regs(self, regs: list) -> memoryview:
         """Read several registers in one transaction. The answer lives in a
@@ -199,11 +275,7 @@ class MFRC522:
         for i, reg in enumerate(regs):
             tx[i] = ((reg << 1) & 0x7E) | 0x80
         tx[n - 1] = 0
-        self.cs(True)
-        try:
-            self.spi.write_readinto(tx, rx)
-        finally:
-            self.cs(False)
+        self.transfer(tx, rx)
         return memoryview(rx)[1:]
 
     def read_reg(self, reg: int) -> int:
@@ -233,6 +305,7 @@ class MFRC522:
                 raise ReaderError("soft reset did not finish within 50 ms")
             self.clock.sleep_us(200)
         self._reload = -1
+        self._timeout_set = -1
         self._tx_crc = -1
         # TAuto: the timer starts at the end of each transmission and stops
         # after the 5th received bit, so "no tag" ends after the timeout alone.
@@ -245,13 +318,18 @@ class MFRC522:
         self.antenna_off()
         return version
 
+    @native
     def set_timeout_us(self, timeout_us: float) -> None:
+        if timeout_us == self._timeout_set:
+            return
+        self._timeout_set = timeout_us
         reload = timer_reload_for_us(timeout_us)
         if reload != self._reload:
             self.write_reg(TReloadRegH, reload >> 8)
             self.write_reg(TReloadRegL, reload & 0xFF)
             self._reload = reload
 
+    @native
     def set_tx_crc(self, on: bool) -> None:
         """Let the chip append CRC_A to sent frames (TxCRCEn): no coprocessor
         round trip (6 SPI transactions) for a new SELECT, READ, WRITE or HLTA."""
@@ -260,14 +338,27 @@ class MFRC522:
             self.write_reg(TxModeReg, value)
             self._tx_crc = value
 
+    @native
     def antenna_on(self) -> None:
-        self.write_reg(TxControlReg, ANTENNA_ON)
+        nss = self._nss
+        nss(0)
+        try:
+            self._write(_ANTENNA_ON_TX)
+        finally:
+            nss(1)
 
+    @native
     def antenna_off(self) -> None:
-        self.write_reg(TxControlReg, ANTENNA_OFF)
+        nss = self._nss
+        nss(0)
+        try:
+            self._write(_ANTENNA_OFF_TX)
+        finally:
+            nss(1)
 
     # ---------------------------------------------------------------- exchange
 
+    @native
     def prepare(
         self,
         data: bytes,
@@ -278,16 +369,24 @@ class MFRC522:
         """Load a frame and arm Transceive without sending it yet (split from
         ``send`` so the scan loop can do this while the antenna settles).
         ``tx_crc``: the chip appends CRC_A to the frame."""
+        self.armed = False
         self.set_timeout_us(timeout_us)
         self.set_tx_crc(tx_crc)
-        self.write_reg(ComIrqReg, IRQ_ALL)  # clear all interrupt flags
-        self.write_reg(FIFOLevelReg, 0x80)  # flush the FIFO
-        self.write_fifo(data)
-        self.write_reg(BitFramingReg, tx_last_bits & 0x07)
-        self.write_reg(CommandReg, CMD_TRANSCEIVE)
+        if tx_crc is False and tx_last_bits == 7 and data == WUPA_BYTES:
+            self.write_tx(_WUPA_LOAD)  # the hot path: prebuilt transactions
+        else:
+            self.write_tx((
+                _IDLE_TX,
+                _CLEAR_IRQ_TX,
+                _FLUSH_TX,
+                bytes(((FIFODataReg << 1) & 0x7E,)) + bytes(data),
+                _write_tx(BitFramingReg, tx_last_bits & 0x07),
+                _TRANSCEIVE_TX,
+            ))
         # Health check in the same breath: a stuck or vanished chip cannot show
         # exactly our bytes in its FIFO with no interrupt pending.
-        irq, level = self.read_regs(_IRQ_LEVEL)
+        rx = self.transfer(_TX_IRQ_LEVEL, _RX_IRQ_LEVEL)
+        irq, level = rx[1], rx[2]
         if level & 0x7F != len(data) or irq & (IRQ_RX | IRQ_TIMER | IRQ_ERR):
             version = self.read_version()
             if version in (0x00, 0xFF):
@@ -297,21 +396,101 @@ class MFRC522:
             )
         self._tx_last_bits = tx_last_bits & 0x07
         self._timeout_us = timeout_us
+        self._start_tx = _START_SEND_TX[self._tx_last_bits]
+        self._first_poll_us = (
+            WUPA_FIRST_POLL_US if tx_last_bits == 7 else FDT_US + FRAME_BYTE_US * len(data)
+        )
 
     def send(self) -> tuple:
         """Start the armed frame; wait for the answer. Returns ``(data,
         valid_bits_in_last_byte)``, or ``None`` when no tag answered in time."""
-        self.write_reg(BitFramingReg, 0x80 | self._tx_last_bits)  # StartSend
-        start = self.clock.ticks_us()
+        self.start()
+        return self.answer()
+
+    @native
+    def arm_wupa(self) -> None:
+        """Load WUPA ahead of this reader's poll (while another reader's tag answers).
+        The steady case (timer and TxCRC already right) in one go; else ``prepare``."""
+        if self._timeout_set != PROBE_TIMEOUT_US or self._tx_crc != 0:
+            self.prepare(WUPA_BYTES, 7, PROBE_TIMEOUT_US)
+            self.armed = True
+            return
+        self.armed = False
+        self.write_tx(_WUPA_LOAD)
+        rx = self.transfer(_TX_IRQ_LEVEL, _RX_IRQ_LEVEL)
+        if rx[2] & 0x7F != 1 or rx[1] & (IRQ_RX | IRQ_TIMER | IRQ_ERR):
+            self.prepare(WUPA_BYTES, 7, PROBE_TIMEOUT_US)  # the full check and its error
+        self._tx_last_bits = 7
+        self._timeout_us = PROBE_TIMEOUT_US
+        self._start_tx = _START_SEND_TX[7]
+        self._first_poll_us = WUPA_FIRST_POLL_US
+        self.armed = True
+
+    @native
+    def start(self) -> None:
+        """StartSend. The chip goes on with the exchange while deselected: the
+        scan loop switches the next field on meanwhile, then calls ``answer``."""
+        self.armed = False
+        nss = self._nss
+        nss(0)
+        try:
+            self._write(self._start_tx[0])
+        finally:
+            nss(1)
+        self._started = self.clock.ticks_us()
+
+    def answer(self) -> tuple:
+        """The answer to the frame ``start`` sent (this reader selected again):
+        ``(data, valid_bits_in_last_byte)``, or None when no tag answered in time."""
+        if self._wait_irq():
+            return None
+        return self._received(_RX_POLL)
+
+    @native
+    def _wait_irq(self) -> bool:
+        """Poll the interrupt flags until the exchange ended; True: the timer fired
+        (no answer). The first poll waits until an answer (or the timer) can be
+        there, less the time already spent (fewer polls per exchange)."""
+        clock = self.clock
+        start = self._started
+        first = self._first_poll_us
+        left = first - self._diff(clock.ticks_us(), start)
+        if 0 < left <= first:
+            clock.sleep_us(left)
         limit = self._timeout_us + _IRQ_MARGIN_US
+        rx = _RX_POLL
+        nss = self._nss
+        xfer = self._xfer
         while True:
-            irq, error, level, control = self.read_regs(_POLL_REGS)
+            nss(0)
+            try:
+                xfer(_TX_POLL, rx)
+            finally:
+                nss(1)
+            irq = rx[1]
             if irq & (IRQ_RX | IRQ_IDLE):
-                break
+                return False
             if irq & IRQ_TIMER:
-                return None
-            if self._diff(self.clock.ticks_us(), start) > limit:
+                return True
+            if self._diff(clock.ticks_us(), start) > limit:
                 raise ReaderError("no interrupt from the reader: stuck")
+
+    @native
+    def answered(self) -> int:
+        """Like ``answer``, but only the number of bytes received (0: no answer),
+        without reading them: the WUPA probe only needs to know a 2-byte ATQA came."""
+        if self._wait_irq():
+            return 0
+        rx = _RX_POLL
+        error = rx[2]
+        if error & ERR_COLL:
+            raise TagError("collision: more than one tag on the reader")
+        if error & (ERR_BUFFER_OVFL | ERR_PARITY | ERR_PROTOCOL):
+            raise TagError("receive error 0x%02X" % error)
+        return rx[3] & 0x7F
+
+    def _received(self, rx: bytearray) -> tuple:
+        error, level, control = rx[2], rx[3], rx[4]
         if error & ERR_COLL:
             raise TagError("collision: more than one tag on the reader")
         if error & (ERR_BUFFER_OVFL | ERR_PARITY | ERR_PROTOCOL):

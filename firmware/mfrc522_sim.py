@@ -545,6 +545,25 @@ class Demux74HC154:
         return [16 * b + address for b, pin in enumerate(self.bank_enable) if pin.level == 0]
 
 
+class SimPort:
+    """``machine.mem32`` at the SIO's GPIO_OUT_XOR, as ``Demux(port=...)`` uses it:
+    ``port[address] = mask`` flips every output in ``mask`` at once (one store).
+    ``pins``: GPIO number -> SimPin."""
+
+    def __init__(self, pins: dict[int, SimPin], clock: VirtualClock, timings: Timings) -> None:
+        self.pins = pins
+        self._clock = clock
+        self._timings = timings
+        self.stores = 0
+
+    def __setitem__(self, address: int, mask: int) -> None:
+        self._clock.advance(self._timings.gpio_write_us)
+        self.stores += 1
+        for gpio, pin in self.pins.items():
+            if mask >> gpio & 1:
+                pin.level ^= 1
+
+
 class SimSPI:
     """``machine.SPI`` look-alike on the shared SCK/MOSI/MISO bus."""
 
@@ -608,6 +627,13 @@ class SimTable:
             for i in range(n_readers)
         ]
         self.spi = SimSPI(self.chips, self.demux, self.clock, self.timings)
+        # The A0..A3 and /E1 lines as GPIOs 0..6 of a port (numbers of the model's own).
+        lines = self.demux.address + self.demux.bank_enable
+        self.port = SimPort(dict(enumerate(lines)), self.clock, self.timings)
+
+    def demux_port(self, address: int) -> tuple:
+        """``Demux(port=...)`` for this rig: one store selects a reader."""
+        return (self.port, address, tuple(range(len(self.port.pins))))
 
     def _field_changed(self, index: int, on: bool) -> None:
         if on:

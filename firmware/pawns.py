@@ -2,8 +2,9 @@
 """Pawn sensors: a DRV5032 Hall switch at each of the 20 perimeter positions,
 read through three 74HC165 shift registers (Pico + CPython).
 
-Each pawn carries a magnet; a switch pulls its input low while a magnet is
-over it (DRV5032 open-drain output, 10 kOhm pull-up on the 74HC165 input).
+Each pawn carries a magnet; a switch drives its input low while a magnet is
+over it (DRV5032FA: push-pull output; the 10 kOhm pull-up on the 74HC165 input
+only keeps an unplugged sensor's input high).
 Inputs 20..23 of the chain are strapped to a fixed pattern (``SIGNATURE``):
 with no sensor board the data line floats high (pull-up) and the pattern does
 not match, so the firmware knows pawns are not sensed and says nothing about

@@ -20,6 +20,8 @@ Rules (ARCHITECTURE.md, "Physical design"):
   invents a removal. It is reported through ``health()`` instead.
 """
 
+from firmware.native import native
+
 PLACED = "placed"
 REMOVED = "removed"
 
@@ -79,11 +81,14 @@ class PresenceTracker:
             raise ValueError("reader %d is outside 0..%d" % (reader, self.n_readers - 1))
         return self._readers[reader]
 
+    @native
     def update(self, reader: int, uid: str | None, fault: str | None = None) -> list:
         """Feed one poll of ``reader``: ``uid`` read (hex string) or None when
         no tag answered. ``fault`` = "silent"/"absent" when the reader itself
         failed. Returns the events, a list of ``(kind, reader, uid)``."""
-        state = self._reader(reader)
+        if not 0 <= reader < self.n_readers:
+            raise ValueError("reader %d is outside 0..%d" % (reader, self.n_readers - 1))
+        state = self._readers[reader]
         if fault is not None:
             if fault not in (SILENT, ABSENT):
                 raise ValueError("fault must be 'silent' or 'absent', got %r" % (fault,))
@@ -171,6 +176,12 @@ class PresenceTracker:
     def pending(self, reader: int) -> bool:
         """True while a UID has been seen on ``reader`` but not yet confirmed."""
         return self._reader(reader).candidate is not None
+
+    def settled(self, reader: int) -> str | None:
+        """The confirmed UID while no other tag is pending confirmation, else None
+        (the scan loop's probe needs both; one call on its hot path)."""
+        state = self._readers[reader]  # the scan loop's own reader numbers: no check
+        return state.confirmed if state.candidate is None else None
 
     def uid(self, reader: int) -> str | None:
         return self._reader(reader).confirmed

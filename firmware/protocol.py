@@ -29,6 +29,9 @@ Firmware -> hub:
 - ``PAWNS <mask>``                              positions with a pawn (pawn sensors fitted
   only): 5 upper-case hex digits, bit p = perimeter position p; on change (debounced),
   after every FULL report
+- ``STATS <name>=<integer> ...``                the firmware's own timing: sweeps counted,
+  sweep mean and max (us), us per poll by kind (empty, probe, verify, acquire), CPU MHz;
+  every ``HEALTH_EVERY`` sweeps and on ``SYNC``
 - ``PONG``                                      answer to ``PING``
 - ``ERR <text...>``                             firmware-side problem, free text
 
@@ -46,7 +49,8 @@ MAX_READER = 63
 HEALTH_STATES = ("ok", "silent", "flicker", "absent")
 EMPTY = "-"
 
-FROM_FIRMWARE = ("HELLO", "P", "R", "FULL", "HEALTH", "PAWNS", "ACK", "NAK", "PONG", "ERR")
+FROM_FIRMWARE = ("HELLO", "P", "R", "FULL", "HEALTH", "PAWNS", "STATS", "ACK", "NAK", "PONG",
+                 "ERR")
 FROM_HUB = ("SYNC", "WRITE", "PING")
 
 # kind -> (minimum field count, maximum field count or -1 for "no limit")
@@ -57,6 +61,7 @@ _FIELD_COUNTS = {
     "FULL": (2, -1),
     "HEALTH": (1, -1),
     "PAWNS": (1, 1),
+    "STATS": (1, -1),
     "ACK": (1, 1),
     "NAK": (2, -1),
     "PONG": (0, 0),
@@ -281,6 +286,11 @@ def _check_fields(kind: str, fields: list) -> list:
                 )
     elif kind == "PAWNS":
         parse_pawn_mask(fields[0])
+    elif kind == "STATS":
+        for field in fields:
+            name, _, value = field.partition("=")
+            if not name or not value.isdigit():
+                raise ProtocolError("STATS field %r is not name=integer" % field, "bad-field")
     elif kind in ("ACK", "NAK"):
         _parse_seq(fields[0])
     elif kind == "WRITE":

@@ -38,6 +38,7 @@ every 2**30 us, ~18 min) can never turn into a sleep of minutes.
 import binascii
 
 from firmware import mfrc522
+from firmware.native import native
 from firmware.pawns import PawnTracker, mask_hex
 from firmware.presence import PresenceTracker
 from firmware.protocol import FROM_HUB, ProtocolError, Sender, decode_frame
@@ -60,12 +61,22 @@ SCAN_ORDER = (
 # the margin is computed by hardware/netlist.py; 4 MHz would not hold on 50 cm
 # cables). main.py uses it.
 SPI_HZ = 1_000_000
-# Time one poll takes without waiting (modelled ~0.55-0.65 ms): the lead is
-# the number of polls that cover the settle time.
+# RP2040 SIO GPIO_OUT_XOR: a store through machine.mem32 flips the outputs in
+# its mask (Demux selects a reader with one store).
+SIO_GPIO_OUT_XOR = 0xD000001C
+# CPU clock main.py sets (machine.freq): the RP2040 at 200 MHz, within the range
+# Raspberry Pi rates it for (hardware/timing.md: the choice, measured).
+CPU_HZ = 200_000_000
+# Time one poll takes without waiting: the lead is the number of polls that cover
+# the settle time. The default is the bus-and-RF model's; the bench report's
+# measured poll time (bench.json "poll_us", main.py) replaces it.
 POLL_US = 600
 VERIFY_PER_SWEEP = 1
-HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s)
+HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s); a multiple of:
+HEALTH_CHECK_EVERY = 5  # sweeps between health checks (changes only)
 REINIT_EVERY = 25  # sweeps between re-init attempts of a failed reader
+STATS_SAMPLE_EVERY = 50  # one sweep in this many times each poll (2 ticks_us a poll)
+STATS_KINDS = ("empty", "probe", "verify", "acquire")
 # Minimum field-off time before a reader's field comes back on (NFC Forum
 # field reset, 5.1 ms): the tag then starts from IDLE whatever the last poll
 # left it in (a WUPA to a tag still in READY would be ignored). With 36
@@ -91,9 +102,15 @@ class Demux:
     /E1 (low = bank enabled). ``strobe_pin``: all banks' /E2 tied together;
     pulling it low asserts the selected reader's NSS (and enables its MISO
     tri-state buffer, which shares that line). Pins are ``machine.Pin``-like
-    (``value(level)``); unchanged pins are not rewritten."""
+    (``value(level)``); unchanged pins are not rewritten.
 
-    def __init__(self, address_pins: list, bank_pins: list, strobe_pin: object) -> None:
+    ``port``: ``(mem, address, gpios)`` to select with one store instead of a
+    pin write per changed line: ``mem[address] = mask`` flips the outputs in
+    ``mask`` (the RP2040's SIO GPIO_OUT_XOR through ``machine.mem32``);
+    ``gpios`` gives the GPIO numbers of A0..A3 then each /E1."""
+
+    def __init__(self, address_pins: list, bank_pins: list, strobe_pin: object,
+                 port: object = None) -> None:
         self.address_pins = address_pins
         self.bank_pins = bank_pins
         self.strobe_pin = strobe_pin
@@ -105,23 +122,53 @@ class Demux:
         self._address = 0
         self._bank = -1
         self.selected = -1
+        # Bound pin writers, looked up once (no attribute chain per edge).
+        self._a0, self._a1, self._a2, self._a3 = [p.value for p in address_pins]
+        self._banks = [p.value for p in bank_pins]
+        # The drivers write the strobe pin themselves (MFRC522 takes a Pin as cs).
+        self.nss = strobe_pin
+        self._port = None
+        if port is not None:
+            mem, address, gpios = port
+            self._port, self._port_address = mem, address
+            n_banks = len(bank_pins)
+            self._level = sum(1 << gpios[4 + b] for b in range(n_banks))  # banks off
+            self._levels = []  # reader -> output word of the A and /E1 lines
+            for reader in range(16 * n_banks):
+                word = sum(1 << gpios[4 + b] for b in range(n_banks) if b != reader >> 4)
+                word |= sum(1 << gpios[i] for i in range(4) if reader >> i & 1)
+                self._levels.append(word)
 
+    @native
     def select(self, reader: int) -> None:
-        bank, address = reader >> 4, reader & 0x0F
-        if bank >= len(self.bank_pins):
+        if reader == self.selected:
+            return
+        if self._port is not None:
+            if reader >= len(self._levels):
+                raise ValueError("reader %d has no demultiplexer output" % reader)
+            word = self._levels[reader]
+            self._port[self._port_address] = self._level ^ word
+            self._level = word
+            self.selected = reader
+            return
+        bank = reader >> 4
+        address = reader & 0x0F
+        if bank >= len(self._banks):
             raise ValueError("reader %d has no demultiplexer output" % reader)
         changed = self._address ^ address
-        bit = 0
-        while changed:
-            if changed & 1:
-                self.address_pins[bit].value((address >> bit) & 1)
-            changed >>= 1
-            bit += 1
+        if changed & 1:
+            self._a0(address & 1)
+        if changed & 2:
+            self._a1((address >> 1) & 1)
+        if changed & 4:
+            self._a2((address >> 2) & 1)
+        if changed & 8:
+            self._a3((address >> 3) & 1)
         self._address = address
         if bank != self._bank:
             if self._bank >= 0:
-                self.bank_pins[self._bank].value(1)
-            self.bank_pins[bank].value(0)
+                self._banks[self._bank](1)
+            self._banks[bank](0)
             self._bank = bank
         self.selected = reader
 
@@ -144,6 +191,7 @@ class Scanner:
         order: object = None,
         lead: object = None,
         pawns: object = None,
+        poll_us: int = POLL_US,
     ) -> None:
         self.readers = readers
         self.n_readers = len(readers)
@@ -171,8 +219,22 @@ class Scanner:
         if lead is None:
             # Overlapping fields only with an order checked for separation.
             lead = FIELD_LEAD if self.order == list(SCAN_ORDER) else 0
-        self.lead = max(0, min(lead, self.n_readers - 1, (settle_us + POLL_US - 1) // POLL_US))
+        self.poll_us = max(1, poll_us)
+        self.lead = max(0, min(lead, self.n_readers - 1,
+                               (settle_us + self.poll_us - 1) // self.poll_us))
         self.pawns = pawns  # firmware.pawns.PawnSensors or None
+        self.flush = None  # set by Loop: send queued lines now, without blocking
+        self.feed = None  # set by Loop: feed the watchdog (during a long boot)
+        self._warm_next = -1  # the field to switch on during this poll's RF exchange
+        # The firmware's own timing (STATS): sweeps since the last report, their
+        # total and longest (us), and per poll kind [total us, polls] from sampled sweeps.
+        self.cpu_mhz = 0  # set by main.py (machine.freq)
+        self.stats_sample_every = STATS_SAMPLE_EVERY
+        self._stat_sweeps = 0
+        self._stat_total = 0
+        self._stat_max = 0
+        self._stat_polls = {}
+        self._arm_next = -1  # the reader to load WUPA into meanwhile
         self.pawn_tracker = PawnTracker()
         self.sweeps = 0
         self._verify_next = 0
@@ -221,41 +283,80 @@ class Scanner:
             self.last_error[reader] = str(error)
             self.fault_kind[reader] = getattr(error, "kind", "silent")
             return self.fault_kind[reader]
+        finally:  # a hung chip's init waits out the soft reset (50 ms): 36 of them > WDT
+            if self.feed is not None:
+                self.feed()
         self.needs_init[reader] = False
         return None
 
+    @native
     def _elapsed(self, since: int) -> int:
         """Microseconds since ``since`` (ticks); a negative difference (the
         counter wrapped more than half a period ago) counts as 'long ago'."""
         elapsed = self._diff(self.clock.ticks_us(), since)
         return elapsed if elapsed >= 0 else 1 << 29
 
+    @native
     def _field_on(self, reader: int) -> None:
         """Select ``reader`` and switch its field on (after the field reset
         time, so the tag starts from IDLE)."""
         off_at = self._off_at[reader]
+        clock = self.clock
         if off_at is not None:
-            wait = FIELD_RESET_US - self._elapsed(off_at)
+            elapsed = self._diff(clock.ticks_us(), off_at)
+            wait = FIELD_RESET_US - elapsed if elapsed >= 0 else 0
             if 0 < wait <= FIELD_RESET_US:
-                self.clock.sleep_us(wait)
+                clock.sleep_us(wait)
         self.demux.select(reader)
         self.readers[reader].antenna_on()
-        self._on_at[reader] = self.clock.ticks_us()
+        self._on_at[reader] = clock.ticks_us()
 
+    @native
     def _activate(self, reader: int) -> object:
         """Field on (unless the pipeline did it already), WUPA once the field
-        has been on ``settle_us``. Returns (driver, ATQA or None)."""
+        has been on ``settle_us``. Returns (driver, bytes answered: 0 = no tag)."""
         driver = self.readers[reader]
         if self._on_at[reader] is None:
             self._field_on(reader)
         else:
             self.demux.select(reader)
-        driver.prepare(WUPA_FRAME, 7, mfrc522.PROBE_TIMEOUT_US)
-        wait = self.settle_us - self._elapsed(self._on_at[reader])
-        if 0 < wait <= self.settle_us:
-            self.clock.sleep_us(wait)
-        return driver, driver.send()
+        if not driver.armed:
+            driver.prepare(WUPA_FRAME, 7, mfrc522.PROBE_TIMEOUT_US)
+        clock = self.clock
+        settle = self.settle_us
+        elapsed = self._diff(clock.ticks_us(), self._on_at[reader])
+        wait = settle - elapsed if elapsed >= 0 else 0
+        if 0 < wait <= settle:
+            clock.sleep_us(wait)
+        driver.start()
+        # While this tag answers (~370 us on air), the bus is free: the field
+        # ``lead`` places on comes on, and the next reader gets its WUPA loaded.
+        warm = self._warm_next
+        if warm >= 0:
+            self._warm_next = -1
+            if self._on_at[warm] is None and not self.needs_init[warm]:
+                self._warm(warm)
+        arm = self._arm_next
+        if arm >= 0:
+            self._arm_next = -1
+            self._arm(arm)
+        self.demux.select(reader)
+        return driver, driver.answered()
 
+    @native
+    def _arm(self, reader: int) -> None:
+        """Load WUPA into a later reader ahead of its poll; a failure is left for
+        that reader's own poll to find (and report as its own)."""
+        if self.needs_init[reader]:
+            return
+        self.demux.select(reader)
+        driver = self.readers[reader]
+        try:
+            driver.arm_wupa()
+        except (mfrc522.ReaderError, OSError):
+            driver.armed = False
+
+    @native
     def _field_off(self, reader: int) -> None:
         self.demux.select(reader)
         self.readers[reader].antenna_off()
@@ -268,15 +369,28 @@ class Scanner:
             if self._on_at[reader] is not None:
                 self._field_off(reader)
 
+    @native
     def _warm(self, reader: int) -> None:
         """Switch a later reader's field on early (pipeline); never a reader
-        that needs init: its poll decides whether to touch it."""
+        that needs init: its poll decides whether to touch it. (``_field_on``
+        inline: this runs once a poll.)"""
         if self._on_at[reader] is None and not self.needs_init[reader]:
+            clock = self.clock
+            off_at = self._off_at[reader]
+            if off_at is not None:
+                elapsed = self._diff(clock.ticks_us(), off_at)
+                wait = FIELD_RESET_US - elapsed if elapsed >= 0 else 0
+                if 0 < wait <= FIELD_RESET_US:
+                    clock.sleep_us(wait)
+            self.demux.select(reader)
             try:
-                self._field_on(reader)
+                self.readers[reader].antenna_on()
             except (mfrc522.ReaderError, OSError):
                 self.needs_init[reader] = True
+                return
+            self._on_at[reader] = clock.ticks_us()
 
+    @native
     def poll(self, reader: int, verify: bool = False) -> tuple:
         """Poll one reader: ``(uid_hex or None, fault or None, kind)``; kind is
         empty/probe/verify/acquire/tag-error/fault (for statistics)."""
@@ -288,16 +402,15 @@ class Scanner:
             if fault:
                 return None, fault, "fault"
         driver = self.readers[reader]
-        confirmed = self.tracker.uid(reader)
+        confirmed = self.tracker.settled(reader)
         try:
             try:
                 driver, answer = self._activate(reader)
-                if answer is None:
+                if not answer:
                     return None, None, "empty"
-                if len(answer[0]) != 2:
-                    raise mfrc522.TagError("ATQA of %d bytes" % len(answer[0]))
-                pending = self.tracker.pending(reader)
-                if confirmed and not pending and self.mode != MODE_NAIVE:
+                if answer != 2:
+                    raise mfrc522.TagError("ATQA of %d bytes" % answer)
+                if confirmed and self.mode != MODE_NAIVE:
                     if self.mode == MODE_FAST and not verify:
                         return confirmed, None, "probe"
                     if driver.select_known(binascii.unhexlify(confirmed)):
@@ -307,8 +420,12 @@ class Scanner:
                         return None, None, "empty"
                 uid = uid_hex(driver.read_uid())
                 return uid, None, "acquire"
-            finally:
-                self._field_off(reader)
+            finally:  # field off (this reader is still the selected one)
+                if self.demux.selected != reader:
+                    self.demux.select(reader)
+                driver.antenna_off()
+                self._off_at[reader] = self.clock.ticks_us()
+                self._on_at[reader] = None
         except mfrc522.TagError as error:
             self.last_error[reader] = str(error)
             return None, None, "tag-error"
@@ -329,6 +446,7 @@ class Scanner:
                 moved += self.tracker.apply_full({other: None})
         return moved
 
+    @native
     def _verify_due(self) -> list:
         if self.mode != MODE_FAST or self.verify_per_sweep <= 0:
             return []
@@ -343,12 +461,16 @@ class Scanner:
             self._verify_next = (due[-1] + 1) % self.n_readers
         return due
 
+    @native
     def sweep(self, emit: bool = True) -> list:
         """Poll every reader once; emit P/R lines as soon as a change is
         confirmed (not at the end of the sweep: up to 35 ms sooner), then
         HEALTH for readers whose health changed."""
+        started = self.clock.ticks_us()
+        sample = self.sweeps % self.stats_sample_every == 0
         due = self._verify_due()
         events = []
+        fault_seen = False
         order = self.order
         n = len(order)
         lead = self.lead
@@ -357,34 +479,86 @@ class Scanner:
         for step in range(n):
             reader = order[step]
             if lead:
-                self._warm(order[(step + lead) % n])
-            uid, fault, kind = self.poll(reader, reader in due)
+                self._warm_next = order[(step + lead) % n]
+            self._arm_next = order[(step + 1) % n] if n > 1 else -1
+            if sample:
+                t0 = self.clock.ticks_us()
+                uid, fault, kind = self.poll(reader, reader in due)
+                self._count_poll(kind, self._diff(self.clock.ticks_us(), t0))
+            else:
+                uid, fault, kind = self.poll(reader, reader in due)
+            if self._warm_next >= 0:  # the poll ended before its tag could answer
+                self._warm(self._warm_next)
+                self._warm_next = -1
+            self._arm_next = -1
             self.last_kind[reader] = kind
+            if fault is not None:
+                fault_seen = True
             if kind == "tag-error":
                 continue  # a tag answered badly: no information either way
             changes = self.tracker.update(reader, uid, fault)
             if changes and changes[-1][0] == "placed":
                 changes = self._moved_from(reader, changes[-1][2]) + changes
-            if emit:
+            if emit and changes:
                 for change, where, change_uid in changes:
                     self.emit("P" if change == "placed" else "R", [str(where), change_uid])
+                if self.flush is not None:
+                    self.flush()  # out now, not after the sweep (bounded: Output.flush)
             events += changes
         self.sweeps += 1
+        took = self._diff(self.clock.ticks_us(), started)
+        if 0 <= took < 1 << 28:
+            self._stat_sweeps += 1
+            self._stat_total += took
+            self._stat_max = max(self._stat_max, took)
         self.scan_pawns(emit)
-        if emit:
+        if emit and (self.sweeps % HEALTH_CHECK_EVERY == 0 or fault_seen):
+            # Health changes slowly (flicker needs several sweeps): checked every few
+            # sweeps, and at once when a reader failed; all of it every health_every.
             self.send_health(everything=self.sweeps % self.health_every == 0)
+        if emit and self.sweeps % self.health_every == 0:
+            self.send_stats()
         return events
+
+    def _count_poll(self, kind: str, took: int) -> None:
+        entry = self._stat_polls.get(kind)
+        if entry is None:
+            entry = self._stat_polls[kind] = [0, 0]
+        entry[0] += max(0, took)
+        entry[1] += 1
+
+    def send_stats(self) -> None:
+        """STATS: sweeps since the last report, sweep mean and max, us per poll
+        by kind (sampled sweeps), the CPU clock; then a fresh window."""
+        count = self._stat_sweeps
+        fields = ["sweeps=%d" % count,
+                  "mean_us=%d" % (self._stat_total // count if count else 0),
+                  "max_us=%d" % self._stat_max]
+        for kind in STATS_KINDS:
+            entry = self._stat_polls.get(kind)
+            if entry and entry[1]:
+                fields.append("%s=%d" % (kind, entry[0] // entry[1]))
+        fields.append("cpu_mhz=%d" % self.cpu_mhz)
+        self.emit("STATS", fields)
+        self._reset_stats()
+
+    def _reset_stats(self) -> None:
+        self._stat_sweeps = self._stat_total = self._stat_max = 0
+        self._stat_polls = {}
 
     # ---------------------------------------------------------------- life cycle
 
     def boot(self) -> None:
-        """Init every reader, announce, settle the state silently, send FULL."""
+        """Init every reader, announce, settle the state silently, send FULL. The
+        watchdog is fed after each init (``_init_reader``): 36 faulted readers take ~3.7 s
+        to give up, here and in the first sweep."""
         for reader in range(self.n_readers):
             self.demux.select(reader)
             self._init_reader(reader)
         self.emit("HELLO", [FW_VERSION, str(self.n_readers)])
         for _ in range(self.tracker.confirm_reads):
             self.sweep(emit=False)
+        self._reset_stats()  # STATS counts the scan, not the boot's inits
         self.send_full()
         self.send_health(everything=True)
 
@@ -400,6 +574,7 @@ class Scanner:
         elif frame.kind == "SYNC":
             self.send_full()
             self.send_health(everything=True)
+            self.send_stats()
         elif frame.kind == "WRITE":
             reason = self.write_card_id(int(frame.fields[0]), frame.fields[1])
             if reason is None:
@@ -421,7 +596,7 @@ class Scanner:
             self._quiet()  # no warming field near the one written to
             try:
                 driver, answer = self._activate(reader)
-                if answer is None:
+                if not answer:
                     return "tag left reader %d" % reader
                 if not driver.select_known(binascii.unhexlify(uid)):
                     return "another tag is on reader %d" % reader

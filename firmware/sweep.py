@@ -23,6 +23,7 @@ from firmware.scan import (
     MODE_FULL,
     MODE_NAIVE,
     SETTLE_US,
+    SIO_GPIO_OUT_XOR,
     SPI_HZ,
     VERIFY_PER_SWEEP,
     Demux,
@@ -59,8 +60,9 @@ def build(
 ) -> tuple[SimTable, Scanner, list[str]]:
     """A simulated rig with the real firmware on it (also used by the tests)."""
     table = SimTable(n_readers, timings, seed=seed)
-    demux = Demux(table.demux.address, table.demux.bank_enable, table.demux.strobe)
-    readers = [MFRC522(table.spi, demux.cs, table.clock) for _ in range(n_readers)]
+    demux = Demux(table.demux.address, table.demux.bank_enable, table.demux.strobe,
+                  table.demux_port(SIO_GPIO_OUT_XOR))
+    readers = [MFRC522(table.spi, demux.nss, table.clock) for _ in range(n_readers)]
     lines: list[str] = []
     scanner = Scanner(
         readers,
@@ -84,7 +86,7 @@ def model_sweep(
     settle_us: int = SETTLE_US,
     verify_per_sweep: int = VERIFY_PER_SWEEP,
     timings: Timings | None = None,
-    host_reader_us: float = HOST_READER_US,
+    host_reader_us: float | dict[str, float] = HOST_READER_US,
     loop_us: float = LOOP_US,
     sweeps: int | None = None,
     wakeup_us: float | None = None,
@@ -138,7 +140,7 @@ def model_sweep(
     def timed_poll(reader: int, verify: bool = False) -> tuple[Any, ...]:
         start = table.clock.now_us
         result = real_poll(reader, verify)
-        table.clock.advance(host_reader_us)
+        table.clock.advance(_host_us(host_reader_us, result[2]))
         poll_times.setdefault(result[2], []).append(table.clock.now_us - start)
         return result
 
@@ -200,6 +202,88 @@ def model_sweep(
         "meets_goal": sweep_ms <= GOAL_MS,
         "timings": asdict(timings),
     }
+
+
+def _host_us(host_reader_us: float | dict[str, float], kind: str) -> float:
+    """The interpreter's time for one poll of ``kind`` (a figure, or one per kind)."""
+    if isinstance(host_reader_us, dict):
+        return float(host_reader_us.get(kind, max(host_reader_us.values())))
+    return float(host_reader_us)
+
+
+def placement_model(
+    wakeup_ms: float = 5.1,
+    *,
+    timings: Timings | None = None,
+    host_reader_us: float | dict[str, float] = HOST_READER_US,
+    loop_us: float = LOOP_US,
+    samples: int = 40,
+) -> dict[str, float]:
+    """Card laid -> its ``P`` line written to the USB port, on the real firmware loop
+    (``firmware.loop.Loop``: sweep, input, output) over the simulated 36-reader table
+    with the 32 cells occupied: a card is laid on a scan pad at ``samples`` moments
+    spread evenly over a sweep, and taken away again in between. p95 and worst (ms)."""
+    from firmware.loop import Loop, Output
+
+    settle_us = int(wakeup_ms * 1000)
+    timings = replace(timings or Timings(), tag_power_up_us=float(settle_us), spi_hz=SPI_HZ)
+    table, scanner, _ = build(36, timings, MODE_FAST, settle_us, VERIFY_PER_SWEEP)
+    clock = table.clock
+    written: list[tuple[float, str]] = []
+    output = Output(lambda line: written.append((clock.now_us, line)), lambda: True, clock,
+                    lambda a, b: a - b)
+    loop = Loop(scanner, output, lambda: "", None, None, None)
+    real_sweep, real_poll = scanner.sweep, scanner.poll
+    pending: list[tuple[float, int]] = []  # (when, reader): a card to lay at that moment
+
+    def lay_due() -> None:
+        while pending and clock.now_us >= pending[0][0]:
+            table.place(pending[0][1], _uid(pending[0][1]))
+            pending.pop(0)
+
+    def sweep_with_loop(emit: bool = True) -> list[Any]:
+        events = real_sweep(emit)
+        clock.advance(loop_us)
+        lay_due()
+        return events
+
+    def timed_poll(reader: int, verify: bool = False) -> tuple[Any, ...]:
+        lay_due()
+        result = real_poll(reader, verify)
+        clock.advance(_host_us(host_reader_us, result[2]))
+        return result
+
+    scanner.sweep = sweep_with_loop  # type: ignore[method-assign]
+    scanner.poll = timed_poll  # type: ignore[method-assign]
+    for reader in range(CELL_READERS):
+        table.place(reader, _uid(reader))
+    loop.start()
+    for _ in range(3):
+        loop.step()
+    start = clock.now_us
+    loop.step()
+    period = clock.now_us - start
+    latencies = []
+    for sample in range(samples):
+        reader = 32 + sample % 4
+        when = clock.now_us + period * (sample + 0.5) / samples
+        pending.append((when, reader))
+        mark = len(written)
+        for _ in range(20):
+            loop.step()
+            sent = [t for t, line in written[mark:] if f" P {reader} " in line]
+            if sent:
+                latencies.append(sent[0] - when)
+                break
+        else:
+            raise RuntimeError("the modelled loop never reported the laid card")
+        table.remove(reader)
+        for _ in range(4):
+            loop.step()
+    latencies.sort()
+    p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))]
+    return {"p95_ms": round(p95 / 1000, 3), "worst_ms": round(latencies[-1] / 1000, 3),
+            "samples": samples, "sweep_ms": round(period / 1000, 3)}
 
 
 def table_neighbours(n_readers: int = 36) -> list[tuple[int, int]]:

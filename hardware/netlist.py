@@ -264,6 +264,8 @@ def build(n_readers: int = N_READERS) -> Netlist:
             nl.connect(cs, gate_ref, f"/{gate + 1}OE")
             nl.connect(f"MISO{reader}", ref, "MISO")
             nl.connect(f"MISO{reader}", gate_ref, f"{gate + 1}A")
+            # An unplugged reader must not leave its gate input floating.
+            resistor("100k", f"MISO{reader}", GND, "miso gates")
             nl.connect("MISO_BUS", gate_ref, f"{gate + 1}Y")
             for signal, budget in (("SCK", SCK_MOSI_LOADS), ("MOSI", SCK_MOSI_LOADS),
                                    ("RST", RST_LOADS)):
@@ -302,9 +304,76 @@ def build(n_readers: int = N_READERS) -> Netlist:
 
 # ------------------------------------------------------------------ checks
 
+# Pull resistors the design needs: net -> the rail its resistor goes to.
+REQUIRED_PULLS = {
+    **{f"PICO_/E1_{b}": RAIL for b in range(3)},  # decoders off while the Pico boots
+    "PICO_STROBE": RAIL,
+    "PICO_RST": GND,  # readers held in hard power-down until the firmware starts
+    "MISO_BUS": GND,  # a vanished reader reads 0x00
+    "PAWN_Q": RAIL,  # no pawn board fitted: reads 1
+}
+
+
+def _pull(nl: Netlist, net: str) -> str | None:
+    """The rail a resistor on ``net`` pulls it to (None: no pull resistor)."""
+    for ref, pin in nl.nets.get(net, []):
+        if nl.parts[ref].kind.startswith("resistor"):
+            other = nl.net_of(ref, "2" if pin == "1" else "1")
+            if other in (RAIL, GND):
+                return other
+    return None
+
+
+def _buffer_source(nl: Netlist, net: str) -> str | None:
+    """The Pico net behind a buffered signal: ``net`` is a 74LVC244 output (or a series
+    resistor's far side from one); the answer is the net on that channel's input."""
+    for _hop in range(2):
+        for ref, pin in nl.nets.get(net, []):
+            part = nl.parts[ref]
+            if part.kind.startswith("74LVC244") and nl.role(ref, pin) == "out":
+                return nl.net_of(ref, pin.replace("Y", "A"))
+        resistors = [(r, p) for r, p in nl.nets.get(net, [])
+                     if nl.parts[r].kind.startswith("resistor")]
+        if len(resistors) != 1:
+            return None
+        ref, pin = resistors[0]
+        net = nl.net_of(ref, "1" if pin == "2" else "2") or ""
+    return None
+
+
+def check_identity(nl: Netlist) -> list[str]:
+    """Each line carries what its name says: the pull resistors the design needs are there
+    (to the right rail), every reader's SCK/MOSI/RST come from the Pico's own SCK/MOSI/RST
+    through its bank buffer, every MISO gate input is pulled down, and each decoder's
+    A0..A3 is the Pico's A0..A3 (no crossed address lines)."""
+    problems = []
+    for net, rail in REQUIRED_PULLS.items():
+        if _pull(nl, net) != rail:
+            problems.append(f"{net}: needs its pull resistor to {rail}")
+    for part in nl.parts.values():
+        if part.kind.startswith("MFRC522"):
+            for signal in ("SCK", "MOSI", "RST"):
+                source = _buffer_source(nl, nl.net_of(part.ref, signal) or "")
+                if source != f"PICO_{signal}":
+                    problems.append(f"{part.ref}: its {signal} pin is fed from {source}, "
+                                    f"not PICO_{signal}")
+            miso = nl.net_of(part.ref, "MISO") or ""
+            if _pull(nl, miso) != GND:
+                problems.append(f"{part.ref}: MISO gate input {miso} floats when the reader "
+                                "is unplugged (needs its pull-down)")
+        if part.kind.startswith("74HC154"):
+            for i in range(4):
+                net = nl.net_of(part.ref, f"A{i}") or ""
+                source = _buffer_source(nl, net)
+                if net != f"A{i}" or source != f"PICO_A{i}":
+                    problems.append(f"{part.ref}.A{i}: on {net} from {source}, not the "
+                                    f"Pico's A{i} (address lines crossed)")
+    return problems
+
+
 def check(nl: Netlist) -> list[str]:
     """Every problem found; empty when the wiring is sound."""
-    problems: list[str] = []
+    problems: list[str] = check_identity(nl)
     resistors_on: dict[str, list[str]] = defaultdict(list)
     for net, pins in nl.nets.items():
         for ref, _pin in pins:
@@ -334,7 +403,8 @@ def check(nl: Netlist) -> list[str]:
                 problems.append(f"{ref}: its MISO gate {gate_ref}/{gate} gates another reader")
             if nl.net_of(gate_ref, f"{gate}Y") != "MISO_BUS":
                 problems.append(f"{ref}: its MISO gate does not drive the MISO bus")
-        miso_users = nl.nets.get(nets["MISO"] or "", [])
+        miso_users = [(r, p) for r, p in nl.nets.get(nets["MISO"] or "", [])
+                      if not nl.parts[r].kind.startswith("resistor")]
         if len(miso_users) != 2:
             problems.append(f"{ref}: raw MISO reaches something besides its gate")
         for signal in ("SCK", "MOSI", "RST"):

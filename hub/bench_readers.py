@@ -72,7 +72,7 @@ class ReaderBench:
         self.rig = rig
         self.clock = rig.clock
         self.demux = Demux(rig.address_pins, rig.bank_pins, rig.strobe_pin)
-        self.drivers = [mfrc522.MFRC522(rig.spi, self.demux.cs, rig.clock)
+        self.drivers = [mfrc522.MFRC522(rig.spi, self.demux.nss, rig.clock)
                         for _ in range(n_readers)]
 
     def _fresh_field(self, reader: int) -> mfrc522.MFRC522:

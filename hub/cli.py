@@ -427,7 +427,9 @@ def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
     """The 6x6 grid and the pads as text: card id (or UID) and health per reader."""
     state = backend.state()
     cards = {r: tagmap.card_for(uid) for r, uid in state.items() if uid}
-    return render_readers(backend.layout, state, cards, backend.health(), width)
+    grid = render_readers(backend.layout, state, cards, backend.health(), width)
+    stats = getattr(backend, "stats", None)  # the firmware's STATS line (serial back-end)
+    return grid + (f"\nfirmware timing: {stats}" if stats else "")
 
 
 def render_readers(layout: Any, state: Mapping[int, str | None],

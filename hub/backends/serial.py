@@ -99,6 +99,7 @@ class SerialBackend(ReaderBackend):
         self._next_attempt = 0.0
         self.rejects: Counter[str] = Counter()
         self.firmware: str | None = None
+        self.stats: str | None = None  # the last STATS line: sweep mean/max, us per poll kind
         self.reconnects = 0
         self.resyncs = 0
         self._synced = False
@@ -328,6 +329,8 @@ class SerialBackend(ReaderBackend):
             if pawns != self._pawns:
                 self._pawns = pawns
                 result.pawns = pawns
+        elif kind == "STATS":
+            self.stats = " ".join(frame.fields)  # the firmware's own timing, as sent
         elif kind == "PONG":
             self._ping_sent = None
             self._set_board(state="ok")

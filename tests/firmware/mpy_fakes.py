@@ -56,5 +56,18 @@ class WDT:
             raise SystemExit
 
 
+mem32 = {}  # the SIO GPIO_OUT_XOR stores (Demux selects with one store)
+
+
+def freq(hz: int = 0) -> int:
+    if hz:
+        calls.append(("freq", hz))
+        clock_hz[0] = hz
+    return clock_hz[0]
+
+
+clock_hz = [125_000_000]
+
+
 def kbd_intr(char: int) -> None:
     calls.append(("kbd_intr", char))

@@ -97,7 +97,7 @@ def run(
         pins("E2"),
     )
     diff = ticks_diff_pico if transcript.get("wrap") else None
-    readers = [MFRC522(spi, demux.cs, clock, diff) for _ in range(transcript["n"])]
+    readers = [MFRC522(spi, demux.nss, clock, diff) for _ in range(transcript["n"])]
     scanner = Scanner(readers, demux, clock, write_line, diff=diff)
     for step in transcript["steps"]:
         if on_step is not None:

@@ -198,3 +198,83 @@ def test_a_port_whose_poll_never_says_writable_still_gets_the_lines() -> None:
     assert loop.output.poll_reliable is False
     assert [line.split(" ")[1] for line in written][:3] == ["HELLO", "FULL", "HEALTH"]
     assert loop.output.queue == []
+
+
+def test_a_placement_leaves_mid_sweep_as_soon_as_it_is_confirmed() -> None:
+    """Item 2 of issue 20: the P line is written during the sweep that confirms it, right
+    after its reader's poll, not when the sweep ends (with 36 readers: up to a sweep sooner)."""
+    table, loop, _written, _incoming = loop_rig(n=36)
+    sent: list[tuple[float, str]] = []
+    loop.output._write = lambda line: sent.append((table.clock.now_us, line))
+    loop.start()
+    loop.step()
+    reader = loop.scanner.order[2]  # early in the order: most of the sweep comes after it
+    table.place(reader, "04A1B2C3D4E5F6")
+    for _ in range(2):
+        sent.clear()
+        start = table.clock.now_us
+        loop.scanner.sweep()
+        end = table.clock.now_us
+    placed = [t for t, line in sent if f" P {reader} " in line]
+    assert placed and start < placed[0] < start + 0.25 * (end - start)
+
+
+def test_a_host_that_does_not_read_cannot_stall_the_sweep_with_early_lines() -> None:
+    """The mid-sweep write goes out only while the port takes it: a port that is not
+    writable leaves the P line queued and the sweep takes no longer."""
+    table, loop, written, _incoming = loop_rig(n=8, writable=lambda: False)
+    loop.output.poll_reliable = True
+    loop.start()
+    loop.step()
+    start = table.clock.now_us
+    loop.scanner.sweep()
+    quiet = table.clock.now_us - start
+    table.place(4, "04A1B2C3D4E5F6")
+    durations = []
+    for _ in range(2):
+        start = table.clock.now_us
+        loop.scanner.sweep()
+        durations.append(table.clock.now_us - start)
+    assert not any(" P 4 " in line for line in written)
+    assert any(" P 4 " in line for line in loop.output.queue)
+    assert max(durations) < quiet + 20_000  # the acquisition itself, no write wait
+
+
+def test_boot_with_every_reader_faulted_feeds_the_watchdog() -> None:
+    """36 readers whose soft reset never ends: each init waits it out (50 ms), at boot and
+    again in the first sweep (~3.7 s against the 4 s watchdog); the watchdog is fed
+    after every init (it was fed once, after the boot)."""
+    table, loop, written, _incoming = loop_rig(n=36)
+    for chip in table.chips:  # registers frozen mid soft reset: it never finishes
+        chip.faults.stuck = True
+        regs = bytearray(chip.regs)
+        regs[0x01] = 0x0F
+        chip._frozen = (regs, bytearray())
+    start = table.clock.now_us
+    loop.start()
+    feeds = [start, *loop.watchdog.feeds]
+    assert table.clock.now_us - start > 1_000_000  # a long boot, as on the board
+    assert max(b - a for a, b in itertools.pairwise(feeds)) < WDT_MS * 1000 / 4
+    assert written[0].split(" ")[1] == "HELLO"
+
+
+def test_the_poll_time_sets_the_lead() -> None:
+    """POLL_US is a parameter: the bench report's measured poll time (bench.json) sets
+    how many fields warm ahead (main.py)."""
+    table = SimTable(36)
+    from firmware.mfrc522 import MFRC522
+    from firmware.scan import Demux
+
+    demux = Demux(table.demux.address, table.demux.bank_enable, table.demux.strobe)
+    readers = [MFRC522(table.spi, demux.nss, table.clock) for _ in range(36)]
+    leads = {poll: Scanner(readers, demux, table.clock, None, poll_us=poll).lead
+             for poll in (600, 1300, 2600)}
+    assert leads == {600: 6, 1300: 4, 2600: 2}
+
+
+def test_the_bench_report_gives_the_poll_time(tmp_path: Any) -> None:
+    report = tmp_path / "bench.json"
+    report.write_text('{"settle_us": 1200, "poll_us": 1300}')
+    assert fw_loop.from_report(str(report), "poll_us", 600, 100, 5000) == 1300
+    assert fw_loop.from_report(str(report), "poll_us", 600, 100, 1000) == 600  # out of range
+    assert fw_loop.from_report(str(tmp_path / "none.json"), "poll_us", 600, 100, 5000) == 600

@@ -22,7 +22,7 @@ from firmware.mfrc522_sim import SimPin, SimTable
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PICO_FILES = ["protocol.py", "presence.py", "mfrc522.py", "scan.py", "loop.py", "pawns.py",
-              "main.py"]
+              "native.py", "main.py"]
 PERIOD = 1 << 30
 
 

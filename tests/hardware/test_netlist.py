@@ -105,3 +105,60 @@ def broken(change: str) -> list[str]:
 def test_the_checks_catch_broken_wiring(change: str, expected: str) -> None:
     problems = broken(change)
     assert any(expected in p for p in problems), problems
+
+
+def _swap(nl: netlist.Netlist, a: tuple[str, str], b: tuple[str, str]) -> None:
+    """Swap the nets of two pins (a wiring mistake at one place)."""
+    net_a, net_b = nl.net_of(*a), nl.net_of(*b)
+    assert net_a and net_b
+    nl.nets[net_a].remove(a)
+    nl.nets[net_b].remove(b)
+    nl.nets[net_a].append(b)
+    nl.nets[net_b].append(a)
+
+
+def _drop_resistor_on(nl: netlist.Netlist, net: str) -> None:
+    """Leave out the pull resistor on ``net`` (both its pins)."""
+    ref = next(r for r, _p in nl.nets[net] if nl.parts[r].kind.startswith("resistor"))
+    for pins in nl.nets.values():
+        pins[:] = [(r, p) for r, p in pins if r != ref]
+    del nl.parts[ref]
+
+
+def mutated(change: str) -> list[str]:
+    nl = build()
+    if change == "strobe pull-up left out":
+        _drop_resistor_on(nl, "PICO_STROBE")
+    elif change == "RST pull-down left out":
+        _drop_resistor_on(nl, "PICO_RST")
+    elif change == "SCK and MOSI swapped at a reader":
+        _swap(nl, ("J5", "SCK"), ("J5", "MOSI"))
+    elif change == "a bank's SCK fed from MOSI":
+        buffer, pin = next((r, p) for r, p in nl.nets["PICO_SCK"] if r == "U8")
+        nl.nets["PICO_SCK"].remove((buffer, pin))
+        nl.nets["PICO_MOSI"].append((buffer, pin))
+    elif change == "A0 and A1 crossed at a decoder":
+        _swap(nl, ("U5", "A0"), ("U5", "A1"))
+    elif change == "A0 and A1 crossed at the control buffer":
+        ref_a0 = next((r, p) for r, p in nl.nets["PICO_A0"] if r != "U1")
+        ref_a1 = next((r, p) for r, p in nl.nets["PICO_A1"] if r != "U1")
+        _swap(nl, ref_a0, ref_a1)
+    elif change == "gate input pull-down left out":
+        _drop_resistor_on(nl, "MISO7")
+    return all_problems(nl)
+
+
+@pytest.mark.parametrize("change, expected", [
+    ("strobe pull-up left out", "PICO_STROBE: needs its pull resistor to"),
+    ("RST pull-down left out", "PICO_RST: needs its pull resistor to GND"),
+    ("SCK and MOSI swapped at a reader", "J5: its SCK pin is fed from PICO_MOSI"),
+    ("a bank's SCK fed from MOSI", "its SCK pin is fed from PICO_MOSI"),
+    ("A0 and A1 crossed at a decoder", "U5.A0: on A1"),
+    ("A0 and A1 crossed at the control buffer", "address lines crossed"),
+    ("gate input pull-down left out", "J8: MISO gate input MISO7 floats"),
+])
+def test_each_wiring_mistake_of_issue_20_is_caught(change: str, expected: str) -> None:
+    """The netlist is the build's source: each mistake a maker could make in it is
+    found by the checks (issue 20 lists these five; the checks before missed them)."""
+    problems = mutated(change)
+    assert any(expected in p for p in problems), problems

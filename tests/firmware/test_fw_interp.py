@@ -1,0 +1,72 @@
+"""The interpreter's cost of the real sweep (firmware.interp, hardware/timing.md): the
+firmware's own loop replayed on the MicroPython unix port, calibrated against the
+published RP2040 figure for the same loop, and charged to the simulator's clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firmware import interp
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[str, Any]:
+    return interp.measure()
+
+
+def test_the_calibration_names_its_source_and_ratio(measured: dict[str, Any]) -> None:
+    assert interp.RP2040_ADD_TEST_US == 7.984 and "shaoziyang/micropython_benchmarks" in (
+        interp.CALIBRATION_SOURCE)
+    assert measured["implementation"].startswith("micropython")
+    unix = float(measured["add_test_us"])
+    assert 0 < unix < interp.RP2040_ADD_TEST_US
+    assert interp.ratio(measured, 125_000_000) == pytest.approx(interp.RP2040_ADD_TEST_US / unix)
+    assert interp.ratio(measured, 200_000_000) == pytest.approx(
+        interp.ratio(measured, 125_000_000) * 125 / 200)
+
+
+def test_each_poll_kind_costs_what_its_work_says(measured: dict[str, Any]) -> None:
+    polls = measured["poll_us"]
+    assert set(polls) == {"empty", "probe", "verify", "acquire"}
+    assert polls["probe"] < polls["verify"] < polls["acquire"]
+    assert measured["kinds_per_step"]["steady"] == {"empty": 4.0, "probe": 31.0, "verify": 1.0}
+    assert measured["machine_calls"]["acquire"] > measured["machine_calls"]["steady"]
+
+
+def test_the_model_counts_the_interpreter(measured: dict[str, Any]) -> None:
+    fast = interp.model(5.1, 200_000_000, measured)
+    slow = interp.model(5.1, 125_000_000, measured)
+    from firmware.sweep import at_wakeup
+
+    bus_only = at_wakeup(5.1, timings=interp.C_TIMINGS, host_reader_us=0.0, loop_us=0.0)
+    assert bus_only["sweep_ms"] < fast["sweep_ms"] < slow["sweep_ms"]
+    assert fast["sweep_ms"] < fast["acquiring_sweep_ms"]
+    # card laid -> P line: between one and two sweeps and a bit (the card waits for its
+    # reader's poll, then one more sweep confirms it; the line leaves mid-sweep)
+    assert fast["sweep_ms"] < fast["placement_p95_ms"] < 2.5 * fast["acquiring_sweep_ms"]
+
+
+def test_a_replay_that_strays_from_the_recording_is_refused(tmp_path: Path) -> None:
+    """The unix port first replays with every call checked: a firmware that took another
+    path than on the simulator (here: one reader's FIFO read back empty mid-run, so the
+    firmware checks that reader's version next) is caught, not timed."""
+    recording = interp.record()
+    events = recording["events"]
+    event = next(e for e in events[len(events) // 2:] if e[0] == "x" and e[1] == "889400")
+    event[2] = "000000"
+    path = tmp_path / "transcript.json"
+    path.write_text(json.dumps(recording))
+    result = subprocess.run(
+        [interp.tool("micropython"), "-X", "heapsize=64m",
+         str(interp.ROOT / "firmware" / "interp_cost.py"), str(path)],
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, MICROPYPATH=str(interp.ROOT)), check=False,
+    )
+    assert result.returncode != 0
+    assert "recorded" in result.stdout + result.stderr  # MicroPython prints tracebacks to stdout
