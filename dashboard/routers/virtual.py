@@ -19,9 +19,8 @@ from dashboard.deps import (
     BridgeDep,
     HostDep,
     SeatNumberDep,
-    SettingsDep,
     VirtualDep,
-    pin_ok,
+    check_pin,
 )
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import answered
@@ -55,8 +54,8 @@ def _check_seat_secret(bridge: BridgeDep, seat: int, secret: str | None) -> Acto
 
 
 def require_actor(
+    request: Request,
     bridge: BridgeDep,
-    settings: SettingsDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
     seat: Annotated[int | None, Query(ge=0, lt=N_SEATS, description="acting seat")] = None,
     secret: Annotated[str | None, Query(max_length=128, description="its secret")] = None,
@@ -65,7 +64,7 @@ def require_actor(
     if seat is not None and secret:
         return _check_seat_secret(bridge, seat, secret)
     if pin:
-        if not pin_ok(settings, pin):
+        if not check_pin(request, pin):
             raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
         return Actor(seat=None)
     raise HTTPException(status.HTTP_401_UNAUTHORIZED,
@@ -199,14 +198,14 @@ class PlayIn(BaseModel):
 
 
 def require_seat_or_host(
+    request: Request,
     bridge: BridgeDep,
-    settings: SettingsDep,
     seat: SeatNumberDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
     secret: Annotated[str | None, Query(max_length=128, description="the seat's secret")] = None,
 ) -> Actor:
     if pin:
-        if not pin_ok(settings, pin):
+        if not check_pin(request, pin):
             raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
         return Actor(seat=seat)  # the host plays for that seat
     return _check_seat_secret(bridge, seat, secret)
