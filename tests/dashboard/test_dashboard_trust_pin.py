@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -178,14 +180,33 @@ def test_a_pin_in_a_url_is_never_read(served: Dash) -> None:
 
 def test_a_page_elsewhere_with_pin_images_does_not_lock_the_host_out(dash: Dash,
                                                                      page: Any) -> None:
-    """The same attack in a real Chromium: another site's page loads 12 images from the
-    dashboard with a wrong PIN; the host, on the same machine, then logs in."""
+    """The same attack in a real Chromium: another site's page (another origin, served for
+    real) loads 12 images from the dashboard with a wrong PIN; the host, on the same
+    machine, then logs in."""
     _game(dash)
     images = "".join(f'<img src="{dash.url}/api/seats/0/qr.svg?pin=wrong{n}">'
-                     for n in range(12))
-    page.route("http://evil.example/", lambda route: route.fulfill(
-        body=f"<html><body>{images}</body></html>", content_type="text/html"))
-    page.goto("http://evil.example/")
-    page.wait_for_function("Array.from(document.images).every(i => i.complete)")
+                     for n in range(12)).encode()
+
+    class Evil(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html><body>" + images + b"</body></html>")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    evil = ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    seen: list[str] = []
+    page.on("response", lambda response: seen.append(response.url))
+    try:
+        page.goto(f"http://127.0.0.1:{evil.server_address[1]}/")
+        # (enough answered to have locked the host's machine out when a URL's PIN counted)
+        wait_until(lambda: sum("qr.svg?pin=" in u for u in seen) >= PinGuard.FREE_TRIES, 20,
+                   "the images to be answered")
+    finally:
+        evil.shutdown()
     assert dash.app.state.pin_guard.wait(client_key("127.0.0.1")) == 0
     assert httpx.post(dash.url + "/api/host/login", headers=HOST).status_code == 204
