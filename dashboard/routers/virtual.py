@@ -149,11 +149,13 @@ def discard(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandR
 
 
 def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
-    _active_seat(bridge, actor)
+    seat = _active_seat(bridge, actor)
     state = bridge.table_state()
-    if state.game is None or not state.game.view.expected.can_pass:
+    if state.game is None or not state.game.view.expected.can_pass or seat is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)")
-    return answered(bridge.command("confirm", source="virtual"))
+    # The seat's own confirm: the engine lets it pass and nothing else (a bare confirm is
+    # the host's, which also ends a Vanesco wait or starts a dealt game).
+    return answered(bridge.command("confirm", seat=seat, source="virtual"))
 
 
 @router.post("/pass", summary="Pass at a corner instead of using Declinatio (the seat's button)")

@@ -203,3 +203,40 @@ def test_phones_keep_their_seat_across_games(served: Dash) -> None:
         assert phones[0].get(f"/api/seats/0?secret={kept[0]}").status_code == 200
         assert phones[1].get(f"/api/seats/1?secret={kept[1]}").status_code == 403
         assert served.bridge.table_state().joined[:2] == [True, False]
+
+
+def _at_a_pass(players: int = 2) -> Any:
+    """A rules game whose seat to move may pass (G4/G7)."""
+    import random
+
+    from engine.rules.actions import PASS
+
+    for seed in range(200):
+        game, rng = new_game(players=players, seed=seed), random.Random(seed)
+        while not game.is_over():
+            if PASS in game.legal_actions():
+                return game
+            game.apply(rng.choice(game.legal_actions()))
+    raise AssertionError("no game reached a pass")
+
+
+def test_a_seats_pass_is_its_own_command(served: Dash) -> None:
+    """A seat's "pass" went out as the host's bare confirm (which also ends a Vanesco wait
+    or starts a dealt game). Now it is a confirm from that seat, on every route."""
+    game = _at_a_pass()
+    served.publish_game(game)
+    wait_until(lambda: served.bridge.game_id == "g1", 10, "the game")
+    seat = game.seat
+    own = served.bridge.secrets.secret("g1", seat)
+    phone = as_client(served, "192.168.1.50")
+    for path in (f"/api/seats/{seat}/play?secret={own}",
+                 f"/api/virtual/pass?seat={seat}&secret={own}"):
+        body = {"action": "pass"} if "/play" in path else None
+        reply = phone.post(path, json=body)
+        assert reply.status_code == 200, (path, reply.text)
+        verb, request = served.requests[-1]
+        assert verb == "confirm" and request.seat == seat, (path, request)
+    # The other seat cannot pass for it.
+    other = served.bridge.secrets.secret("g1", 1 - seat)
+    refused = phone.post(f"/api/seats/{1 - seat}/play?secret={other}", json={"action": "pass"})
+    assert refused.status_code == 409
