@@ -12,6 +12,8 @@
   page open a socket anywhere, so a page elsewhere could otherwise read a seat's socket with
   a link it got hold of. Same origin is the ``Host`` the browser asked for, or the
   configured ``public_url`` (a proxy in front).
+- `AllowedHosts`: a request for a name that is not this dashboard's is refused (421), so
+  DNS rebinding cannot make another site's page same-origin with it.
 - `PinGuard`: holds the host PIN; its `check` is the only comparison. Wrong PINs are
   counted per client: after a few, that client waits (doubling, up to `MAX_LOCK`; failures
   fade). While it waits even the right PIN is refused (429, ``Retry-After``), so guessing
@@ -118,6 +120,55 @@ class SameOrigin:
                 await receive()  # websocket.connect; a close before accept answers 403
                 await send({"type": "websocket.close", "code": 1008,
                             "reason": "cross-site WebSocket refused"})
+                return
+        await self.app(scope, receive, send)
+
+
+def host_allowed(host_header: str, allowed: frozenset[str]) -> bool:
+    """Whether a request's ``Host`` names this dashboard. DNS rebinding points a name the
+    attacker controls in public DNS at this machine, so that a page of theirs is "same
+    origin" with it: such a name has dots. Let in: an IP literal (a page at an address is
+    its own origin), a name with no dot (``localhost``, this machine's name: only the local
+    network answers for it), ``*.localhost`` and ``*.local`` (mDNS, the local network only),
+    and the configured names (`public_url`, ``--allowed-host``)."""
+    host = host_header.strip().lower()
+    if host.startswith("["):  # [v6]:port
+        host = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    host = host.rstrip(".")
+    if not host:
+        return False
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    return ("." not in host or host.endswith((".localhost", ".local")) or host in allowed)
+
+
+class AllowedHosts:
+    """421 for a request whose ``Host`` is not this dashboard's (`host_allowed`), and a
+    closed handshake for such a WebSocket: DNS rebinding gets nothing."""
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str] = frozenset()) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode(errors="replace")
+            if not host_allowed(host, self.allowed):
+                log.warning("refused a request for host %r (not this dashboard's name)",
+                            host[:100])
+                if scope["type"] == "http":
+                    await _reply(send, 421, f"this dashboard does not answer to the name "
+                                 f"{host[:100]!r}: open it by its address, or give the name "
+                                 "with --allowed-host")
+                else:
+                    await receive()
+                    await send({"type": "websocket.close", "code": 1008,
+                                "reason": "unknown host name"})
                 return
         await self.app(scope, receive, send)
 
@@ -287,6 +338,11 @@ def secure(app: Any) -> None:
     app.state.pin_guard = PinGuard(app.state.settings.pin)
     app.state.screen_key = secrets.token_urlsafe(32)  # dashboard.deps.sees_table_screen
     app.add_middleware(BodyLimit, limit=MAX_BODY)
-    public_url = getattr(getattr(app.state, "settings", None), "public_url", None)
+    settings = app.state.settings
+    public_url = settings.public_url
     trusted = frozenset({origin_of(public_url)} if public_url else ())
     app.add_middleware(SameOrigin, trusted=trusted)
+    names = {name.lower().rstrip(".") for name in settings.allowed_hosts}
+    if public_url:
+        names.add((urlsplit(public_url).hostname or "").lower())
+    app.add_middleware(AllowedHosts, allowed=frozenset(names))  # outermost: checked first
