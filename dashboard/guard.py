@@ -265,7 +265,7 @@ class PinGuard:
         over = count - free
         if over < 0:
             return 0.0
-        return min(self.MAX_LOCK, self.FIRST_LOCK * 2 ** min(over, 30))
+        return min(self.MAX_LOCK, self.FIRST_LOCK * float(2 ** min(over, 30)))
 
     def wait(self, client: str) -> float:
         """Seconds `client` must wait before its PIN is checked (0: check it now)."""

@@ -221,7 +221,7 @@ class BoundedH11Protocol(H11Protocol):
         self.draining: asyncio.TimerHandle | None = None
         self.drained = 0
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         self.real = transport
         super().connection_made(_Lingering(transport, self))  # type: ignore[arg-type]
         self.flow = FlowControl(transport)
@@ -259,10 +259,9 @@ class BoundedH11Protocol(H11Protocol):
         if self.cycle is not None and not self.cycle.more_body:
             self._stop_deadline()  # whole: the app takes the time it needs
 
-    def eof_received(self) -> bool | None:
+    def eof_received(self) -> None:
         if self.draining is not None:
             self.real.close()
-        return None
 
     def close_gracefully(self) -> None:
         if (self.draining is None and not self.real.is_closing()
