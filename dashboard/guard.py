@@ -216,7 +216,8 @@ def client_key(host: str | None) -> str:
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+        if not address.is_loopback:
+            return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address)
 
 

@@ -147,7 +147,7 @@ class Limits:
 
 
 def _loopback(client: str) -> bool:
-    return client.startswith("127.") or client in ("::1", "::1/128")
+    return client.startswith("127.") or client == "::1"  # (dashboard.guard.client_key)
 
 
 def open_files(want: int = 65536) -> int:
