@@ -135,6 +135,7 @@ def test_taking_a_seat_shows_on_the_table_view(served: Dash) -> None:
             pass
 
 
+@pytest.mark.timeout(60)  # the old code never closed it: the test would wait for ever
 @pytest.mark.parametrize("how", ["free", "reissue"])
 def test_a_freed_seat_socket_is_closed(served: Dash, how: str) -> None:
     """Issue 24 #4: a freed seat's socket kept streaming its private view (404 frames in
@@ -240,3 +241,33 @@ def test_a_seats_pass_is_its_own_command(served: Dash) -> None:
     other = served.bridge.secrets.secret("g1", 1 - seat)
     refused = phone.post(f"/api/seats/{1 - seat}/play?secret={other}", json={"action": "pass"})
     assert refused.status_code == 409
+
+
+@pytest.fixture
+def proxied(mqtt_broker: str, table_id: str, tmp_path: Any) -> Iterator[Dash]:
+    """A served dashboard behind a (pretend) proxy: this machine's browser is no longer the
+    table's screen by its address."""
+    from dashkit import make_dash
+
+    yield from make_dash(mqtt_broker, table_id, tmp_path, serve=True,
+                         public_url="http://table.example:8000/")
+
+
+def test_a_browser_shows_the_codes_only_once_the_host_unlocks_it(proxied: Dash,
+                                                                 page: Any) -> None:
+    """In Chromium: the table view of a browser that is not the table's screen shows no
+    code (it says how to unlock); the host unlocks the host page in that browser, and the
+    table view then shows every seat's code, fetched anew each minute."""
+    _game(proxied, players=2)
+    page.goto(proxied.url + "/?lang=en")
+    page.wait_for_selector("#join .codes-locked")
+    assert page.locator("#join img").count() == 0
+    page.goto(proxied.url + "/host?lang=en")
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("#new-game", state="visible")
+    page.goto(proxied.url + "/?lang=en")
+    page.wait_for_function("document.querySelectorAll('#join img').length === 2 && "
+                           "[...document.querySelectorAll('#join img')].every("
+                           "i => i.complete && i.naturalWidth > 0)")
+    assert page.locator("#join .codes-locked").count() == 0
