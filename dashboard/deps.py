@@ -60,13 +60,13 @@ SCREEN_COOKIE = "cauldron-screen"
 
 def sees_table_screen(request: Request) -> bool:
     """Whether this browser is the table's screen, which may show the join codes: a browser
-    on this machine (loopback; not when a proxy in front, `public_url`, makes every visitor
-    look local), or one where the host unlocked the host page (`SCREEN_COOKIE`, set by the
-    host login: HttpOnly, same-site only, valid while this dashboard runs)."""
-    settings: Settings = request.app.state.settings
+    on this machine (loopback), or one where the host unlocked the host page
+    (`SCREEN_COOKIE`, set by the host login: HttpOnly, same-site only, valid while this
+    dashboard runs). A proxy on this machine must say whom it forwards (``X-Forwarded-For``,
+    which uvicorn reads from loopback only), or every visitor would look local."""
     host = request.client.host if request.client else ""
     with contextlib.suppress(ValueError):
-        if ipaddress.ip_address(host).is_loopback and not settings.public_url:
+        if ipaddress.ip_address(host).is_loopback:
             return True
     given = request.cookies.get(SCREEN_COOKIE, "")
     key: str = request.app.state.screen_key
