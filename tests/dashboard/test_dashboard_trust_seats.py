@@ -267,3 +267,12 @@ def test_a_browser_shows_the_codes_only_once_the_host_unlocks_it(lan_dash: Dash,
                            "[...document.querySelectorAll('#join img')].every("
                            "i => i.complete && i.naturalWidth > 0)")
     assert page.locator("#join .codes-locked").count() == 0
+
+
+def test_a_seat_page_never_passes_its_secret_on(served: Dash) -> None:
+    """The seat page's URL holds the seat's secret: no page sends it on as a Referer."""
+    _game(served)
+    own = served.bridge.secrets.secret("g1", 0)
+    phone = as_client(served, "192.168.1.60")
+    for path in (f"/seat/0?secret={own}", "/", "/host", "/virtual", "/scores"):
+        assert phone.get(path).headers["Referrer-Policy"] == "no-referrer", path
