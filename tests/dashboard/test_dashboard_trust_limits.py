@@ -109,8 +109,11 @@ def test_one_device_cannot_take_every_connection(limited: Dash) -> None:
     for sock in socks:
         sock.close()
     # Released: the device may connect again.
-    wait_until(lambda: closed_by_server(attacker_socket(limited)) is None, 10,
-               "the device's count to come down")
+    def admitted() -> bool:
+        with attacker_socket(limited) as sock:
+            return closed_by_server(sock) is None
+
+    wait_until(admitted, 10, "the device's count to come down")
 
 
 def _ws_handshake(sock: socket.socket) -> bytes:
@@ -134,8 +137,12 @@ def test_one_device_cannot_hold_many_websockets(limited: Dash) -> None:
     assert _ws_handshake(own) == b"HTTP/1.1 101 Switching Protocols"
     assert page_loads(limited)
     sockets[0].close()
-    wait_until(lambda: _ws_handshake(attacker_socket(limited, "127.0.0.3")).endswith(b"101 "
-               b"Switching Protocols"), 10, "a closed socket to free its place")
+
+    def opened() -> bool:
+        with attacker_socket(limited, "127.0.0.3") as sock:
+            return _ws_handshake(sock) == b"HTTP/1.1 101 Switching Protocols"
+
+    wait_until(opened, 10, "a closed socket to free its place")
     for sock in [*sockets, own]:
         sock.close()
 
