@@ -66,6 +66,11 @@ MAX_ALERTS = 20
 EXPIRED = json.dumps({"type": "expired", "reason": "a new game started: scan the new QR code"})
 Message = dict[str, Any]  # an ASGI websocket.send message (dashboard.serving.shared_message)
 EXPIRED_MESSAGE = shared_message(EXPIRED)
+# The host freed the seat (or gave it a new code): the old secret's sockets are closed.
+REVOKED = json.dumps({"type": "expired", "reason": "the host freed this seat: scan its new "
+                      "QR code", "code": "seat_freed"})
+REVOKED_MESSAGE = shared_message(REVOKED)
+FINAL_MESSAGES = (EXPIRED_MESSAGE, REVOKED_MESSAGE)  # the socket closes after sending one
 
 
 @dataclass(eq=False)
@@ -79,7 +84,8 @@ class Subscriber:
 
     channel: Channel
     loop: asyncio.AbstractEventLoop
-    game_id: str | None = None  # a seat channel serves one game only
+    game_id: str | None = None  # a seat channel serves one game only ...
+    secret: str | None = None  # ... while the secret it was opened with is the seat's
     latest: Message | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     skipped: int = 0  # stale states replaced before the socket took them
@@ -89,7 +95,7 @@ class Subscriber:
     busy: bool = True  # the sender task has a message in hand (the first one, to begin)
 
     def offer(self, message: Message) -> None:  # on the event loop
-        if (not self.busy and self.write_now is not None and message is not EXPIRED_MESSAGE
+        if (not self.busy and self.write_now is not None and message not in FINAL_MESSAGES
                 and self.write_now(message[FRAME])):
             return
         if self.latest is not None:
@@ -153,6 +159,7 @@ class Bridge:
         )
         self._lock = threading.RLock()
         self._phones = [0] * N_SEATS  # open seat pages (sockets) per seat
+        self.secrets.staying = lambda: {s for s, n in enumerate(self._phones) if n > 0}
         self.public: GamePublic | None = None
         self.public_out: GamePublicOut | None = None
         self.last_finished: GamePublicOut | None = None  # kept for /scores in the next game
@@ -428,8 +435,9 @@ class Bridge:
 
     # ------------------------------------------------------------ fan-out
 
-    def add_subscriber(self, channel: Channel) -> Subscriber:
-        sub = Subscriber(channel=channel, loop=asyncio.get_running_loop(), game_id=self.game_id)
+    def add_subscriber(self, channel: Channel, secret: str | None = None) -> Subscriber:
+        sub = Subscriber(channel=channel, loop=asyncio.get_running_loop(), game_id=self.game_id,
+                         secret=secret)
         with self._lock:
             self._subscribers.add(sub)
         return sub
@@ -449,6 +457,8 @@ class Bridge:
             return
         table_message: Message | None = None
         seat_messages: dict[int, Message] = {}
+        game_id = self.game_id
+        current = {seat: self.secrets.current(game_id, seat) for seat in range(N_SEATS)}
         # Each update is serialised and framed once (per channel), then handed to every
         # subscriber's event loop in one call: no per-viewer work in this thread.
         batches: dict[asyncio.AbstractEventLoop, list[tuple[Subscriber, Message]]] = {}
@@ -465,14 +475,15 @@ class Bridge:
                 seat = int(sub.channel)
                 if seats_only is not None and seat != seats_only:
                     continue
-                if sub.game_id != self.game_id:
-                    # A new game: this seat's secret no longer opens anything.
-                    message = EXPIRED_MESSAGE
-                elif seat not in seat_messages:
-                    seat_messages[seat] = shared_message(
-                        self.seat_state(seat).model_dump_json(by_alias=True))
-                    message = seat_messages[seat]
+                if sub.secret != current[seat]:
+                    # A new game this phone has no seat in, or the host freed the seat: its
+                    # secret opens nothing now, and its socket is closed.
+                    message = EXPIRED_MESSAGE if sub.game_id != game_id else REVOKED_MESSAGE
                 else:
+                    sub.game_id = game_id  # a phone keeps its seat in the next game
+                    if seat not in seat_messages:
+                        seat_messages[seat] = shared_message(
+                            self.seat_state(seat).model_dump_json(by_alias=True))
                     message = seat_messages[seat]
             batches.setdefault(sub.loop, []).append((sub, message))
         for loop, batch in batches.items():

@@ -42,6 +42,12 @@ def register(subparsers: Any) -> None:
         "(e.g. http://192.168.1.20:8000/; default: the LAN address with --host 0.0.0.0)",
     )
     parser.add_argument(
+        "--allowed-host", action="append", default=[], metavar="NAME",
+        help="a host name with dots that phones use to open the dashboard (e.g. "
+        "table1.venue.lan; repeatable). Addresses, names without a dot and *.local always "
+        "work; other names are refused, so that DNS rebinding cannot reach the dashboard",
+    )
+    parser.add_argument(
         "--data-dir", type=Path, default=None,
         help="where the seat secrets and the virtual table's state are kept, so a restart "
         "loses neither (default $XDG_DATA_HOME/cauldron/dashboard, else "
@@ -82,6 +88,7 @@ def _handle(args: argparse.Namespace) -> int:
         "default_lang": args.lang,
         "virtual": not args.no_virtual,
         "public_url": args.public_url,
+        "allowed_hosts": tuple(args.allowed_host),
     }
     from dashboard.config import persistent_pin
 

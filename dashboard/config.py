@@ -94,6 +94,9 @@ class Settings(BaseModel):
     # The table's address for phones (QR codes, seat links), e.g. http://192.168.1.20:8000/.
     # None: the LAN address when listening on every interface, else the browser's address.
     public_url: str | None = Field(default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
+    # Dotted host names the dashboard answers to besides public_url's (dashboard.guard:
+    # an IP address or a name without a dot always works).
+    allowed_hosts: tuple[str, ...] = ()
 
     def public_base(self) -> str | None:
         """Where phones open this dashboard, or None when only this machine can."""
@@ -106,6 +109,14 @@ class Settings(BaseModel):
             return None
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/"
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\.?", name):
+                raise ValueError(f"{name[:64]!r} is not a host name")
+        return value
 
     @field_validator("pin")
     @classmethod

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import ipaddress
 import math
 from typing import Annotated
 
@@ -11,7 +13,7 @@ from fastapi import Depends, Header, HTTPException, Path, Query, Request, status
 
 from dashboard.bridge import Bridge
 from dashboard.config import Lang, Settings
-from dashboard.guard import PinGuard
+from dashboard.guard import PinGuard, PinLocked, client_key
 from dashboard.i18n import COOKIE, negotiate
 from dashboard.virtual import VirtualTable
 from engine.rules.names import seat_name
@@ -34,43 +36,52 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 BridgeDep = Annotated[Bridge, Depends(get_bridge)]
 
 
-def pin_ok(settings: Settings, pin: str | None) -> bool:
-    """The bare comparison (constant time); requests go through `check_pin`."""
-    return bool(pin) and hmac.compare_digest(settings.pin.encode(), (pin or "").encode())
-
-
-def check_pin(request: Request, settings: Settings, pin: str | None) -> bool:
-    """Whether `pin` is the host PIN; every wrong one counts against the client and
-    overall (`PinGuard`), and while locked out the answer is 429, even for the right PIN."""
+def check_pin(request: Request, pin: str | None) -> bool:
+    """Whether `pin` is the host PIN: the one way a request's PIN is checked (`PinGuard`
+    holds the PIN). A wrong one counts against the client; while that client must wait the
+    answer is 429, even for the right PIN. Only ever given a header's value: a PIN in a
+    URL would land in logs and history, and any page could make a browser send it."""
     if not pin:
         return False
     guard: PinGuard = request.app.state.pin_guard
-    client = request.client.host if request.client else "unknown"
-    wait = guard.wait(client)
-    if wait > 0:
-        seconds = math.ceil(wait)
+    try:
+        return guard.check(client_key(request.client.host if request.client else None), pin)
+    except PinLocked as locked:
+        seconds = math.ceil(locked.seconds)
         raise HTTPException(
             status.HTTP_429_TOO_MANY_REQUESTS,
-            f"too many wrong host PINs: try again in {seconds} s",
+            f"too many wrong host PINs from this device: try again in {seconds} s",
             headers={"Retry-After": str(seconds)},
-        )
-    if pin_ok(settings, pin):
-        guard.succeeded(client)
-        return True
-    guard.failed(client)
-    return False
+        ) from None
+
+
+SCREEN_COOKIE = "cauldron-screen"
+
+
+def sees_table_screen(request: Request) -> bool:
+    """Whether this browser is the table's screen, which may show the join codes: a browser
+    on this machine (loopback), or one where the host unlocked the host page
+    (`SCREEN_COOKIE`, set by the host login: HttpOnly, same-site only, valid while this
+    dashboard runs). A proxy on this machine must say whom it forwards (``X-Forwarded-For``,
+    which uvicorn reads from loopback only), or every visitor would look local."""
+    host = request.client.host if request.client else ""
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).is_loopback:
+            return True
+    given = request.cookies.get(SCREEN_COOKIE, "")
+    key: str = request.app.state.screen_key
+    return bool(given) and hmac.compare_digest(key.encode(), given.encode())
 
 
 def require_host(
     request: Request,
-    settings: SettingsDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
 ) -> None:
     if not pin:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, f"host PIN needed: send it in the {PIN_HEADER} header"
         )
-    if not check_pin(request, settings, pin):
+    if not check_pin(request, pin):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
 
 

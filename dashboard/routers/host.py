@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Request, status
+from fastapi import APIRouter, Body, HTTPException, Request, Response, status
 
-from dashboard.deps import BridgeDep, HostDep
+from dashboard.deps import SCREEN_COOKIE, BridgeDep, HostDep
 from dashboard.models import (
     CommandResult,
     EnrolmentOut,
@@ -41,8 +41,10 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
 @router.post(
     "/login", summary="Check the host PIN", status_code=status.HTTP_204_NO_CONTENT
 )
-def login(_: HostDep) -> None:
-    return None
+def login(_: HostDep, request: Request, response: Response) -> None:
+    # This browser may show the join codes on the table view from now on (the big screen).
+    response.set_cookie(SCREEN_COOKIE, request.app.state.screen_key, httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https")
 
 
 def game_config(form: NewGameIn) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from dashboard.config import LANGS, Lang, phones_reach
-from dashboard.deps import LangDep, SettingsDep
+from dashboard.deps import LangDep, SettingsDep, sees_table_screen
 from dashboard.geometry import geometry
 from dashboard.i18n import COOKIE, bundle, family_renames, strings
 
@@ -39,6 +39,8 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
             **extra,
         },
     )
+    # A seat page's URL holds its secret: no link or image on it may pass the URL on.
+    response.headers["Referrer-Policy"] = "no-referrer"
     if request.query_params.get("lang") in LANGS:
         response.set_cookie(COOKIE, lang, max_age=365 * 24 * 3600, samesite="lax")
     return response
@@ -48,7 +50,8 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
 def table_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
     # The join codes hold the public address: on a loopback one they would open the phone.
     phones = phones_reach(settings.public_base() or str(request.base_url))
-    return render(request, "table.html", lang, "table", table=settings.table, phones=phones)
+    return render(request, "table.html", lang, "table", table=settings.table, phones=phones,
+                  screen=sees_table_screen(request))
 
 
 @router.get("/virtual", response_class=HTMLResponse)

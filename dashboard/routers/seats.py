@@ -19,11 +19,12 @@ from dashboard.deps import (
     LangDep,
     SeatDep,
     SeatNumberDep,
-    SettingsDep,
     check_pin,
+    sees_table_screen,
 )
 from dashboard.models import CommandResult, JoinInfo, SeatState
 from dashboard.routers import answered
+from dashboard.routers.pages import render
 from dashboard.routers.table import pump
 from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
@@ -31,7 +32,18 @@ from engine.wire.contract import N_SEATS
 router = APIRouter(tags=["seats"])
 
 
-def _join(request: Request, bridge: Bridge, seat: int, host: bool) -> JoinInfo:
+def _join(request: Request, bridge: Bridge, seat: int, pin: str | None) -> JoinInfo:
+    """A seat's join code, for the host (PIN) or the table's screen (`sees_table_screen`):
+    never for anyone else on the network, who could take every seat with it."""
+    host = check_pin(request, pin)
+    if pin and not host:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
+    if not host and not sees_table_screen(request):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "join codes are shown on the table's screen and the host page only: scan the code "
+            "on the table's screen",
+        )
     info = bridge.join_info(seat, str(request.base_url))
     if info is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no game yet: the host starts one first")
@@ -46,17 +58,17 @@ def _join(request: Request, bridge: Bridge, seat: int, host: bool) -> JoinInfo:
 @router.get(
     "/api/seats/{seat}/join",
     summary="A seat's join link",
-    description="The link (with the seat's secret for this game) behind the seat's QR code. "
-    "Open until the seat has joined; afterwards only with the host PIN.",
+    description="The link (with a short-lived one-time code) behind the seat's QR code, for "
+    "the table's screen (a browser on this machine, or one the host unlocked) until the seat "
+    "has joined, and for the host (PIN header).",
 )
 def join_link(
     request: Request,
     bridge: BridgeDep,
-    settings: SettingsDep,
     seat: SeatNumberDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER)] = None,
 ) -> JoinInfo:
-    return _join(request, bridge, seat, check_pin(request, settings, pin))
+    return _join(request, bridge, seat, pin)
 
 
 def qr_svg(text: str) -> str:
@@ -75,12 +87,10 @@ def qr_svg(text: str) -> str:
 def join_qr(
     request: Request,
     bridge: BridgeDep,
-    settings: SettingsDep,
     seat: SeatNumberDep,
-    pin: Annotated[str | None, Query(description="host PIN, to show a joined seat's code")] = None,
-    pin_header: Annotated[str | None, Header(alias=PIN_HEADER)] = None,
+    pin: Annotated[str | None, Header(alias=PIN_HEADER)] = None,
 ) -> Response:
-    info = _join(request, bridge, seat, check_pin(request, settings, pin or pin_header))
+    info = _join(request, bridge, seat, pin)
     return Response(
         qr_svg(info.url), media_type="image/svg+xml", headers={"Cache-Control": "no-store"}
     )
@@ -88,20 +98,22 @@ def join_qr(
 
 @router.get("/join/{seat}", include_in_schema=False)
 def join_seat(
+    request: Request,
     bridge: BridgeDep,
     seat: SeatNumberDep,
+    page_lang: LangDep,
     token: Annotated[str | None, Query(max_length=64)] = None,
     lang: Annotated[str | None, Query(max_length=8)] = None,
-) -> RedirectResponse:
+) -> Response:
     """Where a seat's QR code leads: its one-time code is traded for the seat's secret,
-    which only this phone gets (then the seat page)."""
+    which only this phone gets (then the seat page). A used or stale code gets a page in
+    the phone's language saying what to do (403)."""
     secret = bridge.secrets.redeem(bridge.game_id, seat, token)
     if secret is None:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"this code for {seat_name(seat)} was used already or is out of date: ask the host to "
-            "show the seat's code again (the host can free the seat on the host page)",
-        )
+        page = render(request, "join_used.html", page_lang, "join")
+        page.status_code = status.HTTP_403_FORBIDDEN
+        page.headers["Cache-Control"] = "no-store"
+        return page
     bridge.broadcast()  # the seat is joined: its code leaves the table view
     suffix = f"&lang={lang}" if lang in LANGS else ""
     return RedirectResponse(f"/seat/{seat}?secret={secret}{suffix}", status_code=303,
@@ -176,6 +188,6 @@ async def seat_socket(websocket: WebSocket, seat: int, secret: str = "") -> None
     bridge.phone(seat, True)
     try:
         await pump(websocket, bridge, seat,
-                   lambda: bridge.seat_state(seat).model_dump_json(by_alias=True))
+                   lambda: bridge.seat_state(seat).model_dump_json(by_alias=True), secret)
     finally:
         bridge.phone(seat, False)

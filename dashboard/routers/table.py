@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from dashboard.bridge import EXPIRED, Bridge
+from dashboard.bridge import FINAL_MESSAGES, Bridge
 from dashboard.deps import BridgeDep
 from dashboard.models import TableState
 from dashboard.serving import WRITER
@@ -27,13 +27,13 @@ def get_table(bridge: BridgeDep) -> TableState:
 
 
 async def pump(websocket: WebSocket, bridge: Bridge, channel: int | str,
-               first: Callable[[], str]) -> None:
+               first: Callable[[], str], secret: str | None = None) -> None:
     """Send the state `first()` gives, then every new state of `channel` until the browser
     goes away (a reader task notices the close at once, so nothing waits on a dead socket).
     `first` is read once subscribed: a change in between reaches the socket either way (a
     state read before subscribing could miss the last change, and the page would stay on
     the older state until the next one)."""
-    sub = bridge.add_subscriber("table" if channel == "table" else int(channel))
+    sub = bridge.add_subscriber("table" if channel == "table" else int(channel), secret)
     first_state = first()
     writer = websocket.scope.get("extensions", {}).get(WRITER)
     if writer is not None:  # served by dashboard.serving: the fan-out writes directly
@@ -44,7 +44,7 @@ async def pump(websocket: WebSocket, bridge: Bridge, channel: int | str,
         while True:
             message = await sub.next()  # shared by every socket of the channel: not changed
             await websocket.send(message)
-            if message["text"] == EXPIRED:
+            if message in FINAL_MESSAGES:  # the seat's secret opens nothing now
                 return
 
     async def receive() -> None:

@@ -19,9 +19,8 @@ from dashboard.deps import (
     BridgeDep,
     HostDep,
     SeatNumberDep,
-    SettingsDep,
     VirtualDep,
-    pin_ok,
+    check_pin,
 )
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import answered
@@ -55,8 +54,8 @@ def _check_seat_secret(bridge: BridgeDep, seat: int, secret: str | None) -> Acto
 
 
 def require_actor(
+    request: Request,
     bridge: BridgeDep,
-    settings: SettingsDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
     seat: Annotated[int | None, Query(ge=0, lt=N_SEATS, description="acting seat")] = None,
     secret: Annotated[str | None, Query(max_length=128, description="its secret")] = None,
@@ -65,7 +64,7 @@ def require_actor(
     if seat is not None and secret:
         return _check_seat_secret(bridge, seat, secret)
     if pin:
-        if not pin_ok(settings, pin):
+        if not check_pin(request, pin):
             raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
         return Actor(seat=None)
     raise HTTPException(status.HTTP_401_UNAUTHORIZED,
@@ -150,11 +149,13 @@ def discard(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandR
 
 
 def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
-    _active_seat(bridge, actor)
+    seat = _active_seat(bridge, actor)
     state = bridge.table_state()
-    if state.game is None or not state.game.view.expected.can_pass:
+    if state.game is None or not state.game.view.expected.can_pass or seat is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)")
-    return answered(bridge.command("confirm", source="virtual"))
+    # The seat's own confirm: the engine lets it pass and nothing else (a bare confirm is
+    # the host's, which also ends a Vanesco wait or starts a dealt game).
+    return answered(bridge.command("confirm", seat=seat, source="virtual"))
 
 
 @router.post("/pass", summary="Pass at a corner instead of using Declinatio (the seat's button)")
@@ -199,14 +200,14 @@ class PlayIn(BaseModel):
 
 
 def require_seat_or_host(
+    request: Request,
     bridge: BridgeDep,
-    settings: SettingsDep,
     seat: SeatNumberDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
     secret: Annotated[str | None, Query(max_length=128, description="the seat's secret")] = None,
 ) -> Actor:
     if pin:
-        if not pin_ok(settings, pin):
+        if not check_pin(request, pin):
             raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
         return Actor(seat=seat)  # the host plays for that seat
     return _check_seat_secret(bridge, seat, secret)

@@ -11,6 +11,10 @@ import { podiumHtml, winnersText } from "./scoring.js";
 let current = null;
 let socketUp = false;
 let joinKey = null;
+/* Join codes are short-lived (dashboard/seats.py): fetched anew every minute. Only the
+   table's screen gets them (BOOT.screen: this machine, or a browser the host unlocked). */
+let joinRound = 0;
+setInterval(() => { joinRound += 1; if (current) renderJoin(current); }, 60000);
 
 /* The deal, guided: the colour to set aside (2 players) with its 8 cards, cells read,
    missing or wrong, and what happens next. */
@@ -130,23 +134,25 @@ function renderAlerts(state) {
 function renderJoin(state) {
   const el = document.getElementById("join");
   const game = state.game;
-  const key = game ? `${game.game_id}|${state.joined.join(",")}|${game.view.players}|${gameOver(game.view)}` : "none";
+  const key = game ? `${game.game_id}|${state.joined.join(",")}|${game.view.players}|${gameOver(game.view)}|${joinRound}` : "none";
   if (key === joinKey) return;
   joinKey = key;
   if (!game || !game.game_id || gameOver(game.view) || !game.view.seats.length) { el.innerHTML = ""; return; }
   // On a loopback address a code would open the phone itself: one line says what to do.
   const phones = BOOT.phones !== false;
+  let locked = false;
   let html = (phones ? `<h2>${esc(t("join"))}</h2>` : `<p class="no-phones">${esc(t("phones_cannot_join"))}</p>`) + `<div class="qr-row">`;
   for (const s of game.view.seats) {
     const label = seatLabel(s.seat, s.colour);
     if (!phones && !state.joined[s.seat]) continue;
+    if (BOOT.screen === false && !state.joined[s.seat]) { locked = true; continue; }
     if (state.joined[s.seat]) {
       html += `<figure class="qr joined" data-seat="${s.seat}"><div class="done" aria-hidden="true">✓</div><figcaption>${esc(label)} — ${esc(t("joined"))}</figcaption></figure>`;
     } else {
-      html += `<figure class="qr" data-seat="${s.seat}"><img src="/api/seats/${s.seat}/qr.svg?g=${encodeURIComponent(game.game_id)}" alt="${esc(t("scan_me", { seat: label }))}"><figcaption>${esc(label)}</figcaption></figure>`;
+      html += `<figure class="qr" data-seat="${s.seat}"><img src="/api/seats/${s.seat}/qr.svg?g=${encodeURIComponent(game.game_id)}&r=${joinRound}" alt="${esc(t("scan_me", { seat: label }))}"><figcaption>${esc(label)}</figcaption></figure>`;
     }
   }
-  el.innerHTML = html + `</div>`;
+  el.innerHTML = html + `</div>` + (locked ? `<p class="codes-locked">${esc(t("join_codes_locked"))}</p>` : "");
 }
 
 function renderPodium(state) {

@@ -53,13 +53,14 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 class Server:
     """uvicorn serving an app in a background thread on 127.0.0.1:<free port>."""
 
-    def __init__(self, app: Any, port: int | None = None) -> None:
+    def __init__(self, app: Any, port: int | None = None, limits: Any = None) -> None:
         import uvicorn
 
         from dashboard.serving import uvicorn_config
 
         self.port = port or free_port()  # served as the commands serve it
-        config = uvicorn_config(app, "127.0.0.1", self.port, timeout_graceful_shutdown=2)
+        config = uvicorn_config(app, "127.0.0.1", self.port, limits=limits,
+                                timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
 

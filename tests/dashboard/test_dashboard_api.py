@@ -143,14 +143,15 @@ def test_table_websocket_sends_state_and_updates(client: TestClient, dash_app: D
 
 
 def test_join_link_and_qr_then_locked_after_joining(client: TestClient, dash_app: Dash) -> None:
-    assert client.get("/api/seats/0/join").status_code == 404  # no game yet
+    screen = TestClient(dash_app.app, client=("127.0.0.1", 4000))  # the table's own screen
+    assert screen.get("/api/seats/0/join").status_code == 404  # no game yet
     published(dash_app, new_game(players=3))
-    link = client.get("/api/seats/1/join").json()
+    link = screen.get("/api/seats/1/join").json()
     assert "/join/1?token=" in link["url"] and secret(dash_app, 1) not in link["url"]
-    svg = client.get("/api/seats/1/qr.svg")
+    svg = screen.get("/api/seats/1/qr.svg")
     assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
     assert "<svg" in svg.text
-    assert client.get("/api/seats/3/join").status_code == 404  # 3 players: no seat 3
+    assert screen.get("/api/seats/3/join").status_code == 404  # 3 players: no seat 3
     # The code is traded once for the secret, which only that phone gets.
     path = link["url"][link["url"].index("/join/"):]
     joined = client.get(path + "&lang=en", follow_redirects=False)
@@ -158,10 +159,10 @@ def test_join_link_and_qr_then_locked_after_joining(client: TestClient, dash_app
     assert joined.headers["location"] == f"/seat/1?secret={secret(dash_app, 1)}&lang=en"
     assert client.get(path, follow_redirects=False).status_code == 403  # used: never again
     assert client.get(f"/api/seats/1?secret={secret(dash_app, 1)}").status_code == 200
-    assert client.get("/api/seats/1/join").status_code == 403  # joined: host only
-    assert client.get("/api/seats/1/qr.svg").status_code == 403
+    assert screen.get("/api/seats/1/join").status_code == 403  # joined: host only
+    assert screen.get("/api/seats/1/qr.svg").status_code == 403
     assert client.get("/api/seats/1/join", headers=HOST).status_code == 200
-    assert client.get(f"/api/seats/1/qr.svg?pin={PIN}").status_code == 200
+    assert client.get("/api/seats/1/qr.svg", headers=HOST).status_code == 200
     assert client.get("/api/table").json()["joined"][:3] == [False, True, False]
 
 
@@ -219,7 +220,7 @@ def test_keep_and_discard_go_to_the_engine_with_the_seat(
     assert refused.status_code == 409 and "G10a" in refused.json()["detail"]
 
 
-def test_seat_websocket_refuses_wrong_secret_and_expires_on_new_game(
+def test_seat_websocket_refuses_wrong_secret_and_keeps_its_seat_in_the_next_game(
     client: TestClient, dash_app: Dash
 ) -> None:
     from starlette.websockets import WebSocketDisconnect
@@ -234,7 +235,11 @@ def test_seat_websocket_refuses_wrong_secret_and_expires_on_new_game(
         assert json.loads(ws.receive_text())["type"] == "seat"
         old = secret(dash_app, 0)
         published(dash_app, new_game(players=2, seed=9), game_id="g2")
-        assert json.loads(ws.receive_text())["type"] == "expired"
+        # The phone stays seated in the next game (issue 18); a seat nobody held does not.
+        assert json.loads(ws.receive_text())["game_id"] == "g2"
+    assert client.get(f"/api/seats/0?secret={old}").status_code == 200
+    wait_until(lambda: not dash_app.bridge.phones()[0], 10, "the closed page to count as gone")
+    published(dash_app, new_game(players=2, seed=10), game_id="g3")  # the phone left: not kept
     assert client.get(f"/api/seats/0?secret={old}").status_code == 403
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dashkit import make_dash, new_game, wait_until
+from dashkit import PIN, make_dash, new_game, wait_until
 from fastapi.testclient import TestClient
 
 from dashboard import config
@@ -53,9 +53,10 @@ def test_qr_codes_and_links_use_the_public_address(
             wait_until(lambda: dash.bridge.connected, 10, "broker")
             dash.publish_game(new_game(players=2))
             wait_until(lambda: dash.bridge.game_id == "g1", 5, "the game")
-            link = client.get("/api/seats/0/join").json()["url"]
+            host = {"X-Host-Pin": PIN}
+            link = client.get("/api/seats/0/join", headers=host).json()["url"]
             assert link.startswith("http://10.1.2.3:8765/join/0?token=")
-            assert client.get("/api/seats/0/qr.svg").text == qr_svg(link)
+            assert client.get("/api/seats/0/qr.svg", headers=host).text == qr_svg(link)
     finally:
         next(gen, None)
 

@@ -76,8 +76,8 @@ def test_cross_site_form_post_from_a_real_browser_is_refused(dash: Dash, page: o
 
 def test_pin_brute_force_is_locked_out(dash_app: Dash, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="cauldron.dashboard")
-    with TestClient(dash_app.app, client=("10.0.0.66", 4000)) as attacker, \
-            TestClient(dash_app.app, client=("10.0.0.7", 4000)) as host:
+    with TestClient(dash_app.app, client=("10.0.0.66", 4000)) as attacker:
+        host = TestClient(dash_app.app, client=("10.0.0.7", 4000))
         codes = [attacker.post("/api/host/login", headers={"X-Host-Pin": f"{n:06d}"}).status_code
                  for n in range(PinGuard.FREE_TRIES)]
         assert codes == [403] * PinGuard.FREE_TRIES
@@ -89,31 +89,9 @@ def test_pin_brute_force_is_locked_out(dash_app: Dash, caplog: pytest.LogCapture
         failures = [r for r in caplog.records if "wrong host PIN" in r.message]
         assert len(failures) == PinGuard.FREE_TRIES
         assert all("000001" not in r.message for r in failures)
-        # Another client is not locked out by one attacker ...
+        # Another client is not locked out by one attacker (test_dashboard_trust_pin: nor
+        # by many).
         assert host.post("/api/host/login", headers=HOST).status_code == 204
-        # ... until guesses come from everywhere: then every PIN check waits.
-        for n in range(PinGuard.GLOBAL_FAILURES):
-            with TestClient(dash_app.app, client=(f"10.1.{n}.1", 4000)) as bot:
-                bot.post("/api/host/login", headers={"X-Host-Pin": f"{n:06d}"})
-        assert host.post("/api/host/login", headers=HOST).status_code == 429
-        # The PIN given by the QR code's host link counts too.
-        assert attacker.get(f"/api/seats/0/qr.svg?pin={PIN}").status_code in (404, 429)
-
-
-def test_pin_lockout_doubles_and_expires() -> None:
-    now = [0.0]
-    guard = PinGuard(clock=lambda: now[0])
-    for _ in range(PinGuard.FREE_TRIES - 1):
-        assert guard.failed("a") == 0
-    assert guard.failed("a") == 30 and guard.wait("a") == 30
-    now[0] += 30
-    assert guard.wait("a") == 0 and guard.failed("a") == 60
-    now[0] += 10_000
-    for _ in range(20):
-        guard.failed("a")
-    assert guard.wait("a") == PinGuard.MAX_LOCK  # capped
-    guard.succeeded("a")
-    assert guard.wait("a") == 0
 
 
 def test_oversized_body_is_refused_before_it_is_read(client: TestClient, dash: Dash) -> None:
@@ -140,17 +118,16 @@ def test_oversized_body_is_refused_before_it_is_read(client: TestClient, dash: D
 def test_seat_join_links_cannot_be_harvested(client: TestClient, dash_app: Dash) -> None:
     _game(dash_app, players=4)
     secrets = [dash_app.bridge.secrets.secret("g1", seat) for seat in range(4)]
-    # What anyone on the network can fetch names no seat's secret: only one-time codes.
+    # What the host fetches names no seat's secret: only one-time codes.
     for seat in range(4):
-        body = client.get(f"/api/seats/{seat}/join").text
+        body = client.get(f"/api/seats/{seat}/join", headers=HOST).text
         assert not any(s in body for s in secrets)
     # A code is traded once; the phone that scanned it is the seat's.
-    url = client.get("/api/seats/2/join").json()["url"]
+    url = client.get("/api/seats/2/join", headers=HOST).json()["url"]
     code = url[url.index("/join/"):]
     first = client.get(code, follow_redirects=False)
     assert first.status_code == 303 and secrets[2] in first.headers["location"]
     assert client.get(code, follow_redirects=False).status_code == 403
-    assert client.get("/api/seats/2/join").status_code == 403  # joined: the host's only
     # A seat taken by someone else: the host frees it, their secret opens nothing now.
     freed = client.post("/api/host/seats/2/free", headers=HOST)
     assert freed.status_code == 200
