@@ -10,6 +10,14 @@ Tables (``cauldron_`` prefix, in the connection's search path):
 - ``cauldron_schema``: the versions applied (`MIGRATIONS`, applied under an advisory lock
   so that engines starting together migrate once).
 
+Roles: the migrations run as the database's owner (an admin role: the first
+``cauldron games tables --store …`` or engine start with it). Engines log in with a role
+of their own, member of ``cauldron_engine``, which may only read and insert the log, set a
+game's status and claim tables through `cauldron_claim` (it cannot truncate, delete,
+change the venue's list or disable a trigger: it owns nothing)::
+
+    CREATE ROLE engine1 LOGIN PASSWORD '…' IN ROLE cauldron_engine;
+
 An engine that owns tables writes through its own session (`PgSession`), the connection that
 holds its advisory locks: when that session ends, its locks go and so do its writes, so an
 engine cut off from the database can never write a table another engine has claimed.
@@ -133,6 +141,38 @@ BEGIN
         INTO e;
     RETURN e;
 END $$;
+"""),
+    Migration(5, "roles: engines (role cauldron_engine) may only insert and read the log, "
+              "and set a game's status; nobody may truncate it or delete a game", """
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'cauldron_engine') THEN
+        CREATE ROLE cauldron_engine NOLOGIN;
+    END IF;
+END $$;
+REVOKE ALL ON cauldron_inputs, cauldron_actions, cauldron_games, cauldron_venue_tables,
+    cauldron_schema FROM PUBLIC;
+REVOKE ALL ON FUNCTION cauldron_claim(TEXT), cauldron_fence(TEXT, BIGINT) FROM PUBLIC;
+GRANT SELECT, INSERT ON cauldron_inputs, cauldron_actions TO cauldron_engine;
+GRANT SELECT, INSERT, UPDATE (status, updated_ts, result) ON cauldron_games
+    TO cauldron_engine;
+GRANT SELECT ON cauldron_venue_tables, cauldron_schema TO cauldron_engine;
+GRANT EXECUTE ON FUNCTION cauldron_claim(TEXT), cauldron_fence(TEXT, BIGINT)
+    TO cauldron_engine;
+CREATE OR REPLACE FUNCTION cauldron_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the table log is append-only: % cannot be truncated', TG_TABLE_NAME;
+END $$;
+DROP TRIGGER IF EXISTS cauldron_inputs_no_truncate ON cauldron_inputs;
+CREATE TRIGGER cauldron_inputs_no_truncate BEFORE TRUNCATE ON cauldron_inputs
+    FOR EACH STATEMENT EXECUTE FUNCTION cauldron_no_truncate();
+DROP TRIGGER IF EXISTS cauldron_actions_no_truncate ON cauldron_actions;
+CREATE TRIGGER cauldron_actions_no_truncate BEFORE TRUNCATE ON cauldron_actions
+    FOR EACH STATEMENT EXECUTE FUNCTION cauldron_no_truncate();
+DROP TRIGGER IF EXISTS cauldron_games_no_truncate ON cauldron_games;
+CREATE TRIGGER cauldron_games_no_truncate BEFORE TRUNCATE ON cauldron_games
+    FOR EACH STATEMENT EXECUTE FUNCTION cauldron_no_truncate();
+DROP TRIGGER IF EXISTS cauldron_games_no_delete ON cauldron_games;
+CREATE TRIGGER cauldron_games_no_delete BEFORE DELETE ON cauldron_games
+    FOR EACH ROW EXECUTE FUNCTION cauldron_append_only();
 """),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
@@ -280,10 +320,8 @@ class PgTableLog(TableLog):
             parts.append("g AS (INSERT INTO cauldron_games (table_id, game_id, started_input, "
                          "started_ts, config, status, updated_ts, result) SELECT %s, %s, i.id, "
                          "%s, %s, %s, %s, %s FROM i ON CONFLICT (table_id, game_id) DO UPDATE "
-                         "SET started_input = EXCLUDED.started_input, started_ts = "
-                         "EXCLUDED.started_ts, config = EXCLUDED.config, status = "
-                         "EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, result = "
-                         "EXCLUDED.result)")
+                         "SET status = EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, "
+                         "result = EXCLUDED.result)")
             params += [self.table, game.game_id, game.ts, game.config, game.status, game.ts,
                        game.result]
         elif game is not None:
@@ -320,10 +358,8 @@ class PgTableLog(TableLog):
             self._exec(tx, "INSERT INTO cauldron_games (table_id, game_id, started_input, "
                        "started_ts, config, status, updated_ts, result) VALUES (%s, %s, %s, "
                        "%s, %s, %s, %s, %s) ON CONFLICT (table_id, game_id) DO UPDATE SET "
-                       "started_input = EXCLUDED.started_input, started_ts = "
-                       "EXCLUDED.started_ts, config = EXCLUDED.config, status = "
-                       "EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, result = "
-                       "EXCLUDED.result",
+                       "status = EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, "
+                       "result = EXCLUDED.result",
                        (self.table, game_id, input_id, ts, config, status, ts, result))
         else:
             self._exec(tx, "UPDATE cauldron_games SET status = %s, updated_ts = %s, result = %s "
@@ -419,6 +455,16 @@ class PostgresStore(Store):
 
     def migrate(self) -> int:
         psycopg = _psycopg()
+        try:  # up to date: no DDL at all (an engine's role may not create anything)
+            with self._pool.connection() as conn:
+                found = conn.execute("SELECT to_regclass('cauldron_schema') IS NOT NULL"
+                                     ).fetchone()
+                if found and found[0]:
+                    row = conn.execute("SELECT MAX(version) FROM cauldron_schema").fetchone()
+                    if row and row[0] == SCHEMA_VERSION:
+                        return SCHEMA_VERSION
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot read the schema of {self.redacted()}: {exc}") from None
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s, %s)",

@@ -342,3 +342,76 @@ def test_ten_tables_on_three_engines_are_shared_4_3_3(mqtt_broker: str, pg_url: 
             except subprocess.TimeoutExpired:
                 engine.kill()
         store.close()
+
+
+def _login(pg_url: str, store: PostgresStore, role: str, member_of: str | None) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    store.query(f"CREATE ROLE {role} LOGIN" + (f" IN ROLE {member_of}" if member_of else ""))
+    parts = urlsplit(pg_url)
+    return urlunsplit(parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port}"))
+
+
+def test_an_engine_role_may_only_insert_and_read_and_a_visitor_is_no_engine(
+    mqtt_broker: str, pg_url: str
+) -> None:
+    """Issue 24 item 10: the engine's role cannot truncate, disable the append-only
+    triggers, rewrite a game or change the venue's list; a login that may only connect
+    does not count as an engine, however it names its sessions or whatever locks it takes;
+    an engine running with the engine role plays a game."""
+    import psycopg
+
+    from engine.service.store.postgres import APPLICATION_PREFIX, PRESENCE_NAMESPACE
+
+    table = f"ro-{uuid.uuid4().hex[:6]}"
+    admin = open_store(pg_url)
+    assert isinstance(admin, PostgresStore)
+    admin.set_venue_tables(add=[table])
+    _hub_keys(table)
+    tag = uuid.uuid4().hex[:6]
+    engine_url = _login(pg_url, admin, f"engine_{tag}", "cauldron_engine")
+    visitor_url = _login(pg_url, admin, f"visitor_{tag}", None)
+    visitors: list[Any] = []
+    service: EngineService | None = None
+    try:
+        service = EngineService(ServiceConfig(name="ro", mqtt=mqtt_broker, store=engine_url,
+                                              claim_interval=0.2)).start(wait=10)
+        wait_for(lambda: service is not None and table in service.tables, 20, "claimed")
+        answer = service.command(table, "new_game", _new_game_args(), transaction="ro-1")
+        assert answer["status"] == "dealing"
+        attacks = [
+            "TRUNCATE cauldron_inputs", "TRUNCATE cauldron_games",
+            "ALTER TABLE cauldron_inputs DISABLE TRIGGER ALL",
+            "UPDATE cauldron_inputs SET payload = '{}'",
+            "DELETE FROM cauldron_actions",
+            "UPDATE cauldron_games SET config = '{}'",
+            "DELETE FROM cauldron_games",
+            "DELETE FROM cauldron_venue_tables",
+            f"INSERT INTO cauldron_venue_tables (table_id) VALUES ('x{tag}')",
+            "UPDATE cauldron_venue_tables SET epoch = epoch + 1",
+            "DROP TABLE cauldron_inputs",
+        ]
+        with psycopg.connect(engine_url, autocommit=True) as conn:
+            for attack in attacks:
+                with pytest.raises(psycopg.Error):
+                    conn.execute(attack.encode())
+        assert admin.table(table).count_rows()[0] == 1  # the new_game, untouched
+        assert admin.venue_tables() == [table]
+        # A visitor: sessions named like engines, holding presence locks and table locks.
+        for k in range(5):
+            conn = psycopg.connect(visitor_url, autocommit=True,
+                                   application_name=f"{APPLICATION_PREFIX}fake-{k}")
+            conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (PRESENCE_NAMESPACE, 1000 + k))
+            visitors.append(conn)
+            with pytest.raises(psycopg.Error):
+                conn.execute("SELECT cauldron_claim(%s)", (table,))
+        assert admin.live_engines() == [service.engine_id]
+    finally:
+        for conn in visitors:
+            conn.close()
+        if service is not None:
+            service.stop()
+        for role in (f"engine_{tag}", f"visitor_{tag}"):
+            admin.query(f"DROP OWNED BY {role}")
+            admin.query(f"DROP ROLE {role}")
+        admin.close()
