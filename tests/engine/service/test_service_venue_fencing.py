@@ -415,3 +415,71 @@ def test_an_engine_role_may_only_insert_and_read_and_a_visitor_is_no_engine(
             admin.query(f"DROP OWNED BY {role}")
             admin.query(f"DROP ROLE {role}")
         admin.close()
+
+
+@pytest.mark.e2e
+def test_one_undo_when_the_owner_dies_while_the_other_engine_is_stopped(
+    mqtt_broker: str, pg_url: str, tmp_path: Path
+) -> None:
+    """Issue 21 item 1, as found: SIGSTOP the non-owner, send one undo, kill -9 the owner,
+    SIGCONT: the woken engine (which had the undo in its queue) takes the table over, and
+    the log holds one undo row."""
+    table = f"un-{uuid.uuid4().hex[:4]}"
+    store = open_store(pg_url)
+    assert isinstance(store, PostgresStore)
+    store.set_venue_tables(add=[table])
+    (tmp_path / table).mkdir()
+    hub = Table(mqtt_broker, table, tmp_path / table, poll_interval=0.01)
+    watch = StateWatch(mqtt_broker)
+    engines = [_engine(mqtt_broker, pg_url, tmp_path, f"e{k}") for k in range(2)]
+    try:
+        wait_for(lambda: _owner(store, table) is not None and len(store.live_engines()) == 2,
+                 30, "the table claimed, both engines up")
+        first = _owner(store, table)
+        assert first is not None
+        owner = next(e for e in engines if f"-{e.pid}-" in first)
+        other = next(e for e in engines if e is not owner)
+        script = scripted_game(2, 11, max_decisions=4)
+        reply = watch.client.request(Topics(table).cmd("new_game"),
+                                     {k: v for k, v in script.new_game_args.items()
+                                      if k != "game_id"}, timeout=15)
+        assert reply.status == "ok", reply.error
+        for gesture in script.deal + script.turns[0]:
+            hub.gesture(gesture)
+        wanted = 1 + len(script.deal) + len(script.turns[0])
+        wait_for(lambda: any(p["view"]["table"]["inputs"] >= wanted for t, p in
+                             watch.since(0, table) if t.endswith("game/public")), 20,
+                 "the first turn played")
+        old_fence = (watch.state(table) or {}).get("fence", 0)
+        other.send_signal(signal.SIGSTOP)
+        try:
+            reply = watch.client.request(Topics(table).cmd("undo"), {}, timeout=15)
+            assert reply.status == "ok", reply.error
+            owner.send_signal(signal.SIGKILL)
+            owner.wait(10)
+        finally:
+            other.send_signal(signal.SIGCONT)
+        wait_for(lambda: _owner(store, table) not in (None, first), 30,
+                 "the woken engine owns the table")
+        # its claim said (its copy of the undo, queued while stopped, was handled by then)
+        wait_for(lambda: (watch.state(table) or {}).get("fence", 0) > old_fence, 20,
+                 "the new owner's engine/state")
+        undos = store.table(table)._rows(
+            "SELECT COUNT(*), COUNT(DISTINCT txn) FROM {inputs} WHERE {table} "
+            "AND verb = 'undo'")
+        assert tuple(undos[0]) == (1, 1)
+    finally:
+        hub.stop()
+        watch.client.stop()
+        for engine in engines:
+            if engine.poll() is None:
+                engine.send_signal(signal.SIGCONT)
+                engine.send_signal(signal.SIGTERM)
+        for engine in engines:
+            try:
+                engine.wait(10)
+            except subprocess.TimeoutExpired:
+                engine.kill()
+        store.close()
+        for log in sorted(tmp_path.glob("e*.log")):
+            print(f"--- {log.name}\n{log.read_text()[-3000:]}")
