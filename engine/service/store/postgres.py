@@ -26,8 +26,12 @@ Everything else (reads, the CLI) borrows connections from the pool.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import socket
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -191,6 +195,8 @@ _SESSION_OPTIONS = _OPTIONS + " -c tcp_keepalives_idle=5 -c tcp_keepalives_inter
 # Client side: a send the server does not acknowledge fails within this (a cut cable must
 # not freeze an engine for minutes), in ms.
 _TCP_USER_TIMEOUT = 4000
+HUNG_CALL = 5.0  # seconds: a call on an engine's session taking longer is cut (`PgSession`)
+log = logging.getLogger("cauldron.engine.store")
 
 
 def session_options(idle: float | None) -> str:
@@ -241,19 +247,58 @@ class PgSession:
         except pg.Error as exc:
             raise StoreError(f"cannot connect to PostgreSQL {redact(url)}: {exc}") from None
         self.pid = int(self.conn.info.backend_pid)
+        self._busy_since: float | None = None
+        threading.Thread(target=self._watchdog, name="cauldron-pg-watchdog",
+                         daemon=True).start()
 
     @property
     def alive(self) -> bool:
         return not self.conn.closed and not self.conn.broken
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    @contextmanager
+    def using(self) -> Iterator[Connection[Any]]:
+        """The connection, for one call at a time; a call that hangs (a silent network
+        whose packets something still acknowledges, where no TCP timeout fires) is cut
+        by `_watchdog`, so no thread waits on it, holding the engine's lock, for long."""
         with self.lock:
-            cur = self.conn.execute(sql.encode(), tuple(params))
+            self._busy_since = time.monotonic()
+            try:
+                yield self.conn
+            finally:
+                self._busy_since = None
+
+    def _watchdog(self) -> None:
+        while not self.conn.closed:
+            time.sleep(0.5)
+            since = self._busy_since
+            if since is not None and time.monotonic() - since > HUNG_CALL:
+                log.warning("PostgreSQL has not answered for %.0f s: cutting the engine's "
+                            "session", HUNG_CALL)
+                self._cut()
+                return
+
+    def _cut(self) -> None:
+        """Shut the session's socket down: a call blocked on it fails at once."""
+        try:
+            with socket.socket(fileno=os.dup(self.conn.pgconn.socket)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError, AttributeError):
+            pass  # closed already
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.using() as conn:
+            cur = conn.execute(sql.encode(), tuple(params))
             return cur.fetchall() if cur.description else []
 
     def close(self) -> None:
-        with self.lock:
+        if not self.lock.acquire(timeout=1.0):  # a call hangs: break it first
+            self._cut()
+            if not self.lock.acquire(timeout=5.0):
+                return
+        try:
             self.conn.close()
+        finally:
+            self.lock.release()
 
 
 class PgTableLog(TableLog):
@@ -428,8 +473,8 @@ class PostgresStore(Store):
             if session is not self.session or not session.alive:
                 raise StoreError(f"this engine no longer owns table {table}: its database "
                                  "session ended; another engine serves it")
-            with session.lock:
-                yield session.conn
+            with session.using() as conn:
+                yield conn
             return
         with self._pool.connection() as conn:
             yield conn
