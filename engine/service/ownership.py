@@ -237,8 +237,12 @@ class Ownership:
         for table in free:
             if len(self._owned) >= target or self._stop.is_set():
                 break
+            if time.monotonic() - self._renewed > self.lease / 2:
+                break  # the rest next round: claiming must not starve the heartbeat
+            asked = time.monotonic()
             got = session.execute("SELECT pg_try_advisory_lock(%s, %s)",
                                   (LOCK_NAMESPACE, keys[table]))
+            self._renewed = max(self._renewed, asked)  # the session answered: a heartbeat
             if not got or not got[0][0]:
                 continue  # another engine was quicker
             try:

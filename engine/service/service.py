@@ -452,15 +452,17 @@ class EngineService:
     def _hub_signed(self, table: str, model: HubEvent | HubSnapshot) -> bool:
         """A valid MAC of the table's hub key, for the hub that key was made for."""
         key = self._key(table, "hub")
-        if key is None or not hub_mac_ok(model, table, key.key):
+        ok = key is not None and hub_mac_ok(model, table, key.key)  # one MAC per message
+        if not ok:
             key = self._key(table, "hub", reload=True)  # a hub enrolled since
+            ok = key is not None and hub_mac_ok(model, table, key.key)
         if key is None:
             self.stats["forged"] += 1
             self._log_bounded("nokey", "refused hub message on table %s: no hub key for it in "
                               "%s (start the hub once there, or copy its key file)", table,
                               self.config.keys)
             return False
-        if not hub_mac_ok(model, table, key.key) or model.hub_id != key.hub_id:
+        if not ok or model.hub_id != key.hub_id:
             self.stats["forged"] += 1
             self._log_bounded("forged", "refused hub message on table %s from %r: no valid MAC "
                               "of the table's hub key", table, model.hub_id[:64])
@@ -498,7 +500,9 @@ class EngineService:
             return runtime.registered_hub
         except (OSError, ValueError, AttributeError):
             known = list(runtime.cursors)  # a log from before hub registration
-            return known[-1] if len(known) == 1 else None
+            if len(known) == 1:
+                runtime.registered_hub = known[0]  # not read again for every event
+            return runtime.registered_hub
 
     def _register_hub(self, runtime: TableRuntime, hub_id: str) -> None:
         from engine.wire.auth import write_private
