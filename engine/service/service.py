@@ -180,6 +180,7 @@ class TableRuntime:
         self.stale = False
         self.state_said = 0.0  # when `_on_engine_state` last said this table's state again
         self.transaction: str | None = None  # the command running now (stored with it)
+        self.replay_asked = 0.0  # when a hub snapshot last made this engine ask for a replay
 
     def reload(self) -> bool:
         """Back to what the log holds (after a write that failed); False, and `stale`, when
@@ -674,8 +675,14 @@ class EngineService:
             self.stats["resyncs"] = self.stats.get("resyncs", 0) + 1
             self.publish_views(runtime, outcome)
             return
-        if model.last_seq > max(cursor.last, cursor.asked, max(cursor.pending, default=0)):
+        now = time.monotonic()
+        if model.last_seq > max(cursor.last, cursor.asked, max(cursor.pending, default=0)) or (
+                model.last_seq > cursor.last and not cursor.pending
+                and now - runtime.replay_asked >= self.config.gap_timeout):
+            # (asked before, yet still behind: that replay was lost, e.g. while this engine's
+            # lease had lapsed; ask again rather than wait for ever)
             cursor.asked = model.last_seq
+            runtime.replay_asked = now
             self._ask_replay(runtime, cursor, cursor.last + 1, model.last_seq)
 
     def _process(self, runtime: TableRuntime, event: HubEvent) -> Outcome | None:

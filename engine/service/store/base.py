@@ -207,9 +207,12 @@ class TableLog(ABC):
             if undone:
                 wrote.insert(0, (game_id, json.dumps({"type": "undo", "count": undone})))
             game = self._game_write(interp, ts, verb == "new_game")
-        # A hub event may go alone (one statement); a command is never replayable, so it
-        # always gets a full transaction (`_transaction`: durable even where events are not).
-        with self._atomic(single=self.one_statement_append and hub_event is not None) as tx:
+        # A hub event may go alone (one statement: where the back-end writes it all in one,
+        # or when it wrote nothing else); a command is never replayable, so it always gets a
+        # full transaction (`_transaction`: durable even where events are not).
+        single = hub_event is not None and (self.one_statement_append
+                                            or (not wrote and game is None))
+        with self._atomic(single=single) as tx:
             if self._write_input(tx, row, wrote, game) is None:
                 return False  # a duplicate: the transaction wrote nothing
         if game is not None:

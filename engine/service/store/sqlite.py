@@ -167,6 +167,9 @@ class TableStore(TableLog):
     @contextmanager
     def _transaction(self, single: bool = False) -> Iterator[sqlite3.Connection]:
         db = self._db
+        if single:  # one statement: atomic by itself (autocommit), no BEGIN/COMMIT calls
+            yield db
+            return
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
