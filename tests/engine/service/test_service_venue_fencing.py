@@ -593,3 +593,60 @@ def test_an_engine_cut_off_gives_its_tables_up_and_rejoins_within_seconds(
             b.stop()
         cable.close()
         store.close()
+
+
+def _claims(tmp: Path) -> Counter[str]:
+    """Claims per table, from every engine's log."""
+    found: Counter[str] = Counter()
+    for log in tmp.glob("e*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if ": claimed (" in line:
+                found[line.split("table ", 1)[1].split(":", 1)[0]] += 1
+    return found
+
+
+@pytest.mark.e2e
+def test_a_kill_and_a_restart_move_each_table_at_most_once(mqtt_broker: str, pg_url: str,
+                                                          tmp_path: Path) -> None:
+    """9 tables on 3 engines (3 each); one is SIGKILLed (its 3 tables move), a new one
+    starts and takes its share: from those the others have held longest, so no table
+    moves twice (it used to shed by table order, and a table could move back and forth)."""
+    tables = [f"hy-{uuid.uuid4().hex[:4]}-{k}" for k in range(9)]
+    store = open_store(pg_url)
+    assert isinstance(store, PostgresStore)
+    store.set_venue_tables(add=tables)
+    _hub_keys(*tables)
+    engines = [_engine(mqtt_broker, pg_url, tmp_path, f"e{k}") for k in range(3)]
+
+    def shares() -> list[int]:
+        owners = {o.table: o.engine for o in store.owners()}
+        if None in owners.values() or len(store.live_engines()) != 3:
+            return []
+        return sorted(Counter(owners.values()).values())
+
+    try:
+        wait_for(lambda: shares() == [3, 3, 3], 60, "9 tables shared 3/3/3")
+        before = _claims(tmp_path)
+        owners = {o.table: o.engine for o in store.owners()}
+        victim = next(e for e in engines if any(f"-{e.pid}-" in (o or "")
+                                                for o in owners.values()))
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+        wait_for(lambda: all(o is not None and f"-{victim.pid}-" not in o
+                             for o in {x.table: x.engine for x in store.owners()}.values()),
+                 30, "the killed engine's tables served again")
+        engines.append(_engine(mqtt_broker, pg_url, tmp_path, "e3"))
+        wait_for(lambda: shares() == [3, 3, 3], 60, "3/3/3 again with the new engine")
+        after = _claims(tmp_path)
+        moves = {t: after[t] - before[t] for t in tables}
+        assert max(moves.values()) <= 1, moves
+    finally:
+        for engine in engines:
+            if engine.poll() is None:
+                engine.send_signal(signal.SIGTERM)
+        for engine in engines:
+            try:
+                engine.wait(10)
+            except subprocess.TimeoutExpired:
+                engine.kill()
+        store.close()
