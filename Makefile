@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint typecheck system-deps clean
+.PHONY: demo test test-fast lint typecheck system-deps clean venue-check
 
 # The suite runs on every core (pytest-xdist); each worker has its own brokers, ports and
 # data dirs; an idle worker takes tests queued for a busy one (worksteal). XDIST=0 runs it
@@ -36,6 +36,11 @@ test: $(STAMP) system-deps lint
 # While working: no end-to-end or browser test (make test runs them all).
 test-fast: $(STAMP)
 	$(VENV)/bin/pytest -n $(XDIST) --dist worksteal -m "not e2e and not browser" $(PYTEST_ARGS)
+
+# A venue in miniature with faults (tests/venue_check.py): 3 engines on a throw-away
+# PostgreSQL, 6 tables playing, engines SIGKILLed and SIGSTOPped; failover, loss, replays.
+venue-check: $(STAMP) system-deps
+	$(PY) tests/venue_check.py $(VENUE_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -164,6 +164,7 @@ class Bridge:
         self.public_out: GamePublicOut | None = None
         self.last_finished: GamePublicOut | None = None  # kept for /scores in the next game
         self.seat_views: dict[int, GameSeat] = {}
+        self._fence = 0  # the newest engine claim of the table heard (a venue's epoch)
         self.alerts: dict[str, GameAlert] = {}
         self.hub_state: Literal["online", "offline", "unknown"] = "unknown"
         self._engine_table_state: Literal["online", "offline", "unknown"] = "unknown"
@@ -218,8 +219,20 @@ class Bridge:
         for listener in list(self.listeners):
             listener(topic, model)
 
+    def _stale(self, model: WireModel) -> bool:
+        """A word from an engine whose claim of the table is older than one already heard
+        (a stopped or cut-off engine that woke up): ignored."""
+        fence = getattr(model, "fence", None)
+        if fence is None:
+            return False
+        with self._lock:
+            if fence < self._fence:
+                return True
+            self._fence = fence
+        return False
+
     def _on_public(self, topic: str, model: WireModel) -> None:
-        if not isinstance(model, GamePublic):
+        if not isinstance(model, GamePublic) or self._stale(model):
             return
         out = public_game(model)
         with self._lock:
@@ -244,7 +257,7 @@ class Bridge:
         self._notify(topic, model)
 
     def _on_alert(self, topic: str, model: WireModel) -> None:
-        if not isinstance(model, GameAlert):
+        if not isinstance(model, GameAlert) or self._stale(model):
             return
         with self._lock:
             if model.active:
@@ -258,7 +271,7 @@ class Bridge:
         self._notify(topic, model)
 
     def _on_seat(self, topic: str, model: WireModel) -> None:
-        if not isinstance(model, GameSeat):
+        if not isinstance(model, GameSeat) or self._stale(model):
             return
         reveal = list(model.view.reveal) if model.view.reveal is not None else None
         with self._lock:
@@ -274,7 +287,7 @@ class Bridge:
             self.broadcast()
 
     def _on_engine_state(self, topic: str, model: WireModel) -> None:
-        if not isinstance(model, ServiceState):
+        if not isinstance(model, ServiceState) or self._stale(model):
             return
         follow = model.liveness_topic
         with self._lock:

@@ -248,6 +248,14 @@ def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: in
         names = [f"p{run}-{k}" for k in range(tables)]
         events = [_signed(name, payloads, keys)
                   for name, (_, payloads) in zip(names, scripts[:tables], strict=False)]
+        if service.store.claims:  # at a venue: served once claimed, as by a real engine
+            service.store.set_venue_tables(add=names)
+            service._start_ownership()
+            by = time.monotonic() + 120
+            while not all(service.serves(n) and n in service.tables for n in names):
+                if time.monotonic() > by:
+                    raise RuntimeError("the bench's engine did not claim its tables")
+                time.sleep(0.05)
         for name, (args, _), evs in zip(names, scripts, events, strict=False):
             service.command(name, "new_game", dict(args))
             for event in evs[:32]:
@@ -261,6 +269,8 @@ def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: in
                     start = clock()
                     service._on_hub_event(topic, evs[index])  # MAC check, then receive
                     times.append(clock() - start)
+        if service.ownership is not None:
+            service.ownership.stop()
         for runtime in service.tables.values():
             runtime.store.close()
         service.store.close()
@@ -355,6 +365,8 @@ def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
                 break
             prefix = f"b{uuid.uuid4().hex[:4]}-{i}"
             if store:  # at a venue, the engine serves the tables it has claimed
+                for k in range(tables):  # (and only those whose hub key it holds)
+                    ensure_key(keys, f"{prefix}-{k}", "hub", f"bench-{k}")
                 _claim(store, [f"{prefix}-{k}" for k in range(tables)],
                        time.monotonic() + min(30.0, left - 10))
             result = _level(client, recorder, tables, prefix, scripts, engine.pid,

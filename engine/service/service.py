@@ -69,6 +69,7 @@ from engine.rules.errors import RulesError
 from engine.rules.events import Event, PerluceoReveal
 from engine.service.errors import Refused, ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
+from engine.service.ownership import speaks_for
 from engine.service.pawn_check import start_positions
 from engine.service.store import (
     Store,
@@ -119,6 +120,8 @@ HISTORY_ACTIONS = 64
 HISTORY_EVENTS = 256
 # A gap larger than any hub outbox keeps (hub.outbox.Outbox keep=20,000) cannot be filled.
 MAX_GAP = 20_000
+# Commands that change nothing: not stored, so a repeat simply runs again.
+READ_ONLY_VERBS = frozenset({"hint", "history"})
 MAX_PENDING = 1_000  # out-of-order events held per hub while a gap is filled
 # A hub command not run within this is dropped by the hub (an LED or a replay asked long
 # ago is stale; the gap is asked again anyway).
@@ -178,6 +181,8 @@ class TableRuntime:
         # database is down): it is rebuilt from the log before it is used again.
         self.stale = False
         self.state_said = 0.0  # when `_on_engine_state` last said this table's state again
+        self.transaction: str | None = None  # the command running now (stored with it)
+        self.replay_asked = 0.0  # when a hub snapshot last made this engine ask for a replay
 
     def reload(self) -> bool:
         """Back to what the log holds (after a write that failed); False, and `stale`, when
@@ -443,15 +448,17 @@ class EngineService:
     def _hub_signed(self, table: str, model: HubEvent | HubSnapshot) -> bool:
         """A valid MAC of the table's hub key, for the hub that key was made for."""
         key = self._key(table, "hub")
-        if key is None or not hub_mac_ok(model, table, key.key):
+        ok = key is not None and hub_mac_ok(model, table, key.key)  # one MAC per message
+        if not ok:
             key = self._key(table, "hub", reload=True)  # a hub enrolled since
+            ok = key is not None and hub_mac_ok(model, table, key.key)
         if key is None:
             self.stats["forged"] += 1
             self._log_bounded("nokey", "refused hub message on table %s: no hub key for it in "
                               "%s (start the hub once there, or copy its key file)", table,
                               self.config.keys)
             return False
-        if not hub_mac_ok(model, table, key.key) or model.hub_id != key.hub_id:
+        if not ok or model.hub_id != key.hub_id:
             self.stats["forged"] += 1
             self._log_bounded("forged", "refused hub message on table %s from %r: no valid MAC "
                               "of the table's hub key", table, model.hub_id[:64])
@@ -502,7 +509,9 @@ class EngineService:
             return runtime.registered_hub
         except (OSError, ValueError, AttributeError):
             known = list(runtime.cursors)  # a log from before hub registration
-            return known[-1] if len(known) == 1 else None
+            if len(known) == 1:
+                runtime.registered_hub = known[0]  # not read again for every event
+            return runtime.registered_hub
 
     def _register_hub(self, runtime: TableRuntime, hub_id: str) -> None:
         from engine.wire.auth import write_private
@@ -616,14 +625,21 @@ class EngineService:
 
     def _on_engine_state(self, topic: str, model: WireModel) -> None:
         """Another process's word on a table this engine serves (an engine that lost the
-        database and gave the table up, after this one claimed it): say it again, at most
-        once a second a table, so the screens show who serves it."""
+        database and gave the table up, after this one claimed it): say it again at once,
+        so the retained state is always the owner's, unless the word comes from a newer
+        claim (then this engine is the stale one). Without claims (no epochs), at most
+        once a second."""
         if not isinstance(model, ServiceState) or model.client_id == self.client.client_id:
             return
         table = topic.split("/")[-3]
         with self._lock:
             runtime = self.tables.get(table) if self.serves(table) else None
-            if runtime is None or time.monotonic() - runtime.state_said < 1.0:
+            if runtime is None:
+                return
+            mine = self.ownership.epoch(table) if self.ownership is not None else None
+            if mine is not None and model.fence is not None and model.fence > mine:
+                return
+            if mine is None and time.monotonic() - runtime.state_said < 1.0:
                 return
             runtime.state_said = time.monotonic()
             self._publish(runtime.topics.engine_state,
@@ -668,8 +684,14 @@ class EngineService:
             self.stats["resyncs"] = self.stats.get("resyncs", 0) + 1
             self.publish_views(runtime, outcome)
             return
-        if model.last_seq > max(cursor.last, cursor.asked, max(cursor.pending, default=0)):
+        now = time.monotonic()
+        if model.last_seq > max(cursor.last, cursor.asked, max(cursor.pending, default=0)) or (
+                model.last_seq > cursor.last and not cursor.pending
+                and now - runtime.replay_asked >= self.config.gap_timeout):
+            # (asked before, yet still behind: that replay was lost, e.g. while this engine's
+            # lease had lapsed; ask again rather than wait for ever)
             cursor.asked = model.last_seq
+            runtime.replay_asked = now
             self._ask_replay(runtime, cursor, cursor.last + 1, model.last_seq)
 
     def _process(self, runtime: TableRuntime, event: HubEvent) -> Outcome | None:
@@ -729,9 +751,17 @@ class EngineService:
                 raise CommandRefused(f"table {table}'s log does not replay "
                                      f"({self.broken[table]}); see the engine's log",
                                      code="broken_log")
-            self._check_credential(table, info.verb, request)
+            try:
+                self._check_credential(table, info.verb, request)
+            except CommandRefused as exc:  # a repeat seen here: the answer it got, if stored
+                stored = (self._stored_answer(table, info.verb, request.transaction)
+                          if exc.code == "replayed" else None)
+                if stored is None:
+                    raise
+                return stored
         try:
-            return self.command(table, info.verb, dict(request.args), seat=request.seat)
+            return self.command(table, info.verb, dict(request.args), seat=request.seat,
+                                transaction=request.transaction)
         except Refused as exc:
             self.stats["refused"] += 1
             raise CommandRefused(str(exc), code=exc.code, rule=exc.rule) from None
@@ -754,14 +784,40 @@ class EngineService:
             raise CommandRefused(str(exc), code=exc.code) from None
 
     def command(self, table: str, verb: str, args: dict[str, Any],
-                seat: int | None = None) -> dict[str, Any]:
+                seat: int | None = None, transaction: str | None = None) -> dict[str, Any]:
         """Run one command for `table` (already admitted); raises `Refused` (nothing
-        changed) when it does not fit."""
+        changed) when it does not fit. A `transaction` already stored (it ran, here or on
+        another engine, before a restart or a handover) runs no more: its stored answer."""
         with self._lock:
             handler = self.handlers.get(verb)
             if handler is None:
                 raise Refused(f"unknown command {verb!r}", code="unknown_command")
-            return handler(self.table(table), verb, args, seat)
+            stored = self._stored_answer(table, verb, transaction)
+            if stored is not None:
+                return stored
+            runtime = self.table(table)
+            runtime.transaction = transaction
+            try:
+                return handler(runtime, verb, args, seat)
+            finally:
+                runtime.transaction = None
+
+    def _stored_answer(self, table: str, verb: str,
+                       transaction: str | None) -> dict[str, Any] | None:
+        """The stored answer of a command that ran already (game commands are stored with
+        their transaction id, in the transaction of their effect)."""
+        if transaction is None or verb in READ_ONLY_VERBS:
+            return None
+        try:
+            stored = self.table(table).store.stored_answer(transaction)
+        except StoreError as exc:
+            raise Refused(f"{verb}: the table's log cannot be read now ({exc}), so nothing "
+                          "changed; try again in a moment", code="storage") from None
+        if stored is not None:
+            self.stats["repeats"] = self.stats.get("repeats", 0) + 1
+            log.info("table %s: %s %s ran before; its stored answer again", table, verb,
+                     transaction)
+        return stored
 
     def _cmd_hint(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
                   seat: int | None) -> dict[str, Any]:  # read-only
@@ -814,12 +870,7 @@ class EngineService:
                           "changed; try again in a moment", code="storage") from None
         interp = runtime.interp
         outcome = interp.command(verb, args, seat=seat, ts=ts)
-        self._store_command(runtime, ts, outcome, verb, args, seat, observed)
-        self.stats["commands"] += 1
-        if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
-            self._heal(runtime)
-        self.publish_views(runtime, outcome)
-        return {
+        answer = {
             "table": runtime.name,
             "game_id": interp.game_id,
             "status": interp.status.value,
@@ -828,16 +879,30 @@ class EngineService:
             "undone": outcome.undone_text,
             "prompt": interp.prompt(),
         }
+        if not self._store_command(runtime, ts, outcome, verb, args, seat, observed, answer):
+            runtime.reload()  # it ran before (another engine, a race): what it answered then
+            stored = runtime.store.stored_answer(runtime.transaction or "")
+            if stored is None:
+                raise Refused(f"{verb}: not stored, so nothing changed; try again",
+                              code="storage")
+            return stored
+        self.stats["commands"] += 1
+        if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
+            self._heal(runtime)
+        self.publish_views(runtime, outcome)
+        return answer
 
     def _store_command(self, runtime: TableRuntime, ts: float, outcome: Outcome, verb: str,
                        args: dict[str, Any], seat: int | None,
-                       observed: dict[str, Any] | None) -> None:
-        """Write a command before anything is published; not written, it did not happen:
-        the game goes back to what the log says."""
+                       observed: dict[str, Any] | None, answer: dict[str, Any]) -> bool:
+        """Write a command (with its transaction id and answer) before anything is
+        published; not written, it did not happen: the game goes back to what the log
+        says. False: its transaction id was stored already (nothing written)."""
         try:
-            runtime.store.append(ts=ts, interp=runtime.interp, actions=outcome.actions,
-                                 verb=verb, args=args, seat=seat, observed=observed,
-                                 undone=outcome.undone)
+            return runtime.store.append(ts=ts, interp=runtime.interp, actions=outcome.actions,
+                                        verb=verb, args=args, seat=seat, observed=observed,
+                                        undone=outcome.undone,
+                                        transaction=runtime.transaction, answer=answer)
         except StoreError as exc:
             self.stats["store_failures"] += 1
             log.error("table %s: %s not stored: %s", runtime.name, verb, exc)
@@ -928,7 +993,18 @@ class EngineService:
 
     # ------------------------------------------------------------------ publishing
 
-    def _publish(self, topic: str, model: WireModel, retain: bool = False, qos: int = 1) -> None:
+    def _publish(self, topic: str, model: WireModel, retain: bool = False, qos: int = 1,
+                 *, fence: int | None = None) -> None:
+        """Publish for a table only while this engine owns it (with a shared store), its
+        claim's epoch in the payload (`engine.service.ownership.speaks_for`); `fence`: said
+        for a table just given up, with the claim it had."""
+        if fence is None and topic != self.state_topic:
+            fence, allowed = speaks_for(self.ownership, self.store.claims, self.config.base, topic)
+            if not allowed:
+                self.stats["fenced"] = self.stats.get("fenced", 0) + 1
+                return
+        if fence is not None and "fence" in type(model).model_fields:
+            model = model.model_copy(update={"fence": fence})
         self.client.publish(topic, model, retain=retain, qos=qos)
 
     def publish_views(self, runtime: TableRuntime, outcome: Outcome) -> None:
@@ -1002,7 +1078,11 @@ class EngineService:
             view = interp.seat_view(seat)
             if view is None:
                 continue
-            model = GameSeat(seat=seat, game_id=game_id, ts=None, view=view)
+            fence, allowed = speaks_for(self.ownership, self.store.claims,
+                                        self.config.base, runtime.topics.game_public)
+            if not allowed:
+                return
+            model = GameSeat(seat=seat, game_id=game_id, ts=None, view=view, fence=fence)
             payload = encode(model)
             if runtime.sent_seats.get(seat) != payload:  # only what changed for that seat
                 runtime.sent_seats[seat] = payload
@@ -1048,7 +1128,9 @@ class EngineService:
             return False
         if self.venue is not None and table not in self.venue:
             return False
-        return self.ownership is None or self.ownership.owns(table)
+        if self.store.claims:  # nothing before the ownership loop has claimed it
+            return self.ownership is not None and self.ownership.owns(table)
+        return True
 
     def _start_ownership(self) -> None:
         from engine.service.ownership import Ownership
@@ -1058,8 +1140,13 @@ class EngineService:
             return
         self.ownership = Ownership(self.store, self.engine_id, on_claim=self._claimed,
                                    on_release=self._released, on_lost=self._lost,
-                                   allowed=self.config.serves,
+                                   allowed=self._may_claim,
                                    interval=self.config.claim_interval).start()
+
+    def _may_claim(self, table: str) -> bool:
+        """A table this engine may serve: its settings allow it and it holds the table's
+        hub key (an engine without it would refuse the table's hub)."""
+        return self.config.serves(table) and self._key(table, "hub", reload=True) is not None
 
     def _claimed(self, table: str) -> None:
         """A table just became ours: its game from the log, what the hubs hold beyond it,
@@ -1099,12 +1186,14 @@ class EngineService:
         keeps every event meanwhile. (Should this land after the "online" of another engine
         that reached the database and claimed the table, that engine says it again:
         `_on_engine_state`.)"""
-        if self.client.connected:
+        fence = self.ownership.claimed_epoch(table) if self.ownership is not None else None
+        if self.client.connected and fence is not None:
             self._publish(Topics(table, self.config.base).engine_state,
                           self._state("online", Topics(table, self.config.base),
                                       degraded=f"the games' database cannot be reached "
                                       f"({why[:200]}); the table waits for it, and the hub "
-                                      "keeps every card seen meanwhile"), retain=True)
+                                      "keeps every card seen meanwhile"), retain=True,
+                          fence=fence)
 
     # ------------------------------------------------------------------ queries
 

@@ -232,6 +232,9 @@ class ServiceState(WireModel):
     # until the host accepts it (``cmd/confirm {"hub_id"}``); `registered_hub` is the old one.
     pending_hub: str | None = Field(default=None, min_length=1, max_length=64)
     registered_hub: str | None = Field(default=None, min_length=1, max_length=64)
+    # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
+    # ignores a word with a lower one than it has seen (a stale owner's).
+    fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
 
 class ReaderSeen(WireModel):
@@ -481,6 +484,9 @@ class GamePublic(WireModel):
     turn: int | None = Field(default=None, ge=0, lt=N_SEATS)
     ts: float | None = Field(default=None, ge=0)
     view: PublicTableView
+    # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
+    # ignores a word with a lower one than it has seen (a stale owner's).
+    fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
 
 class GameSeat(WireModel):
@@ -492,6 +498,9 @@ class GameSeat(WireModel):
     game_id: str | None = Field(default=None, max_length=64)
     ts: float | None = Field(default=None, ge=0)
     view: SeatView
+    # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
+    # ignores a word with a lower one than it has seen (a stale owner's).
+    fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
     @model_validator(mode="after")
     def _same_seat(self) -> GameSeat:
@@ -517,6 +526,9 @@ class GameAlert(WireModel):
     game_id: str | None = Field(default=None, max_length=64)
     ts: float | None = Field(default=None, ge=0)
     params: dict[str, Any] = Field(default_factory=dict, description="for translations")
+    # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
+    # ignores a word with a lower one than it has seen (a stale owner's).
+    fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
 
 class CommandRequest(WireModel):
@@ -578,6 +590,9 @@ class GameEvents(WireModel):
     grid: list[str] | None = Field(default=None, min_length=32, max_length=32,
                                    description="the dealt square at start (takeable cells)")
     ts: float | None = Field(default=None, ge=0)
+    # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
+    # ignores a word with a lower one than it has seen (a stale owner's).
+    fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
 
 MODELS: Final[tuple[type[WireModel], ...]] = (

@@ -11,11 +11,13 @@ What each back-end keeps, per table:
 - ``games``: one summary row per game (status, result);
 - the hub cursors: each hub's last stored ``(epoch, seq)``, read back from ``inputs``.
 
-Exactly-once: a hub event is unique by ``(table, hub, epoch, seq)``, and it is written in the
-same transaction as the actions it produced, so a copy that comes again (a resend, a replay
-after failover) writes nothing. **Every write runs in one transaction that is rolled back on
-any error** (`TableLog._atomic`): all rows of an input or none, whatever fails where. A
-``new_game`` command row carries what the readers saw at that moment, so an open game is
+Exactly-once: a hub event is unique by ``(table, hub, epoch, seq)``, and a command by its
+transaction id (stored with its answer); either is written in the same transaction as the
+actions it produced, so a copy that comes again (a resend, a replay after failover or a
+restart) writes nothing, and a repeated command gets the stored answer (`stored_answer`).
+**Every write runs in one transaction that is rolled back on any error**
+(`TableLog._atomic`): all rows of an input or none, whatever fails where. A ``new_game``
+command row carries what the readers saw at that moment, so an open game is
 rebuilt by replaying from its ``new_game`` row onwards.
 """
 
@@ -98,6 +100,8 @@ class ExportedInput:
     observed: str | None
     game_id: str | None
     actions: list[tuple[str, str]]  # (game_id, action JSON)
+    txn: str | None = None  # a command's transaction id: unique per table (exactly once)
+    answer: str | None = None  # a command's answer (JSON), given again to a repeat
 
 
 class TableLog(ABC):
@@ -178,9 +182,11 @@ class TableLog(ABC):
         seat: int | None = None,
         observed: dict[str, Any] | None = None,
         undone: int = 0,
+        transaction: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> bool:
         """Write one accepted input and what it did, atomically. False: a duplicate hub
-        event (already stored; nothing written)."""
+        event or command transaction (already stored; nothing written)."""
         game_id = interp.game_id
         status = interp.status.value
         game_rows = game_id is not None and (
@@ -192,7 +198,8 @@ class TableLog(ABC):
         else:
             row = ExportedInput("cmd", ts, None, None, None, verb, seat, json.dumps(args or {}),
                                 json.dumps(observed) if observed is not None else None,
-                                game_id, [])
+                                game_id, [], transaction,
+                                json.dumps(answer) if answer is not None else None)
         wrote: list[tuple[str, str]] = []
         game: GameWrite | None = None
         if game_id is not None and game_rows:
@@ -200,9 +207,12 @@ class TableLog(ABC):
             if undone:
                 wrote.insert(0, (game_id, json.dumps({"type": "undo", "count": undone})))
             game = self._game_write(interp, ts, verb == "new_game")
-        # A hub event may go alone (one statement); a command is never replayable, so it
-        # always gets a full transaction (`_transaction`: durable even where events are not).
-        with self._atomic(single=self.one_statement_append and hub_event is not None) as tx:
+        # A hub event may go alone (one statement: where the back-end writes it all in one,
+        # or when it wrote nothing else); a command is never replayable, so it always gets a
+        # full transaction (`_transaction`: durable even where events are not).
+        single = hub_event is not None and (self.one_statement_append
+                                            or (not wrote and game is None))
+        with self._atomic(single=single) as tx:
             if self._write_input(tx, row, wrote, game) is None:
                 return False  # a duplicate: the transaction wrote nothing
         if game is not None:
@@ -251,9 +261,10 @@ class TableLog(ABC):
                 "SELECT input_id, game_id, action FROM {actions} WHERE {table} ORDER BY id"):
             actions.setdefault(int(input_id), []).append((game_id, action))
         for r in self._rows("SELECT id, source, ts, hub_id, epoch, seq, verb, seat, payload, "
-                            "observed, game_id FROM {inputs} WHERE {table} ORDER BY id"):
+                            "observed, game_id, txn, answer FROM {inputs} WHERE {table} "
+                            "ORDER BY id"):
             yield ExportedInput(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
-                                actions.get(int(r[0]), []))
+                                actions.get(int(r[0]), []), r[11], r[12])
 
     def import_inputs(self, inputs: list[ExportedInput], games: list[GameRow]) -> int:
         """Append exported inputs and their games' rows, all in one transaction; refused
@@ -289,6 +300,15 @@ class TableLog(ABC):
             "SELECT hub_id, epoch, seq FROM {inputs} WHERE id IN (SELECT MAX(id) FROM {inputs} "
             "WHERE {table} AND source IN ('hub', 'snapshot') GROUP BY hub_id)")
         return {hub: (epoch, int(seq)) for hub, epoch, seq in rows}
+
+    def stored_answer(self, transaction: str) -> dict[str, Any] | None:
+        """The answer given to command `transaction` when it ran (None: it never ran here)."""
+        rows = self._rows("SELECT answer FROM {inputs} WHERE {table} AND txn = %s",
+                          (transaction,))
+        if not rows:
+            return None
+        answer = json.loads(rows[0][0]) if rows[0][0] else {}
+        return answer if isinstance(answer, dict) else {}
 
     def seen(self, event: HubEvent) -> bool:
         return bool(self._rows(

@@ -10,6 +10,14 @@ Tables (``cauldron_`` prefix, in the connection's search path):
 - ``cauldron_schema``: the versions applied (`MIGRATIONS`, applied under an advisory lock
   so that engines starting together migrate once).
 
+Roles: the migrations run as the database's owner (an admin role: the first
+``cauldron games tables --store …`` or engine start with it). Engines log in with a role
+of their own, member of ``cauldron_engine``, which may only read and insert the log, set a
+game's status and claim tables through `cauldron_claim` (it cannot truncate, delete,
+change the venue's list or disable a trigger: it owns nothing)::
+
+    CREATE ROLE engine1 LOGIN PASSWORD '…' IN ROLE cauldron_engine;
+
 An engine that owns tables writes through its own session (`PgSession`), the connection that
 holds its advisory locks: when that session ends, its locks go and so do its writes, so an
 engine cut off from the database can never write a table another engine has claimed.
@@ -18,8 +26,12 @@ Everything else (reads, the CLI) borrows connections from the pool.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import socket
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +47,9 @@ if TYPE_CHECKING:
 
 # Advisory lock namespace (the first int4 of the two-key form): "CALD".
 LOCK_NAMESPACE = 0x43414C44
+# An engine's presence lock ("CALE", crc32 of its id): live engines are the sessions holding
+# one whose role may write the log (a visitor who can only connect is not counted).
+PRESENCE_NAMESPACE = 0x43414C45
 _MIGRATION_KEY = 0  # (LOCK_NAMESPACE, 0) serialises migrations; tables have keys >= 1
 APPLICATION_PREFIX = "cauldron-engine:"
 
@@ -94,6 +109,75 @@ DROP TRIGGER IF EXISTS cauldron_actions_append_only ON cauldron_actions;
 CREATE TRIGGER cauldron_actions_append_only BEFORE UPDATE OR DELETE ON cauldron_actions
     FOR EACH ROW EXECUTE FUNCTION cauldron_append_only();
 """),
+    Migration(4, "exactly once for commands (their transaction id and stored answer); a "
+              "fencing epoch per table, bumped at each claim", """
+ALTER TABLE cauldron_inputs ADD COLUMN IF NOT EXISTS txn TEXT;
+ALTER TABLE cauldron_inputs ADD COLUMN IF NOT EXISTS answer TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS cauldron_inputs_txn ON cauldron_inputs (table_id, txn)
+    WHERE txn IS NOT NULL;
+ALTER TABLE cauldron_venue_tables ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0;
+-- A write carries its owner's epoch; a stale one (another claim since) is refused. (No
+-- row lock: a claim needs the advisory lock, which a session writing still holds.)
+CREATE OR REPLACE FUNCTION cauldron_fence(t TEXT, e BIGINT) RETURNS BOOLEAN
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+BEGIN
+    PERFORM 1 FROM cauldron_venue_tables WHERE table_id = t AND epoch = e;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'fenced: table % was claimed again since epoch % (another engine '
+            'owns it now)', t, e USING ERRCODE = 'P0003';
+    END IF;
+    RETURN TRUE;
+END $$;
+-- A claim: only by the session holding the table's advisory lock; the new epoch.
+CREATE OR REPLACE FUNCTION cauldron_claim(t TEXT) RETURNS BIGINT
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+DECLARE
+    k INTEGER;
+    e BIGINT;
+BEGIN
+    SELECT lock_key INTO k FROM cauldron_venue_tables WHERE table_id = t;
+    IF k IS NULL OR NOT EXISTS (SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid()
+            AND locktype = 'advisory' AND granted AND classid = 1128352836::oid
+            AND objid = k::oid AND objsubid = 2) THEN
+        RAISE EXCEPTION 'table % is not locked by this session', t;
+    END IF;
+    UPDATE cauldron_venue_tables SET epoch = epoch + 1 WHERE table_id = t RETURNING epoch
+        INTO e;
+    RETURN e;
+END $$;
+"""),
+    Migration(5, "roles: engines (role cauldron_engine) may only insert and read the log, "
+              "and set a game's status; nobody may truncate it or delete a game", """
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'cauldron_engine') THEN
+        CREATE ROLE cauldron_engine NOLOGIN;
+    END IF;
+END $$;
+REVOKE ALL ON cauldron_inputs, cauldron_actions, cauldron_games, cauldron_venue_tables,
+    cauldron_schema FROM PUBLIC;
+REVOKE ALL ON FUNCTION cauldron_claim(TEXT), cauldron_fence(TEXT, BIGINT) FROM PUBLIC;
+GRANT SELECT, INSERT ON cauldron_inputs, cauldron_actions TO cauldron_engine;
+GRANT SELECT, INSERT, UPDATE (status, updated_ts, result) ON cauldron_games
+    TO cauldron_engine;
+GRANT SELECT ON cauldron_venue_tables, cauldron_schema TO cauldron_engine;
+GRANT EXECUTE ON FUNCTION cauldron_claim(TEXT), cauldron_fence(TEXT, BIGINT)
+    TO cauldron_engine;
+CREATE OR REPLACE FUNCTION cauldron_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the table log is append-only: % cannot be truncated', TG_TABLE_NAME;
+END $$;
+DROP TRIGGER IF EXISTS cauldron_inputs_no_truncate ON cauldron_inputs;
+CREATE TRIGGER cauldron_inputs_no_truncate BEFORE TRUNCATE ON cauldron_inputs
+    FOR EACH STATEMENT EXECUTE FUNCTION cauldron_no_truncate();
+DROP TRIGGER IF EXISTS cauldron_actions_no_truncate ON cauldron_actions;
+CREATE TRIGGER cauldron_actions_no_truncate BEFORE TRUNCATE ON cauldron_actions
+    FOR EACH STATEMENT EXECUTE FUNCTION cauldron_no_truncate();
+DROP TRIGGER IF EXISTS cauldron_games_no_truncate ON cauldron_games;
+CREATE TRIGGER cauldron_games_no_truncate BEFORE TRUNCATE ON cauldron_games
+    FOR EACH STATEMENT EXECUTE FUNCTION cauldron_no_truncate();
+DROP TRIGGER IF EXISTS cauldron_games_no_delete ON cauldron_games;
+CREATE TRIGGER cauldron_games_no_delete BEFORE DELETE ON cauldron_games
+    FOR EACH ROW EXECUTE FUNCTION cauldron_append_only();
+"""),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 _NAMES = {"{inputs}": "cauldron_inputs", "{actions}": "cauldron_actions",
@@ -108,6 +192,22 @@ _OPTIONS = "-c synchronous_commit=off"
 # its machine vanishes without closing the connection (a killed process closes it at once).
 _SESSION_OPTIONS = _OPTIONS + " -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 " \
                    "-c tcp_keepalives_count=3"
+# Client side: a send the server does not acknowledge fails within this (a cut cable must
+# not freeze an engine for minutes), in ms.
+_TCP_USER_TIMEOUT = 4000
+HUNG_CALL = 5.0  # seconds: a call on an engine's session taking longer is cut (`PgSession`)
+log = logging.getLogger("cauldron.engine.store")
+
+
+def session_options(idle: float | None) -> str:
+    """The engine session's settings. `idle` (seconds): the server ends the session, and so
+    frees its locks, when the engine says nothing that long (its heartbeat stopped: a hung,
+    stopped or cut-off engine), in or out of a transaction."""
+    if idle is None:
+        return _SESSION_OPTIONS
+    ms = int(idle * 1000)
+    return (f"{_SESSION_OPTIONS} -c idle_session_timeout={ms} "
+            f"-c idle_in_transaction_session_timeout={ms}")
 
 
 def _psycopg() -> Any:
@@ -134,31 +234,71 @@ class PgSession:
     """One engine's own connection: it holds the engine's advisory locks and does its
     writes (one at a time, behind `lock`)."""
 
-    def __init__(self, url: str, engine_id: str) -> None:
+    def __init__(self, url: str, engine_id: str, idle: float | None = None) -> None:
         pg = _psycopg()
         self.engine_id = engine_id
         self.lock = threading.RLock()
         try:
             self.conn: Connection[Any] = pg.connect(
                 url, autocommit=True, application_name=(APPLICATION_PREFIX + engine_id)[:63],
-                options=_SESSION_OPTIONS, connect_timeout=5,
+                options=session_options(idle), connect_timeout=3,
+                tcp_user_timeout=_TCP_USER_TIMEOUT,
                 keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=3)
         except pg.Error as exc:
             raise StoreError(f"cannot connect to PostgreSQL {redact(url)}: {exc}") from None
         self.pid = int(self.conn.info.backend_pid)
+        self._busy_since: float | None = None
+        threading.Thread(target=self._watchdog, name="cauldron-pg-watchdog",
+                         daemon=True).start()
 
     @property
     def alive(self) -> bool:
         return not self.conn.closed and not self.conn.broken
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    @contextmanager
+    def using(self) -> Iterator[Connection[Any]]:
+        """The connection, for one call at a time; a call that hangs (a silent network
+        whose packets something still acknowledges, where no TCP timeout fires) is cut
+        by `_watchdog`, so no thread waits on it, holding the engine's lock, for long."""
         with self.lock:
-            cur = self.conn.execute(sql.encode(), tuple(params))
+            self._busy_since = time.monotonic()
+            try:
+                yield self.conn
+            finally:
+                self._busy_since = None
+
+    def _watchdog(self) -> None:
+        while not self.conn.closed:
+            time.sleep(0.5)
+            since = self._busy_since
+            if since is not None and time.monotonic() - since > HUNG_CALL:
+                log.warning("PostgreSQL has not answered for %.0f s: cutting the engine's "
+                            "session", HUNG_CALL)
+                self._cut()
+                return
+
+    def _cut(self) -> None:
+        """Shut the session's socket down: a call blocked on it fails at once."""
+        try:
+            with socket.socket(fileno=os.dup(self.conn.pgconn.socket)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError, AttributeError):
+            pass  # closed already
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.using() as conn:
+            cur = conn.execute(sql.encode(), tuple(params))
             return cur.fetchall() if cur.description else []
 
     def close(self) -> None:
-        with self.lock:
+        if not self.lock.acquire(timeout=1.0):  # a call hangs: break it first
+            self._cut()
+            if not self.lock.acquire(timeout=5.0):
+                return
+        try:
             self.conn.close()
+        finally:
+            self.lock.release()
 
 
 class PgTableLog(TableLog):
@@ -170,6 +310,9 @@ class PgTableLog(TableLog):
         # The engine's session when the table was opened, i.e. the one holding its lock:
         # writes go only through it (None: no ownership, e.g. the CLI; the pool).
         self._session = store.session
+        # The table's epoch at this engine's claim (the fencing token): every write carries
+        # it and the database refuses it once another claim has bumped it.
+        self.fence: int | None = store.fences.get(self.table)
 
     @property
     def where(self) -> str:
@@ -182,11 +325,16 @@ class PgTableLog(TableLog):
 
     @contextmanager
     def _transaction(self, single: bool = False) -> Iterator[Any]:
+        if self._session is not None and self.fence is None:
+            raise StoreError(f"this engine has not claimed table {self.table}: it writes "
+                             "nothing there")
         with self._store.writer(self._session, self.table) as conn:
             if single:  # one statement: its own transaction, one round trip
                 yield conn
                 return
             with conn.transaction():
+                if self.fence is not None:
+                    conn.execute("SELECT cauldron_fence(%s, %s)", (self.table, self.fence))
                 conn.execute("SET LOCAL synchronous_commit TO on")
                 yield conn
 
@@ -194,11 +342,19 @@ class PgTableLog(TableLog):
                      game: GameWrite | None) -> int | None:
         # One statement (a round trip costs a context switch to the server): the input,
         # then its actions and game row only if the input was written (not a duplicate).
-        parts = ["WITH i AS (INSERT INTO cauldron_inputs (table_id, ts, source, hub_id, epoch, "
-                 "seq, verb, seat, payload, observed, game_id) VALUES (%s, %s, %s, %s, %s, %s, "
-                 "%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id)"]
-        params: list[Any] = [self.table, row.ts, row.source, row.hub_id, row.epoch, row.seq,
-                             row.verb, row.seat, row.payload, row.observed, row.game_id]
+        # The fence first: a stale epoch fails the whole statement (nothing written).
+        params: list[Any] = []
+        fence = ""
+        if self.fence is not None:
+            fence = "f AS (SELECT cauldron_fence(%s, %s) AS ok), "
+            params += [self.table, self.fence]
+        parts = [f"WITH {fence}i AS (INSERT INTO cauldron_inputs (table_id, ts, source, hub_id, "
+                 "epoch, seq, verb, seat, payload, observed, game_id, txn, answer) SELECT %s, "
+                 "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
+                 + (" FROM f WHERE f.ok" if fence else "")
+                 + " ON CONFLICT DO NOTHING RETURNING id)"]
+        params += [self.table, row.ts, row.source, row.hub_id, row.epoch, row.seq, row.verb,
+                   row.seat, row.payload, row.observed, row.game_id, row.txn, row.answer]
         if actions:
             parts.append("a AS (INSERT INTO cauldron_actions (table_id, input_id, game_id, "
                          "action) SELECT %s, i.id, x.g, x.a FROM i CROSS JOIN "
@@ -209,10 +365,8 @@ class PgTableLog(TableLog):
             parts.append("g AS (INSERT INTO cauldron_games (table_id, game_id, started_input, "
                          "started_ts, config, status, updated_ts, result) SELECT %s, %s, i.id, "
                          "%s, %s, %s, %s, %s FROM i ON CONFLICT (table_id, game_id) DO UPDATE "
-                         "SET started_input = EXCLUDED.started_input, started_ts = "
-                         "EXCLUDED.started_ts, config = EXCLUDED.config, status = "
-                         "EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, result = "
-                         "EXCLUDED.result)")
+                         "SET status = EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, "
+                         "result = EXCLUDED.result)")
             params += [self.table, game.game_id, game.ts, game.config, game.status, game.ts,
                        game.result]
         elif game is not None:
@@ -229,10 +383,10 @@ class PgTableLog(TableLog):
     def _insert_input(self, tx: Any, row: ExportedInput) -> int | None:
         found = self._exec(
             tx, "INSERT INTO cauldron_inputs (table_id, ts, source, hub_id, epoch, seq, verb, "
-            "seat, payload, observed, game_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s) ON CONFLICT DO NOTHING RETURNING id",
+            "seat, payload, observed, game_id, txn, answer) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
             (self.table, row.ts, row.source, row.hub_id, row.epoch, row.seq, row.verb,
-             row.seat, row.payload, row.observed, row.game_id)).fetchone()
+             row.seat, row.payload, row.observed, row.game_id, row.txn, row.answer)).fetchone()
         return None if found is None else int(found[0])
 
     def _insert_actions(self, tx: Any, rows: list[tuple[int, str, str]]) -> None:
@@ -249,10 +403,8 @@ class PgTableLog(TableLog):
             self._exec(tx, "INSERT INTO cauldron_games (table_id, game_id, started_input, "
                        "started_ts, config, status, updated_ts, result) VALUES (%s, %s, %s, "
                        "%s, %s, %s, %s, %s) ON CONFLICT (table_id, game_id) DO UPDATE SET "
-                       "started_input = EXCLUDED.started_input, started_ts = "
-                       "EXCLUDED.started_ts, config = EXCLUDED.config, status = "
-                       "EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, result = "
-                       "EXCLUDED.result",
+                       "status = EXCLUDED.status, updated_ts = EXCLUDED.updated_ts, "
+                       "result = EXCLUDED.result",
                        (self.table, game_id, input_id, ts, config, status, ts, result))
         else:
             self._exec(tx, "UPDATE cauldron_games SET status = %s, updated_ts = %s, result = %s "
@@ -278,6 +430,7 @@ class PostgresStore(Store):
 
         self.url = url
         self.session: PgSession | None = None  # an engine's own connection, once it has one
+        self.fences: dict[str, int] = {}  # table -> epoch of this engine's claim (ownership)
         try:  # one plain attempt first: a clear error now, not the pool's retries
             psycopg.connect(url, connect_timeout=5).close()
         except psycopg.Error as exc:
@@ -286,7 +439,10 @@ class PostgresStore(Store):
                              "connect?") from None
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"autocommit": True, "connect_timeout": 5, "options": _OPTIONS},
+            kwargs={"autocommit": True, "connect_timeout": 3, "options": _OPTIONS,
+                    "tcp_user_timeout": _TCP_USER_TIMEOUT},
+            # waiting longer for a connection than a lease lasts would only freeze an engine
+            timeout=3.0,
             # a pooled connection is checked before use: after the server restarted, a
             # connection it cut is replaced instead of failing the next query
             check=ConnectionPool.check_connection, name="cauldron-store")
@@ -317,8 +473,8 @@ class PostgresStore(Store):
             if session is not self.session or not session.alive:
                 raise StoreError(f"this engine no longer owns table {table}: its database "
                                  "session ended; another engine serves it")
-            with session.lock:
-                yield session.conn
+            with session.using() as conn:
+                yield conn
             return
         with self._pool.connection() as conn:
             yield conn
@@ -332,17 +488,28 @@ class PostgresStore(Store):
         except psycopg.Error as exc:
             raise StoreError(f"cannot read {self.redacted()}: {exc}") from None
 
-    def open_session(self, engine_id: str) -> PgSession:
+    def open_session(self, engine_id: str, idle: float | None = None) -> PgSession:
         """A new own connection for an engine (replacing a broken one)."""
         if self.session is not None:
             self.session.close()
-        self.session = PgSession(self.url, engine_id)
+        self.fences.clear()  # claims belong to the session that made them
+        self.session = PgSession(self.url, engine_id, idle)
         return self.session
 
     # ------------------------------------------------------------------ schema
 
     def migrate(self) -> int:
         psycopg = _psycopg()
+        try:  # up to date: no DDL at all (an engine's role may not create anything)
+            with self._pool.connection() as conn:
+                found = conn.execute("SELECT to_regclass('cauldron_schema') IS NOT NULL"
+                                     ).fetchone()
+                if found and found[0]:
+                    row = conn.execute("SELECT MAX(version) FROM cauldron_schema").fetchone()
+                    if row and row[0] == SCHEMA_VERSION:
+                        return SCHEMA_VERSION
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot read the schema of {self.redacted()}: {exc}") from None
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s, %s)",
@@ -412,10 +579,29 @@ class PostgresStore(Store):
 
     def live_engines(self) -> list[str]:
         """Engines with a session on this database now (their ids)."""
-        return [r[0][len(APPLICATION_PREFIX):] for r in self.query(
-            "SELECT application_name FROM pg_stat_activity WHERE datname = "
-            "current_database() AND application_name LIKE %s ORDER BY application_name",
-            (APPLICATION_PREFIX + "%",))]
+        return sorted(self.live_sessions().values())
+
+    def live_sessions(self) -> dict[int, str]:
+        """Engine sessions now: backend pid -> engine id. An engine holds its presence lock,
+        and its role may write the log: a session that only names itself like an engine,
+        or a visitor that takes the lock without that right, is not counted."""
+        rows = self.query(
+            "SELECT l.pid, a.application_name FROM pg_locks l "
+            "JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s::oid "
+            "AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE "
+            "datname = current_database()) "
+            "AND has_table_privilege(a.usesysid, 'cauldron_inputs', 'INSERT')",
+            (PRESENCE_NAMESPACE,))
+        return {int(pid): (app or "")[len(APPLICATION_PREFIX):] or f"pid-{pid}"
+                for pid, app in rows}
+
+    def lock_holders(self) -> dict[int, int]:
+        """Each held table lock (its key) and the backend pid holding it."""
+        return {int(k): int(p) for k, p in self.query(
+            "SELECT objid::bigint, pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND classid = %s::oid AND objsubid = 2 AND database = (SELECT oid FROM "
+            "pg_database WHERE datname = current_database())", (LOCK_NAMESPACE,))}
 
     def owners(self) -> list[Owner]:
         """Every venue table and the engine holding its lock now."""

@@ -71,6 +71,11 @@ CREATE TRIGGER IF NOT EXISTS inputs_no_delete BEFORE DELETE ON inputs
 CREATE TRIGGER IF NOT EXISTS actions_append_only BEFORE UPDATE ON actions
     BEGIN SELECT RAISE(ABORT, 'the table log is append-only'); END;
 """),
+    Migration(4, "exactly once for commands: their transaction id and stored answer", """
+ALTER TABLE inputs ADD COLUMN txn TEXT;
+ALTER TABLE inputs ADD COLUMN answer TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS inputs_txn ON inputs(txn) WHERE txn IS NOT NULL;
+"""),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 _NAMES = {"{inputs}": "inputs", "{actions}": "actions", "{games}": "games", "{table}": "1 = 1"}
@@ -162,6 +167,9 @@ class TableStore(TableLog):
     @contextmanager
     def _transaction(self, single: bool = False) -> Iterator[sqlite3.Connection]:
         db = self._db
+        if single:  # one statement: atomic by itself (autocommit), no BEGIN/COMMIT calls
+            yield db
+            return
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
@@ -182,9 +190,10 @@ class TableStore(TableLog):
     def _insert_input(self, tx: Any, row: ExportedInput) -> int | None:
         cur = self._exec(
             tx, "INSERT INTO inputs (ts, source, hub_id, epoch, seq, verb, seat, payload, "
-            "observed, game_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "observed, game_id, txn, answer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
             (row.ts, row.source, row.hub_id, row.epoch, row.seq, row.verb, row.seat,
-             row.payload, row.observed, row.game_id))
+             row.payload, row.observed, row.game_id, row.txn, row.answer))
         return int(cur.lastrowid) if cur.rowcount > 0 else None
 
     def _insert_actions(self, tx: Any, rows: list[tuple[int, str, str]]) -> None:

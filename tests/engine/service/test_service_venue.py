@@ -27,6 +27,7 @@ from engine.rules import GameLog
 from engine.service.store import open_store
 from engine.service.store.postgres import PostgresStore
 from engine.service.table_driver import ScriptedGame, scripted_game
+from engine.wire.auth import ensure_key, keys_dir
 from engine.wire.contract import Topics
 from engine.wire.mqtt import WireClient
 
@@ -126,6 +127,7 @@ def test_three_engines_and_six_tables_two_each(venue: Venue,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     tables = [f"bal-{k}" for k in range(6)]
     venue.store.set_venue_tables(add=tables)
+    _hub_keys(*tables)
     for _ in range(3):
         venue.start_engine()
     wait_for(lambda: _balanced(venue, 3, 6), 30, "2 tables for each of 3 engines")
@@ -141,8 +143,15 @@ def test_three_engines_and_six_tables_two_each(venue: Venue,
              10, "each table's engine/state naming its owner")
 
 
+def _hub_keys(*tables: str) -> None:
+    """The tables' hubs enrolled (an engine claims only a table whose hub key it holds)."""
+    for table in tables:
+        ensure_key(keys_dir(), table, "hub", hub_id=f"hub-{table}")
+
+
 def test_an_unknown_table_is_served_by_no_engine(venue: Venue) -> None:
     venue.store.set_venue_tables(add=["known"])
+    _hub_keys("known")
     venue.start_engine()
     wait_for(lambda: venue.owners().get("known") is not None, 20, "the known table claimed")
     reply = venue.client.request(Topics("known").cmd("history"), {}, timeout=10)
@@ -339,12 +348,10 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
     store = open_store(pg_url)
     assert isinstance(store, PostgresStore)
     store.set_venue_tables(add=["cut-1", "cut-2"])
+    _hub_keys("cut-1", "cut-2")
     # Engine a logs in with an account of its own, which the server can refuse later.
     role = f"engine_a_{uuid.uuid4().hex[:8]}"
-    store.query(f"CREATE ROLE {role} LOGIN")
-    for grant in ("ALL ON ALL TABLES IN SCHEMA public", "ALL ON ALL SEQUENCES IN SCHEMA "
-                  "public", "CREATE, USAGE ON SCHEMA public"):
-        store.query(f"GRANT {grant} TO {role}")
+    store.query(f"CREATE ROLE {role} LOGIN IN ROLE cauldron_engine")  # an engine's rights
     parts = urlsplit(pg_url)
     a_url = urlunsplit(parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port}"))
     config = {"mqtt": mqtt_broker, "claim_interval": 0.2}
