@@ -145,7 +145,8 @@ def _run_hub(args: argparse.Namespace) -> int:
     config = _load_config(args)
     try:
         client = WireClient(config.broker_url, client_id=config.hub_name,
-                            tls_ca=config.mqtt_ca, state_topic=Topics(config.table).hub_state)
+                            tls_ca=config.mqtt_ca, state_topic=Topics(config.table).hub_state,
+                            keys=config.keys_dir)
     except (MqttError, HubError) as exc:
         raise CliError(str(exc)) from None
     tagmap, note = _tagmap_for(config)
@@ -165,6 +166,7 @@ def _run_hub(args: argparse.Namespace) -> int:
               file=sys.stderr)
     hub = Hub(table=config.table, backend=backend, client=client, outbox=outbox, tagmap=tagmap,
               hub_id=config.hub_name, io=io, poll_interval=config.poll_interval,
+              keys=config.keys_dir,
               snapshot_interval=config.snapshot_interval)
 
     def show(event: HubEvent) -> None:
@@ -230,7 +232,7 @@ def _hub_link(config: HubConfig, purpose: str, timeout: float = 3.0) -> Any:
         # never made here: a key of its own would be nobody else's.
         client = WireClient(config.broker_url,
                             client_id=f"{config.hub_name}-{purpose}-{uuid.uuid4().hex[:6]}",
-                            tls_ca=config.mqtt_ca, make_keys=False)
+                            tls_ca=config.mqtt_ca, make_keys=False, keys=config.keys_dir)
     except (MqttError, HubError) as exc:
         raise CliError(str(exc)) from None
     client.start()
@@ -423,8 +425,8 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
 # ---------------------------------------------------------------- cauldron readers
 
 
-def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
-    """The 6x6 grid and the pads as text: card id (or UID) and health per reader."""
+def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 24) -> str:
+    """The 6x6 grid and the pads as text: card name (or UID) and health per reader."""
     state = backend.state()
     cards = {r: tagmap.card_for(uid) for r, uid in state.items() if uid}
     return render_readers(backend.layout, state, cards, backend.health(), width)
@@ -432,15 +434,17 @@ def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
 
 def render_readers(layout: Any, state: Mapping[int, str | None],
                    cards: Mapping[int, str | None],
-                   health: Mapping[int, str], width: int = 14) -> str:
+                   health: Mapping[int, str], width: int = 24) -> str:
     """`render_grid` from plain data (a live hub's ``readers`` answer, or a back-end)."""
+    from engine.rules.names import card_name
     from hub.layout import CORNERS
 
     marks = {"ok": " ", "flicker": "~", "silent": "!", "absent": "x"}
 
     def cell(reader: int) -> str:
         uid = state.get(reader)
-        text = (cards.get(reader) or f"?{uid[-6:]}") if uid else "."
+        card = cards.get(reader)
+        text = (card_name(card) if card else f"?{uid[-6:]}") if uid else "."
         return f"{marks.get(health.get(reader, 'ok'), '?')}{text}"[:width].ljust(width)
 
     lines = ["      " + "".join(f"col {c + 1}".ljust(width) for c in range(6))]
