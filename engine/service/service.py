@@ -418,6 +418,10 @@ class EngineService:
         with self._lock:
             for runtime in list(self.tables.values()):
                 self._republish(runtime)
+            for table, why in self.unopened.items():  # a log that would not open at start
+                topics = Topics(table, self.config.base)
+                self._publish(topics.engine_state, self._state("online", topics, why),
+                              retain=True)
 
     def _republish(self, runtime: TableRuntime) -> None:
         self._publish(runtime.topics.engine_state,
