@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -32,13 +33,26 @@ def _config_options(parser: argparse.ArgumentParser, mqtt: bool = True) -> None:
         parser.add_argument("--mqtt", help="broker URL, e.g. mqtt://127.0.0.1:1883")
 
 
-def _load_config(args: argparse.Namespace) -> HubConfig:
+# Where `cauldron setup` puts the hub's config on an installed table.
+INSTALLED_CONFIG = Path("/etc/cauldron/hub.toml")
+
+
+def _load_config(args: argparse.Namespace, installed: bool = False) -> HubConfig:
+    """The hub's settings: --config, else (with `installed`, for the host's tools
+    `enroll` and `readers` given no table of their own) the installed table's config."""
     from hub.config import HubConfig
     from hub.errors import ConfigError
 
+    path = args.config
+    if (installed and path is None and args.backend is None and args.table is None
+            and args.data_dir is None and INSTALLED_CONFIG.exists()):
+        if not os.access(INSTALLED_CONFIG, os.R_OK):
+            raise CliError(f"{INSTALLED_CONFIG} (this table's hub) is readable by root and "
+                           "the service only: run it with sudo")
+        path = INSTALLED_CONFIG
     try:
         config = HubConfig.load(
-            args.config,
+            path,
             backend=args.backend,
             table=args.table,
             data_dir=args.data_dir,
@@ -346,7 +360,7 @@ def _through_hub(config: HubConfig, purpose: str, live: Any, otherwise: str) -> 
 
 
 def _run_enroll(args: argparse.Namespace) -> int:
-    config = _load_config(args)
+    config = _load_config(args, installed=True)
     if not args.offline and not _sim_wanted(args):
         result = _through_hub(config, "enrol", lambda c: _enroll_live(args, config, c),
                               "enrolling directly from the readers (stop the hub first if "
@@ -497,7 +511,7 @@ def _readers_live(args: argparse.Namespace, config: HubConfig, client: Any) -> i
 
 
 def _run_readers(args: argparse.Namespace) -> int:
-    config = _load_config(args)
+    config = _load_config(args, installed=True)
     if args.bench:  # hardware/bench-test.md
         from hub.bench_readers import run_bench
         from hub.errors import HubError

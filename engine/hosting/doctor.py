@@ -483,7 +483,8 @@ class Doctor:
             health = reader.get("health", "ok")
             if health != "ok":
                 found.append(f"{place_name(reader)} is {health}: check its cable and "
-                             "antenna (hardware/wiring.md), then `cauldron readers`")
+                             "antenna (hardware/wiring.md), then `sudo cauldron readers "
+                             f"--config {self.paths.config('hub')}`")
         count = len(answers[0].data.get("readers", []))
         return self._report(say, f"every reader answers ({count} readers)", found)
 
