@@ -95,7 +95,7 @@ def _setup(args: argparse.Namespace) -> int:
     if given.get("store"):
         given["store"], store_password = split_store_password(given["store"])
         store_password = store_password or None
-    if "store" not in known and "store" not in given:
+    if not known.get("store") and "store" not in given:
         kept = _hand_written_store(paths)
         if kept:  # set in engine.toml by hand before setup knew the answer: keep it
             print(f"Keeping the venue's store {kept} from {paths.config('engine')}")
