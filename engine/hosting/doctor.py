@@ -90,7 +90,7 @@ def acl_probes(table: str) -> list[Probe]:
                    ", which only the engine may"),
             Expect("engine", False, f"the hub account may publish game topics ({t}/game/...)"
                    ", which only the engine may")]),
-        Probe("hub", f"{t}/cmd/doctor", [
+        Probe("hub", f"{t}/cmd/history", [
             Expect("engine", False, f"the hub account may send host commands ({t}/cmd/...)")]),
         Probe("engine", f"{t}/hub/cmd/doctor", [
             Expect("hub", True, f"the engine sends hub commands ({t}/hub/cmd/...) and the hub "
@@ -104,10 +104,14 @@ def acl_probes(table: str) -> list[Probe]:
         Probe("engine", f"{t}/hub/event", [
             Expect("engine", False, f"the engine account may publish hub events "
                    f"({t}/hub/event): a forged card could enter the game")]),
-        Probe("dashboard", f"{t}/cmd/doctor", [
+        Probe("dashboard", f"{t}/cmd/history", [
             Expect("engine", True, f"the dashboard sends host commands ({t}/cmd/...) and the "
                    "engine reads them"),
             Expect("hub", False, f"the hub account may read host commands ({t}/cmd/...)")]),
+        Probe("dashboard", f"{t}/cmd/history/response", [
+            Expect("dashboard", False, "the dashboard account may publish command answers "
+                   f"({t}/cmd/.../response), which only the engine may: a forged answer "
+                   "would tell the host a refused command was done")]),
         Probe("dashboard", f"{t}/hub/cmd/enrol", [
             Expect("hub", True, "the host page asks the hub to enrol (hub/cmd/enrol)")]),
         Probe("dashboard", f"{t}/game/doctor", [
