@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -498,10 +499,10 @@ def _readers_live(args: argparse.Namespace, config: HubConfig, client: Any) -> i
             grid = render_readers(layout, state, cards, health)
             head = (f"hub {data.get('hub_id')} ({data.get('backend')} back-end, "
                     f"{data.get('tags_known')} tags known), live")
-            if not live:
-                print(head + "\n" + grid, flush=True)
-                if args.once:
-                    return 0
+            if not live:  # a pipe or a log: one grid, then done (a terminal redraws)
+                with contextlib.suppress(BrokenPipeError):
+                    print(head + "\n" + grid, flush=True)
+                return 0
             else:
                 sys.stdout.write("\x1b[H\x1b[J" + head + "\n" + grid + "\n\nCtrl-C to stop\n")
                 sys.stdout.flush()
