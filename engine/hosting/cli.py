@@ -46,6 +46,10 @@ def register(subparsers: Any) -> None:
     s.add_argument("--public-url", help="the address phones open, for the QR codes (e.g. "
                    "http://192.168.1.20:8000/; default: the Pi's LAN address)")
     s.add_argument("--user", help="service user (default cauldron)")
+    s.add_argument("--tls-cert", help="TLS for the broker: its certificate (PEM; from a local "
+                   "CA or self-signed) for a second listener, mqtts:// on --tls-port")
+    s.add_argument("--tls-key", help="the certificate's private key (PEM; copied 0600)")
+    s.add_argument("--tls-port", type=int, help="the TLS listener's port (default 8883)")
     s.add_argument("--store", help="a venue's games database, postgresql://USER@HOST/DB "
                    "(its password is asked, or taken from the URL, and kept in "
                    "/etc/cauldron/secrets/engine.env, 0600; `--store ''` goes back to the "
@@ -91,6 +95,9 @@ def _setup(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     given = {f.name: getattr(args, f.name) for f in fields(Answers)
              if getattr(args, f.name, None) is not None}
+    for name in ("tls_cert", "tls_key"):  # kept as answers: whatever the next run's cwd
+        if given.get(name):
+            given[name] = str(Path(given[name]).resolve())
     store_password: str | None = None
     if given.get("store"):
         given["store"], store_password = split_store_password(given["store"])

@@ -67,6 +67,11 @@ class Answers:
     # A venue's games database (postgresql://user@host/db, never with its password: that
     # goes to secrets/engine.env); "": SQLite in the engine's data dir.
     store: str = ""
+    # TLS for hubs and tools on other machines: a second broker listener (mqtts://) with
+    # this certificate and key (a local CA's, or self-signed); "": none.
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_port: int = 8883
 
     def check(self) -> Answers:
         try:
@@ -80,7 +85,7 @@ class Answers:
             raise SetupError(f"--backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
         if not 0 <= self.pads <= 4:
             raise SetupError(f"--pads {self.pads} is not 0..4")
-        for name in ("mqtt_port", "dashboard_port"):
+        for name in ("mqtt_port", "dashboard_port", "tls_port"):
             if not 1 <= getattr(self, name) <= 65535:
                 raise SetupError(f"--{name.replace('_', '-')} {getattr(self, name)} is not a "
                                  "port (1..65535)")
@@ -90,6 +95,13 @@ class Answers:
         if self.store and not self.store.startswith(("postgresql://", "postgres://")):
             raise SetupError(f"--store {self.store!r}: a venue's store is a postgresql:// URL "
                              "(leave it out for the table's own SQLite files)")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise SetupError("--tls-cert and --tls-key go together (the broker's certificate "
+                             "and its private key)")
+        for name in ("tls_cert", "tls_key"):
+            if getattr(self, name) and not Path(getattr(self, name)).is_file():
+                raise SetupError(f"--{name.replace('_', '-')} {getattr(self, name)}: no such "
+                                 "file")
         if self.store and split_store_password(self.store)[1]:
             raise SetupError("--store: the URL carries a password; setup keeps it out of "
                              "the configs (give it to setup as the URL says)")
@@ -172,6 +184,14 @@ class Paths:
     @property
     def acl(self) -> Path:
         return self.mosquitto / "cauldron.acl"
+
+    @property
+    def tls_cert(self) -> Path:
+        return self.mosquitto / "certs" / "cauldron.crt"
+
+    @property
+    def tls_key(self) -> Path:
+        return self.mosquitto / "certs" / "cauldron.key"
 
     def unit(self, service: str) -> Path:
         return self._p("etc", "systemd", "system", f"cauldron-{service}.service")
@@ -397,6 +417,15 @@ class Installer:
             "# Nothing bigger than the wire contract allows reaches a service's memory.",
             f"max_packet_size {MAX_PACKET_BYTES}",
         ]
+        owner = "mosquitto" if not self.scratch and _user_exists("mosquitto") else None
+        if a.tls_cert:  # copies Mosquitto (its own user) can read; the key 0600
+            self.put(p.tls_cert, Path(a.tls_cert).read_text(encoding="utf-8"), 0o644)
+            self.put(p.tls_key, Path(a.tls_key).read_text(encoding="utf-8"), 0o600, owner,
+                     owner)
+            lines += ["# TLS for hubs and tools on other machines (mqtts://this-pi:"
+                      f"{a.tls_port}, with the CA's certificate as their mqtt_ca)",
+                      f"listener {a.tls_port}" + (f" {a.mqtt_bind}" if a.mqtt_bind else ""),
+                      f"certfile {p.tls_cert}", f"keyfile {p.tls_key}"]
         if not main and self.scratch:
             # A rehearsal: Mosquitto runs as whoever starts it, and reads these files.
             lines += [f"user {pwd.getpwuid(os.getuid()).pw_name}"]
@@ -410,7 +439,6 @@ class Installer:
             if self.scratch:
                 store.mkdir(parents=True, exist_ok=True)
             lines += [f"persistence_location {store}/"]
-        owner = "mosquitto" if not self.scratch and _user_exists("mosquitto") else None
         self.put(p.mosquitto_conf, "\n".join(lines) + "\n", 0o644)
         acl = DEPLOY / "mosquitto" / "acl"
         try:
@@ -505,7 +533,7 @@ class Installer:
         run(["systemctl", "daemon-reload"])
         done = []
         # A new listener, account or ACL needs a restart (a reload does not re-read them all).
-        if {p.mosquitto_conf, p.passwd, p.acl} & set(self.changed):
+        if {p.mosquitto_conf, p.passwd, p.acl, p.tls_cert, p.tls_key} & set(self.changed):
             run(["systemctl", "restart", "mosquitto"])
             done.append("restarted mosquitto")
         units = [f"cauldron-{s}" for s in SERVICES]

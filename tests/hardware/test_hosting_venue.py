@@ -139,3 +139,48 @@ def test_games_export_of_a_path_is_a_clear_error(tmp_path: Path) -> None:
     out = cauldron("games", "export", "../../etc/passwd", "--data-dir", str(tmp_path))
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "table id '../../etc/passwd' must be" in out.stderr
+
+
+def test_the_broker_takes_tls_with_a_local_certificate(tmp_path: Path) -> None:
+    """`setup --tls-cert/--tls-key`: a second, TLS listener on Debian's stock main config;
+    an account logs in over mqtts:// trusting only that certificate (self-signed here, as
+    the README shows), and the key is copied 0600."""
+    import ssl
+    import subprocess
+    import threading
+
+    import paho.mqtt.client as mqtt
+    from test_setup_doctor import Broker
+
+    cert, key = tmp_path / "broker.crt", tmp_path / "broker.key"
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                           "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
+                           "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out",
+                           str(cert)], capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stderr
+    root = tmp_path / "root"
+    main = stock_main_config(root)
+    port, tls_port = free_port(), free_port()
+    _setup(root, "--mqtt-port", str(port), "--mqtt-bind", "127.0.0.1", "--tls-cert",
+           str(cert), "--tls-key", str(key), "--tls-port", str(tls_port))
+    assert (root / "etc/mosquitto/certs/cauldron.key").stat().st_mode & 0o777 == 0o600
+    broker = Broker(main, port)
+    broker.start()
+    try:
+        password = (root / "etc/cauldron/secrets/engine.password").read_text().strip()
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="tls-test")
+        client.username_pw_set("cauldron.engine", password)
+        client.tls_set(ca_certs=str(cert), cert_reqs=ssl.CERT_REQUIRED)
+        done = threading.Event()
+        result: list[object] = []
+        client.on_connect = lambda _c, _u, _f, reason, _p: (result.append(reason), done.set())
+        client.connect("127.0.0.1", tls_port)
+        client.loop_start()
+        try:
+            assert done.wait(10), "no CONNACK over TLS"
+            assert not result[0].is_failure, result  # type: ignore[attr-defined]
+        finally:
+            client.disconnect()
+            client.loop_stop()
+    finally:
+        broker.stop()
