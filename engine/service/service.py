@@ -171,6 +171,19 @@ WRITE_TROUBLES = (("read-only file system", "read-only file system"),
                   ("permission denied", "permission denied"))
 
 
+def _renamed(runtime: TableRuntime, model: HubSnapshot, cursor: HubCursor) -> bool:
+    """The hub's tag map changed under the cards lying on the table (a card enrolled or
+    re-enrolled, a map replaced): caught up with its events, the same readers hold cards
+    but under other names than the engine believes. No event says so: only a snapshot."""
+    if model.last_seq != cursor.last or cursor.pending:
+        return False  # events in flight may explain any difference
+    cells, pads = snapshot_state(model)
+    interp = runtime.interp
+    if cells.keys() != interp.cells.keys() or pads.keys() != interp.pads.keys():
+        return False
+    return cells != interp.cells or pads != interp.pads
+
+
 class TableRuntime:
     def __init__(self, name: str, store: TableLog,
                  reopen: Callable[[], TableLog] | None = None) -> None:
@@ -690,9 +703,10 @@ class EngineService:
         runtime = self.table(table)
         runtime.hub_backend = model.backend
         cursor = runtime.cursors.get(model.hub_id)
-        if cursor is None or cursor.epoch != model.epoch:
-            # A hub not followed from its start (a new engine, a reset outbox): take what
-            # its readers see now, then follow its events from there.
+        if cursor is None or cursor.epoch != model.epoch or _renamed(runtime, model, cursor):
+            # A hub not followed from its start (a new engine, a reset outbox), or its tag
+            # map changed under cards lying on the grid: take what its readers see now,
+            # then follow its events from there.
             interp = runtime.interp
             outcome = interp.resync(*snapshot_state(model), pawns=model.pawns, ts=model.ts)
             try:
