@@ -426,8 +426,9 @@ class Installer:
                       f"{a.tls_port}, with the CA's certificate as their mqtt_ca)",
                       f"listener {a.tls_port}" + (f" {a.mqtt_bind}" if a.mqtt_bind else ""),
                       f"certfile {p.tls_cert}", f"keyfile {p.tls_key}"]
-        if not main and self.scratch:
-            # A rehearsal: Mosquitto runs as whoever starts it, and reads these files.
+        if self.scratch and "user" not in already:
+            # A rehearsal: Mosquitto runs as whoever starts it, and reads these files (as
+            # root it would drop to "mosquitto", which cannot read the 0600 password file).
             lines += [f"user {pwd.getpwuid(os.getuid()).pw_name}"]
         if "set_tcp_nodelay" not in already:
             # Small packets go at once: with Nagle's algorithm each hop waits ~40 ms.

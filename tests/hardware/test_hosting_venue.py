@@ -184,3 +184,43 @@ def test_the_broker_takes_tls_with_a_local_certificate(tmp_path: Path) -> None:
             client.loop_stop()
     finally:
         broker.stop()
+
+
+def test_the_rehearsals_printed_mosquitto_command_starts_on_a_stock_main_config(
+        tmp_path: Path) -> None:
+    """Debian's main config as it is (no `user` line): the `mosquitto -c` setup prints
+    starts, as root too (it would drop to the mosquitto user, which cannot read the
+    rehearsal's 0600 password file)."""
+    import shlex
+    import socket
+    import subprocess
+    import time
+
+    root = tmp_path / "root"
+    main = stock_main_config(root)
+    main.write_text(main.read_text().removeprefix("user root\n"))  # Debian's, verbatim
+    port = free_port()
+    out = _setup(root, "--mqtt-port", str(port), "--mqtt-bind", "127.0.0.1")
+    printed = next(line.strip() for line in out.splitlines()
+                   if line.strip().startswith("mosquitto -c "))
+    assert printed == f"mosquitto -c {main}"
+    broker = subprocess.Popen(shlex.split(printed), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            assert broker.poll() is None, broker.stdout.read() if broker.stdout else ""
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "mosquitto did not listen"
+                time.sleep(0.05)
+        # and the broker reads the password file: an account logs in
+        login = cauldron("doctor", "--root", str(root), "--skip", "acl", "--skip", "services",
+                         "--skip", "readers", "--skip", "tags", "--skip", "clock", "--skip",
+                         "disk", "--timeout", "10", timeout=120)
+        assert "ok      each account logs in to the broker" in login.stdout, login.stdout
+    finally:
+        broker.terminate()
+        broker.wait(10)
