@@ -34,7 +34,7 @@ CODE = ["engine/hosting/setup.py", "engine/hosting/cli.py", "engine/hosting/doct
         "engine/service/cli.py"]
 # Sub-commands that change something or run a service: shown with --help.
 ACTING = {"setup", "enroll", "hub", "engine", "dashboard", "demo", "count", "bench",
-          "selfplay", "tournament"}
+          "selfplay", "tournament", "schema"}
 SYSTEM = {"apt", "apt-get", "git", "python3", "systemctl", "journalctl", "raspi-config",
           "date", "timedatectl", "chmod", "chown", "dmesg", "reboot", "mosquitto",
           "pcsc_scan"}
@@ -107,6 +107,7 @@ class Runner:
                     if not k.startswith("CAULDRON_") and k not in ("VIRTUAL_ENV",)}
         self.env.update(PATH=f"{root}/usr/local/bin:/usr/local/bin:/usr/bin:/bin",
                         HOME=str(home), XDG_DATA_HOME=str(home / "data"))
+        home.mkdir(parents=True, exist_ok=True)  # the cwd too: nothing lands in the checkout
         self.ran: dict[str, str] = {}
 
     def words(self, command: str) -> list[str] | None:
@@ -160,6 +161,7 @@ class Runner:
         timeout = 120.0
         try:
             done = subprocess.run(words, env=self.env, capture_output=True, text=True,
+                                  cwd=self.env["HOME"],
                                   timeout=timeout if words[1:2] != ["readers"] else 20,
                                   stdin=subprocess.DEVNULL, check=False)
             out, code = done.stdout + done.stderr, done.returncode
