@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -32,13 +34,26 @@ def _config_options(parser: argparse.ArgumentParser, mqtt: bool = True) -> None:
         parser.add_argument("--mqtt", help="broker URL, e.g. mqtt://127.0.0.1:1883")
 
 
-def _load_config(args: argparse.Namespace) -> HubConfig:
+# Where `cauldron setup` puts the hub's config on an installed table.
+INSTALLED_CONFIG = Path("/etc/cauldron/hub.toml")
+
+
+def _load_config(args: argparse.Namespace, installed: bool = False) -> HubConfig:
+    """The hub's settings: --config, else (with `installed`, for the host's tools
+    `enroll` and `readers` given no table of their own) the installed table's config."""
     from hub.config import HubConfig
     from hub.errors import ConfigError
 
+    path = args.config
+    if (installed and path is None and args.backend is None and args.table is None
+            and args.data_dir is None and INSTALLED_CONFIG.exists()):
+        if not os.access(INSTALLED_CONFIG, os.R_OK):
+            raise CliError(f"{INSTALLED_CONFIG} (this table's hub) is readable by root and "
+                           "the service only: run it with sudo")
+        path = INSTALLED_CONFIG
     try:
         config = HubConfig.load(
-            args.config,
+            path,
             backend=args.backend,
             table=args.table,
             data_dir=args.data_dir,
@@ -145,7 +160,8 @@ def _run_hub(args: argparse.Namespace) -> int:
     config = _load_config(args)
     try:
         client = WireClient(config.broker_url, client_id=config.hub_name,
-                            tls_ca=config.mqtt_ca, state_topic=Topics(config.table).hub_state)
+                            tls_ca=config.mqtt_ca, state_topic=Topics(config.table).hub_state,
+                            keys=config.keys_dir)
     except (MqttError, HubError) as exc:
         raise CliError(str(exc)) from None
     tagmap, note = _tagmap_for(config)
@@ -165,6 +181,7 @@ def _run_hub(args: argparse.Namespace) -> int:
               file=sys.stderr)
     hub = Hub(table=config.table, backend=backend, client=client, outbox=outbox, tagmap=tagmap,
               hub_id=config.hub_name, io=io, poll_interval=config.poll_interval,
+              keys=config.keys_dir,
               snapshot_interval=config.snapshot_interval)
 
     def show(event: HubEvent) -> None:
@@ -230,7 +247,7 @@ def _hub_link(config: HubConfig, purpose: str, timeout: float = 3.0) -> Any:
         # never made here: a key of its own would be nobody else's.
         client = WireClient(config.broker_url,
                             client_id=f"{config.hub_name}-{purpose}-{uuid.uuid4().hex[:6]}",
-                            tls_ca=config.mqtt_ca, make_keys=False)
+                            tls_ca=config.mqtt_ca, make_keys=False, keys=config.keys_dir)
     except (MqttError, HubError) as exc:
         raise CliError(str(exc)) from None
     client.start()
@@ -344,7 +361,7 @@ def _through_hub(config: HubConfig, purpose: str, live: Any, otherwise: str) -> 
 
 
 def _run_enroll(args: argparse.Namespace) -> int:
-    config = _load_config(args)
+    config = _load_config(args, installed=True)
     if not args.offline and not _sim_wanted(args):
         result = _through_hub(config, "enrol", lambda c: _enroll_live(args, config, c),
                               "enrolling directly from the readers (stop the hub first if "
@@ -423,8 +440,8 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
 # ---------------------------------------------------------------- cauldron readers
 
 
-def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
-    """The 6x6 grid and the pads as text: card id (or UID) and health per reader."""
+def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 24) -> str:
+    """The 6x6 grid and the pads as text: card name (or UID) and health per reader."""
     state = backend.state()
     cards = {r: tagmap.card_for(uid) for r, uid in state.items() if uid}
     grid = render_readers(backend.layout, state, cards, backend.health(), width)
@@ -434,15 +451,17 @@ def render_grid(backend: ReaderBackend, tagmap: TagMap, width: int = 14) -> str:
 
 def render_readers(layout: Any, state: Mapping[int, str | None],
                    cards: Mapping[int, str | None],
-                   health: Mapping[int, str], width: int = 14) -> str:
+                   health: Mapping[int, str], width: int = 24) -> str:
     """`render_grid` from plain data (a live hub's ``readers`` answer, or a back-end)."""
+    from engine.rules.names import card_name
     from hub.layout import CORNERS
 
     marks = {"ok": " ", "flicker": "~", "silent": "!", "absent": "x"}
 
     def cell(reader: int) -> str:
         uid = state.get(reader)
-        text = (cards.get(reader) or f"?{uid[-6:]}") if uid else "."
+        card = cards.get(reader)
+        text = (card_name(card) if card else f"?{uid[-6:]}") if uid else "."
         return f"{marks.get(health.get(reader, 'ok'), '?')}{text}"[:width].ljust(width)
 
     lines = ["      " + "".join(f"col {c + 1}".ljust(width) for c in range(6))]
@@ -482,10 +501,10 @@ def _readers_live(args: argparse.Namespace, config: HubConfig, client: Any) -> i
             grid = render_readers(layout, state, cards, health)
             head = (f"hub {data.get('hub_id')} ({data.get('backend')} back-end, "
                     f"{data.get('tags_known')} tags known), live")
-            if not live:
-                print(head + "\n" + grid, flush=True)
-                if args.once:
-                    return 0
+            if not live:  # a pipe or a log: one grid, then done (a terminal redraws)
+                with contextlib.suppress(BrokenPipeError):
+                    print(head + "\n" + grid, flush=True)
+                return 0
             else:
                 sys.stdout.write("\x1b[H\x1b[J" + head + "\n" + grid + "\n\nCtrl-C to stop\n")
                 sys.stdout.flush()
@@ -495,7 +514,7 @@ def _readers_live(args: argparse.Namespace, config: HubConfig, client: Any) -> i
 
 
 def _run_readers(args: argparse.Namespace) -> int:
-    config = _load_config(args)
+    config = _load_config(args, installed=True)
     if args.bench:  # hardware/bench-test.md
         from hub.bench_readers import run_bench
         from hub.errors import HubError

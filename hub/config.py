@@ -8,6 +8,7 @@ Example ``hub.toml``::
     # mqtt_ca = "/etc/cauldron/ca.pem" # CA of the broker's certificate (mqtts only)
     backend = "serial"                # sim | serial | spi | pcsc
     data_dir = "/var/lib/cauldron"    # outbox-<table>.sqlite, tagmap.json (and the sim table)
+    # keys_dir = "/var/lib/cauldron/keys"  # the table's keys (default: $CAULDRON_KEYS_DIR)
     pads = 4                          # scan pads (seats) fitted
     perimeter = false                 # pawn sensors (Hall switches) on the 20 positions
 
@@ -65,6 +66,9 @@ class HubConfig:
     hub_id: str | None = None
     data_dir: Path = field(default_factory=data_dir)
     tagmap: Path | None = None
+    # The table's keys (engine.wire.auth); None: $CAULDRON_KEYS_DIR or the user's own. In
+    # the config so `cauldron enroll`/`readers` by hand find the same keys as the service.
+    keys_dir: Path | None = None
     pads: int = 4
     perimeter: bool = False
     poll_interval: float = 0.005  # pause between sweeps (a real SPI sweep takes its own time)
@@ -110,7 +114,7 @@ class HubConfig:
             "pcsc": (dict,),
             "io": (dict,), "sim": (dict,), "mqtt_ca": (str, type(None)),
             "hub_id": (str, type(None)), "data_dir": (Path,), "tagmap": (Path, type(None)),
-            "mqtt_password_file": (Path, type(None)),
+            "keys_dir": (Path, type(None)), "mqtt_password_file": (Path, type(None)),
         }
         for name, types in kinds.items():
             value = getattr(self, name)
@@ -150,7 +154,7 @@ class HubConfig:
             shown = ", ".join(k if k.isidentifier() else repr(k) for k in unknown)
             raise ConfigError(f"config {path}: unknown key(s) {shown}; known: {names}")
         data.update({k: v for k, v in overrides.items() if v is not None})
-        for key in ("data_dir", "tagmap", "mqtt_password_file"):
+        for key in ("data_dir", "tagmap", "keys_dir", "mqtt_password_file"):
             if data.get(key) is not None:
                 if not isinstance(data[key], str | Path):
                     raise ConfigError(f"{key} = {data[key]!r} is not a str (a path)")

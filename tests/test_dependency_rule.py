@@ -228,7 +228,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "engine.rules_cli": ("engine.rules", "engine.cli"),
     "engine.rules_bench": ("engine.rules", "engine.benchkit", "engine.cli"),
     "engine.score_cli": ("engine.rules", "engine.cli"),
-    "engine.hosting": SHARED,
+    # doctor checks a venue's store: its schema version and redaction are the store's
+    "engine.hosting": (*SHARED, "engine.service.store"),
     "engine.service": (*SHARED, "engine.bots"),
     "hub": (*SHARED, "firmware"),
     "dashboard": SHARED,

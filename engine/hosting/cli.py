@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,14 @@ def register(subparsers: Any) -> None:
     s.add_argument("--public-url", help="the address phones open, for the QR codes (e.g. "
                    "http://192.168.1.20:8000/; default: the Pi's LAN address)")
     s.add_argument("--user", help="service user (default cauldron)")
+    s.add_argument("--tls-cert", help="TLS for the broker: its certificate (PEM; from a local "
+                   "CA or self-signed) for a second listener, mqtts:// on --tls-port")
+    s.add_argument("--tls-key", help="the certificate's private key (PEM; copied 0600)")
+    s.add_argument("--tls-port", type=int, help="the TLS listener's port (default 8883)")
+    s.add_argument("--store", help="a venue's games database, postgresql://USER@HOST/DB "
+                   "(its password is asked, or taken from the URL, and kept in "
+                   "/etc/cauldron/secrets/engine.env, 0600; `--store ''` goes back to the "
+                   "table's own SQLite files)")
     s.add_argument("-y", "--yes", action="store_true",
                    help="ask nothing: flags, earlier answers, then defaults")
     s.set_defaults(handler=_setup)
@@ -54,12 +62,14 @@ def register(subparsers: Any) -> None:
         "doctor", help="check a table end to end and say what to fix",
         description="Checks that each broker account logs in and may do exactly what the ACL "
         "says, every reader answers, the tag map is complete, the hub, engine and dashboard "
-        "are alive and agree on the table, the clock is sane and the disk has room. Exits 1 "
-        "naming each problem.")
+        "are alive, sound and agree on the table, the secrets are private, a venue's database "
+        "answers, the clock is sane and every data dir takes a synced write. Exits 1 naming "
+        "each problem, and each check that could not run.")
     d.add_argument("--root", type=Path, default=Path("/"),
                    help="the table's files are under this folder (as given to setup)")
     d.add_argument("--skip", action="append", default=[],
-                   choices=["broker", "acl", "services", "readers", "tags", "clock", "disk"],
+                   choices=["broker", "acl", "services", "readers", "secrets", "database",
+                            "tags", "clock", "disk"],
                    help="leave out a check (repeatable)")
     d.add_argument("--timeout", type=float, default=3.0,
                    help="seconds to wait for each answer (default 3)")
@@ -67,7 +77,14 @@ def register(subparsers: Any) -> None:
 
 
 def _setup(args: argparse.Namespace) -> int:
-    from engine.hosting.setup import Answers, Installer, Paths, SetupError, load_answers
+    from engine.hosting.setup import (
+        Answers,
+        Installer,
+        Paths,
+        SetupError,
+        load_answers,
+        split_store_password,
+    )
 
     root = args.root.resolve()
     scratch = root != Path("/")
@@ -78,6 +95,18 @@ def _setup(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     given = {f.name: getattr(args, f.name) for f in fields(Answers)
              if getattr(args, f.name, None) is not None}
+    for name in ("tls_cert", "tls_key"):  # kept as answers: whatever the next run's cwd
+        if given.get(name):
+            given[name] = str(Path(given[name]).resolve())
+    store_password: str | None = None
+    if given.get("store"):
+        given["store"], store_password = split_store_password(given["store"])
+        store_password = store_password or None
+    if not known.get("store") and "store" not in given:
+        kept = _hand_written_store(paths)
+        if kept:  # set in engine.toml by hand before setup knew the answer: keep it
+            print(f"Keeping the venue's store {kept} from {paths.config('engine')}")
+            given["store"] = kept
     values: dict[str, Any] = {**{f.name: f.default for f in fields(Answers)}, **known, **given}
     if not args.yes and sys.stdin.isatty():
         for name, question in QUESTIONS:
@@ -94,6 +123,12 @@ def _setup(args: argparse.Namespace) -> int:
                     values[name] = int(reply)
                     break
                 print("  a number, please (Enter keeps the one in brackets)")
+    if values.get("store") and store_password is None and not args.yes \
+            and sys.stdin.isatty() and not paths.engine_env.exists():
+        import getpass
+
+        store_password = getpass.getpass("Password of the database account (Enter: none, "
+                                         "e.g. with ~/.pgpass): ") or None
     if not scratch:
         import os
 
@@ -102,8 +137,14 @@ def _setup(args: argparse.Namespace) -> int:
                            "(or rehearse with --root DIR)")
     try:
         answers = Answers(**values).check()
-        installer = Installer(answers, paths, scratch)
+        installer = Installer(answers, paths, scratch, store_password=store_password)
         print(f"Setting up table {answers.table!r} under {root}", flush=True)
+        if known:
+            news = [f"{name} {known.get(name, '')!r} -> {value!r}"
+                    for name, value in asdict(answers).items()
+                    if name in known and known[name] != value]
+            print("Answers changed: " + "; ".join(news) if news else
+                  "No answer changed.", flush=True)
         installer.install()
     except SetupError as exc:
         raise CliError(str(exc)) from None
@@ -119,6 +160,19 @@ def _setup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hand_written_store(paths: Any) -> str:
+    """A ``store`` an admin put in engine.toml (the README's venue steps) before setup
+    took it as an answer; without its password (that lives in engine.env)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(paths.config("engine").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    store = data.get("engine", {}).get("store")
+    return store if isinstance(store, str) and store.startswith("postgres") else ""
+
+
 def _doctor(args: argparse.Namespace) -> int:
     from engine.hosting.doctor import Doctor, DoctorError
 
@@ -131,6 +185,11 @@ def _doctor(args: argparse.Namespace) -> int:
         print(f"\n{len(problems)} problem(s):")
         for problem in problems:
             print(f"  - {problem}")
+    if doctor.not_run:  # never "ready" on checks that did not run
+        print(f"\n{len(doctor.not_run)} check(s) could not run:")
+        for what in doctor.not_run:
+            print(f"  - {what}")
+    if problems or doctor.not_run:
         return 1
     print("\nThe table is ready.")
     return 0

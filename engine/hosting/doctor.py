@@ -10,7 +10,10 @@ answers; the tag map holds the whole box; the clock is sane; the disk has room.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import os
+import pwd
 import shutil
 import subprocess
 import threading
@@ -27,14 +30,13 @@ from typing import Any
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
-from engine.hosting.setup import SERVICES, Answers, Paths, accounts
+from engine.hosting.setup import SERVICES, Answers, Paths, accounts, env_value
 from engine.rules.board import SIZE, parse_cell
 
 Say = Callable[[str], None]
 OTHER_TABLE = "doctor-other-table"
 MIN_FREE_BYTES = 200 * 1024 * 1024
-ACL_FILE_HINT = ("the ACL (/etc/mosquitto/cauldron.acl; `sudo cauldron setup` writes the "
-                 "shipped one)")
+PROBE_BYTES = 1024 * 1024  # what a data dir must still take: a game's log grows by less
 
 
 class DoctorError(Exception):
@@ -88,7 +90,7 @@ def acl_probes(table: str) -> list[Probe]:
                    ", which only the engine may"),
             Expect("engine", False, f"the hub account may publish game topics ({t}/game/...)"
                    ", which only the engine may")]),
-        Probe("hub", f"{t}/cmd/doctor", [
+        Probe("hub", f"{t}/cmd/history", [
             Expect("engine", False, f"the hub account may send host commands ({t}/cmd/...)")]),
         Probe("engine", f"{t}/hub/cmd/doctor", [
             Expect("hub", True, f"the engine sends hub commands ({t}/hub/cmd/...) and the hub "
@@ -102,10 +104,14 @@ def acl_probes(table: str) -> list[Probe]:
         Probe("engine", f"{t}/hub/event", [
             Expect("engine", False, f"the engine account may publish hub events "
                    f"({t}/hub/event): a forged card could enter the game")]),
-        Probe("dashboard", f"{t}/cmd/doctor", [
+        Probe("dashboard", f"{t}/cmd/history", [
             Expect("engine", True, f"the dashboard sends host commands ({t}/cmd/...) and the "
                    "engine reads them"),
             Expect("hub", False, f"the hub account may read host commands ({t}/cmd/...)")]),
+        Probe("dashboard", f"{t}/cmd/history/response", [
+            Expect("dashboard", False, "the dashboard account may publish command answers "
+                   f"({t}/cmd/.../response), which only the engine may: a forged answer "
+                   "would tell the host a refused command was done")]),
         Probe("dashboard", f"{t}/hub/cmd/enrol", [
             Expect("hub", True, "the host page asks the hub to enrol (hub/cmd/enrol)")]),
         Probe("dashboard", f"{t}/game/doctor", [
@@ -229,6 +235,8 @@ class Doctor:
                 raise DoctorError(f"{path} is missing or empty: run `sudo cauldron setup` "
                                   "again") from None
         self.sessions: dict[str, Session] = {}
+        self.not_run: list[str] = []  # checks that could not run, and why
+        self.broker_down: str | None = None
 
     # ------------------------------------------------------------ the run
 
@@ -240,8 +248,12 @@ class Doctor:
         try:
             if "broker" not in self.skip:
                 problems += self.check_logins(say)
-            if "acl" not in self.skip and len(self.sessions) == len(SERVICES):
-                problems += self.check_acl(say)
+            if "acl" not in self.skip:
+                if len(self.sessions) == len(SERVICES):
+                    problems += self.check_acl(say)
+                else:
+                    self._not_run(say, "each account may do exactly what the ACL says",
+                                  "not every account could log in")
             if "services" not in self.skip:
                 problems += self.check_services(say)
             if "readers" not in self.skip:
@@ -251,6 +263,10 @@ class Doctor:
                 session.close()
         if "services" not in self.skip:
             problems += self.check_keys(say)
+        if "secrets" not in self.skip:
+            problems += self.check_secrets(say)
+        if "database" not in self.skip and self.answers.store:
+            problems += self.check_database(say)
         if "tags" not in self.skip:
             problems += self.check_tags(say)
         if "clock" not in self.skip:
@@ -258,6 +274,14 @@ class Doctor:
         if "disk" not in self.skip:
             problems += self.check_disk(say)
         return problems
+
+    def _not_run(self, say: Say, what: str, why: str) -> None:
+        """A check that could not run is never shown as ``ok``."""
+        say(f"NOT RUN {what} (could not run: {why})")
+        self.not_run.append(f"{what}: {why}")
+
+    def _acl_hint(self) -> str:
+        return (f"the ACL ({self.paths.acl}; `sudo cauldron setup` writes the shipped one)")
 
     @staticmethod
     def _report(say: Say, what: str, found: list[str]) -> list[str]:
@@ -277,10 +301,11 @@ class Doctor:
             if "authori" in why.lower() or "password" in why.lower():
                 found.append(
                     f"the {service} account {user!r} cannot log in to the broker ({why}): its "
-                    "password in /etc/mosquitto/cauldron.passwd differs from "
+                    f"password in {self.paths.passwd} differs from "
                     f"{self.paths.password(service)}, or Mosquitto was not restarted since; "
                     "run `sudo cauldron setup` (it rewrites the accounts and restarts it)")
             else:
+                self.broker_down = why
                 found.append(f"the {service} account cannot reach the broker: {why}; start it "
                              "(`sudo systemctl restart mosquitto`, then "
                              "`journalctl -u mosquitto` if it fails)")
@@ -307,10 +332,10 @@ class Doctor:
             for expect in probe.expects:
                 got = probe.token in self.sessions[expect.receiver].received
                 if got and not expect.delivered:
-                    found.append(f"too much allowed: {expect.why}; fix {ACL_FILE_HINT}, then "
+                    found.append(f"too much allowed: {expect.why}; fix {self._acl_hint()}, then "
                                  "`sudo systemctl restart mosquitto`")
                 elif expect.delivered and not got:
-                    found.append(f"not allowed but needed: {expect.why}; fix {ACL_FILE_HINT}, "
+                    found.append(f"not allowed but needed: {expect.why}; fix {self._acl_hint()}, "
                                  "then `sudo systemctl restart mosquitto`")
         total = sum(len(p.expects) for p in probes)
         return self._report(say, f"each account may do exactly what the ACL says ({total} "
@@ -336,22 +361,20 @@ class Doctor:
                     found.append(f"the {who} of table {a.table} is not online ({topic} "
                                  f"{seen}): `sudo systemctl status {unit}` and "
                                  f"`journalctl -u {unit} -n 50` say why")
+            # Alive is not enough: an engine that cannot write its log says so here.
+            degraded = _field(dashboard.retained.get(topics[1]), "degraded")
+            if degraded:
+                found.append(f"the engine cannot follow table {a.table}: {degraded}; "
+                             f"{_disk_advice(str(degraded))}")
             health = dashboard.retained.get(topics[2])
             backend = _field(health, "backend")
             if health is not None and backend != a.backend:
                 found.append(f"the hub reads with the {backend!r} back-end but setup chose "
                              f"{a.backend!r}: run `sudo cauldron setup` again and restart it")
-        url = f"http://127.0.0.1:{a.dashboard_port}/api/table"
-        try:
-            with urllib.request.urlopen(url, timeout=self.timeout) as reply:
-                served = json.loads(reply.read()).get("table")
-            if served != a.table:
-                found.append(f"the dashboard on port {a.dashboard_port} shows table "
-                             f"{served!r}, not {a.table!r}: another dashboard holds the port, "
-                             "or run `sudo cauldron setup` again")
-        except (OSError, ValueError, urllib.error.URLError) as exc:
-            found.append(f"the dashboard does not answer on port {a.dashboard_port} ({exc}): "
-                         "`sudo systemctl status cauldron-dashboard`")
+        else:
+            self._not_run(say, "the hub and the engine say they are online and sound",
+                          f"no broker login ({self.broker_down or 'the dashboard account'})")
+        found += self._dashboard_answers()
         configs = self._configured_tables()
         for where, table in configs.items():
             if table != a.table:
@@ -359,6 +382,27 @@ class Doctor:
                              "`sudo cauldron setup` again")
         return self._report(say, "hub, engine and dashboard are alive and serve table "
                             f"{a.table!r}", found)
+
+    def _dashboard_answers(self) -> list[str]:
+        a = self.answers
+        url = f"http://127.0.0.1:{a.dashboard_port}/api/table"
+        try:
+            with urllib.request.urlopen(url, timeout=self.timeout) as reply:
+                served = json.loads(reply.read()).get("table")
+        except (OSError, ValueError, urllib.error.URLError) as exc:
+            holder = port_holder(a.dashboard_port)
+            if holder is not None and "cauldron" not in holder:
+                return [f"port {a.dashboard_port} is taken by another program ({holder}), so "
+                        "the dashboard cannot listen there: stop that program, or choose "
+                        "another port (`sudo cauldron setup --dashboard-port 8080`)"]
+            return [f"the dashboard does not answer on port {a.dashboard_port} ({exc}): "
+                    "`sudo systemctl status cauldron-dashboard`"]
+        if served != a.table:
+            holder = port_holder(a.dashboard_port) or "another dashboard"
+            return [f"the dashboard on port {a.dashboard_port} shows table {served!r}, not "
+                    f"{a.table!r}: {holder} holds the port, or run `sudo cauldron setup` "
+                    "again"]
+        return []
 
     def _configured_tables(self) -> dict[str, str]:
         tables: dict[str, str] = {}
@@ -401,7 +445,9 @@ class Doctor:
     def check_readers(self, say: Say) -> list[str]:
         hub = self.sessions.get("hub")
         if hub is None:
-            return self._report(say, "every reader answers (not checked: no hub login)", [])
+            self._not_run(say, "every reader answers",
+                          f"no hub login ({self.broker_down or 'the hub account'})")
+            return []
         from engine.wire.contract import CommandRequest, CommandResponse, Topics, encode
 
         topic = Topics(self.answers.table).hub_cmd("readers")
@@ -422,7 +468,8 @@ class Doctor:
 
         key = load_key(self.paths.keys, self.answers.table, "cmd")
         if key is None:  # check_keys says what to do
-            return self._report(say, "every reader answers (not checked: no command key)", [])
+            self._not_run(say, "every reader answers", "no command key")
+            return []
         request = sign_command(CommandRequest(transaction=transaction, source="doctor",
                                               deadline=time.time() + self.timeout + 5),
                                self.answers.table, "readers", key.key, hub=True)
@@ -440,7 +487,8 @@ class Doctor:
             health = reader.get("health", "ok")
             if health != "ok":
                 found.append(f"{place_name(reader)} is {health}: check its cable and "
-                             "antenna (hardware/wiring.md), then `cauldron readers`")
+                             "antenna (hardware/wiring.md), then `sudo cauldron readers "
+                             f"--config {self.paths.config('hub')}`")
         count = len(answers[0].data.get("readers", []))
         return self._report(say, f"every reader answers ({count} readers)", found)
 
@@ -475,12 +523,97 @@ class Doctor:
                          f"({shown}): on /host open Tag enrolment and tap them on a pad")
         return self._report(say, f"the tag map holds the whole box ({len(have)} tags)", found)
 
+    def check_secrets(self, say: Say) -> list[str]:
+        """Every secret 0600 and its owner's alone: the broker passwords, the host PIN, the
+        database password and Mosquitto's password file (the README promises it)."""
+        p, found = self.paths, []
+        user = self.answers.user
+        files: list[tuple[Path, str | None]] = [(p.password(s), user) for s in SERVICES]
+        files += [(p.dashboard_env, user), (p.engine_env, user), (p.passwd, "mosquitto")]
+        for path, owner in files:
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                if path != p.engine_env:
+                    found.append(f"{path} is missing: run `sudo cauldron setup` again")
+                continue
+            if st.st_mode & 0o077:
+                found.append(f"{path} can be read by others (mode {st.st_mode & 0o777:o}): "
+                             f"`sudo chmod 600 {path}`")
+            if self.scratch or owner is None:
+                continue
+            want = _uid(owner)
+            if want is not None and st.st_uid not in (want, 0):
+                found.append(f"{path} belongs to {_user_name(st.st_uid)}, not {owner}: "
+                             f"`sudo chown {owner}: {path}`")
+        return self._report(say, "the secrets are private (0600: passwords, PIN, broker "
+                            "accounts)", found)
+
+    @property
+    def scratch(self) -> bool:
+        return self.paths.root != Path("/")
+
+    def check_database(self, say: Say) -> list[str]:
+        """A venue's store: reachable with the engine's password, its schema current, this
+        table in the venue's list and served by a live engine."""
+        from engine.service.store.postgres import SCHEMA_VERSION, redact
+
+        store, table = self.answers.store, self.answers.table
+        what = f"the venue's database {redact(store)} serves table {table!r}"
+        try:
+            import psycopg
+        except ImportError:
+            return self._report(say, what, ["psycopg is not installed: "
+                                             "`sudo /opt/cauldron-table/.venv/bin/pip install "
+                                             "-e '/opt/cauldron-table[venue]'`"])
+        password = env_value(self.paths.engine_env, "PGPASSWORD")
+        kwargs: dict[str, Any] = {"connect_timeout": max(1, int(self.timeout))}
+        if password:
+            kwargs["password"] = password
+        try:
+            with psycopg.connect(store, **kwargs) as conn:
+                row = conn.execute("SELECT MAX(version) FROM cauldron_schema").fetchone()
+                version = int(row[0] or 0) if row else 0
+                listed = conn.execute("SELECT 1 FROM cauldron_venue_tables WHERE table_id = %s",
+                                      (table,)).fetchone() is not None
+        except psycopg.errors.UndefinedTable:
+            return self._report(say, what, [
+                f"{redact(store)} has no Cauldron tables yet: start the engine once (it "
+                "migrates), or `sudo cauldron games migrate --config "
+                f"{self.paths.config('engine')}`"])
+        except psycopg.Error as exc:
+            return self._report(say, what, [
+                f"the engine cannot reach its database {redact(store)} "
+                f"({' '.join(str(exc).split())}): is PostgreSQL running, and is the password "
+                f"in {self.paths.engine_env} right? (`sudo cauldron setup --store URL` "
+                "asks it again)"])
+        found = []
+        if version < SCHEMA_VERSION:
+            found.append(f"{redact(store)} has schema version {version}, this program needs "
+                         f"{SCHEMA_VERSION}: restart the engine (it migrates) or `sudo cauldron "
+                         f"games migrate --config {self.paths.config('engine')}`")
+        elif version > SCHEMA_VERSION:
+            found.append(f"{redact(store)} has schema version {version}, newer than this "
+                         f"program's {SCHEMA_VERSION}: update the project on this Pi")
+        if not listed:
+            found.append(f"table {table} is not in the venue's list, so no engine serves it: "
+                         f"`sudo cauldron games tables --config {self.paths.config('engine')} "
+                         f"--add {table}`")
+        return self._report(say, what + f" (schema {version})", found)
+
     def check_clock(self, say: Say) -> list[str]:
         found = []
-        year = time.gmtime().tm_year
-        if year < 2025:
-            found.append(f"the clock says {year}: set it (`sudo timedatectl set-ntp true` "
-                         "with a network, or `sudo date -s 'YYYY-MM-DD HH:MM'`)")
+        now = time.time()
+        year = time.gmtime(now).tm_year
+        # No battery clock: a Pi that booted offline starts from the last time it saved.
+        # Sane means "not before this program was installed"; on an offline table network
+        # no NTP sync is expected, so that alone is no problem.
+        floor = _install_time()
+        if year < 2025 or now < floor - 86400:
+            found.append(f"the clock says {time.strftime('%Y-%m-%d %H:%M', time.gmtime(now))}"
+                         " UTC, before this program was installed: set it (`sudo timedatectl "
+                         "set-ntp true` with a network, or `sudo date -s 'YYYY-MM-DD HH:MM'`)")
+            return self._report(say, "the clock is sane", found)
         synced = None
         if shutil.which("timedatectl"):
             try:
@@ -489,21 +622,126 @@ class Doctor:
                     capture_output=True, text=True, timeout=5, check=False).stdout.strip()
             except (OSError, subprocess.TimeoutExpired):
                 synced = None
-        if synced == "no":
-            found.append("the clock is not synchronised (a Pi has no battery clock): give it "
-                         "a network once, or `sudo timedatectl set-ntp true`")
-        return self._report(say, "the clock is sane", found)
+        note = " (not synchronised: no time server reached; fine for a table)" \
+            if synced == "no" else ""
+        return self._report(say, f"the clock is sane{note}", found)
+
+    def data_dirs(self) -> list[Path]:
+        """Every folder the services write (their data, the keys, the engine's logs)."""
+        p = self.paths
+        dirs = [p.data / s for s in SERVICES] + [p.keys]
+        tables = p.data / "engine" / "tables"
+        return dirs + ([tables] if tables.is_dir() else [])
 
     def check_disk(self, say: Say) -> list[str]:
-        where = self.paths.data if self.paths.data.exists() else self.paths.root
-        usage = shutil.disk_usage(where)
-        free_mb = usage.free // (1024 * 1024)
+        """A probe written and synced in every data dir: a read-only or full card is found
+        here, not in the middle of a game (free bytes alone miss a read-only mount)."""
         found = []
-        if usage.free < MIN_FREE_BYTES or usage.free < usage.total * 0.05:
-            found.append(f"only {free_mb} MB free on the disk holding {where}: delete old "
-                         "files (`sudo journalctl --vacuum-size=50M`, old games: "
-                         "`cauldron games`) or use a bigger SD card")
-        return self._report(say, f"the disk has room ({free_mb} MB free)", found)
+        seen_fs: set[int] = set()
+        least: int | None = None
+        for folder in self.data_dirs():
+            if not folder.is_dir():
+                found.append(f"{folder} is missing: run `sudo cauldron setup` again")
+                continue
+            trouble = probe_dir(folder)
+            if trouble is not None:
+                found.append(f"{folder} cannot be written ({trouble}): "
+                             f"{_disk_advice(trouble)}")
+                continue
+            st = os.stat(folder)
+            if st.st_dev in seen_fs:
+                continue
+            seen_fs.add(st.st_dev)
+            usage = shutil.disk_usage(folder)
+            least = usage.free if least is None else min(least, usage.free)
+            if usage.free < MIN_FREE_BYTES or usage.free < usage.total * 0.05:
+                found.append(f"only {usage.free // (1024 * 1024)} MB free on the disk holding "
+                             f"{folder}: {_disk_advice('disk is full')}")
+        free = f" ({least // (1024 * 1024)} MB free)" if least is not None else ""
+        return self._report(say, f"every data dir can be written and synced{free}", found)
+
+
+def probe_dir(folder: Path) -> str | None:
+    """Write, sync and remove a probe in `folder`; None when it took it, else why not."""
+    path = folder / f".doctor-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            block = b"\0" * 65536
+            left = PROBE_BYTES
+            while left > 0:
+                left -= os.write(fd, block[:left])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+    except OSError as exc:
+        return {errno.EROFS: "read-only file system", errno.ENOSPC: "the disk is full",
+                errno.EDQUOT: "the disk is full", errno.EACCES: "permission denied",
+                errno.EIO: "input/output error"}.get(exc.errno or 0, exc.strerror or str(exc))
+    return None
+
+
+def _disk_advice(trouble: str) -> str:
+    if "read-only" in trouble or "input/output" in trouble:
+        return ("the SD card went read-only (Linux does that after write errors: a worn or "
+                "failing card); `sudo dmesg | grep -i -e ext4 -e mmc` says why; "
+                "`sudo reboot` checks and repairs it, and a new card (copy "
+                "/var/lib/cauldron first) cures a worn one")
+    if "full" in trouble or "space" in trouble:
+        return ("free some room (`sudo journalctl --vacuum-size=50M`; old games: "
+                "`sudo cauldron games`), or use a bigger SD card")
+    return "`sudo cauldron setup` again sets owners and modes"
+
+
+def port_holder(port: int) -> str | None:
+    """The program listening on TCP `port` here ("nginx (pid 812)"), from /proc; None
+    when nothing listens or it cannot be told."""
+    inodes = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(parts[9])
+    if not inodes:
+        return None
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:[") and target[8:-1] in inodes:
+                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                    shown = " ".join(x.decode(errors="replace") for x in cmd[:3] if x)
+                    return f"{shown[:80]} (pid {pid})"
+        except OSError:
+            continue
+    return "a program this user cannot see (run the doctor with sudo)"
+
+
+def _install_time() -> float:
+    """When this program was installed (its files' time): a clock before it is wrong."""
+    try:
+        return Path(__file__).stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _uid(user: str) -> int | None:
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return None
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _field(payload: bytes | None, name: str) -> Any:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import re
 import secrets
 import shutil
 import subprocess
@@ -29,13 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from engine.hosting.mosquitto import include_dirs, main_conf_settings, merge_passwd
-from engine.wire.contract import TopicError, check_table_id
+from engine.wire.contract import MAX_PAYLOAD_BYTES, TopicError, check_table_id
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 DEPLOY = CHECKOUT / "hardware" / "deploy"
 BACKENDS = ("serial", "spi", "sim")
 HUB_GROUPS = ("dialout", "gpio", "spi", "i2c")  # serial port, GPIO pins, SPI bus
 SERVICES = ("hub", "engine", "dashboard")
+# What useradd takes (Debian's NAME_REGEX): "table-pi" is a fine name, "a b" or "../x" not.
+USER_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+# The largest MQTT packet the broker takes: the contract's payload limit plus room for the
+# topic and headers (a 200 MB message is refused by the broker, before any service reads it).
+MAX_PACKET_BYTES = MAX_PAYLOAD_BYTES + 64 * 1024
 
 
 class SetupError(Exception):
@@ -58,6 +64,14 @@ class Answers:
     lang: str = "en"
     public_url: str = ""  # what phones open (QR codes); "": the Pi's LAN address
     user: str = "cauldron"
+    # A venue's games database (postgresql://user@host/db, never with its password: that
+    # goes to secrets/engine.env); "": SQLite in the engine's data dir.
+    store: str = ""
+    # TLS for hubs and tools on other machines: a second broker listener (mqtts://) with
+    # this certificate and key (a local CA's, or self-signed); "": none.
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_port: int = 8883
 
     def check(self) -> Answers:
         try:
@@ -71,12 +85,26 @@ class Answers:
             raise SetupError(f"--backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
         if not 0 <= self.pads <= 4:
             raise SetupError(f"--pads {self.pads} is not 0..4")
-        for name in ("mqtt_port", "dashboard_port"):
+        for name in ("mqtt_port", "dashboard_port", "tls_port"):
             if not 1 <= getattr(self, name) <= 65535:
                 raise SetupError(f"--{name.replace('_', '-')} {getattr(self, name)} is not a "
                                  "port (1..65535)")
-        if not self.user.isidentifier():
-            raise SetupError(f"--user {self.user!r} is not a plain user name")
+        if not USER_NAME.match(self.user):
+            raise SetupError(f"--user {self.user!r} is not a user name (small letters, "
+                             "digits, - and _, starting with a letter; e.g. table-pi)")
+        if self.store and not self.store.startswith(("postgresql://", "postgres://")):
+            raise SetupError(f"--store {self.store!r}: a venue's store is a postgresql:// URL "
+                             "(leave it out for the table's own SQLite files)")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise SetupError("--tls-cert and --tls-key go together (the broker's certificate "
+                             "and its private key)")
+        for name in ("tls_cert", "tls_key"):
+            if getattr(self, name) and not Path(getattr(self, name)).is_file():
+                raise SetupError(f"--{name.replace('_', '-')} {getattr(self, name)}: no such "
+                                 "file")
+        if self.store and split_store_password(self.store)[1]:
+            raise SetupError("--store: the URL carries a password; setup keeps it out of "
+                             "the configs (give it to setup as the URL says)")
         if self.lang not in ("fr", "en", "de"):
             raise SetupError(f"--lang {self.lang!r} is not fr, en or de")
         if self.public_url and not self.public_url.startswith(("http://", "https://")):
@@ -119,6 +147,16 @@ class Paths:
         return self.secrets / "dashboard.env"
 
     @property
+    def engine_env(self) -> Path:
+        """The engine unit's EnvironmentFile: the venue database's password (PGPASSWORD)."""
+        return self.secrets / "engine.env"
+
+    @property
+    def command_link(self) -> Path:
+        """`cauldron` on the admin's PATH and sudo's secure_path (Debian's both have it)."""
+        return self._p("usr", "local", "bin", "cauldron")
+
+    @property
     def data(self) -> Path:
         return self._p("var", "lib", "cauldron")
 
@@ -147,8 +185,29 @@ class Paths:
     def acl(self) -> Path:
         return self.mosquitto / "cauldron.acl"
 
+    @property
+    def tls_cert(self) -> Path:
+        return self.mosquitto / "certs" / "cauldron.crt"
+
+    @property
+    def tls_key(self) -> Path:
+        return self.mosquitto / "certs" / "cauldron.key"
+
     def unit(self, service: str) -> Path:
         return self._p("etc", "systemd", "system", f"cauldron-{service}.service")
+
+
+def split_store_password(url: str) -> tuple[str, str]:
+    """``postgresql://user:pw@host/db`` -> (``postgresql://user@host/db``, ``pw``)."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url, ""
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}@{host}" if user else host)), \
+        unquote(parts.password)
 
 
 def accounts(answers: Answers) -> dict[str, str]:
@@ -181,13 +240,14 @@ class Installer:
     """Writes the table's files and reports each as written or unchanged."""
 
     def __init__(self, answers: Answers, paths: Paths, scratch: bool,
-                 say: Callable[[str], None] = print) -> None:
+                 say: Callable[[str], None] = print, store_password: str | None = None) -> None:
         self.answers = answers
         self.paths = paths
         self.scratch = scratch  # --root: no users, owners or services touched
         self.say = say
         self.changed: list[Path] = []
         self.cauldron = Path(sys.executable).parent / "cauldron"
+        self.store_password = store_password  # None: keep the one in engine.env
 
     # ------------------------------------------------------------ files
 
@@ -292,6 +352,7 @@ class Installer:
             f"backend = {_toml_value(a.backend)}",
             f"data_dir = {_toml_value(p.data / 'hub')}",
             f"tagmap = {_toml_value(p.data / 'hub' / 'tagmap.json')}",
+            f"keys_dir = {_toml_value(p.keys)}",
             f"pads = {a.pads}",
         ]
         if a.backend == "serial":
@@ -304,10 +365,21 @@ class Installer:
             f"mqtt = {_toml_value('mqtt://' + account['engine'] + '@' + broker)}",
             f"mqtt_password_file = {_toml_value(p.password('engine'))}",
             f"data_dir = {_toml_value(p.data / 'engine')}",
-            f"tables = {_toml_value(a.table)}",
             f"name = {_toml_value(f'engine-{a.table}')}",
         ]
+        if a.store:  # a venue: the engines share its tables out (no `tables` of its own)
+            engine += [f"store = {_toml_value(a.store)}"]
+        else:
+            engine += [f"tables = {_toml_value(a.table)}"]
         self.put(p.config("engine"), "\n".join(engine) + "\n", 0o640, None, a.user)
+        if a.store or p.engine_env.exists():
+            password = self.store_password
+            if password is None:  # kept from the last run
+                password = env_value(p.engine_env, "PGPASSWORD") or ""
+            self.put(p.engine_env,
+                     "# Secret of cauldron-engine (its EnvironmentFile): the venue database's "
+                     "password.\n" + (f"PGPASSWORD={password}\n" if password else ""),
+                     0o600, a.user, a.user)
         pin = passwords["pin"]
         self.put(p.dashboard_env,
                  "# Secret of cauldron-dashboard (its EnvironmentFile): the code for /host.\n"
@@ -342,9 +414,21 @@ class Installer:
             f"acl_file {p.acl}",
             "# Keep QoS 1 messages for clients that reconnect (the engine, the hubs).",
             "max_queued_messages 100000",
+            "# Nothing bigger than the wire contract allows reaches a service's memory.",
+            f"max_packet_size {MAX_PACKET_BYTES}",
         ]
-        if not main and self.scratch:
-            # A rehearsal: Mosquitto runs as whoever starts it, and reads these files.
+        owner = "mosquitto" if not self.scratch and _user_exists("mosquitto") else None
+        if a.tls_cert:  # copies Mosquitto (its own user) can read; the key 0600
+            self.put(p.tls_cert, Path(a.tls_cert).read_text(encoding="utf-8"), 0o644)
+            self.put(p.tls_key, Path(a.tls_key).read_text(encoding="utf-8"), 0o600, owner,
+                     owner)
+            lines += ["# TLS for hubs and tools on other machines (mqtts://this-pi:"
+                      f"{a.tls_port}, with the CA's certificate as their mqtt_ca)",
+                      f"listener {a.tls_port}" + (f" {a.mqtt_bind}" if a.mqtt_bind else ""),
+                      f"certfile {p.tls_cert}", f"keyfile {p.tls_key}"]
+        if self.scratch and "user" not in already:
+            # A rehearsal: Mosquitto runs as whoever starts it, and reads these files (as
+            # root it would drop to "mosquitto", which cannot read the 0600 password file).
             lines += [f"user {pwd.getpwuid(os.getuid()).pw_name}"]
         if "set_tcp_nodelay" not in already:
             # Small packets go at once: with Nagle's algorithm each hop waits ~40 ms.
@@ -356,7 +440,6 @@ class Installer:
             if self.scratch:
                 store.mkdir(parents=True, exist_ok=True)
             lines += [f"persistence_location {store}/"]
-        owner = "mosquitto" if not self.scratch and _user_exists("mosquitto") else None
         self.put(p.mosquitto_conf, "\n".join(lines) + "\n", 0o644)
         acl = DEPLOY / "mosquitto" / "acl"
         try:
@@ -400,6 +483,25 @@ class Installer:
                 text = text.replace(f"@{key}@", value)
             self.put(p.unit(service), text, 0o644)
 
+    def command_link(self) -> None:
+        """`cauldron` on the PATH of the admin and of sudo (Debian's secure_path has
+        /usr/local/bin): every command setup, doctor and the README print works as
+        printed, not only the venv's full path."""
+        link = self.paths.command_link
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() and Path(os.readlink(link)) == self.cauldron:
+            self.say(f"  unchanged {link} -> {self.cauldron}")
+            return
+        if link.exists() and not link.is_symlink():
+            raise SetupError(f"{link} exists and is not a link to this project's cauldron: "
+                             "move it away and run setup again")
+        tmp = link.with_name(".cauldron.tmp")
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(self.cauldron)
+        os.replace(tmp, link)
+        self.changed.append(link)
+        self.say(f"  linked   {link} -> {self.cauldron}")
+
     def by_hand(self) -> list[str]:
         """The commands that start the table without systemd (what the units run)."""
         p = self.paths
@@ -411,15 +513,17 @@ class Installer:
             env = " ".join(x.removeprefix("Environment=") for x in unit
                            if x.startswith("Environment="))
             command = (f"env {env} " if env else "") + start.removeprefix("ExecStart=")
-            if service == "dashboard":  # the unit's EnvironmentFile: the host PIN
-                command = f"(set -a; . {p.dashboard_env}; exec {command})"
+            env_file = {"dashboard": p.dashboard_env, "engine": p.engine_env}.get(service)
+            if env_file is not None and env_file.exists():  # the unit's EnvironmentFile
+                command = f"(set -a; . {env_file}; exec {command})"
             commands.append(command)
         return commands
 
     def restart(self) -> None:
         if self.scratch:
-            self.say("  (scratch root: nothing restarted) Start the table by hand, each in a "
-                     "terminal of its own, in this order:")
+            restarts = ", ".join(f"cauldron-{s}" for s in self.touched()) or "no service"
+            self.say(f"  (scratch root: nothing restarted; on a Pi this run restarts {restarts})"
+                     " Start the table by hand, each in a terminal of its own, in this order:")
             for command in self.by_hand():
                 self.say(f"    {command}")
             return
@@ -430,19 +534,34 @@ class Installer:
         run(["systemctl", "daemon-reload"])
         done = []
         # A new listener, account or ACL needs a restart (a reload does not re-read them all).
-        if {p.mosquitto_conf, p.passwd, p.acl} & set(self.changed):
+        if {p.mosquitto_conf, p.passwd, p.acl, p.tls_cert, p.tls_key} & set(self.changed):
             run(["systemctl", "restart", "mosquitto"])
             done.append("restarted mosquitto")
         units = [f"cauldron-{s}" for s in SERVICES]
         run(["systemctl", "enable", "--quiet", *units])
-        # Every service reads the broker and its own files: restart all when any changed.
-        if self.changed:
-            run(["systemctl", "restart", *units])
-            done.append("restarted " + ", ".join(units))
-        else:
-            run(["systemctl", "start", *units])  # running ones are left alone
-            done.append("nothing changed; made sure " + ", ".join(units) + " run")
+        # Only a service whose own files changed restarts (a new dashboard port must not
+        # stop a game: the hub and the engine go on); the others are only made to run.
+        touched = [f"cauldron-{s}" for s in self.touched()]
+        if touched:
+            run(["systemctl", "restart", *touched])
+            done.append("restarted " + ", ".join(touched))
+        run(["systemctl", "start", *units])  # running ones are left alone
+        rest = [u for u in units if u not in touched]
+        if rest:
+            done.append("left running " + ", ".join(rest))
         self.say("  " + "; ".join(done))
+
+    def touched(self) -> list[str]:
+        """The services whose own files (config, secrets, unit, keys) this run changed."""
+        p, changed = self.paths, set(self.changed)
+        own = {
+            "hub": {p.config("hub"), p.password("hub"), p.unit("hub")},
+            "engine": {p.config("engine"), p.password("engine"), p.engine_env,
+                       p.unit("engine")},
+            "dashboard": {p.dashboard_env, p.password("dashboard"), p.unit("dashboard")},
+        }
+        keys = any(path.parent == p.keys for path in changed)
+        return [s for s in SERVICES if keys or own[s] & changed]
 
     def install(self) -> None:
         say = self.say
@@ -457,18 +576,24 @@ class Installer:
         self.configs(passwords)
         say("Mosquitto (accounts, ACL, listener)")
         self.mosquitto(passwords)
-        say("systemd units")
+        say("systemd units, and `cauldron` on the PATH")
         self.units()
+        self.command_link()
         say("Services")
         self.restart()
 
     def _pin(self) -> str:
-        env = self.paths.dashboard_env
-        if env.exists():
-            for line in env.read_text(encoding="utf-8").splitlines():
-                if line.startswith("CAULDRON_HOST_PIN=") and line.split("=", 1)[1].strip():
-                    return line.split("=", 1)[1].strip()
-        return f"{secrets.randbelow(10**6):06d}"
+        return (env_value(self.paths.dashboard_env, "CAULDRON_HOST_PIN")
+                or f"{secrets.randbelow(10**6):06d}")
+
+
+def env_value(path: Path, name: str) -> str | None:
+    """``NAME=value`` of an EnvironmentFile (None when absent)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return next((x.split("=", 1)[1].strip() for x in lines if x.startswith(f"{name}=")), None)
 
 
 def _password() -> str:

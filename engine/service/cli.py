@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -180,10 +181,20 @@ def _store(args: argparse.Namespace) -> Store:
     from engine.service.store import open_store
 
     config = getattr(args, "config", None)
-    if (config is None and not getattr(args, "data_dir", None)
-            and os.access(INSTALLED_CONFIG, os.R_OK)):
+    if config is None and not getattr(args, "data_dir", None) \
+            and not getattr(args, "store", None) and os.path.exists(INSTALLED_CONFIG):
+        if not os.access(INSTALLED_CONFIG, os.R_OK):  # not the home folder's, silently
+            raise CliError(f"{INSTALLED_CONFIG} (this table's engine) is readable by root "
+                           "only: run `sudo cauldron games ...`")
         config = INSTALLED_CONFIG  # on a table made by `cauldron setup`
     file = _load_config_file(config)
+    if config is not None and not os.environ.get("PGPASSWORD"):
+        # A venue's password, where setup keeps it for the engine unit (EnvironmentFile).
+        env = Path(config).parent / "secrets" / "engine.env"
+        with contextlib.suppress(OSError):
+            for line in env.read_text(encoding="utf-8").splitlines():
+                if line.startswith("PGPASSWORD=") and line.split("=", 1)[1].strip():
+                    os.environ["PGPASSWORD"] = line.split("=", 1)[1].strip()
     where = (getattr(args, "store", None) or file.get("store")
              or str(_data_dir(getattr(args, "data_dir", None) or file.get("data_dir"))))
     try:
@@ -381,12 +392,12 @@ def register(subparsers: Any) -> None:
     g = subparsers.add_parser("games", help="stored games (list, show), a venue's tables and "
                               "their owners, export/import between stores")
     _store_args(g, None)
-    g.add_argument("--table", help="only this table")
+    g.add_argument("--table", type=_table_id, help="only this table")
     g.add_argument("--json", action="store_true")
     g.set_defaults(handler=_games)
     sub = g.add_subparsers(dest="games_command")
     s = sub.add_parser("show", help="rebuild a stored game from its log and show it")
-    s.add_argument("table")
+    s.add_argument("table", type=_table_id)
     s.add_argument("game")
     _store_args(s)
     s.add_argument("--log", action="store_true",
@@ -407,16 +418,27 @@ def register(subparsers: Any) -> None:
     _store_args(m)
     m.set_defaults(handler=_migrate)
     e = sub.add_parser("export", help="write one table's whole log as JSON lines")
-    e.add_argument("table")
+    e.add_argument("table", type=_table_id)
     e.add_argument("--out", help="file to write (default: standard output)")
     _store_args(e)
     e.set_defaults(handler=_export)
     i = sub.add_parser("import", help="load a table's log written by `games export` (into "
                        "an empty table; e.g. from SQLite into a venue's PostgreSQL)")
     i.add_argument("file")
-    i.add_argument("--table", help="import under this table id instead")
+    i.add_argument("--table", type=_table_id, help="import under this table id instead")
     _store_args(i)
     i.set_defaults(handler=_import)
+
+
+def _table_id(text: str) -> str:
+    """A table id given on the command line (never a path: `../../etc/passwd` is a clear
+    usage error, not a traceback)."""
+    from engine.wire.contract import TopicError, check_table_id
+
+    try:
+        return check_table_id(text)
+    except TopicError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _store_args(parser: Any, default: Any = argparse.SUPPRESS) -> None:

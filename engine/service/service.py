@@ -158,6 +158,36 @@ class ServiceConfig:
         return True
 
 
+def write_trouble(error: object) -> str:
+    """Why a log cannot be written, in a host's words, ahead of the store's own message:
+    "cannot write the table's log (read-only file system): ..." (doctor and the refusals
+    show it)."""
+    text = str(error)
+    why = next((w for k, w in WRITE_TROUBLES if k in text.lower()), None)
+    return f"cannot write the table's log ({why}): {text}" if why else \
+        f"cannot write the table's log: {text}"
+
+
+WRITE_TROUBLES = (("read-only file system", "read-only file system"),
+                  ("readonly database", "read-only file system"),
+                  ("no space left", "the disk is full"),
+                  ("disk is full", "the disk is full"),
+                  ("permission denied", "permission denied"))
+
+
+def _renamed(runtime: TableRuntime, model: HubSnapshot, cursor: HubCursor) -> bool:
+    """The hub's tag map changed under the cards lying on the table (a card enrolled or
+    re-enrolled, a map replaced): caught up with its events, the same readers hold cards
+    but under other names than the engine believes. No event says so: only a snapshot."""
+    if model.last_seq != cursor.last or cursor.pending:
+        return False  # events in flight may explain any difference
+    cells, pads = snapshot_state(model)
+    interp = runtime.interp
+    if cells.keys() != interp.cells.keys() or pads.keys() != interp.pads.keys():
+        return False
+    return cells != interp.cells or pads != interp.pads
+
+
 class TableRuntime:
     def __init__(self, name: str, store: TableLog,
                  reopen: Callable[[], TableLog] | None = None) -> None:
@@ -239,6 +269,7 @@ class EngineService:
         self.clock = clock
         self.tables: dict[str, TableRuntime] = {}
         self.broken: dict[str, str] = {}  # tables whose log could not be replayed
+        self.unopened: dict[str, str] = {}  # tables whose log cannot be opened now: why
         self.stats: dict[str, int] = {
             "events": 0, "duplicates": 0, "reordered": 0, "gaps_skipped": 0, "commands": 0,
             "refused": 0, "ignored_tables": 0, "errors": 0, "forged": 0, "expired": 0,
@@ -298,7 +329,7 @@ class EngineService:
             if not self.serves(table):
                 continue
             try:
-                self.table(table)
+                self.open_table(table)
             except (ServiceError, RulesError) as exc:  # one damaged log must not stop a venue
                 self.stats["errors"] += 1
                 self.broken[table] = str(exc)
@@ -352,6 +383,29 @@ class EngineService:
                               self._state("online", runtime.topics), retain=True)
         return runtime
 
+    def open_table(self, name: str) -> TableRuntime | None:
+        """The table's runtime, or None when its log cannot be opened for writing (a
+        read-only or full disk): the table is then shown ``degraded`` with that reason,
+        its refusals say so, and the tick tries again."""
+        try:
+            runtime = self.table(name)
+        except StoreError as exc:
+            why = write_trouble(exc)
+            if "(" not in why.split(":")[0]:
+                raise  # not a disk's trouble: a damaged log
+            if self.unopened.get(name) != why:
+                self.unopened[name] = why
+                log.error("table %s degraded: %s", name, why)
+                if self.client.connected:
+                    self._publish(Topics(name, self.config.base).engine_state,
+                                  self._state("online", Topics(name, self.config.base), why),
+                                  retain=True)
+            return None
+        if self.unopened.pop(name, None) is not None:
+            log.warning("table %s healed: its log opens again", name)
+            self._republish(runtime)
+        return runtime
+
     def _close_least_used(self, keep: int) -> None:
         """Close the least recently used logs until at most `keep` are open."""
         open_ = sorted((rt for rt in self.tables.values() if rt.is_open), key=lambda r: r.used)
@@ -384,6 +438,10 @@ class EngineService:
         with self._lock:
             for runtime in list(self.tables.values()):
                 self._republish(runtime)
+            for table, why in self.unopened.items():  # a log that would not open at start
+                topics = Topics(table, self.config.base)
+                self._publish(topics.engine_state, self._state("online", topics, why),
+                              retain=True)
 
     def _republish(self, runtime: TableRuntime) -> None:
         self._publish(runtime.topics.engine_state,
@@ -427,7 +485,8 @@ class EngineService:
         or a log of its own. Anything else is junk (a flood must not open logs)."""
         if not self.serves(table) or table in self.broken:
             return False
-        if table in self.tables or self.config.tables is not None or self.store.claims:
+        if (table in self.tables or table in self.unopened or self.config.tables is not None
+                or self.store.claims):
             return True  # a table with a log, or one of the venue's
         now = time.monotonic()
         known = self._known.get(table)
@@ -548,7 +607,8 @@ class EngineService:
             if not self.configured(table):
                 self._refuse_table(table, "hub event")
                 return
-            if not self._hub_signed(table, model) or not self._hub_registered(table, model):
+            if not self._hub_signed(table, model) or self.open_table(table) is None \
+                    or not self._hub_registered(table, model):
                 return
             self.receive(table, model)
 
@@ -660,7 +720,7 @@ class EngineService:
             if not self.configured(table):
                 self._refuse_table(table, "hub snapshot")
                 return
-            if not self._hub_registered(table, model):
+            if self.open_table(table) is None or not self._hub_registered(table, model):
                 return
             self._snapshot(table, model)
 
@@ -668,9 +728,10 @@ class EngineService:
         runtime = self.table(table)
         runtime.hub_backend = model.backend
         cursor = runtime.cursors.get(model.hub_id)
-        if cursor is None or cursor.epoch != model.epoch:
-            # A hub not followed from its start (a new engine, a reset outbox): take what
-            # its readers see now, then follow its events from there.
+        if cursor is None or cursor.epoch != model.epoch or _renamed(runtime, model, cursor):
+            # A hub not followed from its start (a new engine, a reset outbox), or its tag
+            # map changed under cards lying on the grid: take what its readers see now,
+            # then follow its events from there.
             interp = runtime.interp
             outcome = interp.resync(*snapshot_state(model), pawns=model.pawns, ts=model.ts)
             try:
@@ -678,7 +739,7 @@ class EngineService:
             except StoreError as exc:
                 self.stats["store_failures"] += 1
                 runtime.reload()
-                self._degrade(runtime, f"cannot write the table's log: {exc}")
+                self._degrade(runtime, write_trouble(exc))
                 return  # the hub's next snapshot (every few seconds) comes again
             runtime.cursors[model.hub_id] = HubCursor(model.epoch, model.last_seq)
             self.stats["resyncs"] = self.stats.get("resyncs", 0) + 1
@@ -713,7 +774,7 @@ class EngineService:
             if cursor is not None and cursor.epoch == event.epoch:
                 cursor.last = min(cursor.last, event.seq - 1)
                 cursor.pending[event.seq] = event
-            self._degrade(runtime, f"cannot write the table's log: {exc}")
+            self._degrade(runtime, write_trouble(exc))
             return None
         except Exception:
             self.stats["errors"] += 1
@@ -743,14 +804,14 @@ class EngineService:
             raise NoAnswer
         assert info.verb is not None
         with self._lock:
+            if table in self.broken:  # the real reason, not "not served"
+                raise CommandRefused(f"table {table}'s log does not replay "
+                                     f"({self.broken[table]}); see the engine's log",
+                                     code="broken_log")
             if not self.configured(table):
                 self._refuse_table(table, f"command {info.verb}")
                 raise CommandRefused(f"this engine does not serve table {table}",
                                      code="unknown_table")
-            if table in self.broken:
-                raise CommandRefused(f"table {table}'s log does not replay "
-                                     f"({self.broken[table]}); see the engine's log",
-                                     code="broken_log")
             try:
                 self._check_credential(table, info.verb, request)
             except CommandRefused as exc:  # a repeat seen here: the answer it got, if stored
@@ -759,6 +820,10 @@ class EngineService:
                 if stored is None:
                     raise
                 return stored
+            if self.open_table(table) is None:
+                raise CommandRefused(f"table {table}: {self.unopened[table]}; free or repair "
+                                     "the engine's disk (`sudo cauldron doctor`)",
+                                     code="log_unwritable")
         try:
             return self.command(table, info.verb, dict(request.args), seat=request.seat,
                                 transaction=request.transaction)
@@ -907,7 +972,7 @@ class EngineService:
             self.stats["store_failures"] += 1
             log.error("table %s: %s not stored: %s", runtime.name, verb, exc)
             runtime.reload()
-            self._degrade(runtime, f"cannot write the table's log: {exc}")
+            self._degrade(runtime, write_trouble(exc))
             raise Refused(f"{verb}: not stored, so nothing changed ({exc}); try again in a "
                           "moment", code="storage") from None
 
@@ -982,6 +1047,8 @@ class EngineService:
         idle logs. Runs on a timer: no new event is needed for a table to heal."""
         now = time.monotonic()
         with self._lock:
+            for table in list(self.unopened):  # a disk freed or made writable again
+                self.open_table(table)
             for runtime in list(self.tables.values()):
                 for hub_id, cursor in list(runtime.cursors.items()):
                     if cursor.last + 1 in cursor.pending or (

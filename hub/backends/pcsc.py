@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from hub import ndef
@@ -31,10 +33,26 @@ from hub.backends.base import RawBackend, ReaderRead
 from hub.errors import BackendError, ConfigError
 from hub.layout import Layout
 
+
+def venv_hint(package: str) -> str:
+    """What makes Debian's ``package`` visible here: nothing outside a venv or in one made
+    with --system-site-packages; else the command that turns that on (it keeps what the
+    venv holds). Without it `apt install` changes nothing for this program."""
+    if sys.prefix == sys.base_prefix:
+        return ""
+    cfg = Path(sys.prefix) / "pyvenv.cfg"
+    with contextlib.suppress(OSError):
+        if "include-system-site-packages = true" in cfg.read_text(encoding="utf-8"):
+            return ""
+    return (f"; this program's venv ({sys.prefix}) does not see Debian's {package}: "
+            f"`sudo python3 -m venv --system-site-packages {sys.prefix}` (on the existing "
+            "venv: it keeps what is installed)")
+
+
 PCSC_HINT = (
-    "install the PC/SC stack: `sudo apt install pcscd libpcsclite1 python3-pyscard` "
-    "(or `pip install 'cauldron-table[pcsc]'`, which needs swig and libpcsclite-dev to build), "
-    "then `sudo systemctl enable --now pcscd.socket`; see hardware/usb-reader.md"
+    "install the PC/SC stack: `sudo apt install pcscd libccid python3-pyscard`, then "
+    "`sudo systemctl enable --now pcscd.socket`" + venv_hint("python3-pyscard")
+    + "; see hardware/usb-reader.md"
 )
 FACTORY_ENV = "CAULDRON_PCSC_FACTORY"
 MOCK_READER = "Mock PC/SC reader 00 00"

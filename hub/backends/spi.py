@@ -30,7 +30,8 @@ from hub.layout import Layout
 
 PI_HINT = (
     "the spi back-end runs on a Raspberry Pi with SPI enabled: there run "
-    "`pip install 'cauldron-table[pi]'` and enable SPI (sudo raspi-config -> Interface "
+    "`sudo apt install python3-spidev python3-lgpio` (the project's venv made with "
+    "--system-site-packages sees them) and enable SPI (sudo raspi-config -> Interface "
     "Options -> SPI); elsewhere use --backend sim, or serial with a Pico"
 )
 

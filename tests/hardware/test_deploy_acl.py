@@ -145,3 +145,27 @@ def test_service_accounts_get_no_table_of_their_own(sessions: dict[str, Session]
             parse_topic(topic)
     assert not any(t.startswith(("cauldron/dashboard/", "cauldron/engine/"))
                    for t, _ in engine.received)
+
+
+def test_dashboard_cannot_forge_a_command_answer(sessions: dict[str, Session]) -> None:
+    """Only the engine answers host commands: a dashboard account that wrote
+    cmd/<verb>/response could tell the host a refused command was done (issue 24)."""
+    watcher = sessions["dashboard"]
+    watcher.subscribe("cauldron/table-1/cmd/+/response")
+    sessions["dashboard"].publish("cauldron/table-1/cmd/new_game/response", b"forged ok")
+    settle()
+    assert watcher.received == []
+    sessions["engine"].publish("cauldron/table-1/cmd/new_game/response", b"the engine's")
+    settle()
+    assert watcher.received == [("cauldron/table-1/cmd/new_game/response", b"the engine's")]
+
+
+def test_dashboard_may_send_every_host_command(sessions: dict[str, Session]) -> None:
+    from engine.wire.contract import GAME_VERBS
+
+    engine = sessions["engine"]
+    engine.subscribe("cauldron/table-1/cmd/+")
+    for verb in GAME_VERBS:
+        sessions["dashboard"].publish(f"cauldron/table-1/cmd/{verb}", verb.encode())
+    settle()
+    assert sorted(t.rsplit("/", 1)[1] for t, _ in engine.received) == sorted(GAME_VERBS)

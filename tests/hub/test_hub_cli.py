@@ -49,8 +49,9 @@ def test_readers_once_shows_the_grid(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     # Rows, columns and seats are named for people (1..6, Seat 1..4), as everywhere.
     row3 = next(line for line in out.stdout.splitlines() if line.startswith("row 3"))
-    assert "immuto-2" in row3
-    assert "4: accio-1" in out.stdout and "all readers ok" in out.stdout
+    # Cards by their names, never a raw id (issue 19: `cauldron readers` printed ids).
+    assert "Immuto (Metamorphosis)" in row3 and "immuto-2" not in out.stdout
+    assert "4: Accio" in out.stdout and "all readers ok" in out.stdout
 
 
 def test_hub_sim_publishes_a_script_in_order(mqtt_broker: str, table_id: str,
@@ -207,4 +208,4 @@ def test_readers_shows_the_running_hubs_table(mqtt_broker: str, table_id: str,
     assert out.returncode == 0, out.stderr
     assert f"hub hub-{table_id} (sim back-end" in out.stdout and "live" in out.stdout
     row2 = next(line for line in out.stdout.splitlines() if line.startswith("row 2"))
-    assert "accio-2" in row2
+    assert "Accio" in row2 and "accio-2" not in row2

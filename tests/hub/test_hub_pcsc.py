@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -186,6 +187,22 @@ def test_without_pyscard_the_error_says_what_to_install(monkeypatch) -> None:
     backend = make_backend(HubConfig(backend="pcsc", pads=1))
     with pytest.raises(BackendError, match="python3-pyscard"):
         backend.open()
+
+
+def test_the_pyscard_hint_tells_a_venv_that_cannot_see_debians_package(
+        monkeypatch, tmp_path: Path) -> None:
+    """`apt install python3-pyscard` alone loops for a venv made without
+    --system-site-packages (issue 19): the hint names that venv and the command."""
+    from hub.backends.pcsc import venv_hint
+
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / "pyvenv.cfg").write_text("include-system-site-packages = false\n")
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    hint = venv_hint("python3-pyscard")
+    assert f"`sudo python3 -m venv --system-site-packages {venv}`" in hint
+    (venv / "pyvenv.cfg").write_text("include-system-site-packages = true\n")
+    assert venv_hint("python3-pyscard") == ""
 
 
 def test_config_readers_must_be_a_list_of_names() -> None:

@@ -30,7 +30,8 @@ def test_importing_the_spi_backend_loads_no_hardware_library() -> None:
 
 
 def test_off_the_pi_the_error_says_what_to_do() -> None:
-    with pytest.raises(BackendError, match=r"pip install 'cauldron-table\[pi\]'"):
+    # Debian's packages, no compiler (issue 19): never a pip build of spidev or RPi.GPIO.
+    with pytest.raises(BackendError, match=r"apt install python3-spidev python3-lgpio"):
         pi_rig({"address_pins": [1, 2, 3, 4], "bank_pins": [5], "strobe_pin": 6})
     backend = SpiBackend.from_config(Layout(), {"address_pins": [1, 2, 3, 4],
                                                 "bank_pins": [5, 7, 8], "strobe_pin": 6})
