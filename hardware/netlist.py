@@ -69,7 +69,8 @@ TIMING: dict[str, Number] = {
     "lvc_tpd_ns": Number(7, "ns", "estimate: 74LVC244A/74LVC125A t_pd at 3.3 V, datasheet max"),
     "mfrc522_miso_ns": Number(50, "ns", "estimate: MFRC522 SCK-to-MISO delay (datasheet "
                                          "allows 10 Mbit/s SPI, section 8.1.2)"),
-    "miso_cable_ns": Number(30, "ns", "estimate: MFRC522 MISO driving 50 cm of cable"),
+    "miso_cable_ns": Number(45, "ns", "estimate: MFRC522 MISO driving 80 cm of cable (a "
+                                      "pad's, hardware/box.py)"),
     "pico_setup_ns": Number(10, "ns", "estimate: RP2040 input + MISO bus trace"),
 }
 MAX_SPI_HZ = Number(10_000_000, "Hz", "datasheet: MFRC522 SPI up to 10 Mbit/s (8.1.2)")
@@ -660,8 +661,9 @@ def edge_problems(lengths_m: list[float], series_ohm: float, vdd: float = 3.3) -
     return problems
 
 
-# Reader cable lengths an output may see: 15 to 50 cm (hardware/box.py computes the runs).
-CABLE_SPREAD_M = (0.15, 0.50)
+# Reader cable lengths an output may see: 15 cm up to the longest limit of hardware/box.py
+# (a pad's 80 cm; box.py computes every run and checks it).
+CABLE_SPREAD_M = (0.15, 0.80)
 
 
 def check_edges(nl: Netlist) -> list[str]:
@@ -783,7 +785,8 @@ CATALOGUE: dict[str, Item] = {
 # What the netlist does not model as nets (power path, cables, hub, mechanics): ordered
 # here, from one list. (group, qty, part, Item)
 EXTRAS: tuple[tuple[str, int, str, Item], ...] = (
-    ("connectors", N_READERS, "reader cable: 10-way 28 AWG ribbon, <= 50 cm (box.py runs), "
+    ("connectors", N_READERS, "reader cable: 10-way 28 AWG ribbon, cells <= 50 cm, pads "
+     "<= 80 cm (runs: layout.md), "
      "1x10 Dupont housing at the board, 1x8 at the module (the 4 grounds crimped into GND)",
      Item("1.27 mm ribbon + Dupont housings and crimps", 0.60)),
     ("power", 1, "5 V 3 A closed adapter, 2.1/5.5 mm plug",
@@ -804,8 +807,9 @@ EXTRAS: tuple[tuple[str, int, str, Item], ...] = (
     ("hub", 1, "1 kOhm resistor + wire, Pico RUN <- Pi GPIO", Item("", 0.05)),
     ("table", 100, "NFC sticker NTAG213, 25 mm", Item("NXP NTAG213 inlay", 0.15,
                                                       "84 tagged cards + spares")),
-    ("table", 1, "table top, 3 mm acrylic or birch ply (size: layout.md)", Item("", 25.00)),
-    ("table", 1, "reader carrier, 6 mm MDF", Item("", 10.00)),
+    ("table", 1, "table top, 3 mm acrylic or birch ply, 725 x 1005 mm (layout.md)",
+     Item("", 40.00)),
+    ("table", 1, "reader carrier, 6 mm MDF, as the top", Item("", 15.00)),
     ("table", 4, "magnet 6x3 mm N35", Item("", 0.20, "one per pawn")),
     ("table", 4, "pawn board / bank board / controller perfboard", Item("", 2.00)),
 )
@@ -907,7 +911,14 @@ def timing_table() -> str:
     return "\n".join(rows)
 
 
+def box_table(_nl: Netlist) -> str:
+    from hardware.box import box_table as table
+
+    return table()
+
+
 SECTIONS = {
+    "layout.md": {"box": box_table},
     "wiring.md": {"pico": pico_table, "readers": reader_table, "timing": None,
                   "pinout": pinout_table},
     "bom.md": {"bom": bom_table},
