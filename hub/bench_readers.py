@@ -262,8 +262,37 @@ class ReaderBench:
         return entry
 
 
-def write_report(report: BenchReport, path: Path) -> None:
-    path.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+def measure_sweep(rig: Rig, n_readers: int, settle_us: int, poll_us: int, sweeps: int = 10,
+                  force_overlap: bool = True) -> dict[str, Any]:
+    """The firmware's own sweep (firmware.scan.Scanner) over readers 0..n_readers-1 of a
+    small rig, timed on its clock. A rig of 2-4 readers has no checked SCAN_ORDER, so the
+    firmware would not overlap wake-ups and the settle would hide the per-poll cost;
+    ``force_overlap`` sets the lead the firmware would use (ceil(settle / poll)), capped
+    at n_readers - 1. Place the rig's antennas >= 125 mm apart (FIELD_SEPARATION_MM)."""
+    from firmware.scan import Scanner
+
+    demux = Demux(rig.address_pins, rig.bank_pins, rig.strobe_pin)
+    drivers = [mfrc522.MFRC522(rig.spi, demux.nss, rig.clock) for _ in range(n_readers)]
+    lead = -(-settle_us // max(1, poll_us)) if force_overlap else 0
+    scanner = Scanner(drivers, demux, rig.clock, lambda _line: None, settle_us=settle_us,
+                      order=range(n_readers), lead=lead, poll_us=poll_us)
+    scanner.sweep(emit=False)  # the first sweep initialises the readers
+    times = []
+    for _ in range(sweeps):
+        start = rig.clock.ticks_us()
+        scanner.sweep(emit=False)
+        times.append(rig.clock.ticks_us() - start)
+    return {"readers": n_readers, "lead": scanner.lead, "settle_us": settle_us,
+            "sweep_mean_us": round(sum(times) / len(times)), "sweep_max_us": max(times),
+            "per_reader_us": round(sum(times) / len(times) / n_readers)}
+
+
+def write_report(report: BenchReport, path: Path,
+                 sweep: dict[str, Any] | None = None) -> None:
+    data = report.to_json()
+    if sweep:
+        data["sweep"] = sweep
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def simulated_rig(n_readers: int, wakeup_us: float) -> Rig:
@@ -290,7 +319,7 @@ def parse_readers(text: str, n_readers: int) -> list[int]:
 
 def run_bench(config: HubConfig, readers_text: str, tries: int, polls: int, report: Path,
               interactive: bool, sim_wakeup_us: float = 1200.0,
-              hold_field: int | None = None) -> int:
+              hold_field: int | None = None, sweep_readers: int = 0) -> int:
     """The ``cauldron readers --bench`` command: measure, print, write the report."""
     from hub.layout import Layout
 
@@ -298,6 +327,9 @@ def run_bench(config: HubConfig, readers_text: str, tries: int, polls: int, repo
     readers = parse_readers(readers_text, n_readers)
     if tries < 1 or polls < 1:
         raise ConfigError("--tries and --polls must be at least 1")
+    if not 0 <= sweep_readers <= min(4, n_readers) or sweep_readers == 1:
+        raise ConfigError(f"--bench-sweep must be 2..4 (readers 0..N-1 of the rig), got "
+                          f"{sweep_readers}")
     if hold_field is not None and (not 0 <= hold_field < n_readers or hold_field in readers):
         raise ConfigError(f"--hold-field must be a reader 0..{n_readers - 1} that is not "
                           f"measured, got {hold_field}")
@@ -321,9 +353,16 @@ def run_bench(config: HubConfig, readers_text: str, tries: int, polls: int, repo
     try:
         result = ReaderBench(rig, n_readers, hold_field).measure(readers, tries, polls, ask,
                                                                  print)
+        sweep = None
+        if sweep_readers:
+            sweep = measure_sweep(rig, sweep_readers, result.settle_us,
+                                  result.poll_us or 600)
+            print(f"sweep of readers 0..{sweep_readers - 1}, overlap forced (lead "
+                  f"{sweep['lead']}): mean {sweep['sweep_mean_us']} us, max "
+                  f"{sweep['sweep_max_us']} us, {sweep['per_reader_us']} us per reader")
     finally:
         rig.close()
-    write_report(result, report)
+    write_report(result, report, sweep)
     print(f"settle time for the firmware: {result.settle_us} us ({result.to_json()['basis']})")
     if result.poll_us:
         print(f"measured poll: {result.poll_us} us; field lead {result.lead} readers")
