@@ -1,10 +1,13 @@
-"""The table's wiring, once, as data: parts, pins and nets, with the checks a board review
-would do, the SPI timing margin, and the tables of hardware/wiring.md, hardware/bom.md and
-hardware/connections.csv generated from it.
+"""The table's wiring, once, as data: parts (passives, regulator, cable headers, each on
+its board), pins and nets, with the checks a board review would do, the SCK edge model,
+the SPI timing margin, the BOM with prices and the reader cable's pinout, and the tables
+of hardware/wiring.md, hardware/bom.md and hardware/connections.csv generated from it.
 
     python -m hardware.netlist            # run the checks, print the timing margin
     python -m hardware.netlist --write    # regenerate connections.csv and the marked
                                           # sections of wiring.md and bom.md
+    python -m hardware.netlist --bom      # the whole BOM with prices and its total
+    python -m hardware.netlist --pinout   # the reader cable, wire by wire
 
 tests/hardware/test_netlist.py runs the checks and fails when a generated table is stale.
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import heapq
 import io
 import re
 import sys
@@ -35,7 +39,14 @@ N_PAWN_POSITIONS = 20
 # Readers per buffer output (choice): SCK/MOSI switch at the SPI clock, RST is static.
 SCK_MOSI_LOADS = 6
 RST_LOADS = 8
+# SCK gets one source-terminated buffer output per reader (issue 20: a star of cables
+# behind one series resistor rings back through the input threshold, edge_check below).
+SCK_LOADS = 1
+SCK_FANOUT_PER_CHIP = 8
 RAIL = "+3V3"
+# Series resistor of each SCK output: buffer output (~25 Ohm) + 68 Ohm ~ the cable's Z0,
+# so the reflection from the reader's open end is absorbed at the source.
+SCK_SERIES = "68R"
 GND = "GND"
 
 
@@ -46,18 +57,20 @@ class Number:
     source: str  # "datasheet: ...", "estimate: ...", "choice: ..."
 
 
-# Timing of one SPI bit through the buffered bus (MISO is sampled half a clock after SCK
-# falls, in mode 0, so the round trip must fit in half a period).
+# Timing of one SPI bit through the buffered bus, and the SCK line model (MISO is sampled
+# half a clock after SCK falls, in mode 0, so the round trip must fit in half a period).
 TIMING: dict[str, Number] = {
-    "cable_pf_per_m": Number(100, "pF/m", "estimate: flat ribbon / jumper wire, to measure"),
-    "cable_m": Number(0.5, "m", "choice: reader cables at most 50 cm (layout.md)"),
-    "reader_input_pf": Number(10, "pF", "estimate: MFRC522 pin + module trace"),
     "buffer_out_ohm": Number(25, "Ohm", "estimate: 74LVC244A output at 3.3 V (24 mA class)"),
-    "series_ohm": Number(33, "Ohm", "choice: series resistor at each buffer output"),
+    "cable_z0_ohm": Number(100, "Ohm", "estimate: 28 AWG ribbon wire beside a ground wire "
+                                       "(90-120 Ohm), to measure (TDR or a matching pot)"),
+    "cable_ns_per_m": Number(5, "ns/m", "estimate: ribbon, velocity ~0.67 c"),
+    "edge_ns": Number(1.5, "ns", "estimate: 74LVC244A output edge at 3.3 V, 10-90 %"),
+    "vih_v": Number(2.31, "V", "datasheet: MFRC522 V_IH = 0.7 x VDD at 3.3 V"),
     "lvc_tpd_ns": Number(7, "ns", "estimate: 74LVC244A/74LVC125A t_pd at 3.3 V, datasheet max"),
     "mfrc522_miso_ns": Number(50, "ns", "estimate: MFRC522 SCK-to-MISO delay (datasheet "
                                          "allows 10 Mbit/s SPI, section 8.1.2)"),
-    "miso_cable_ns": Number(30, "ns", "estimate: MFRC522 MISO driving 50 cm of cable"),
+    "miso_cable_ns": Number(45, "ns", "estimate: MFRC522 MISO driving 80 cm of cable (a "
+                                      "pad's, hardware/box.py)"),
     "pico_setup_ns": Number(10, "ns", "estimate: RP2040 input + MISO bus trace"),
 }
 MAX_SPI_HZ = Number(10_000_000, "Hz", "datasheet: MFRC522 SPI up to 10 Mbit/s (8.1.2)")
@@ -70,6 +83,7 @@ class Part:
     pins: dict[str, Role]
     value: str = ""
     group: str = "readers"  # BOM section: readers, buffers, pawns
+    board: str = ""  # where it is soldered: controller, bank0..2, reader, pawn board, sensor
 
 
 @dataclass
@@ -107,7 +121,8 @@ def _pico() -> Part:
     pins["GP13"] = "in"
     pins["GP16"] = "in"
     pins.update({"VSYS": "power", "GND": "ground", "RUN": "in", "3V3_OUT": "nc"})
-    return Part("U1", "Raspberry Pi Pico (RP2040)", pins, group="controller")
+    return Part("U1", "Raspberry Pi Pico (RP2040)", pins, group="controller",
+                board="controller")
 
 
 def _hc154(ref: str) -> Part:
@@ -155,6 +170,32 @@ def _resistor(ref: str, value: str, group: str) -> Part:
     return Part(ref, f"resistor {value}", {"1": "passive", "2": "passive"}, value, group)
 
 
+def _capacitor(ref: str, value: str, group: str) -> Part:
+    return Part(ref, f"capacitor {value}", {"1": "passive", "2": "passive"}, value, group)
+
+
+def _regulator(ref: str) -> Part:
+    return Part(ref, "3.3 V step-down regulator module", {
+        "VIN": "passive", "GND": "ground", "VOUT": "passive"}, group="power",
+        board="controller")
+
+
+# The reader cable, wire by wire (bank-board header pin = ribbon wire). Every fast line
+# (SCK, MOSI, MISO) lies between grounds or a ground and the static rail, so each has its
+# own return path beside it (crosstalk and impedance: the edge model's Z0 assumes this).
+CABLE: tuple[tuple[str, str], ...] = (
+    ("+3V3", "3.3V"), ("GND", "GND"), ("SCK", "SCK"), ("GND", "GND"), ("MOSI", "MOSI"),
+    ("GND", "GND"), ("MISO", "MISO"), ("GND", "GND"), ("NSS", "SDA"), ("RST", "RST"),
+)
+FAST_LINES = ("SCK", "MOSI", "MISO")
+
+
+def _header(ref: str, bank: int) -> Part:
+    pins: dict[str, Role] = {str(i + 1): "passive" for i in range(len(CABLE))}
+    return Part(ref, f"1x{len(CABLE)} 2.54 mm pin header (reader cable)", pins,
+                group="connectors", board=f"bank{bank}")
+
+
 # ------------------------------------------------------------------ the table
 
 PICO_PINS: dict[str, str] = {
@@ -182,25 +223,36 @@ def build(n_readers: int = N_READERS) -> Netlist:
     nl.connect("PAWN_Q", "U1", PICO_PINS["PAWN_Q"])
     resistors = iter(range(1, 1000))
 
-    def resistor(value: str, a: str, b: str, group: str) -> None:
+    capacitors = iter(range(1, 1000))
+
+    def resistor(value: str, a: str, b: str, group: str, board: str = "controller") -> None:
         ref = f"R{next(resistors)}"
-        nl.add(_resistor(ref, value, group))
+        nl.add(_resistor(ref, value, group)).board = board
+        nl.connect(a, ref, "1")
+        nl.connect(b, ref, "2")
+
+    def capacitor(value: str, a: str, b: str, group: str, board: str) -> None:
+        ref = f"C{next(capacitors)}"
+        nl.add(_capacitor(ref, value, group)).board = board
         nl.connect(a, ref, "1")
         nl.connect(b, ref, "2")
 
     def power(ref: str) -> None:
+        """Rails for a part, and its 100 nF beside it (every IC, module and sensor)."""
         part = nl.parts[ref]
         for pin, role in part.pins.items():
             if role == "power":
                 nl.connect(RAIL, ref, pin)
             elif role == "ground":
                 nl.connect(GND, ref, pin)
+        capacitor("100n", RAIL, GND, "decoupling", part.board or "controller")
 
     # Control buffers U2, U3: Pico -> demux address/enables/strobe and pawn /PL, CP.
     control_refs = ["U2", "U3"]
     channels = [f"{h}A{i}" for h in (1, 2) for i in range(1, 5)]
     for ref in control_refs:
         nl.add(_lvc244(ref)).group = "controls"
+        nl.parts[ref].board = "controller"
         power(ref)
         for oe in ("/1OE", "/2OE"):
             nl.connect(GND, ref, oe)
@@ -220,24 +272,27 @@ def build(n_readers: int = N_READERS) -> Netlist:
 
     gate_count = 0
     for bank in range(banks):
+        board = f"bank{bank}"
         decoder = f"U{4 + bank}"
-        nl.add(_hc154(decoder))
+        nl.add(_hc154(decoder)).board = board
         power(decoder)
         for i in range(4):
             nl.connect(f"A{i}", decoder, f"A{i}")
         nl.connect(f"/E1_{bank}", decoder, "/E1")
         nl.connect("STROBE", decoder, "/E2")
         buffer = f"U{7 + bank}"
-        nl.add(_lvc244(buffer))
+        nl.add(_lvc244(buffer)).board = board
         power(buffer)
         nl.connect(GND, buffer, "/1OE")
         nl.connect(GND, buffer, "/2OE")
         in_bank = list(range(bank * READERS_PER_BANK, min(n_readers, (bank + 1) * 16)))
-        # Channels: SCK x3, MOSI x3, RST x2, each output through its series resistor.
-        plan = [("SCK", 3, SCK_MOSI_LOADS), ("MOSI", 3, SCK_MOSI_LOADS), ("RST", 2, RST_LOADS)]
+        # Channels: SCK x2 (each feeds one SCK fan-out chip on the same board), MOSI x3
+        # and RST x2 (each through its series resistor to its readers), one spare.
+        fanouts = max(1, -(-len(in_bank) // SCK_FANOUT_PER_CHIP))
+        plan = [("SCK", 2, fanouts), ("MOSI", 3, -(-len(in_bank) // SCK_MOSI_LOADS)),
+                ("RST", 2, -(-len(in_bank) // RST_LOADS)), ("", 1, 0)]
         channel = 0
-        for signal, outputs, _budget in plan:
-            used = min(outputs, max(1, -(-len(in_bank) // _budget)))
+        for signal, outputs, used in plan:
             for k in range(outputs):
                 pin = channels[channel]
                 channel += 1
@@ -247,10 +302,27 @@ def build(n_readers: int = N_READERS) -> Netlist:
                 nl.connect(f"PICO_{signal}", buffer, pin)
                 out = f"B{bank}_{signal}{k}"
                 nl.connect(out, buffer, pin.replace("A", "Y"))
-                resistor("33R", out, f"{out}_S", "buffers")
+                if signal != "SCK":
+                    resistor("33R", out, f"{out}_S", "buffers", board)
+        for k in range(fanouts):
+            fanout = f"U{10 + 2 * bank + k}"
+            nl.add(_lvc244(fanout)).board = board
+            nl.parts[fanout].group = "sck fan-out"
+            power(fanout)
+            nl.connect(GND, fanout, "/1OE")
+            nl.connect(GND, fanout, "/2OE")
+            for index, pin in enumerate(channels):
+                reader_offset = k * SCK_FANOUT_PER_CHIP + index
+                if reader_offset >= len(in_bank):
+                    nl.connect(GND, fanout, pin)
+                    continue
+                nl.connect(f"B{bank}_SCK{k}", fanout, pin)
+                out = f"B{bank}_SCK_J{in_bank[reader_offset] + 1}"
+                nl.connect(out, fanout, pin.replace("A", "Y"))
+                resistor(SCK_SERIES, out, f"{out}_S", "sck fan-out", board)
         for offset, reader in enumerate(in_bank):
             ref = f"J{reader + 1}"
-            nl.add(_rc522(ref))
+            nl.add(_rc522(ref)).board = "reader"
             power(ref)
             cs = f"CS{reader}"
             nl.connect(cs, decoder, f"/Y{offset}")
@@ -258,18 +330,24 @@ def build(n_readers: int = N_READERS) -> Netlist:
             gate_chip, gate = divmod(gate_count, 4)
             gate_ref = f"U{20 + gate_chip}"
             if gate_ref not in nl.parts:
-                nl.add(_lvc125(gate_ref))
+                nl.add(_lvc125(gate_ref)).board = board
                 power(gate_ref)
             gate_count += 1
             nl.connect(cs, gate_ref, f"/{gate + 1}OE")
             nl.connect(f"MISO{reader}", ref, "MISO")
             nl.connect(f"MISO{reader}", gate_ref, f"{gate + 1}A")
             # An unplugged reader must not leave its gate input floating.
-            resistor("100k", f"MISO{reader}", GND, "miso gates")
+            resistor("100k", f"MISO{reader}", GND, "miso gates", board)
             nl.connect("MISO_BUS", gate_ref, f"{gate + 1}Y")
-            for signal, budget in (("SCK", SCK_MOSI_LOADS), ("MOSI", SCK_MOSI_LOADS),
-                                   ("RST", RST_LOADS)):
+            nl.connect(f"B{bank}_SCK_J{reader + 1}_S", ref, "SCK")
+            for signal, budget in (("MOSI", SCK_MOSI_LOADS), ("RST", RST_LOADS)):
                 nl.connect(f"B{bank}_{signal}{offset // budget}_S", ref, signal)
+            # The module's own decoupling: 10 uF for the antenna's bursts, 100 nF.
+            capacitor("10u", RAIL, GND, "readers", "reader")
+            # The cable: a bank-board header whose pins sit on the nets the module's do.
+            header = nl.add(_header(f"P{reader + 1}", bank))
+            for wire, (_name, module_pin) in enumerate(CABLE):
+                nl.connect(nl.net_of(ref, module_pin) or "", header.ref, str(wire + 1))
     # Spare MISO gates: inputs low, output enables high (off).
     last = f"U{20 + (gate_count - 1) // 4}"
     for gate in range(gate_count % 4 or 4, 4):
@@ -279,7 +357,7 @@ def build(n_readers: int = N_READERS) -> Netlist:
     # Pawn sensors: 20 DRV5032 into 3 x 74HC165 (D0..D19), D20..D23 strapped.
     chain = ["U30", "U31", "U32"]
     for index, ref in enumerate(chain):
-        nl.add(_hc165(ref))
+        nl.add(_hc165(ref)).board = "pawn board"
         power(ref)
         nl.connect("PAWN_/PL", ref, "/PL")
         nl.connect("PAWN_CP", ref, "CP")
@@ -291,14 +369,20 @@ def build(n_readers: int = N_READERS) -> Netlist:
         ref, pin = chain[bit // 8], f"D{bit % 8}"
         if bit < N_PAWN_POSITIONS:
             hall = f"H{bit}"
-            nl.add(_hall(hall))
+            nl.add(_hall(hall)).board = "sensor"
             power(hall)
             nl.connect(f"PAWN{bit}", hall, "OUT")
             nl.connect(f"PAWN{bit}", ref, pin)
-            resistor("10k", f"PAWN{bit}", RAIL, "pawns")
+            resistor("10k", f"PAWN{bit}", RAIL, "pawns", "pawn board")
         else:  # signature 0b1010 on D20..D23 (firmware.pawns.SIGNATURE)
             nl.connect(RAIL if (0b1010 >> (bit - 20)) & 1 else GND, ref, pin)
-    resistor("10k", "PAWN_Q", RAIL, "pawns")  # no board fitted: reads 1, no signature
+    resistor("10k", "PAWN_Q", RAIL, "pawns", "pawn board")  # no board: reads 1, no signature
+    # The logic rail: one regulator from the 5 V input (power.md), bulk capacitance.
+    nl.add(_regulator("U40"))
+    nl.connect("+5V", "U40", "VIN")
+    nl.connect(GND, "U40", "GND")
+    nl.connect(RAIL, "U40", "VOUT")
+    capacitor("1000u", RAIL, GND, "power", "controller")
     return nl
 
 
@@ -325,13 +409,17 @@ def _pull(nl: Netlist, net: str) -> str | None:
 
 
 def _buffer_source(nl: Netlist, net: str) -> str | None:
-    """The Pico net behind a buffered signal: ``net`` is a 74LVC244 output (or a series
-    resistor's far side from one); the answer is the net on that channel's input."""
-    for _hop in range(2):
-        for ref, pin in nl.nets.get(net, []):
-            part = nl.parts[ref]
-            if part.kind.startswith("74LVC244") and nl.role(ref, pin) == "out":
-                return nl.net_of(ref, pin.replace("Y", "A"))
+    """The Pico net behind a buffered signal: follow ``net`` back through series
+    resistors and 74LVC244 channels (bank buffer, SCK fan-out) to the first PICO_ net."""
+    for _hop in range(6):
+        if net.startswith("PICO_"):
+            return net
+        driven = [(r, p) for r, p in nl.nets.get(net, [])
+                  if nl.parts[r].kind.startswith("74LVC244") and nl.role(r, p) == "out"]
+        if driven:
+            ref, pin = driven[0]
+            net = nl.net_of(ref, pin.replace("Y", "A")) or ""
+            continue
         resistors = [(r, p) for r, p in nl.nets.get(net, [])
                      if nl.parts[r].kind.startswith("resistor")]
         if len(resistors) != 1:
@@ -404,7 +492,7 @@ def check(nl: Netlist) -> list[str]:
             if nl.net_of(gate_ref, f"{gate}Y") != "MISO_BUS":
                 problems.append(f"{ref}: its MISO gate does not drive the MISO bus")
         miso_users = [(r, p) for r, p in nl.nets.get(nets["MISO"] or "", [])
-                      if not nl.parts[r].kind.startswith("resistor")]
+                      if nl.role(r, p) != "passive"]
         if len(miso_users) != 2:
             problems.append(f"{ref}: raw MISO reaches something besides its gate")
         for signal in ("SCK", "MOSI", "RST"):
@@ -460,7 +548,10 @@ def load_budget(part: Part, net: str) -> int:
     if part.kind.startswith("74LVC244"):
         # Control buffers feed the three decoders or the three shift registers; a bank
         # buffer output feeds only its series resistor (the readers behind it: check_loads).
-        return 4 if part.group == "controls" else 1
+        # A bank buffer's SCK channel feeds the 8 inputs of one fan-out chip beside it.
+        if part.group == "controls":
+            return 4
+        return SCK_FANOUT_PER_CHIP if re.fullmatch(r"B\d_SCK\d", net) else 1
     if part.kind.startswith("Raspberry Pi Pico"):
         return 8  # LVC inputs (~5 pF) on short traces: under ~60 pF per pin (estimate)
     if part.kind.startswith("74HC154"):
@@ -482,7 +573,8 @@ def reader_loads(nl: Netlist) -> dict[str, int]:
 def check_loads(nl: Netlist) -> list[str]:
     problems = []
     for net, count in reader_loads(nl).items():
-        budget = RST_LOADS if "_RST" in net else SCK_MOSI_LOADS
+        budget = (RST_LOADS if "_RST" in net else SCK_LOADS if "_SCK" in net
+                  else SCK_MOSI_LOADS)
         if count > budget:
             problems.append(f"{net}: {count} readers on one buffer output, budget {budget}")
     return problems
@@ -490,20 +582,119 @@ def check_loads(nl: Netlist) -> list[str]:
 
 def all_problems(nl: Netlist | None = None) -> list[str]:
     nl = nl or build()
-    return check(nl) + check_loads(nl)
+    return check(nl) + check_loads(nl) + check_cable(nl) + check_edges(nl)
+
+
+# ------------------------------------------------------------------ clock edges
+
+def star_edge(lengths_m: list[float], series_ohm: float, vdd: float = 3.3,
+              t_end_ns: float = 80.0) -> list[list[tuple[float, float]]]:
+    """The rising SCK edge at each reader of a star: one buffer output (its own ~25 Ohm
+    plus ``series_ohm``) driving ``len(lengths_m)`` cables that meet at the resistor and
+    end at a reader (an open end: its ~10 pF is small beside a 1.5 ns edge on 100 Ohm).
+
+    A lattice (bounce) diagram: waves launched at the junction travel each cable, double
+    at its open end and come back; at the junction each sees the source in parallel with
+    the other cables, reflects with gamma and passes (1 + gamma) into every other cable.
+    Returns, per reader, the steps (arrival time ns, voltage step) of an ideal edge."""
+    t = {k: v.value for k, v in TIMING.items()}
+    z0, rs = t["cable_z0_ohm"], t["buffer_out_ohm"] + series_ohm
+    delays = [length * t["cable_ns_per_m"] for length in lengths_m]
+    n = len(lengths_m)
+    launch = vdd * (z0 / n) / (rs + z0 / n)
+    other = rs if n == 1 else 1 / (1 / rs + (n - 1) / z0)
+    gamma = (other - z0) / (other + z0)
+    steps: list[list[tuple[float, float]]] = [[] for _ in range(n)]
+    # Outgoing waves by (arrival time at the far end, line): amplitude. Rounded times
+    # merge coincident waves so the count stays bounded.
+    waves: dict[tuple[float, int], float] = {
+        (round(delays[i], 3), i): launch for i in range(n)}
+    queue = sorted(waves)
+    while queue:
+        arrive, line = key = heapq.heappop(queue)
+        amp = waves.pop(key)
+        if arrive > t_end_ns or abs(amp) < 1e-3:
+            continue
+        steps[line].append((arrive, 2 * amp))
+        back = arrive + delays[line]  # the reflected wave reaches the junction
+        for other_line in range(n):
+            gain = gamma if other_line == line else 1 + gamma
+            key = (round(back + delays[other_line], 3), other_line)
+            if key not in waves:
+                heapq.heappush(queue, key)
+            waves[key] = waves.get(key, 0.0) + gain * amp
+    return steps
+
+
+def waveform(steps: list[tuple[float, float]], edge_ns: float) -> list[float]:
+    """The voltage at one reader for a driver edge of ``edge_ns`` (a linear ramp), at
+    every corner of the piecewise-linear wave (where a ramp starts or ends), in time
+    order: exact, since a linear piece has its extremes at its ends."""
+    corners = sorted([(at, v / edge_ns) for at, v in steps]
+                     + [(at + edge_ns, -v / edge_ns) for at, v in steps])
+    out, level, slope, last = [0.0], 0.0, 0.0, 0.0
+    for at, change in corners:
+        level += slope * (at - last)
+        slope += change
+        last = at
+        out.append(level)
+    return out
+
+
+def edge_problems(lengths_m: list[float], series_ohm: float, vdd: float = 3.3) -> list[str]:
+    """An SCK edge is clean at a reader when, once above V_IH, it never falls back below
+    it (a re-crossing is a second clock edge), and when it settles above V_IH. The
+    falling edge is the mirror image (same lattice), so one check covers both."""
+    t = {k: v.value for k, v in TIMING.items()}
+    problems = []
+    for reader, steps in enumerate(star_edge(lengths_m, series_ohm, vdd)):
+        wave = waveform(steps, t["edge_ns"])
+        above = [k for k, v in enumerate(wave) if v >= t["vih_v"]]
+        where = f"reader {reader + 1} of {len(lengths_m)} ({lengths_m[reader] * 100:.0f} cm)"
+        if not above:
+            problems.append(f"{where}: SCK never reaches V_IH {t['vih_v']} V")
+            continue
+        low = min(wave[above[0]:])
+        if low < t["vih_v"]:
+            problems.append(f"{where}: SCK falls back to {low:.2f} V after crossing V_IH "
+                            f"{t['vih_v']} V (not monotonic through the threshold)")
+    return problems
+
+
+# Reader cable lengths an output may see: 15 cm up to the longest limit of hardware/box.py
+# (a pad's 80 cm; box.py computes every run and checks it).
+CABLE_SPREAD_M = (0.15, 0.80)
+
+
+def check_edges(nl: Netlist) -> list[str]:
+    """The SCK edge at every reader of the netlist, each series resistor's star of
+    cables at the worst spread of lengths (shortest to longest cable)."""
+    problems = []
+    for net, count in sorted(reader_loads(nl).items()):
+        series_refs = [r for r, _p in nl.nets[net + "_S"]
+                       if nl.parts[r].kind.startswith("resistor")]
+        if "_SCK" not in net or not count or len(series_refs) != 1:
+            continue  # no SCK star here (a missing resistor is check()'s to report)
+        series = float(nl.parts[series_refs[0]].value.rstrip("R"))
+        lo, hi = CABLE_SPREAD_M
+        for lengths in ([lo + (hi - lo) * i / max(1, count - 1) for i in range(count)],
+                        [lo] * count, [hi] * count):
+            problems += [f"{net}: {p}" for p in edge_problems(lengths, series)]
+    return sorted(set(problems))
 
 
 # ------------------------------------------------------------------ timing
 
-def spi_margin(spi_hz: float, loads: int = SCK_MOSI_LOADS) -> dict[str, float]:
-    """Edge and round-trip timing of the buffered bus at ``spi_hz`` (ns)."""
+def spi_margin(spi_hz: float) -> dict[str, float]:
+    """Round-trip timing of one bit at ``spi_hz`` (ns). SCK reaches a reader as one
+    clean step on its own terminated cable (check_edges): its edge arrives after the
+    longest cable's delay plus the buffer's edge, no lumped-RC rise."""
     t = {k: v.value for k, v in TIMING.items()}
-    load_pf = loads * (t["cable_pf_per_m"] * t["cable_m"] + t["reader_input_pf"])
-    rise = 2.2 * (t["buffer_out_ohm"] + t["series_ohm"]) * load_pf * 1e-3  # ns, 10-90 %
-    round_trip = (t["lvc_tpd_ns"] + rise + t["mfrc522_miso_ns"] + t["miso_cable_ns"]
-                  + t["lvc_tpd_ns"] + t["pico_setup_ns"])
+    sck = CABLE_SPREAD_M[1] * t["cable_ns_per_m"] + t["edge_ns"]
+    round_trip = (t["lvc_tpd_ns"] + t["lvc_tpd_ns"] + sck + t["mfrc522_miso_ns"]
+                  + t["miso_cable_ns"] + t["lvc_tpd_ns"] + t["pico_setup_ns"])
     half = 1e9 / spi_hz / 2
-    return {"spi_hz": spi_hz, "load_pf": load_pf, "rise_ns": round(rise, 1),
+    return {"spi_hz": spi_hz, "sck_ns": round(sck, 1),
             "round_trip_ns": round(round_trip, 1), "half_period_ns": half,
             "margin_ns": round(half - round_trip, 1),
             "margin": round((half - round_trip) / half, 3)}
@@ -551,30 +742,185 @@ def reader_table(nl: Netlist) -> str:
     return "\n".join(rows)
 
 
+@dataclass(frozen=True)
+class Item:
+    """One BOM line's ordering facts: an example part that fits and a unit price (EUR,
+    estimate: a typical one-off distributor/marketplace price; check when ordering)."""
+
+    example: str
+    eur: float
+    note: str = ""
+
+
+# Every kind of part in the netlist, as ordered. A part kind missing here fails the tests.
+CATALOGUE: dict[str, Item] = {
+    "Raspberry Pi Pico (RP2040)": Item("Raspberry Pi SC0915 (Pico) or Pico H", 4.50,
+                                       "scan controller, USB serial to the hub"),
+    "74LVC244A octal buffer": Item("Nexperia/TI 74LVC244A", 0.45,
+                                   "2 control buffers, 1 bank buffer per bank, 1 SCK "
+                                   "fan-out per 8 readers"),
+    "74HC154 4-to-16 decoder": Item("Nexperia 74HC154D / TI CD74HC154E", 0.90,
+                                    "chip selects, one per bank"),
+    "74LVC125A quad tri-state buffer": Item("Nexperia/TI 74LVC125A", 0.40,
+                                            "one gate per reader's MISO"),
+    "74HC165 shift register": Item("Nexperia/TI 74HC165", 0.50, "pawn sensor chain"),
+    "MFRC522 reader module (RC522)": Item(
+        "RFID-RC522 board (NXP MFRC522, e.g. AZ-Delivery, Joy-IT SBC-RFID-RC522)", 2.50,
+        "3.3 V only; solder the 1x8 header; IRQ unused; buy 4 spare"),
+    "DRV5032FA Hall switch (3.3 V, omnipolar)": Item("TI DRV5032FAQLPG (TO-92)", 0.70,
+                                                     "under the top, flat face up"),
+    "3.3 V step-down regulator module": Item("Pololu D24V22F3 (3.3 V 2.6 A)", 11.00,
+                                             "the one logic rail (power.md)"),
+    "resistor 10k": Item("1/4 W 1 %", 0.02, "pull-ups / RST pull-down"),
+    "resistor 100k": Item("1/4 W 1 %", 0.02, "MISO pull-downs"),
+    "resistor 33R": Item("1/4 W 1 %", 0.02, "MOSI/RST series resistors"),
+    "resistor 68R": Item("1/4 W 1 %", 0.02, "SCK source termination, one per reader"),
+    "capacitor 100n": Item("X7R 50 V, 2.54 mm", 0.05, "one per IC, module and sensor"),
+    "capacitor 10u": Item("X5R/X7R 16 V or electrolytic", 0.10, "at each reader's 3.3 V"),
+    "capacitor 1000u": Item("electrolytic 10 V", 0.40, "bulk at the regulator output"),
+    f"1x{len(CABLE)} 2.54 mm pin header (reader cable)": Item(
+        "2.54 mm male header strip, cut to 10", 0.15, "one per reader on its bank board"),
+}
+
+# What the netlist does not model as nets (power path, cables, hub, mechanics): ordered
+# here, from one list. (group, qty, part, Item)
+EXTRAS: tuple[tuple[str, int, str, Item], ...] = (
+    ("connectors", N_READERS, "reader cable: 10-way 28 AWG ribbon, cells <= 50 cm, pads "
+     "<= 80 cm (runs: layout.md), "
+     "1x10 Dupont housing at the board, 1x8 at the module (the 4 grounds crimped into GND)",
+     Item("1.27 mm ribbon + Dupont housings and crimps", 0.60)),
+    ("power", 1, "5 V 3 A closed adapter, 2.1/5.5 mm plug",
+     Item("Mean Well GST18A05-P1J or any listed double-insulated 5 V >= 3 A", 12.00,
+          "no open-frame supply (power.md)")),
+    ("power", 1, "panel barrel jack 2.1/5.5 mm", Item("", 1.00)),
+    ("power", 1, "fuse T2A 5x20 mm + holder", Item("in-line or panel holder", 1.50,
+                                                  "right after the jack")),
+    ("power", 3, "PTC resettable fuse, hold 1.35 A", Item("Bourns MF-R135", 0.40,
+                                                         "each bank's 3.3 V feed")),
+    ("power", 1, "Schottky diode 1 A", Item("1N5819", 0.10, "5 V -> Pico VSYS")),
+    ("hub", 1, "Raspberry Pi 4 Model B 2 GB (or Pi 5)", Item("SC0193", 45.00)),
+    ("hub", 1, "Pi power supply", Item("official 15 W USB-C", 9.00)),
+    ("hub", 1, "microSD 32 GB A1", Item("", 7.00)),
+    ("hub", 4, "LED 5 mm, seat colours, + 330 Ohm", Item("", 0.15)),
+    ("hub", 1, "active buzzer 5 V + 2N2222 + 1 kOhm", Item("TMB12A05", 1.00)),
+    ("hub", 5, "push button", Item("16 mm panel or 12 mm tactile", 0.80)),
+    ("hub", 1, "1 kOhm resistor + wire, Pico RUN <- Pi GPIO", Item("", 0.05)),
+    ("table", 100, "NFC sticker NTAG213, 25 mm", Item("NXP NTAG213 inlay", 0.15,
+                                                      "84 tagged cards + spares")),
+    ("table", 1, "table top, 3 mm acrylic or birch ply, 725 x 1005 mm (layout.md)",
+     Item("", 40.00)),
+    ("table", 1, "reader carrier, 6 mm MDF, as the top", Item("", 15.00)),
+    ("table", 4, "magnet 6x3 mm N35", Item("", 0.20, "one per pawn")),
+    ("table", 4, "pawn board / bank board / controller perfboard", Item("", 2.00)),
+)
+
+
+def bom_lines(nl: Netlist) -> list[tuple[str, int, str, Item]]:
+    """The whole BOM: the netlist's parts counted by kind, then the extras."""
+    counts = Counter((p.group, p.kind) for p in nl.parts.values())
+    by_kind: Counter[str] = Counter()
+    groups: dict[str, str] = {}
+    for (group, kind), qty in counts.items():
+        by_kind[kind] += qty
+        groups.setdefault(kind, group)
+    missing = sorted(set(by_kind) - set(CATALOGUE))
+    if missing:
+        raise ValueError(f"no CATALOGUE entry (example, price) for {missing}")
+    lines = [("passives" if k.startswith(("resistor", "capacitor")) else groups[k],
+              by_kind[k], k, CATALOGUE[k]) for k in sorted(by_kind)]
+    return sorted(lines, key=lambda line: (line[0], line[2])) + list(EXTRAS)
+
+
+def bom_total(nl: Netlist) -> float:
+    return round(sum(qty * item.eur for _g, qty, _k, item in bom_lines(nl)), 2)
+
+
 def bom_table(nl: Netlist) -> str:
-    counts = Counter((p.group, p.kind, p.value) for p in nl.parts.values())
-    rows = ["| group | part | qty |", "|---|---|---|"]
-    for (group, kind, _value), qty in sorted(counts.items()):
-        rows.append(f"| {group} | {kind} | {qty} |")
+    rows = ["| group | qty | part | example | note | unit EUR | EUR |",
+            "|---|---|---|---|---|---|---|"]
+    for group, qty, kind, item in bom_lines(nl):
+        rows.append(f"| {group} | {qty} | {kind} | {item.example} | {item.note} | "
+                    f"{item.eur:.2f} | {qty * item.eur:.2f} |")
+    rows.append(f"| **total** | | | | | | **{bom_total(nl):.2f}** |")
     return "\n".join(rows)
 
 
+def pinout_table(nl: Netlist, reader: int = 0) -> str:
+    """The reader cable, wire by wire, read from the netlist (header P<n> pin k sits on
+    the net of the module pin it carries)."""
+    header, module = f"P{reader + 1}", f"J{reader + 1}"
+    rows = ["| wire / header pin | signal | module pin | net (reader 0) |", "|---|---|---|---|"]
+    for wire, (name, module_pin) in enumerate(CABLE):
+        net = nl.net_of(header, str(wire + 1))
+        assert net == nl.net_of(module, module_pin)
+        rows.append(f"| {wire + 1} | {name} | {module_pin} | {net} |")
+    return "\n".join(rows)
+
+
+def check_cable(nl: Netlist) -> list[str]:
+    """Each reader's header carries its module's nets, and every fast line has a ground
+    wire beside it."""
+    problems = []
+    for part in list(nl.parts.values()):
+        if not part.kind.startswith("MFRC522"):
+            continue
+        header = f"P{part.ref[1:]}"
+        if header not in nl.parts:
+            problems.append(f"{part.ref}: no cable header")
+            continue
+        names = []
+        for wire, (_name, module_pin) in enumerate(CABLE):
+            net = nl.net_of(header, str(wire + 1))
+            names.append(net)
+            if net != nl.net_of(part.ref, module_pin):
+                problems.append(f"{header}.{wire + 1}: on {net}, the module's {module_pin} "
+                                f"is on {nl.net_of(part.ref, module_pin)}")
+    for wire, (name, _pin) in enumerate(CABLE):
+        if name in FAST_LINES:
+            beside = {CABLE[w][0] for w in (wire - 1, wire + 1) if 0 <= w < len(CABLE)}
+            if GND not in beside:
+                problems.append(f"cable wire {wire + 1} ({name}) has no ground beside it")
+    return problems
+
+
 def timing_table() -> str:
-    rows = ["| SPI clock | load per output | SCK rise (10-90 %) | round trip | half period "
-            "| margin |", "|---|---|---|---|---|---|"]
+    rows = ["| SPI clock | SCK at the farthest reader | round trip | half period | margin |",
+            "|---|---|---|---|---|"]
     for hz in (1_000_000, 2_000_000, 4_000_000):
         m = spi_margin(hz)
-        rows.append(f"| {hz / 1e6:g} MHz | {m['load_pf']:.0f} pF | {m['rise_ns']} ns | "
-                    f"{m['round_trip_ns']} ns | {m['half_period_ns']:.0f} ns | "
-                    f"{m['margin_ns']:.0f} ns ({m['margin']:.0%}) |")
+        rows.append(f"| {hz / 1e6:g} MHz | {m['sck_ns']} ns | {m['round_trip_ns']} ns | "
+                    f"{m['half_period_ns']:.0f} ns | {m['margin_ns']:.0f} ns "
+                    f"({m['margin']:.0%}) |")
+    rows += ["", "| SCK topology | cables | lowest level after crossing V_IH | clean |",
+             "|---|---|---|---|"]
+    lo, hi = CABLE_SPREAD_M
+    spread = [lo + (hi - lo) * i / 5 for i in range(6)]
+    for name, lengths, series in (
+            ("first design: one output, 33 Ohm, 6 readers", spread, 33.0),
+            ("one output per reader, 68 Ohm (built)", [hi], 68.0),
+            ("one output per reader, 68 Ohm (built)", [lo], 68.0)):
+        levels = [min(w[next(k for k, v in enumerate(w) if v >= TIMING["vih_v"].value):])
+                  for w in (waveform(st, TIMING["edge_ns"].value)
+                            for st in star_edge(lengths, series))]
+        cm = ", ".join(f"{x * 100:.0f}" for x in lengths)
+        rows.append(f"| {name} | {cm} cm | {min(levels):.2f} V | "
+                    f"{'yes' if not edge_problems(lengths, series) else 'no'} |")
     rows += ["", "| figure | value | source |", "|---|---|---|"]
     for name, number in TIMING.items():
         rows.append(f"| {name} | {number.value:g} {number.unit} | {number.source} |")
     return "\n".join(rows)
 
 
+def box_table(_nl: Netlist) -> str:
+    from hardware.box import box_table as table
+
+    return table()
+
+
 SECTIONS = {
-    "wiring.md": {"pico": pico_table, "readers": reader_table, "timing": None},
+    "layout.md": {"box": box_table},
+    "wiring.md": {"pico": pico_table, "readers": reader_table, "timing": None,
+                  "pinout": pinout_table},
     "bom.md": {"bom": bom_table},
 }
 
@@ -603,8 +949,13 @@ def outputs(nl: Netlist | None = None) -> dict[Path, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Check the table's wiring (netlist).")
     parser.add_argument("--write", action="store_true", help="regenerate the tables")
+    parser.add_argument("--bom", action="store_true", help="print the BOM with its total")
+    parser.add_argument("--pinout", action="store_true", help="print the reader cable")
     args = parser.parse_args(argv)
     nl = build()
+    if args.bom or args.pinout:
+        print(bom_table(nl) if args.bom else pinout_table(nl))
+        return 0
     problems = all_problems(nl)
     for problem in problems:
         print(f"problem: {problem}", file=sys.stderr)

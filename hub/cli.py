@@ -521,7 +521,8 @@ def _run_readers(args: argparse.Namespace) -> int:
 
         try:
             return run_bench(config, args.bench_readers, args.tries, args.polls,
-                             Path(args.report), interactive=sys.stdin.isatty())
+                             Path(args.report), interactive=sys.stdin.isatty(),
+                             hold_field=args.hold_field, sweep_readers=args.bench_sweep)
         except (HubError, OSError) as exc:
             raise CliError(str(exc)) from None
     if not args.direct and not _sim_wanted(args):
@@ -638,6 +639,11 @@ def register(subparsers: Any) -> None:
     bench.add_argument("--tries", type=int, default=20, help="polls per wake-up delay")
     bench.add_argument("--polls", type=int, default=200, help="reads per read rate")
     bench.add_argument("--report", default="reader-report.json", help="where to write it")
+    bench.add_argument("--hold-field", type=int, default=None, metavar="READER",
+                       help="keep this reader's field on through the run (overlap)")
+    bench.add_argument("--bench-sweep", type=int, default=0, metavar="N",
+                       help="then time the firmware's sweep of readers 0..N-1 (2-4), "
+                            "wake-ups overlapped")
     readers.set_defaults(handler=_run_readers)
 
     schema = subparsers.add_parser("schema", help="write the wire contract's JSON Schemas")

@@ -38,8 +38,10 @@ CELL_PITCH_MM = (65.0, 97.0)
 # read range with a 25 mm tag (3-4 cm): the bench test checks it (hardware/bench-test.md).
 FIELD_SEPARATION_MM = 125.0
 # Scan pads of seats 0..3 (bottom, left, top, right edge), in cell pitches from the
-# top-left cell centre: two pitches out from the middle of their edge.
-PAD_CENTRES = ((2.5, 7.0), (-2.0, 2.5), (2.5, -2.0), (7.0, 2.5))
+# top-left cell centre, off the middle of their edge: as close as the pawn track allows
+# (an 80 x 110 mm plate 10 mm clear of a 25 mm pawn, hardware/box.py checks it), which
+# keeps the box and the pad cables short.
+PAD_CENTRES = ((2.5, 6.8), (-2.0, 2.5), (2.5, -1.8), (7.0, 2.5))
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,12 @@ class Layout:
         except ValueError as exc:
             raise ValueError(f"place {where!r}: {exc}") from None
         raise ValueError(f"place {where!r} is not 'r,c', 'pad:<seat>' or 'pos:<0-19>'")
+
+
+def perimeter_mm(position: int) -> tuple[float, float]:
+    """Centre of a pawn position (0..19), in mm from the top-left cell's centre."""
+    col, row = _perimeter_centre(position)
+    return col * CELL_PITCH_MM[0], row * CELL_PITCH_MM[1]
 
 
 def _perimeter_centre(position: int) -> tuple[float, float]:
