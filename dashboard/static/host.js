@@ -118,6 +118,14 @@ function placeLabel(place) {
 
 let lastState = null;
 
+/* A link on a loopback address opens the phone itself, not this table: its host, else "". */
+function loopbackHost(url) {
+  let host = "";
+  try { host = new URL(url, location.href).hostname; } catch (e) { return ""; }
+  const bare = host.replace(/^\[|\]$/g, "");
+  return bare === "localhost" || bare.endsWith(".localhost") || /^127\./.test(bare) || bare === "::1" ? host : "";
+}
+
 async function refreshPanels() {
   try {
     const readers = await hostApi("GET", "/api/host/readers");
@@ -137,9 +145,12 @@ async function refreshPanels() {
     if (box.dataset.key !== key) {
       box.dataset.key = key;
       const view = lastState && lastState.game ? lastState.game.view : null;
-      box.innerHTML = links.map((l) => {
+      const local = links.find((l) => loopbackHost(l.url));
+      const warn = local ? `<p class="notice links-loopback" role="note">⚠ ${esc(t("links_loopback", { host: loopbackHost(local.url) }))}</p>` : "";
+      box.innerHTML = warn + links.map((l) => {
         const name = view ? seatOf(view, l.seat) : seatLabel(l.seat);
-        return `<figure class="qr" data-seat="${l.seat}"><div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption>${l.joined ? "✓ " + esc(t("joined")) + " · " : ""}` +
+        const off = loopbackHost(l.url);
+        return `<figure class="qr${off ? " unusable" : ""}" data-seat="${l.seat}"${off ? ` data-unusable="loopback"` : ""}>${off ? `<span class="qr-off">${esc(t("link_loopback_short"))}</span>` : ""}<div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption>${l.joined ? "✓ " + esc(t("joined")) + " · " : ""}` +
           `<a href="${esc(l.url)}">${esc(t("open_seat", { seat: name }))}</a> ${l.joined ? `<button type="button" class="btn small" data-free="${l.seat}">${esc(t("free_seat", { seat: name }))}</button>` : `<button type="button" class="btn small" data-reissue="${l.seat}" title="${esc(t("reissue_help"))}">${esc(t("reissue"))}</button>`}</figcaption></figure>`;
       }).join("");
       for (const l of links) {
