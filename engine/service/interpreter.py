@@ -265,7 +265,9 @@ class TableInterpreter:
         self.recipe_cards: tuple[tuple[str, ...], ...] = ()
         self.held: Held | None = None
         self.vanesco_wait: list[tuple[int, str]] = []
-        self._lift_reasons: dict[int, _Reason] = {}  # refused lifts, by cell
+        # Refused lifts, by cell: the card lifted. Why it was refused is derived anew from the
+        # table as it is now each time the alerts are (`_refused_lift`): never a stale order.
+        self._lift_reasons: dict[int, str] = {}
         self._place_reasons: dict[int, _Reason] = {}  # refused placements (refill), by cell
         self._pad_reasons: dict[int, _Reason] = {}
         self._undo_note: _Reason | None = None
@@ -348,18 +350,22 @@ class TableInterpreter:
         game = self._playing()
         if game is None or seen is None or seen != game.grid[cell]:
             return  # not a game card leaving its cell: the alerts tell what is left to do
-        reason = self._lift(game, cell, seen)
-        if reason is not None:
-            self._lift_reasons[cell] = reason
+        if not self._lift(game, cell, seen):
+            self._lift_reasons[cell] = seen
 
-    def _lift(self, game: Game, cell: int, card: str) -> _Reason | None:
-        """A game card lifted from its cell: hold it for a legal take, or say why not."""
-        seat = game.seat
+    def _lift(self, game: Game, cell: int, card: str) -> bool:
+        """A game card lifted from its cell: hold it for a legal take (True), or not."""
         if self.held is None and not self.vanesco_wait and game.phase is not Phase.REFILL:
             plan = self._plan_take(game, cell)
             if plan is not None:  # the common case: a legal take, nothing to explain
                 self.held = Held(cell, card, plan, self._ends_game(game, cell))
-                return None
+                return True
+        return False
+
+    def _refused_lift(self, game: Game, cell: int, card: str) -> _Reason:
+        """Why a card lifted from its cell is not a take, from the table as it is now: only
+        what remains to be done (a refill done since the lift is no longer asked for)."""
+        seat = game.seat
         back = f"Put {label(card)} back on {where(cell)}."
         params = (("card", card), ("cell", cell_name(cell)))
         if self.held is not None:
@@ -381,6 +387,11 @@ class TableInterpreter:
                            f"First refill {where(hole)} with the top card of the draw pile.",
                            f"{back} Then lay the top card of the draw pile on {where(hole)}.",
                            params=params)
+        if self._plan_take(game, cell) is not None:
+            # Lifted too early; now it would be a take: laying it on the pad takes it.
+            return _Reason("G4", "card_missing", f"{label(card)} is missing from {where(cell)}.",
+                           f"{back[:-1]}, or lay it on {pad_words(game, seat)} to take it.",
+                           seat=seat, params=(*params, ("pad", seat)))
         if game.phase is Phase.TAKE and FACED_LINE[game.pawns[seat]] is None:
             line = self._declinatio_line(game)
             reach = line_label(line) if line is not None else "-"
@@ -494,7 +505,7 @@ class TableInterpreter:
             for cell in list(self._lift_reasons):
                 # Refused when lifted, but a take now (another card was put back, the
                 # turn moved on): laying it on the pad takes it.
-                if game.grid[cell] == seen and self._lift(game, cell, seen) is None:
+                if game.grid[cell] == seen and self._lift(game, cell, seen):
                     del self._lift_reasons[cell]
                     break
         if (self.held is None and seat == game.seat and seen in CARDS
@@ -526,7 +537,8 @@ class TableInterpreter:
                 f"{where(held.cell)}.",
                 seat=seat, params=params)
             return
-        for cell, reason in self._lift_reasons.items():
+        for cell, lifted in self._lift_reasons.items():
+            reason = self._refused_lift(game, cell, lifted)
             if game.grid[cell] == seen and seat != game.seat:
                 self._pad_reasons[seat] = _Reason(
                     "G4", "not_your_turn", f"It is {seat_words(game, game.seat)}'s turn, not "
@@ -885,9 +897,9 @@ class TableInterpreter:
                                                ("expected", expected), ("seen", seen))
         if seen is None:
             assert expected is not None
-            reason = self._lift_reasons.get(cell)
-            if reason is not None:
-                return reason
+            lifted = self._lift_reasons.get(cell)
+            if lifted is not None:
+                return self._refused_lift(game, cell, lifted)
             return _Reason("G4", "card_missing", f"{label(expected)} is missing from {here}.",
                            f"Put {label(expected)} back on {here}.", params=params)
         if seen.startswith(UNKNOWN_PREFIX):
