@@ -29,7 +29,14 @@ HOST = "host"
 
 
 class VirtualError(Exception):
-    """A gesture the virtual table cannot do (nothing in hand, the cell is taken, ...)."""
+    """A gesture the virtual table cannot do (nothing in hand, the cell is taken, ...);
+    ``code``: its stable id, for the pages to say it in their language."""
+
+    def __init__(self, message: str, code: str = "not_possible",
+                 params: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params or {}
 
 
 def in_progress(public: GamePublic | None) -> str | None:
@@ -139,6 +146,8 @@ class VirtualTable:
         expected = view.get("expected") if isinstance(view.get("expected"), dict) else {}
         assert isinstance(expected, dict)
         playing = table.get("status") == "playing" and not view.get("over")
+        if acting is not None:
+            self._held_by_alert(action, where)
         if action in ("draw", "refill"):
             hole = expected.get("refill_cell")
             if not playing or expected.get("phase") != "refill" or hole is None:
@@ -171,6 +180,22 @@ class VirtualTable:
         if (takes or action in ("draw", "refill")) and (not playing or turn != acting):
             # Its own hand and pad are a seat's at any time; the square only at its turn.
             raise VirtualError(f"it is not {seat_name(acting)}'s turn")
+
+    def _held_by_alert(self, action: str, where: str | None) -> None:
+        """While the square is wrong (an alert about one of its cells stands), a seat's
+        gesture on the square waits: only the cells the alerts name may be touched."""
+        on_square = action in ("take", "draw", "refill") or (
+            action == "lift" and where is not None and not where.startswith("pad:"))
+        if not on_square:
+            return
+        with self.bridge._lock:
+            game_id = self.bridge.game_id
+            standing = [a for a in self.bridge.alerts.values()
+                        if a.active and a.kind == "breach" and a.severity == "error"
+                        and a.game_id in (None, game_id) and a.params.get("cell")]
+        if standing and where not in {a.params.get("cell") for a in standing}:
+            raise VirtualError("held: the square must be put right first (see the alert)",
+                               code="held_by_alert", params={"rule": standing[0].rule})
 
     def gesture(self, action: str, where: str | None = None, seat: int | None = None,
                 owner: str = HOST) -> VirtualPublic:

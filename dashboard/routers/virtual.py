@@ -262,7 +262,7 @@ def play(request: Request, bridge: BridgeDep, seat: SeatNumberDep,
             result = _declinatio(bridge, actor)
         return _answer(result.data)
     except VirtualError as exc:
-        return _refused("not_possible", str(exc))
+        return _refused(exc.code, str(exc))
     except HTTPException as exc:  # a `Refusal` keeps the engine's code and rule id
         return _refused(getattr(exc, "code", None) or "refused", str(exc.detail),
                         exc.status_code, getattr(exc, "rule", None))

@@ -234,6 +234,19 @@ export function promptText(v) {
 const NOTICE_RULES = new Set(["undo", "info", "notice"]);
 export function isNotice(a) { return a.kind === "notice" || a.severity === "info" || NOTICE_RULES.has(a.rule); }
 
+/* A refusal in the page's language when its code is known (refusal_<code>), else the
+   server's own words. */
+export function refusalText(e) {
+  const key = e && e.code ? "refusal_" + e.code : null;
+  return key && T[key] !== undefined ? t(key) : t("error", { message: e ? e.message : "" });
+}
+
+/* An alert that holds a seat's gestures on the square until it is put right (the server
+   refuses them: dashboard/virtual.py `_held_by_alert`). */
+export function holdsSquare(a) {
+  return !isNotice(a) && a.severity === "error" && !!(a.params && a.params.cell);
+}
+
 /* One alert per fault: the same breach said twice (e.g. by two checks) shows once. */
 export function distinctAlerts(alerts) {
   const seen = new Set();

@@ -3,7 +3,7 @@
    table (POST /api/seats/{n}/play), the same as instructions at a real table. */
 import { boardParts } from "./board.js";
 import {
-  CAT, alertsHtml, announce, api, cardHtml, cardLabel, cellLabel, colourName, esc, humanise,
+  CAT, alertsHtml, announce, holdsSquare, refusalText, api, cardHtml, cardLabel, cellLabel, colourName, esc, humanise,
   lineLabel, liveSocket, patchChildren, posLabel, renderBanners, seatLabel, seatOf, setHtml, t,
   tn, usesText,
 } from "./core.js";
@@ -85,6 +85,9 @@ function renderAction(state) {
   const others = todo.filter((x) => x.kind !== "take");
   let html = `<h2 class="needed"><span aria-hidden="true">➜</span> ${esc(t("action_needed"))}</h2>`;
   if (mine.length) html += `<p class="fix-first">${esc(t("fix_alert_first"))}</p>`;
+  // The square is wrong: a take or refill waits until the alert's steps are done.
+  const held = state.alerts.some(holdsSquare) && todo.some((x) => x.kind === "take" || x.kind === "refill");
+  if (held) html += `<p class="held" data-held="1" role="status"><span aria-hidden="true">⏸</span> ${esc(t("held_by_alert"))}</p>`;
   if (v && takes.length) html += `<p class="situation">${esc(situation(v))}</p>`;
   if (!play && todo.length) html += `<p class="real-table">${esc(t("real_table_note"))}</p>`;
   // Many cards to choose from (Accio): a grid of cards, each named by its place only (the
@@ -197,7 +200,7 @@ function send(body, verb = "play") {
   pending = key;
   queue = queue.then(async () => {
     try { await api("POST", q(`/api/seats/${SEAT}/${verb}`), body); playMsg(""); }
-    catch (e) { playMsg(t("error", { message: e.message }), true); }
+    catch (e) { playMsg(refusalText(e), true); }
     finally { if (pending === key) pending = null; }
   });
   return queue;
