@@ -228,10 +228,26 @@ class Bridge:
                 self.reveals = {
                     s: r for s, r in self.reveals.items() if r[0] == model.game_id
                 }
+            self._standing_from(model)
         if model.game_id:
             self.secrets.ensure(model.game_id)
         self.broadcast()
         self._notify(topic, model)
+
+    def _standing_from(self, model: GamePublic) -> None:
+        """The engine's (retained) view lists every alert standing now: the truth after any
+        restart (a whole demo started again: its engine announced them before this dashboard
+        listened). Called with the lock held."""
+        table = model.view.table
+        if table is None or model.game_id is None:
+            return
+        listed = {a.alert_id: a for a in table.alerts}
+        for key in [k for k, a in self.alerts.items()
+                    if a.game_id == model.game_id and k not in listed]:
+            del self.alerts[key]
+        for key, a in listed.items():
+            if key not in self.alerts:
+                self.alerts[key] = GameAlert(**a.model_dump(), game_id=model.game_id)
 
     def _on_alert(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, GameAlert):

@@ -123,3 +123,58 @@ def test_loopback_demo_says_make_event_and_the_big_screen_shows_no_flags(
     finally:
         context.close()
         demo.close()
+
+
+def standing(state: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in state.get("alerts") or [] if a.get("kind") != "notice"]
+
+
+@pytest.mark.timeout(300)
+def test_a_standing_alert_survives_the_whole_demo_killed_and_started_again(
+        tmp_path: Path, browser: Any) -> None:
+    """Items 2-3: the host lifts a card no take allows; the whole demo (its process group) is
+    killed with SIGKILL and started again on the same data: the same alert stands, in the same
+    words, the card is still in the host's hand (not drawn on the square), and laying it back
+    clears the alert."""
+    args = ("--players", "2", "--pace", "1.5", "--seed", "4")
+    demo = DemoProcess(tmp_path, "demo-0", *args)
+    again: DemoProcess | None = None
+    http = httpx.Client(timeout=20, headers={"X-Host-Pin": PIN})
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        state = demo.wait_table(lambda s: playing(s) and s["game"]["view"]["phase"] == "take"
+                                and not standing(s), 90, "a turn to take")
+        ex = state["game"]["view"]["expected"]
+        allowed = set(ex.get("take") or []) | set(ex.get("accio") or []) | set(
+            ex.get("declinatio_take") or [])
+        where = next(f"{r},{c}" for r in range(1, 5) for c in range(1, 5)
+                     if f"{r},{c}" not in allowed)
+        lifted = http.post(demo.url + "/api/virtual/gesture",
+                           json={"action": "lift", "where": where})
+        assert lifted.status_code == 200, lifted.text
+        before = demo.wait_table(lambda s: any(a["params"].get("cell") == where
+                                               for a in standing(s)), 30, "the alert")
+        alert = next(a for a in standing(before) if a["params"].get("cell") == where)
+        demo.kill()
+        again = DemoProcess(tmp_path, "demo-1", *args, port=demo.port)
+        after = again.wait_table(lambda s: playing(s) and standing(s), 120,
+                                 "the demo back with its alert")
+        assert after["game"]["game_id"] == before["game"]["game_id"]
+        words = [(a["rule"], a["message"], a["instruction"]) for a in standing(after)]
+        assert (alert["rule"], alert["message"], alert["instruction"]) in words, words
+        # The square shows no card where there is none: the card is still in the host's hand.
+        virtual = after["virtual"] or {}
+        assert where not in (virtual.get("cells") or {}), virtual.get("cells")
+        page = context.new_page()
+        page.goto(again.url + "/?lang=en")
+        page.wait_for_selector(f"#alerts .alert[data-rule='{alert['rule']}']")
+        back = http.post(again.url + "/api/virtual/gesture", json={"action": "lay", "where": where})
+        assert back.status_code == 200, back.text
+        again.wait_table(lambda s: not any(a["params"].get("cell") == where
+                                           for a in standing(s)), 30, "the alert to clear")
+    finally:
+        context.close()
+        http.close()
+        demo.close()
+        if again is not None:
+            again.close()
