@@ -62,6 +62,7 @@ class VirtualTable:
         self._lock = threading.Lock()
         self._sim: SimTablePublic | None = None
         self._waiting: dict[int, str] = {}  # seat -> why its bot waits
+        self._waiting_codes: dict[int, dict[str, Any]] = {}  # the same as {code, ...params}
         bridge.client.subscribe(bridge.topics.hub_sim, self._on_sim)
 
     def _on_sim(self, topic: str, model: WireModel) -> None:
@@ -76,11 +77,13 @@ class VirtualTable:
         """The latest public view (never waits: the MQTT dispatcher calls this)."""
         with self._lock:
             sim, waiting = self._sim, dict(self._waiting)
+            codes = {str(s): c for s, c in self._waiting_codes.items()}
         message = " ".join(f"{seat_name(s)}'s bot is waiting: {why}"
                            for s, why in sorted(waiting.items())) or None
         if sim is None:
             return VirtualPublic(enabled=True, message=message,
-                                 waiting={str(s): w for s, w in waiting.items()})
+                                 waiting={str(s): w for s, w in waiting.items()},
+                                 waiting_codes=codes)
         host = sim.hands.get(HOST)
         return VirtualPublic(
             enabled=True,
@@ -95,16 +98,26 @@ class VirtualTable:
             sizes=dict(sim.sizes),
             message=message,
             waiting={str(s): w for s, w in waiting.items()},
+            waiting_codes=codes,
         )
 
-    def note_waiting(self, seat: int, reason: str | None) -> None:
-        """A bot says it waits (``reason``) or goes on (None)."""
+    def note_waiting(self, seat: int, reason: str | None, code: str | None = None,
+                     params: dict[str, Any] | None = None) -> None:
+        """A bot says it waits (``reason``; ``code`` and ``params`` for the pages' languages)
+        or goes on (None)."""
         with self._lock:
             if reason is None:
                 changed = self._waiting.pop(seat, None) is not None
+                self._waiting_codes.pop(seat, None)
             else:
-                changed = self._waiting.get(seat) != reason
+                coded = {**(params or {}), "code": code} if code else {}
+                changed = (self._waiting.get(seat), self._waiting_codes.get(seat)) != (
+                    reason, coded or None)
                 self._waiting[seat] = reason[:300]
+                if coded:
+                    self._waiting_codes[seat] = coded
+                else:
+                    self._waiting_codes.pop(seat, None)
         if changed:
             self.bridge.broadcast()
 

@@ -112,6 +112,9 @@ class WaitingIn(BaseModel):
 
     seat: int = Field(ge=0, lt=N_SEATS)
     reason: str | None = Field(default=None, max_length=300)
+    # The same for the pages' languages (wait_<code> in dashboard/i18n), with ids as params.
+    code: str | None = Field(default=None, pattern=r"^[a-z_]{1,40}$")
+    params: dict[str, str | int | None] = Field(default_factory=dict, max_length=8)
 
 
 @router.post("/waiting", summary="A bot says why it waits (host PIN: the demo's bots)",
@@ -119,7 +122,7 @@ class WaitingIn(BaseModel):
 def waiting(virtual: VirtualDep, actor: ActorDep, body: WaitingIn) -> None:
     if actor.seat is not None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "only the host's bots say this")
-    virtual.note_waiting(body.seat, body.reason)
+    virtual.note_waiting(body.seat, body.reason, body.code, body.params)
 
 
 def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:

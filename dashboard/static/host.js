@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
+import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -44,10 +44,14 @@ function seatsNow() { return lastState && lastState.game ? lastState.game.view.s
 /* The engine's undo answer: what was taken back, then the steps to put the cards back. */
 function undoneText(data) {
   const d = data || {};
-  const steps = Array.isArray(d.instructions) ? d.instructions : [];
-  const what = d.undone ? humanise(d.undone, seatsNow()) : t("done");
+  const seats = seatsNow();
+  // Codes with ids (the engine's `steps`, `undone_codes`); its English only from an old engine.
+  const steps = Array.isArray(d.steps) && d.steps.length ? d.steps.map((s) => undoStepWords(s, seats))
+    : (Array.isArray(d.instructions) ? d.instructions : []).map((s) => humanise(s, seats));
+  const what = Array.isArray(d.undone_codes) && d.undone_codes.length ? t("al_undone", { undone: undoneWords(d.undone_codes, seats) })
+    : d.undone ? humanise(d.undone, seats) : t("done");
   return steps.length
-    ? `${what} ${t("host_undone_steps")} ${steps.map((s, i) => `${i + 1}. ${humanise(s, seatsNow())}`).join(" ")}`
+    ? `${what} ${t("host_undone_steps")} ${steps.map((s, i) => `${i + 1}. ${s}`).join(" ")}`
     : `${what} ${t("host_nothing_back")}`;
 }
 

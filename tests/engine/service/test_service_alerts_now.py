@@ -36,7 +36,7 @@ def test_G4_a_card_lifted_too_early_is_a_take_once_the_other_card_is_back() -> N
     assert [a.code for a in out.raised] == ["one_card_per_turn"]
     interp.handle(lay("0,2", "yellow-a-3"))  # the first card back: the second is alone out
     (now,) = interp.active_alerts
-    assert now.code == "card_missing", now
+    assert now.code == "lifted_early", now
     assert "already took" not in now.message, now
     assert "Seat 1 (yellow)'s pad" in now.instruction, now
     out = interp.handle(pad_lay(0, "yellow-a-4"))
