@@ -138,7 +138,7 @@ class BotDriver:
         self._refused = 0  # refused gestures in a row
         self._stuck_at: str | None = None  # the table as it was when the bot gave up
         self._waiting_seat: int | None = None
-        self._waiting_why: str | None = None
+        self._waiting_why: Waiting | None = None
         self._laid: set[int] = set()  # seats whose pad holds a card a bot laid, not slid on
         # The table as `_confirmed` last read it, the engine having seen the gesture: the next
         # tick starts from it instead of asking again (pace 0: one request less per gesture).
