@@ -56,7 +56,7 @@ def test_G4_a_refill_is_held_while_the_square_is_wrong_and_the_alert_follows_the
         screen.set_viewport_size({"width": 1920, "height": 1080})
         screen.goto(dash.url + "/?lang=en")
         take = view(table_stack)["expected"]["take"][0]
-        phone.click(f"#seat-action [data-kind='take'][data-where='{take}']")
+        phone.click(f"#seat-board [data-act='cell'][data-where='{take}']")  # tapped on the square
         wait_until(lambda: (view(table_stack)["table"].get("prompt") or {}).get("code")
                    == "refill", 30, "the refill to be asked")
         hole = view(table_stack)["expected"]["refill_cell"]
