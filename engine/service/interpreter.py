@@ -724,7 +724,7 @@ class TableInterpreter:
     def _deal_problem(self, code: str, cell: int, seen: str, other: int | None) -> _Reason:
         assert self.config is not None
         off = f"Lift {label(seen)} from {where(cell)}"
-        params = (("card", seen), ("cell", cell_name(cell)))
+        params: tuple[tuple[str, Any], ...] = (("card", seen), ("cell", cell_name(cell)))
         if code == "unknown_tag":
             return _Reason("G1", code, f"{label(seen)} lies on {where(cell)}: it is not in the "
                            "tag map.", f"{off}; enrol it (host page: Tag enrolment, or "

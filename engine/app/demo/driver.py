@@ -263,12 +263,18 @@ class BotDriver:
             if phase == "playing":
                 # A game started from the host page (or before a restart): the simulated
                 # table holds its cards, so play it; never replace it.
+                resumed = self._game_id is None and self.games_started == 0
                 self._game_id = game["game_id"]
                 self._over_at = None
                 self.games_started += 1
                 self._host_options = self._options_of(game["view"].get("config") or {})
-                self.say(f"game {self._game_id} started from the host page: the bots play "
-                         "the seats nobody joins; the demo's next games keep its options")
+                if resumed:  # found at start: the game in progress before a restart
+                    self.say(f"going on with game {self._game_id}, in progress before the "
+                             "restart: the bots play the seats nobody joins")
+                else:
+                    self.say(f"game {self._game_id} started from the host page: the bots "
+                             "play the seats nobody joins; the demo's next games keep its "
+                             "options")
             else:
                 self._sleep(0.1)  # the host is dealing: the game starts once it is dealt
             return
