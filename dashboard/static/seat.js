@@ -113,7 +113,7 @@ function renderAction(state) {
     return `<li><button type="button" class="btn big play" data-play='${esc(JSON.stringify(x.body))}' data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}${label}>${card}<span class="what">${esc(what)}</span>${via}</button></li>`;
   };
   if (takes.length && many) {
-    html += `<p class="pick-on-square" data-choices="${takes.length}"><span aria-hidden="true">▼</span> ${esc(tn(play ? "pick_on_square" : "take_on_square", takes.length))}</p>`;
+    html += `<p class="pick-on-square" data-choices="${takes.length}"><span aria-hidden="true">▼</span> ${esc(play ? tn("pick_on_square", takes.length) : tn("take_on_square", takes.length))}</p>`;
   } else if (takes.length) html += `<ul class="choices takes${many ? " many" : ""}">${takes.map(item).join("")}</ul>`;
   if (others.length) html += `<ul class="choices">${others.map(item).join("")}</ul>`;
   html += `<p id="play-msg" class="play-msg" role="status"></p>`;
