@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint typecheck system-deps clean venue-check
+.PHONY: demo event test test-fast lint typecheck system-deps clean venue-check
 
 # The suite runs on every core (pytest-xdist); each worker has its own brokers, ports and
 # data dirs; an idle worker takes tests queued for a busy one (worksteal). XDIST=0 runs it
@@ -23,8 +23,17 @@ $(STAMP): pyproject.toml | $(PY)
 system-deps:
 	@bash .ci/system-deps
 
+# The demo listens on this machine only (HOST=127.0.0.1). At an event, phones on the same
+# network join by the QR codes: `make event` (the same as `make demo HOST=0.0.0.0`).
+# DEMO_ARGS passes further options, e.g. DEMO_ARGS="--players 2 --lang fr".
+HOST      ?= 127.0.0.1
+DEMO_ARGS ?=
+
 demo: $(STAMP)
-	$(VENV)/bin/cauldron demo
+	$(VENV)/bin/cauldron demo --host $(HOST) $(DEMO_ARGS)
+
+event: $(STAMP)
+	$(VENV)/bin/cauldron demo --host 0.0.0.0 $(DEMO_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

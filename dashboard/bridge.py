@@ -172,9 +172,9 @@ class Bridge:
         self.hub_change: HubChangePublic | None = None  # a new hub waits for the host
         self._engine_liveness: tuple[str, Literal["online", "offline"]] | None = None
         self.health: HubHealth | None = None
-        # Perluceo reveals (seat -> (game id, cards)): sent once by the engine, kept here
-        # until the seat hides it.
-        self.reveals: dict[int, tuple[str | None, list[str]]] = {}
+        # Perluceo reveals (seat -> (game id, cards, the game's turn count then)): sent once by
+        # the engine, kept here until the seat hides it or its next turn begins.
+        self.reveals: dict[int, tuple[str | None, list[str], int]] = {}
         self._subscribers: set[Subscriber] = set()
         self._was_connected = False
         self.virtual_public: Callable[[], VirtualPublic | None] = lambda: None
@@ -251,10 +251,26 @@ class Bridge:
                 self.reveals = {
                     s: r for s, r in self.reveals.items() if r[0] == model.game_id
                 }
+            self._standing_from(model)
         if model.game_id:
             self.secrets.ensure(model.game_id)
         self.broadcast()
         self._notify(topic, model)
+
+    def _standing_from(self, model: GamePublic) -> None:
+        """The engine's (retained) view lists every alert standing now: the truth after any
+        restart (a whole demo started again: its engine announced them before this dashboard
+        listened). Called with the lock held."""
+        table = model.view.table
+        if table is None or model.game_id is None:
+            return
+        listed = {a.alert_id: a for a in table.alerts}
+        for key in [k for k, a in self.alerts.items()
+                    if a.game_id == model.game_id and k not in listed]:
+            del self.alerts[key]
+        for key, a in listed.items():
+            if key not in self.alerts:
+                self.alerts[key] = GameAlert(**a.model_dump(), game_id=model.game_id)
 
     def _on_alert(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, GameAlert) or self._stale(model):
@@ -276,7 +292,8 @@ class Bridge:
         reveal = list(model.view.reveal) if model.view.reveal is not None else None
         with self._lock:
             if reveal is not None:
-                self.reveals[model.seat] = (model.game_id, reveal)
+                turns = self.public.view.turns if self.public is not None else 0
+                self.reveals[model.seat] = (model.game_id, reveal, turns)
             self.seat_views[model.seat] = model
         self.broadcast(seats_only=model.seat)
         self._notify(topic, model)
@@ -397,6 +414,9 @@ class Bridge:
         view = model.view if model and model.game_id == game_id else None
         stack = view.stack if view is not None else None
         reveal = kept[1] if kept is not None and kept[0] == game_id else None
+        now = self.public.view if self.public is not None else None
+        if kept is not None and now is not None and now.turns > kept[2] and now.turn == seat:
+            reveal = None  # a look for one moment (G9): gone at the seat's next turn
         colour = None
         expected_seat = None
         phase = None

@@ -29,7 +29,14 @@ HOST = "host"
 
 
 class VirtualError(Exception):
-    """A gesture the virtual table cannot do (nothing in hand, the cell is taken, ...)."""
+    """A gesture the virtual table cannot do (nothing in hand, the cell is taken, ...);
+    ``code``: its stable id, for the pages to say it in their language."""
+
+    def __init__(self, message: str, code: str = "not_possible",
+                 params: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params or {}
 
 
 def in_progress(public: GamePublic | None) -> str | None:
@@ -55,6 +62,7 @@ class VirtualTable:
         self._lock = threading.Lock()
         self._sim: SimTablePublic | None = None
         self._waiting: dict[int, str] = {}  # seat -> why its bot waits
+        self._waiting_codes: dict[int, dict[str, Any]] = {}  # the same as {code, ...params}
         bridge.client.subscribe(bridge.topics.hub_sim, self._on_sim)
 
     def _on_sim(self, topic: str, model: WireModel) -> None:
@@ -69,11 +77,13 @@ class VirtualTable:
         """The latest public view (never waits: the MQTT dispatcher calls this)."""
         with self._lock:
             sim, waiting = self._sim, dict(self._waiting)
+            codes = {str(s): c for s, c in self._waiting_codes.items()}
         message = " ".join(f"{seat_name(s)}'s bot is waiting: {why}"
                            for s, why in sorted(waiting.items())) or None
         if sim is None:
             return VirtualPublic(enabled=True, message=message,
-                                 waiting={str(s): w for s, w in waiting.items()})
+                                 waiting={str(s): w for s, w in waiting.items()},
+                                 waiting_codes=codes)
         host = sim.hands.get(HOST)
         return VirtualPublic(
             enabled=True,
@@ -88,16 +98,26 @@ class VirtualTable:
             sizes=dict(sim.sizes),
             message=message,
             waiting={str(s): w for s, w in waiting.items()},
+            waiting_codes=codes,
         )
 
-    def note_waiting(self, seat: int, reason: str | None) -> None:
-        """A bot says it waits (``reason``) or goes on (None)."""
+    def note_waiting(self, seat: int, reason: str | None, code: str | None = None,
+                     params: dict[str, Any] | None = None) -> None:
+        """A bot says it waits (``reason``; ``code`` and ``params`` for the pages' languages)
+        or goes on (None)."""
         with self._lock:
             if reason is None:
                 changed = self._waiting.pop(seat, None) is not None
+                self._waiting_codes.pop(seat, None)
             else:
-                changed = self._waiting.get(seat) != reason
+                coded = {**(params or {}), "code": code} if code else {}
+                changed = (self._waiting.get(seat), self._waiting_codes.get(seat)) != (
+                    reason, coded or None)
                 self._waiting[seat] = reason[:300]
+                if coded:
+                    self._waiting_codes[seat] = coded
+                else:
+                    self._waiting_codes.pop(seat, None)
         if changed:
             self.bridge.broadcast()
 
@@ -139,6 +159,8 @@ class VirtualTable:
         expected = view.get("expected") if isinstance(view.get("expected"), dict) else {}
         assert isinstance(expected, dict)
         playing = table.get("status") == "playing" and not view.get("over")
+        if acting is not None:
+            self._held_by_alert(action, where)
         if action in ("draw", "refill"):
             hole = expected.get("refill_cell")
             if not playing or expected.get("phase") != "refill" or hole is None:
@@ -178,6 +200,22 @@ class VirtualTable:
         if (takes or action in ("draw", "refill")) and (not playing or turn != acting):
             # Its own hand and pad are a seat's at any time; the square only at its turn.
             raise VirtualError(f"it is not {seat_name(acting)}'s turn")
+
+    def _held_by_alert(self, action: str, where: str | None) -> None:
+        """While the square is wrong (an alert about one of its cells stands), a seat's
+        gesture on the square waits: only the cells the alerts name may be touched."""
+        on_square = action in ("take", "draw", "refill") or (
+            action == "lift" and where is not None and not where.startswith("pad:"))
+        if not on_square:
+            return
+        with self.bridge._lock:
+            game_id = self.bridge.game_id
+            standing = [a for a in self.bridge.alerts.values()
+                        if a.active and a.kind == "breach" and a.severity == "error"
+                        and a.game_id in (None, game_id) and a.params.get("cell")]
+        if standing and where not in {a.params.get("cell") for a in standing}:
+            raise VirtualError("held: the square must be put right first (see the alert)",
+                               code="held_by_alert", params={"rule": standing[0].rule})
 
     def gesture(self, action: str, where: str | None = None, seat: int | None = None,
                 owner: str = HOST) -> VirtualPublic:

@@ -126,25 +126,28 @@ async def count_socket(websocket: WebSocket) -> None:
         await websocket.close(code=1008, reason="score-only mode is not available")
         return
     queue = desk.subscribe()
+    pending: set[asyncio.Future[str]] = set()
     try:
         await websocket.send_text(desk.state_text())
         while True:
             receive = asyncio.ensure_future(websocket.receive_text())
             update = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({receive, update}, return_when=asyncio.FIRST_COMPLETED)
+            pending = {receive, update}
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             if receive in done:
                 receive.result()  # raises WebSocketDisconnect when the page went away
-            else:
-                receive.cancel()
             if update in done:
                 await websocket.send_text(update.result())
-            else:
-                update.cancel()
+            for future in pending - done:
+                future.cancel()
     except WebSocketDisconnect:
         pass
     finally:
+        for future in pending:  # never left pending (asyncio would log each one)
+            future.cancel()
         desk.unsubscribe(queue)
-        with contextlib.suppress(RuntimeError):
+        # A page closed: closing its socket again is no error (it logged a traceback each).
+        with contextlib.suppress(RuntimeError, WebSocketDisconnect):
             await websocket.close()
 
 

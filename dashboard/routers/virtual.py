@@ -111,6 +111,9 @@ class WaitingIn(BaseModel):
 
     seat: int = Field(ge=0, lt=N_SEATS)
     reason: str | None = Field(default=None, max_length=300)
+    # The same for the pages' languages (wait_<code> in dashboard/i18n), with ids as params.
+    code: str | None = Field(default=None, pattern=r"^[a-z_]{1,40}$")
+    params: dict[str, str | int | None] = Field(default_factory=dict, max_length=8)
 
 
 @router.post("/waiting", summary="A bot says why it waits (host PIN: the demo's bots)",
@@ -118,7 +121,7 @@ class WaitingIn(BaseModel):
 def waiting(virtual: VirtualDep, actor: ActorDep, body: WaitingIn) -> None:
     if actor.seat is not None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "only the host's bots say this")
-    virtual.note_waiting(body.seat, body.reason)
+    virtual.note_waiting(body.seat, body.reason, body.code, body.params)
 
 
 def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
@@ -263,7 +266,7 @@ def play(request: Request, bridge: BridgeDep, seat: SeatNumberDep,
             result = _declinatio(bridge, actor)
         return _answer(result.data)
     except VirtualError as exc:
-        return _refused("not_possible", str(exc))
+        return _refused(exc.code, str(exc))
     except HTTPException as exc:  # a `Refusal` keeps the engine's code and rule id
         return _refused(getattr(exc, "code", None) or "refused", str(exc.detail),
                         exc.status_code, getattr(exc, "rule", None))

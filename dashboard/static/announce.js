@@ -1,6 +1,6 @@
 /* Spoken and screen-reader announcements of what changed on the table (big screen and
    virtual table). */
-import { announce, cardLabel, cellLabel, humanise, isNotice, seatOf, t, tn } from "./core.js";
+import { alertWords, announce, cardLabel, cellLabel, isNotice, seatOf, t, tn } from "./core.js";
 import { winnersText } from "./scoring.js";
 
 export function announceChanges(prev, next) {
@@ -23,7 +23,8 @@ export function announceChanges(prev, next) {
   const seats = next.game ? next.game.view.seats : [];
   for (const a of next.alerts) {
     if (before.has(a.alert_id)) continue;
-    const text = humanise(a.message, seats) + (a.instruction ? " " + t("what_to_do") + " " + humanise(a.instruction, seats) : "");
+    const words = alertWords(a, seats);
+    const text = words.msg + (words.fix ? " " + t("what_to_do") + " " + words.fix : "");
     announce(isNotice(a) ? text : t("ann_alert", { rule: a.rule, text }), !isNotice(a));
   }
 }

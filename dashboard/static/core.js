@@ -234,6 +234,95 @@ export function promptText(v) {
 const NOTICE_RULES = new Set(["undo", "info", "notice"]);
 export function isNotice(a) { return a.kind === "notice" || a.severity === "info" || NOTICE_RULES.has(a.rule); }
 
+/* A refusal in the page's language when its code is known (refusal_<code>), else the
+   server's own words. */
+export function refusalText(e) {
+  const key = e && e.code ? "refusal_" + e.code : null;
+  return key && T[key] !== undefined ? t(key) : t("error", { message: e ? e.message : "" });
+}
+
+/* An alert that holds a seat's gestures on the square until it is put right (the server
+   refuses them: dashboard/virtual.py `_held_by_alert`). */
+export function holdsSquare(a) {
+  return !isNotice(a) && a.severity === "error" && !!(a.params && a.params.cell);
+}
+
+/* ---- texts the engine sends as codes with parameters (ids), said in the page's language ---- */
+const CARD_PARAMS = new Set(["card", "held_card", "top", "owed", "expected", "seen"]);
+const CELL_PARAMS = new Set(["cell", "held_cell", "hole", "other", "from"]);
+const SEAT_PARAMS = new Set(["seat", "victim", "turn", "pad"]);
+const POS_PARAMS = new Set(["at", "to", "position"]);
+
+function tagOrCard(id) {
+  const s = String(id);
+  return s.startsWith("uid:") ? `${t("unknown_tag_word")} ${s.slice(4)}` : cardLabel(s);
+}
+
+/* A code's parameters (card ids, "r,c" cells, seat and position numbers) as words. */
+export function codeParams(p, seats) {
+  const out = {};
+  for (const [k, v] of Object.entries(p || {})) {
+    if (v == null || k === "code") continue;
+    if (CARD_PARAMS.has(k)) out[k] = tagOrCard(v);
+    else if (CELL_PARAMS.has(k)) out[k] = cellLabel(v);
+    else if (SEAT_PARAMS.has(k)) out[k] = seatLabel(Number(v), seats && seats[v] ? seats[v].colour : null);
+    else if (POS_PARAMS.has(k)) out[k] = posLabel(Number(v));
+    else if (k === "line") out[k] = lineLabel(Number(v));
+    else if (typeof v !== "object") out[k] = String(v);
+  }
+  return out;
+}
+
+/* `key` filled in, or null when the key is unknown or a parameter is missing. */
+function filled(key, params) {
+  if (T[key] === undefined) return null;
+  const text = t(key, params);
+  return /\{[a-z_]+\}/.test(text) ? null : text;
+}
+
+/* What an undo took back, from its codes ({code, cell?, card?}). */
+export function undoneWords(list, seats) {
+  return (list || []).map((u) => filled("undone_" + u.code, codeParams(u, seats)) || t("undone_other")).join("; ");
+}
+
+/* One step of the way back after an undo. */
+export function undoStepWords(step, seats) {
+  return (step.code && filled("undo_step_" + step.code, codeParams(step, seats))) || humanise(step.text, seats);
+}
+
+/* "Seat N's bot is waiting: <why>" for each waiting bot, in the page's language (the
+   demo's bots send a code with ids; their English words only for an unknown code). */
+export function waitingLines(virtual, seats) {
+  const waiting = virtual && virtual.waiting ? virtual.waiting : {};
+  const codes = virtual && virtual.waiting_codes ? virtual.waiting_codes : {};
+  return Object.keys(waiting).sort().map((s) => {
+    const c = codes[s] || {};
+    const p = codeParams(Object.fromEntries(Object.entries(c).filter(([k]) => k !== "who" && k !== "origin")), seats);
+    if (c.who != null) p.who = c.who === "host" ? t("the_host") : seatLabel(Number(c.who), seats && seats[c.who] ? seats[c.who].colour : null);
+    if (c.origin != null) p.origin = String(c.origin).startsWith("pad:") ? t("pad", { seat: seatLabel(Number(String(c.origin).slice(4))) }) : String(c.origin).includes(",") ? cellLabel(c.origin) : t("pile");
+    if (c.card == null) p.card = t("a_card");
+    const why = (c.code && filled("wait_" + c.code, p)) || waiting[s];
+    const seat = Number(s);
+    return { seat: s, text: t("bot_waiting", { seat: seatLabel(seat, seats && seats[seat] ? seats[seat].colour : null), reason: why }) };
+  });
+}
+
+/* An alert's message and what to do, in the page's language (al_<code>, al_<code>_do);
+   the engine's English words only for a code this page does not know yet. */
+export function alertWords(a, seats) {
+  const p = Object.assign({}, a.params || {});
+  if (p.seat == null && a.seat != null) p.seat = a.seat;
+  const params = codeParams(p, seats);
+  params.rule = t("rule", { rule: a.rule });
+  const tag = [p.seen, p.card].find((x) => typeof x === "string" && x.startsWith("uid:"));
+  if (tag) params.uid = tag.slice(4);
+  params.where = p.pad != null ? t("pad", { seat: params.pad }) : p.cell ? cellLabel(p.cell) : "";
+  if (p.code === "undone") params.undone = undoneWords(p.undone, seats);
+  const msg = p.code ? filled("al_" + p.code, params) : null;
+  const fix = p.code && a.instruction ? filled("al_" + p.code + "_do", params) : null;
+  return { msg: msg || humanise(a.message, seats), fix: fix || humanise(a.instruction || "", seats) };
+}
+
 /* One alert per fault: the same breach said twice (e.g. by two checks) shows once. */
 export function distinctAlerts(alerts) {
   const seen = new Set();
@@ -256,12 +345,13 @@ export function alertHtml(a, seats, brief) {
   const rule = !notice && /^G\d/.test(a.rule) ? ` · ${t("rule", { rule: a.rule })}` : "";
   const who = a.seat != null && seats && seats[a.seat] ? ` · ${seatLabel(a.seat, seats[a.seat].colour)}` : "";
   const head = `<p class="alert-head"><span class="icon" aria-hidden="true">${icon}</span> <strong>${esc(kind)}</strong>${esc(rule + who)}</p>`;
-  const msg = `<p class="msg">${esc(humanise(a.message, seats))}</p>`;
+  const words = alertWords(a, seats);
+  const msg = `<p class="msg">${esc(words.msg)}</p>`;
   // An undo's steps as a list (one line each, ticked when done), so each can be read apart.
   const steps = a.params && Array.isArray(a.params.steps) ? a.params.steps : [];
   const fix = steps.length ? `<div class="fix"><p><strong>${esc(t("what_to_do"))}</strong></p><ol class="steps">` +
-      steps.map((s) => `<li class="step${s.done ? " done" : ""}" data-step="${Number(s.n)}">${s.done ? "✓ " : ""}${esc(humanise(s.text, seats))}</li>`).join("") + `</ol></div>`
-    : a.instruction ? `<p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(humanise(a.instruction, seats))}</p>` : "";
+      steps.map((s) => `<li class="step${s.done ? " done" : ""}" data-step="${Number(s.n)}">${s.done ? "✓ " : ""}${esc(undoStepWords(s, seats))}</li>`).join("") + `</ol></div>`
+    : words.fix ? `<p class="fix"><strong>${esc(t("what_to_do"))}</strong> ${esc(words.fix)}</p>` : "";
   return `<div class="alert sev-${sev}" data-alert="${esc(a.alert_id)}" data-rule="${esc(a.rule)}" data-sev="${sev}">${head}${brief ? "" : msg + fix}${brief ? msg : ""}</div>`;
 }
 

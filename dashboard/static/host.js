@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t } from "./core.js";
+import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -44,10 +44,14 @@ function seatsNow() { return lastState && lastState.game ? lastState.game.view.s
 /* The engine's undo answer: what was taken back, then the steps to put the cards back. */
 function undoneText(data) {
   const d = data || {};
-  const steps = Array.isArray(d.instructions) ? d.instructions : [];
-  const what = d.undone ? humanise(d.undone, seatsNow()) : t("done");
+  const seats = seatsNow();
+  // Codes with ids (the engine's `steps`, `undone_codes`); its English only from an old engine.
+  const steps = Array.isArray(d.steps) && d.steps.length ? d.steps.map((s) => undoStepWords(s, seats))
+    : (Array.isArray(d.instructions) ? d.instructions : []).map((s) => humanise(s, seats));
+  const what = Array.isArray(d.undone_codes) && d.undone_codes.length ? t("al_undone", { undone: undoneWords(d.undone_codes, seats) })
+    : d.undone ? humanise(d.undone, seats) : t("done");
   return steps.length
-    ? `${what} ${t("host_undone_steps")} ${steps.map((s, i) => `${i + 1}. ${humanise(s, seatsNow())}`).join(" ")}`
+    ? `${what} ${t("host_undone_steps")} ${steps.map((s, i) => `${i + 1}. ${s}`).join(" ")}`
     : `${what} ${t("host_nothing_back")}`;
 }
 
@@ -118,6 +122,14 @@ function placeLabel(place) {
 
 let lastState = null;
 
+/* A link on a loopback address opens the phone itself, not this table: its host, else "". */
+function loopbackHost(url) {
+  let host = "";
+  try { host = new URL(url, location.href).hostname; } catch (e) { return ""; }
+  const bare = host.replace(/^\[|\]$/g, "");
+  return bare === "localhost" || bare.endsWith(".localhost") || /^127\./.test(bare) || bare === "::1" ? host : "";
+}
+
 async function refreshPanels() {
   try {
     const readers = await hostApi("GET", "/api/host/readers");
@@ -137,9 +149,12 @@ async function refreshPanels() {
     if (box.dataset.key !== key) {
       box.dataset.key = key;
       const view = lastState && lastState.game ? lastState.game.view : null;
-      box.innerHTML = links.map((l) => {
+      const local = links.find((l) => loopbackHost(l.url));
+      const warn = local ? `<p class="notice links-loopback" role="note">⚠ ${esc(t("links_loopback", { host: loopbackHost(local.url) }))}</p>` : "";
+      box.innerHTML = warn + links.map((l) => {
         const name = view ? seatOf(view, l.seat) : seatLabel(l.seat);
-        return `<figure class="qr" data-seat="${l.seat}"><div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption>${l.joined ? "✓ " + esc(t("joined")) + " · " : ""}` +
+        const off = loopbackHost(l.url);
+        return `<figure class="qr${off ? " unusable" : ""}" data-seat="${l.seat}"${off ? ` data-unusable="loopback"` : ""}>${off ? `<span class="qr-off">${esc(t("link_loopback_short"))}</span>` : ""}<div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption>${l.joined ? "✓ " + esc(t("joined")) + " · " : ""}` +
           `<a href="${esc(l.url)}">${esc(t("open_seat", { seat: name }))}</a> ${l.joined ? `<button type="button" class="btn small" data-free="${l.seat}">${esc(t("free_seat", { seat: name }))}</button>` : `<button type="button" class="btn small" data-reissue="${l.seat}" title="${esc(t("reissue_help"))}">${esc(t("reissue"))}</button>`}</figcaption></figure>`;
       }).join("");
       for (const l of links) {

@@ -3,7 +3,7 @@
    table (POST /api/seats/{n}/play), the same as instructions at a real table. */
 import { boardParts } from "./board.js";
 import {
-  CAT, alertsHtml, announce, api, cardHtml, cardLabel, cellLabel, colourName, esc, humanise,
+  CAT, alertsHtml, announce, gameOver, holdsSquare, refusalText, api, cardHtml, cardLabel, cellLabel, colourName, esc, humanise,
   lineLabel, liveSocket, patchChildren, posLabel, renderBanners, seatLabel, seatOf, setHtml, t,
   tn, usesText,
 } from "./core.js";
@@ -27,7 +27,7 @@ function q(path) { return `${path}?secret=${encodeURIComponent(SECRET)}`; }
    {kind, text, card?, where?, body?, verb?}: a button when this table can play it. */
 function needed(state) {
   const v = state.game && state.game.view;
-  if (!v || v.over || !v.table || v.table.status !== "playing") return [];
+  if (!v || gameOver(v) || !v.table || v.table.status !== "playing") return [];
   const info = v.table;
   const p = info.prompt || {};
   const ex = v.expected || {};
@@ -85,25 +85,36 @@ function renderAction(state) {
   const others = todo.filter((x) => x.kind !== "take");
   let html = `<h2 class="needed"><span aria-hidden="true">➜</span> ${esc(t("action_needed"))}</h2>`;
   if (mine.length) html += `<p class="fix-first">${esc(t("fix_alert_first"))}</p>`;
+  // The square is wrong: a take or refill waits until the alert's steps are done.
+  const held = state.alerts.some(holdsSquare) && todo.some((x) => x.kind === "take" || x.kind === "refill");
+  if (held) html += `<p class="held" data-held="1" role="status"><span aria-hidden="true">⏸</span> ${esc(t("held_by_alert"))}</p>`;
   if (v && takes.length) html += `<p class="situation">${esc(situation(v))}</p>`;
   if (!play && todo.length) html += `<p class="real-table">${esc(t("real_table_note"))}</p>`;
-  // Many cards to choose from (Accio): a grid of cards, each named by its place only (the
-  // full sentence stays the button's accessible name), so the phone page stays short.
-  const many = takes.length > 6;
+  // More than a few cards to choose from (a line of 6, Accio): picked on the square itself,
+  // just below (its cells are the buttons), so the phone page stays short; a few are listed.
+  const many = takes.length > 3;
   const item = (x) => {
     const card = x.card ? cardHtml(x.card, "small") : "";
-    const via = x.via ? `<span class="via">${esc(t("via_" + x.via))}</span>` : "";
+    // "With Accio/Declinatio" is in the text itself: no chip beside it (it made a 390 px
+    // phone scroll sideways).
+    const via = "";
     if (x.verb) {
       const help = x.help ? `<p id="${x.id}-help">${esc(x.help)}</p>` : "";
       return `<li>${help}<button type="button" class="btn big${x.danger ? " danger" : ""}" id="${x.id}" data-verb="${x.verb}"${x.help ? ` aria-describedby="${x.id}-help"` : ""}>${esc(x.text)}</button></li>`;
     }
-    if (!play) return `<li class="instruction" data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}>${card}<span>${esc(x.text)}</span>${via}</li>`;
-    const short = many && x.kind === "take" && x.where;
+    // A take shows its card: its place is the only words needed on screen (the whole
+    // sentence stays for screen readers), so each choice is one short line.
+    const brief = x.kind === "take" && x.where && x.card;
+    if (!play) return `<li class="instruction" data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}>${card}` +
+      (brief ? `<span aria-hidden="true">${esc(cellLabel(x.where))}</span><span class="sr-only">${esc(x.text)}</span>` : `<span>${esc(x.text)}</span>`) + `${via}</li>`;
+    const short = brief;
     const what = short ? cellLabel(x.where) : x.text;
     const label = short ? ` aria-label="${esc(x.text)}"` : "";
     return `<li><button type="button" class="btn big play" data-play='${esc(JSON.stringify(x.body))}' data-kind="${x.kind}"${x.where ? ` data-where="${x.where}"` : ""}${label}>${card}<span class="what">${esc(what)}</span>${via}</button></li>`;
   };
-  if (takes.length) html += `<ul class="choices takes${many ? " many" : ""}">${takes.map(item).join("")}</ul>`;
+  if (takes.length && many) {
+    html += `<p class="pick-on-square" data-choices="${takes.length}"><span aria-hidden="true">▼</span> ${esc(play ? tn("pick_on_square", takes.length) : tn("take_on_square", takes.length))}</p>`;
+  } else if (takes.length) html += `<ul class="choices takes${many ? " many" : ""}">${takes.map(item).join("")}</ul>`;
   if (others.length) html += `<ul class="choices">${others.map(item).join("")}</ul>`;
   html += `<p id="play-msg" class="play-msg" role="status"></p>`;
   // a declinatio that ends the game keeps its id'd wrapper (tests, screen readers)
@@ -133,7 +144,7 @@ function render(state) {
 
   const msg = document.getElementById("seat-msg");
   if (!v) setHtml(msg, `<p>${esc(t("no_game"))}</p>`);
-  else if (v.over) setHtml(msg, `<p class="big">${esc(t("game_over"))} — <a href="/scores">${esc(t("see_scores"))}</a></p>`);
+  else if (gameOver(v)) setHtml(msg, `<p class="big">${esc(t("game_over"))} — <a href="/scores">${esc(t("see_scores"))}</a></p>`);
   else if (v.table && v.table.status === "dealing") setHtml(msg, `<p>${esc(t("deal_wait"))}</p>`);
   else if (todo.length) setHtml(msg, "");
   else if (v.turn === SEAT) setHtml(msg, `<p class="big your-turn">▶ ${esc(t("your_turn"))}</p>`);
@@ -197,7 +208,7 @@ function send(body, verb = "play") {
   pending = key;
   queue = queue.then(async () => {
     try { await api("POST", q(`/api/seats/${SEAT}/${verb}`), body); playMsg(""); }
-    catch (e) { playMsg(t("error", { message: e.message }), true); }
+    catch (e) { playMsg(refusalText(e), true); }
     finally { if (pending === key) pending = null; }
   });
   return queue;

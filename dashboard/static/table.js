@@ -3,7 +3,7 @@
 import { boardParts } from "./board.js";
 import {
   BOOT, CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
-  patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, seatOf, setHtml, t, tn, usesText,
+  patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, seatOf, setHtml, t, tn, usesText, waitingLines,
 } from "./core.js";
 import { announceChanges } from "./announce.js";
 import { podiumHtml, winnersText } from "./scoring.js";
@@ -121,8 +121,7 @@ function renderAlerts(state) {
   const seats = state.game ? state.game.view.seats : [];
   el.classList.toggle("has-alerts", state.alerts.length > 0);
   // The demo's bots say why they wait ("Seat N's bot is waiting: <reason>").
-  const waiting = state.virtual && state.virtual.waiting ? state.virtual.waiting : {};
-  const waitHtml = Object.keys(waiting).sort().map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">${esc(`${seatLabel(Number(s))}'s bot is waiting: ${waiting[s]}`)}</p>`).join("");
+  const waitHtml = waitingLines(state.virtual, seats).map((w) => `<p class="bot-waiting" data-waiting="${esc(w.seat)}">${esc(w.text)}</p>`).join("");
   // A seat a person joined: its move waits for their phone (M5), said even more plainly
   // when the phone's page is not connected.
   const v = state.game && state.game.view;

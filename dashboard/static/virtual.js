@@ -5,7 +5,7 @@ import { boardParts } from "./board.js";
 import {
   CAT, alertsHtml, announce, api, cardHtml, cardLabel, esc, keepFocus, liveSocket,
   patchChildren, posLabel, probeRendered, promptText, renderBanners, seatLabel, setHtml, t, tn,
-  usesText,
+  usesText, waitingLines,
 } from "./core.js";
 
 let current = null;
@@ -65,9 +65,8 @@ function posButtons(state) {
   });
 }
 /* "Seat N's bot is waiting: <reason>" (the demo's bots say why they stopped). */
-function waitingHtml(virtual) {
-  const waiting = virtual && virtual.waiting ? Object.keys(virtual.waiting).sort() : [];
-  return waiting.map((s) => `<p class="bot-waiting" data-waiting="${esc(s)}">${esc(`${seatLabel(Number(s))}'s bot is waiting: ${virtual.waiting[s]}`)}</p>`).join("");
+function waitingHtml(virtual, seats) {
+  return waitingLines(virtual, seats).map((w) => `<p class="bot-waiting" data-waiting="${esc(w.seat)}">${esc(w.text)}</p>`).join("");
 }
 
 function renderTurn(state) {
@@ -145,7 +144,7 @@ function render(state) {
     renderHand(state);
   });
   setHtml(document.getElementById("alerts"),
-    waitingHtml(state.virtual) + alertsHtml(state.alerts, v ? v.seats : []));
+    waitingHtml(state.virtual, v ? v.seats : []) + alertsHtml(state.alerts, v ? v.seats : []));
   renderBanners(state.status, socketUp);
   document.body.dataset.hand = myHand(state.virtual) || "";
   const vt = state.virtual;

@@ -220,6 +220,8 @@ class Outcome:
     ended: bool = False
     note: str | None = None  # why an input did nothing (a button that fits no moment)
     undone_text: str | None = None  # undo: what was taken back, in a host's words
+    undone_codes: list[dict[str, Any]] = field(default_factory=list)  # the same, as codes
+    undo_steps: list[dict[str, Any]] = field(default_factory=list)  # `instructions`, as codes
 
     @property
     def private_events(self) -> list[Event]:
@@ -265,7 +267,9 @@ class TableInterpreter:
         self.recipe_cards: tuple[tuple[str, ...], ...] = ()
         self.held: Held | None = None
         self.vanesco_wait: list[tuple[int, str]] = []
-        self._lift_reasons: dict[int, _Reason] = {}  # refused lifts, by cell
+        # Refused lifts, by cell: the card lifted. Why it was refused is derived anew from the
+        # table as it is now each time the alerts are (`_refused_lift`): never a stale order.
+        self._lift_reasons: dict[int, str] = {}
         self._place_reasons: dict[int, _Reason] = {}  # refused placements (refill), by cell
         self._pad_reasons: dict[int, _Reason] = {}
         # A pile card laid on a pad (a seat reading the pile): stands, even once lifted off,
@@ -351,18 +355,22 @@ class TableInterpreter:
         game = self._playing()
         if game is None or seen is None or seen != game.grid[cell]:
             return  # not a game card leaving its cell: the alerts tell what is left to do
-        reason = self._lift(game, cell, seen)
-        if reason is not None:
-            self._lift_reasons[cell] = reason
+        if not self._lift(game, cell, seen):
+            self._lift_reasons[cell] = seen
 
-    def _lift(self, game: Game, cell: int, card: str) -> _Reason | None:
-        """A game card lifted from its cell: hold it for a legal take, or say why not."""
-        seat = game.seat
+    def _lift(self, game: Game, cell: int, card: str) -> bool:
+        """A game card lifted from its cell: hold it for a legal take (True), or not."""
         if self.held is None and not self.vanesco_wait and game.phase is not Phase.REFILL:
             plan = self._plan_take(game, cell)
             if plan is not None:  # the common case: a legal take, nothing to explain
                 self.held = Held(cell, card, plan, self._ends_game(game, cell))
-                return None
+                return True
+        return False
+
+    def _refused_lift(self, game: Game, cell: int, card: str) -> _Reason:
+        """Why a card lifted from its cell is not a take, from the table as it is now: only
+        what remains to be done (a refill done since the lift is no longer asked for)."""
+        seat = game.seat
         back = f"Put {label(card)} back on {where(cell)}."
         params = (("card", card), ("cell", cell_name(cell)))
         if self.held is not None:
@@ -370,30 +378,38 @@ class TableInterpreter:
             return _Reason("G4", "one_card_per_turn",
                            f"Only one card per turn: {seat_words(game, seat)} already took "
                            f"{label(held.card)} from {where(held.cell)}.", back, seat=seat,
-                           params=params)
+                           params=(*params, ("seat", seat), ("held_card", held.card),
+                                   ("held_cell", cell_name(held.cell))))
         if self.vanesco_wait:
             victim, top = self.vanesco_wait[0]
             return _Reason("G8", "vanesco_pending",
                            f"The Vanesco is not finished: {seat_words(game, victim)} must first "
                            f"tap {label(top)} on their pad and put it under the draw pile.",
-                           back, seat=victim, params=params)
+                           back, seat=victim,
+                           params=(*params, ("victim", victim), ("top", top)))
         if game.phase is Phase.REFILL:
             hole = game.refill_cell
             assert hole is not None
             return _Reason("G4", "refill_first",
                            f"First refill {where(hole)} with the top card of the draw pile.",
                            f"{back} Then lay the top card of the draw pile on {where(hole)}.",
-                           params=params)
+                           params=(*params, ("hole", cell_name(hole))))
+        if self._plan_take(game, cell) is not None:
+            # Lifted too early; now it would be a take: laying it on the pad takes it.
+            return _Reason("G4", "lifted_early", f"{label(card)} was lifted from {where(cell)} "
+                           "before it could be taken.",
+                           f"{back[:-1]}, or lay it on {pad_words(game, seat)} to take it.",
+                           seat=seat, params=(*params, ("pad", seat)))
         if game.phase is Phase.TAKE and FACED_LINE[game.pawns[seat]] is None:
             line = self._declinatio_line(game)
             reach = line_label(line) if line is not None else "-"
             return _Reason("G7", "corner_declinatio_line",
                            f"{seat_words(game, seat)}'s pawn stands at a corner: with Declinatio a "
                            f"card can only come from {reach}; {where(cell)} is not in it.", back,
-                           seat=seat, params=params)
+                           seat=seat, params=(*params, ("seat", seat), ("line", line)))
         error = game.why_illegal(TAKES[cell]) or IllegalAction("G4", "this card cannot be taken")
         return _Reason(error.rule, "illegal_take", f"{label(card)} cannot be taken: "
-                       f"{error.message}.", back, seat=seat, params=params)
+                       f"{error.message}.", back, seat=seat, params=(*params, ("seat", seat)))
 
     def _declinatio_blocked(self, game: Game) -> bool:
         """At a corner, Declinatio would face only Vanesco/Perluceo: using it ends the game
@@ -459,7 +475,8 @@ class TableInterpreter:
                     "G1", "card_twice", f"{label(seen)} lies on {where(twin)} and on "
                     f"{where(cell)}: one card, two tags.", f"Lift the copy from {where(cell)} "
                     "(its tag copies another card's) and lay the top card of the draw pile "
-                    "there.", params=(("card", seen), ("cell", cell_name(cell))))
+                    "there.", params=(("card", seen), ("cell", cell_name(cell)),
+                                      ("other", cell_name(twin))))
                 return
             why = refill_refusal(game, seen)
             if why is None:
@@ -491,13 +508,14 @@ class TableInterpreter:
             self._pad_reasons[seat] = _Reason(
                 "G8", "wrong_tap", f"{seat_words(game, seat)} lost {label(owed[0])} to the "
                 f"Vanesco, not {label(seen)}.", f"{off} Tap {label(owed[0])} on the pad "
-                "instead, then put it under the draw pile.", seat=seat, params=params)
+                "instead, then put it under the draw pile.", seat=seat,
+                params=(*params, ("owed", owed[0])))
             return
         if self.held is None and seat == game.seat:
             for cell in list(self._lift_reasons):
                 # Refused when lifted, but a take now (another card was put back, the
                 # turn moved on): laying it on the pad takes it.
-                if game.grid[cell] == seen and self._lift(game, cell, seen) is None:
+                if game.grid[cell] == seen and self._lift(game, cell, seen):
                     del self._lift_reasons[cell]
                     break
         if (self.held is None and seat == game.seat and seen in CARDS
@@ -513,7 +531,7 @@ class TableInterpreter:
                     "G7", "declinatio_by_take", "Declinatio is used by taking a card from "
                     f"{line_label(line) if line is not None else '-'}, not by tapping it.",
                     f"{off} Then take a card from that line.", severity="warning", seat=seat,
-                    params=params)
+                    params=(*params, ("line", line)))
                 return
         held = self.held
         if held is not None and held.card == seen:
@@ -527,15 +545,17 @@ class TableInterpreter:
                 f"taken for {seat_words(game, game.seat)}, not {seat_words(game, seat)}.",
                 f"{off} Lay it on {pad_words(game, game.seat)}, or put it back on "
                 f"{where(held.cell)}.",
-                seat=seat, params=params)
+                seat=seat, params=(*params, ("turn", game.seat),
+                                   ("held_cell", cell_name(held.cell))))
             return
-        for cell, reason in self._lift_reasons.items():
+        for cell, lifted in self._lift_reasons.items():
+            reason = self._refused_lift(game, cell, lifted)
             if game.grid[cell] == seen and seat != game.seat:
                 self._pad_reasons[seat] = _Reason(
                     "G4", "not_your_turn", f"It is {seat_words(game, game.seat)}'s turn, not "
                     f"{seat_words(game, seat)}'s.",
                     f"{off} Put {label(seen)} back on {where(cell)}.", seat=seat,
-                    params=(*params, ("turn", game.seat)))
+                    params=(*params, ("turn", game.seat), ("from", cell_name(cell))))
                 return
             if game.grid[cell] == seen:
                 # One fault, one alert: the cell's alert says it (see _desired).
@@ -717,7 +737,7 @@ class TableInterpreter:
     def _deal_problem(self, code: str, cell: int, seen: str, other: int | None) -> _Reason:
         assert self.config is not None
         off = f"Lift {label(seen)} from {where(cell)}"
-        params = (("card", seen), ("cell", cell_name(cell)))
+        params: tuple[tuple[str, Any], ...] = (("card", seen), ("cell", cell_name(cell)))
         if code == "unknown_tag":
             return _Reason("G1", code, f"{label(seen)} lies on {where(cell)}: it is not in the "
                            "tag map.", f"{off}; enrol it (host page: Tag enrolment, or "
@@ -731,6 +751,7 @@ class TableInterpreter:
                            f"{off} and put it back in the box; deal another card there.",
                            params=params)
         assert other is not None
+        params = (*params, ("other", cell_name(other)))
         return _Reason("G1", code, f"{label(seen)} lies on {where(other)} and on {where(cell)}: "
                        "one card, two tags.", f"{off}; its tag copies another card's.",
                        params=params)
@@ -836,8 +857,11 @@ class TableInterpreter:
         undone = "; ".join(undone_text(a) for a in actions[-count:])
         out.undone_text = f"Undone: {undone}."
         self._undo_steps = undo_steps(game, previous)
+        out.undone_codes = [undone_wire(a) for a in actions[-count:]]
+        out.undo_steps = [step.to_wire() for step in self._undo_steps]
         self._undo_note = _Reason("G4", "undone", f"Undone: {undone}.",
-                                  "Nothing to put back.", severity="info", kind="notice")
+                                  "Nothing to put back.", severity="info", kind="notice",
+                                  params=(("undone", [undone_wire(a) for a in actions[-count:]]),))
 
     # ------------------------------------------------------------------ alerts
 
@@ -887,8 +911,10 @@ class TableInterpreter:
             wanted[("undo", game.turns, len(game.actions))] = _Reason(
                 note.rule, note.code, note.message, " ".join(lines) or note.instruction,
                 note.severity, note.seat,
-                (("steps", [{"n": n, "text": st.text, "done": ok, "seen": st.cell is not None}
-                            for n, (st, ok) in enumerate(zip(steps, done, strict=True), 1)]),),
+                (("steps", [{"n": n, "text": st.text, "done": ok, "seen": st.cell is not None,
+                             **st.to_wire()}
+                            for n, (st, ok) in enumerate(zip(steps, done, strict=True), 1)]),
+                 *note.params),
                 note.kind)
         for problem in pawn_problems(game, self.pawn_sensing.sensed):
             wanted[("pawn", problem.code, problem.message)] = _Reason(
@@ -903,11 +929,12 @@ class TableInterpreter:
                                                ("expected", expected), ("seen", seen))
         if seen is None:
             assert expected is not None
-            reason = self._lift_reasons.get(cell)
-            if reason is not None:
-                return reason
+            lifted = self._lift_reasons.get(cell)
+            if lifted is not None:
+                return self._refused_lift(game, cell, lifted)
             return _Reason("G4", "card_missing", f"{label(expected)} is missing from {here}.",
-                           f"Put {label(expected)} back on {here}.", params=params)
+                           f"Put {label(expected)} back on {here}.",
+                           params=(*params, ("card", expected)))
         if seen.startswith(UNKNOWN_PREFIX):
             return _Reason("G1", "unknown_tag", f"{label(seen)} lies on {here}: it is not in "
                            "the tag map.", f"Lift it from {here}"
@@ -922,12 +949,15 @@ class TableInterpreter:
             return _Reason("G4", "pad_first", f"{label(seen)} lies in the hole on {here} before "
                            f"{label(held.card)} reached {pad_words(game, game.seat)}.",
                            f"Lay {label(held.card)} on {pad_words(game, game.seat)}.",
-                           severity="warning", seat=game.seat, params=params)
+                           severity="warning", seat=game.seat,
+                           params=(*params, ("held_card", held.card), ("pad", game.seat)))
         if held is not None and seen == held.card:
             return _Reason("G4", "moved_card", f"{label(seen)} was taken from "
                            f"{where(held.cell)}; it does not go on {here}.",
                            f"Lift it from {here} and lay it on {pad_words(game, game.seat)}, or "
-                           f"put it back on {where(held.cell)}.", seat=game.seat, params=params)
+                           f"put it back on {where(held.cell)}.", seat=game.seat,
+                           params=(*params, ("held_cell", cell_name(held.cell)),
+                                   ("pad", game.seat)))
         home = self._home(game, seen)
         if expected is None:
             if game.phase is not Phase.REFILL and not pile_size(game):
@@ -1115,6 +1145,13 @@ class UndoStep:
     cell: int | None = None
     card: str | None = None
     gone: bool = False  # done once `card` no longer lies on `cell` (a lift)
+    code: str = ""  # for the pages' words: to_pile, put_back, to_cauldron
+    seat: int | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"code": self.code, "card": self.card,
+                "cell": cell_name(self.cell) if self.cell is not None else None,
+                "seat": self.seat}
 
     def done(self, cells: dict[int, str]) -> bool:
         if self.cell is None:
@@ -1133,6 +1170,16 @@ def undone_text(action: Action) -> str:
             Discard: "discarding the last card"}.get(type(action), str(action))
 
 
+def undone_wire(action: Action) -> dict[str, Any]:
+    """An undone action for the pages' words (`undone_text` says it in English)."""
+    if isinstance(action, Take):
+        return {"code": "take", "cell": cell_name(action.cell)}
+    if isinstance(action, Refill):
+        return {"code": "refill", "card": action.card}
+    return {"code": {UseDeclinatio: "declinatio", Pass: "pass", Keep: "keep",
+                     Discard: "discard"}.get(type(action), "other")}
+
+
 def undo_steps(before: Game, after: Game) -> list[UndoStep]:
     """How to put the cards back after an undo: what differs between the two games."""
     steps: list[UndoStep] = []
@@ -1142,12 +1189,14 @@ def undo_steps(before: Game, after: Game) -> list[UndoStep]:
             continue
         if now is not None:
             steps.append(UndoStep(f"Lift {label(now)} from {where(cell)} and put it back on top "
-                                  "of the draw pile.", cell, now, gone=True))
+                                  "of the draw pile.", cell, now, gone=True, code="to_pile"))
         if then is not None:
-            steps.append(UndoStep(f"Put {label(then)} back on {where(cell)}.", cell, then))
+            steps.append(UndoStep(f"Put {label(then)} back on {where(cell)}.", cell, then,
+                                  code="put_back"))
     for seat, card in returned_to_cauldrons(before, after):
         steps.append(UndoStep(f"Take {label(card)} from under the draw pile and put it back "
-                              f"on top of {seat_words(after, seat)}'s cauldron."))
+                              f"on top of {seat_words(after, seat)}'s cauldron.", card=card,
+                              code="to_cauldron", seat=seat))
     return steps
 
 

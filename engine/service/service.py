@@ -942,6 +942,8 @@ class EngineService:
             "actions": [a.to_wire() for a in outcome.actions],
             "instructions": outcome.instructions,
             "undone": outcome.undone_text,
+            "undone_codes": outcome.undone_codes,  # the same two, for the pages' languages
+            "steps": outcome.undo_steps,
             "prompt": interp.prompt(),
         }
         if not self._store_command(runtime, ts, outcome, verb, args, seat, observed, answer):

@@ -40,7 +40,7 @@ def test_axe_no_serious_or_critical_violation_in_a_live_game_with_an_alert(
         seat = interp.turn
         secret = dash.bridge.secrets.secret(dash.bridge.game_id or "", seat)
         page.goto(f"{dash.url}/seat/{seat}?secret={secret}&lang=en")
-        page.wait_for_selector("#seat-action:not([hidden]) .choices")
+        page.wait_for_selector("#seat-action:not([hidden]) :is(.choices, .pick-on-square)")
         page.wait_for_selector("#seat-alerts .alert")
     else:
         page.goto(f"{dash.url}{path}?lang=en")

@@ -122,11 +122,13 @@ def test_a_seat_plays_a_whole_game_from_its_phone(table_stack: Stack, browser: A
                 if not shot and prompt["code"] == "take":
                     screenshot(phone, "phone-controller-390x844")
                     shot = True
-                # one tap on the first thing offered (atomic in the page: nothing re-renders
-                # between reading the box, finding the button and tapping it)
+                # one tap on the first thing offered, in the box or (more than a few cards to
+                # choose from) on the square (atomic in the page: nothing re-renders between
+                # reading the box, finding the button and tapping it)
                 box, tapped = phone.evaluate("""() => {
                   const box = document.getElementById('seat-action');
-                  const b = box.querySelector('[data-play], [data-verb]');
+                  const b = box.querySelector('[data-play], [data-verb]')
+                    || document.querySelector('#seat-board [data-act="cell"]');
                   if (b) b.click();
                   return [box.innerText, b ? b.textContent : null]; }""")
                 if tapped is None:

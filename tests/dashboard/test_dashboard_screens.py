@@ -247,11 +247,12 @@ def test_join_codes_only_where_phones_can_open_them(dash: Dash, lan_dash: Dash,
     dash.publish_game(game)  # both follow the same table
     page.goto(dash.url + "/?lang=en")
     page.wait_for_selector("#join .no-phones")
-    assert page.inner_text("#join") == "Phones can't join: restart with --host 0.0.0.0"
+    # what the audience can do, never a command-line option (issue 18 item 1)
+    assert page.inner_text("#join") == "Phones can't join this table yet: ask the host."
     assert page.locator("#join figure.qr").count() == 0
     page.goto(dash.url + "/?lang=fr")
     page.wait_for_selector("#join .no-phones")
-    assert "--host 0.0.0.0" in page.inner_text("#join .no-phones")
+    assert "--host" not in page.inner_text("#join .no-phones")
     assert "téléphones" in page.inner_text("#join .no-phones")
 
     page.goto(lan_dash.url + "/?lang=en")
@@ -393,10 +394,11 @@ def test_scores_page_words_recipe_reasons_in_french(dash: Dash, page: Any) -> No
     seat1 = page.inner_text("#scores .score-seat[data-seat='0']")
     text = page.inner_text("#scores")
     # Named 1-based with the colour, in French; nothing left in English.
-    assert "Recette B : Prendre la dernière carte" in seat1, seat1
+    # French puts a no-break space before a colon
+    assert "Recette B\u00a0: Prendre la dernière carte" in seat1, seat1
     assert "Place 2 (rouge ♥) a pris la dernière carte" in seat1, seat1
     assert "égalité pour le plus de cartes de couleur violet" in seat1, seat1
-    assert "Recette A : " in seat1 and "Recettes" not in text, text
+    assert "Recette A\u00a0: " in seat1 and "Recettes" not in text, text
     for english in ("took the last card", "not the", "most ", "fewest", "seat 0", " vs "):
         assert english not in text, (english, text)
     assert "Place 2 (rouge ♥) a pris la dernière carte de la colonne 3" in text, text

@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 BOT_CHOICES = ("greedy", "search", "random")
+ANY_HOST = ("0.0.0.0", "::", "")  # every interface: phones on the network can join
 
 
 def _pace(text: str) -> float:
@@ -181,11 +182,17 @@ def _handle(args: argparse.Namespace) -> int:
 
         # The address phones can open (the LAN address with --host 0.0.0.0), else this one.
         url = stack.settings.public_base() or stack.url
-        if stack.options.host in ("0.0.0.0", "::", "") and url == stack.url:
+        if stack.options.host in ANY_HOST and url == stack.url:
             url = f"http://127.0.0.1:{stack.port}/"
         broker = "embedded amqtt on " + stack.mqtt_url if args.mqtt is None else stack.mqtt_url
         _say(f"\nCauldron Table demo: open {url}")
-        _say("  " + reach_note(stack.settings))
+        if stack.settings.public_base() is None and stack.options.host not in ANY_HOST:
+            # Loopback: the QR codes would open the phone itself. Said as `make` says it.
+            _say("  this machine only: phones cannot join. At an event, to let phones on "
+                 "this network join,\n  stop it and start `make event` (the same as "
+                 "`make demo HOST=0.0.0.0`, or `cauldron demo --host 0.0.0.0`)")
+        else:
+            _say("  " + reach_note(stack.settings))
         if not args.no_qr:
             _qr(url)
         _say(f"  table view   {url}\n"

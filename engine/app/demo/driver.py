@@ -17,7 +17,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -81,6 +81,16 @@ def _gesture_label(body: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class Waiting:
+    """Why a bot waits: `text` in English (the log), `code` and `params` (ids: cards, cells,
+    seats) for the screens to say it in their language (dashboard/i18n: wait_<code>)."""
+
+    text: str
+    code: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class DriverConfig:
     dashboard: str  # http://127.0.0.1:<port>
     pin: str
@@ -128,7 +138,7 @@ class BotDriver:
         self._refused = 0  # refused gestures in a row
         self._stuck_at: str | None = None  # the table as it was when the bot gave up
         self._waiting_seat: int | None = None
-        self._waiting_why: str | None = None
+        self._waiting_why: Waiting | None = None
         self._laid: set[int] = set()  # seats whose pad holds a card a bot laid, not slid on
         # The table as `_confirmed` last read it, the engine having seen the gesture: the next
         # tick starts from it instead of asking again (pace 0: one request less per gesture).
@@ -253,12 +263,18 @@ class BotDriver:
             if phase == "playing":
                 # A game started from the host page (or before a restart): the simulated
                 # table holds its cards, so play it; never replace it.
+                resumed = self._game_id is None and self.games_started == 0
                 self._game_id = game["game_id"]
                 self._over_at = None
                 self.games_started += 1
                 self._host_options = self._options_of(game["view"].get("config") or {})
-                self.say(f"game {self._game_id} started from the host page: the bots play "
-                         "the seats nobody joins; the demo's next games keep its options")
+                if resumed:  # found at start: the game in progress before a restart
+                    self.say(f"going on with game {self._game_id}, in progress before the "
+                             "restart: the bots play the seats nobody joins")
+                else:
+                    self.say(f"game {self._game_id} started from the host page: the bots "
+                             "play the seats nobody joins; the demo's next games keep its "
+                             "options")
             else:
                 self._sleep(0.1)  # the host is dealing: the game starts once it is dealt
             return
@@ -432,8 +448,9 @@ class BotDriver:
         return True
 
     @staticmethod
-    def _inconsistent(state: dict[str, Any], view: dict[str, Any], seat: int) -> str | None:
-        """Why the table is not as the game expects (a bot then waits), or None."""
+    def _inconsistent(state: dict[str, Any], view: dict[str, Any], seat: int) -> Waiting | None:
+        """Why the table is not as the game expects (a bot then waits), or None: English
+        words for the log, a code and its parameters for the screens' languages."""
         virtual = state.get("virtual") or {}
         hands: dict[str, Any] = virtual.get("hands") or {}
         others = {o: h for o, h in hands.items() if o != str(seat)}
@@ -443,18 +460,22 @@ class BotDriver:
             card = str(held.get("card") or "")
             what = card_name(card) if card in CARDS else "a card"
             origin = str(held.get("origin") or "")
+            params = {"who": owner, "card": card if card in CARDS else None,
+                      "origin": origin or None, "pad": seat}
             if "," in origin:  # lifted from the square: back, or taken for the bot's seat
-                return (f"{who} holds {what} (from {place_label(origin)}): put it back or "
-                        f"lay it on {pad_label(seat)}")
+                return Waiting(f"{who} holds {what} (from {place_label(origin)}): put it back "
+                               f"or lay it on {pad_label(seat)}", "holds_square_card", params)
             came = f" (from {place_label(origin)})" if origin else ""
-            return f"{who} holds {what}{came}: lay it down first"
+            return Waiting(f"{who} holds {what}{came}: lay it down first", "holds_card", params)
         pads = {k: v for k, v in (virtual.get("pads") or {}).items() if k != str(seat)}
         if pads:
             pad = next(iter(sorted(pads)))
-            return f"a card lies on {place_label(f'pad:{pad}')}"
+            return Waiting(f"a card lies on {place_label(f'pad:{pad}')}", "card_on_pad",
+                           {"pad": int(pad)})
         for alert in state.get("alerts") or []:
             if alert.get("severity") in ("error", "warning"):
-                return f"the table does not match the game: {alert.get('message')}"
+                return Waiting(f"the table does not match the game: {alert.get('message')}",
+                               "table_mismatch", {"rule": alert.get("rule")})
         return None
 
     # ------------------------------------------------------------ waiting
@@ -478,7 +499,7 @@ class BotDriver:
         self._stuck_at = None
         return False
 
-    def _waiting(self, seat: int | None, reason: str | None = None) -> None:
+    def _waiting(self, seat: int | None, reason: Waiting | None = None) -> None:
         """Tell the table screen that `seat`'s bot waits (None: no bot waits any more)."""
         if seat is None and self._waiting_seat is None:
             return
@@ -489,8 +510,10 @@ class BotDriver:
         else:
             if self._waiting_seat is not None and self._waiting_seat != seat:
                 self._post_waiting({"seat": self._waiting_seat, "reason": None})
-            body = {"seat": seat, "reason": reason}
-            log.info("demo bots: Seat %d's bot is waiting: %s", seat + 1, reason)
+            assert reason is not None
+            body = {"seat": seat, "reason": reason.text[:300], "code": reason.code,
+                    "params": reason.params}
+            log.info("demo bots: Seat %d's bot is waiting: %s", seat + 1, reason.text)
         self._waiting_seat, self._waiting_why = seat, reason
         self._post_waiting(body)
 
@@ -500,7 +523,7 @@ class BotDriver:
         except httpx.HTTPError as exc:
             log.info("demo bots: cannot show the waiting bot: %s", exc)
 
-    def _wait_for(self, seat: int, reason: str, state: dict[str, Any]) -> None:
+    def _wait_for(self, seat: int, reason: Waiting, state: dict[str, Any]) -> None:
         self._waiting(seat, reason)
         self._refused = MAX_REFUSED
         self._stuck_at = self._fingerprint(state)
@@ -577,8 +600,9 @@ class BotDriver:
             if lost and not self.stop_event.is_set():
                 # Not even the engine's history brought the shadow back (an old engine, a
                 # broker outage): wait and try again; never replace the host's game.
-                self._wait_for(seat, "it lost track of the game (a message was lost); it "
-                                     "reads the engine's history again in a moment", state)
+                self._wait_for(seat, Waiting(
+                    "it lost track of the game (a message was lost); it reads the engine's "
+                    "history again in a moment", "lost_track"), state)
                 return False
             log.info("demo bots: the public action stream is behind the table view; waiting")
             return False
@@ -658,7 +682,8 @@ class BotDriver:
             self._refused += 1
             if self._refused >= MAX_REFUSED and state is not None:
                 seat = body.get("as_seat", body.get("seat"))
-                self._wait_for(int(seat) if seat is not None else 0, reason, state)
+                self._wait_for(int(seat) if seat is not None else 0,
+                               Waiting(reason, "refused"), state)
             raise DriverError(f"{_gesture_label(body)}: refused ({reason})")
         response.raise_for_status()
         self._refused = 0

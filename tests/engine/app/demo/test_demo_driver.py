@@ -106,18 +106,21 @@ def test_what_the_driver_tells_the_host_names_seats_and_places_for_people() -> N
     view: dict[str, Any] = {}
     held = {"virtual": {"hands": {"1": {"origin": "2,3"}}}}
     why = BotDriver._inconsistent(held, view, 0)
-    assert why == ("Seat 2 holds a card (from row 3, column 4): put it back or lay it on "
+    assert why is not None and why.code == "holds_square_card"  # the pages' words: a code
+    assert why.params == {"who": "1", "card": None, "origin": "2,3", "pad": 0}
+    assert why.text == ("Seat 2 holds a card (from row 3, column 4): put it back or lay it on "
                    "Seat 1's pad")
     # Hand test M7: the card by name, the way out named (the host lifted it on /virtual).
     host = {"virtual": {"hands": {"host": {"card": "orange-b-4", "origin": "0,1"}}}}
-    assert BotDriver._inconsistent(host, view, 2) == (
+    assert getattr(BotDriver._inconsistent(host, view, 2), "text", None) == (
         "the host holds Bottles 4 (orange) (from row 1, column 2): put it back or lay it on "
         "Seat 3's pad")
     drawn = {"virtual": {"hands": {"host": {"card": "orange-b-4", "origin": "pile"}}}}
-    assert BotDriver._inconsistent(drawn, view, 2) == (
+    assert getattr(BotDriver._inconsistent(drawn, view, 2), "text", None) == (
         "the host holds Bottles 4 (orange) (from the draw pile): lay it down first")
     on_pad = {"virtual": {"pads": {"2": {"card": "accio-1"}}}}
-    assert BotDriver._inconsistent(on_pad, view, 0) == "a card lies on Seat 3's pad"
+    assert getattr(BotDriver._inconsistent(on_pad, view, 0), "text", None) == (
+        "a card lies on Seat 3's pad")
     game = corner_game(24, blocked=False)
     driver, _ = driver_at(game)
     driver.http.close()
@@ -135,7 +138,7 @@ def test_what_the_driver_tells_the_host_names_seats_and_places_for_people() -> N
         driver._gesture({"action": "lift", "where": "0,4", "as_seat": 0})
     assert str(refused.value).startswith("Seat 1's bot: lift the card on row 1, column 5: "
                                          "refused")
-    assert not leaks(why + str(refused.value))
+    assert not leaks(why.text + str(refused.value))
     # The gesture is named, never the request's dict ({'action': 'drop', 'as_seat': 0}).
     with pytest.raises(DriverError) as refused:
         driver._gesture({"action": "drop", "as_seat": 0})

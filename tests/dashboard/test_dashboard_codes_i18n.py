@@ -1,0 +1,133 @@
+"""Every text for people is a code with parameters, rendered by the pages in en/fr/de (issue 18,
+item 4): each code the engine, the bots and the dashboard send — alerts, the steps of an undo,
+what an undo took back, why a bot waits, refusals — is rendered in real Chromium by the
+pages' own functions (dashboard/static/core.js) in every language with sample parameters. A
+missing key, a parameter left unfilled, or an English word left in fr/de fails.
+
+The codes are read from the sources that send them, so a new code without its words fails
+here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dashkit import Dash
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+FALLBACK = "ENGLISH FALLBACK"
+# English words that must not survive in a French or German text (card names, rule ids and
+# tag UIDs are filled in by the page in its language).
+ENGLISH = re.compile(r"\b(the|card|back|put|lift|from|lay|pile|turn|waiting|holds|seat|row|"
+                     r"column|take|taken|first|then|with|is|it|of|and|or|to|your|must|"
+                     r"cannot|should|missing|empty|refill|undone|nothing|pawn|hole|tag)\b",
+                     re.IGNORECASE)
+SAMPLE = {"card": "yellow-a-3", "held_card": "red-b-2", "top": "red-a-1", "owed": "red-a-4",
+          "expected": "yellow-a-3", "seen": "red-b-2", "cell": "1,2", "held_cell": "2,3",
+          "hole": "0,2", "other": "3,4", "from": "4,1", "seat": 1, "victim": 0, "turn": 0,
+          "pad": 1, "line": 3, "at": 4, "to": 6, "position": 7, "origin": "2,2", "who": "host",
+          "rule": "G4"}
+
+
+def _source(path: str) -> str:
+    return (ROOT / path).read_text("utf-8")
+
+
+def alert_codes() -> set[str]:
+    text = _source("engine/service/interpreter.py")
+    codes = set(re.findall(r'_Reason\(\s*[\w."]+,\s*"([a-z_]+)"', text))
+    codes |= set(re.findall(r'\bcode = "([a-z_]+)"', text))
+    codes |= set(re.findall(r'PawnProblem\(\s*[\w"]+,\s*"([a-z_]+)"',
+                            _source("engine/service/pawn_check.py")))
+    assert {"refill_first", "one_card_per_turn", "undone", "pawn_missing"} <= codes, codes
+    return codes
+
+
+def step_codes() -> set[str]:
+    text = _source("engine/service/interpreter.py")
+    body = text[text.index("def undo_steps"):]
+    body = body[:body.index("\ndef ")]
+    return set(re.findall(r'code="([a-z_]+)"', body))
+
+
+def undone_codes() -> set[str]:
+    text = _source("engine/service/interpreter.py")
+    body = text[text.index("def undone_wire"):text.index("def undo_steps")]
+    return set(re.findall(r'"([a-z_]+)"', body)) - {"code", "cell", "card"}
+
+
+def waiting_codes() -> set[str]:
+    text = _source("engine/app/demo/driver.py")
+    codes: set[str] = set()
+    for start in (m.end() for m in re.finditer(r"\bWaiting\(", text)):
+        depth, end = 1, start
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        codes |= set(re.findall(r'(?<!get\()"([a-z_]+)"(?!\s*:)', text[start:end]))  # no key
+    return codes
+
+
+def refusal_codes() -> set[str]:
+    return set(re.findall(r'code="([a-z_]+)"', _source("dashboard/virtual.py")))
+
+
+RENDER = """async ([alerts, steps, undone, waiting, refusals]) => {
+  const m = await import("/static/core.js");
+  const seats = [{colour: "yellow"}, {colour: "red"}];
+  const out = {};
+  for (const a of alerts) {
+    const w = m.alertWords(a, seats);
+    out["al_" + a.params.code] = w.msg;
+    out["al_" + a.params.code + "_do"] = w.fix;
+  }
+  for (const s of steps) out["undo_step_" + s.code] = m.undoStepWords(s, seats);
+  for (const u of undone) out["undone_" + u.code] = m.undoneWords([u], seats);
+  for (const [code, params] of waiting) {
+    const virtual = {waiting: {"1": "ENGLISH FALLBACK"}, waiting_codes: {"1": {code, ...params}}};
+    const lines = m.waitingLines(virtual, seats);
+    out["wait_" + code] = lines[0].text;
+  }
+  for (const code of refusals) {
+    out["refusal_" + code] = m.refusalText({code, message: "ENGLISH FALLBACK"});
+  }
+  return out;
+}"""
+
+
+def test_every_code_renders_in_every_language_with_no_english_left(
+        dash: Dash, browser: Any) -> None:
+    alerts = [{"alert_id": f"a-{code}", "rule": "G4", "message": FALLBACK,
+               "instruction": FALLBACK, "severity": "error", "seat": 1,
+               "params": {**SAMPLE, "code": code, "undone": [{"code": "take", "cell": "1,2"}],
+                          **({"seen": "uid:04AABBCC", "card": "uid:04AABBCC"}
+                             if code == "unknown_tag" else {})}}
+              for code in sorted(alert_codes())]
+    steps = [{"code": code, "text": FALLBACK, **SAMPLE} for code in sorted(step_codes())]
+    undone = [{"code": code, **SAMPLE} for code in sorted(undone_codes())]
+    waiting = [[code, {k: SAMPLE[k] for k in ("who", "card", "origin", "pad", "rule")}]
+               for code in sorted(waiting_codes())]
+    refusals = sorted(refusal_codes())
+    assert steps and undone and waiting and refusals
+    context = browser.new_context()
+    page = context.new_page()
+    problems: list[str] = []
+    try:
+        for lang in ("en", "fr", "de"):
+            page.goto(f"{dash.url}/?lang={lang}")
+            rendered: dict[str, str] = page.evaluate(RENDER, [alerts, steps, undone, waiting,
+                                                              refusals])
+            assert len(rendered) >= len(alerts) * 2 + len(steps) + len(undone)
+            for key, text in sorted(rendered.items()):
+                if not text or FALLBACK in text:
+                    problems.append(f"{lang} {key}: no words of its own ({text!r})")
+                elif re.search(r"\{\w+\}", text):
+                    problems.append(f"{lang} {key}: a parameter left unfilled: {text}")
+                elif lang != "en" and (word := ENGLISH.search(text)):
+                    problems.append(f"{lang} {key}: English word {word.group(0)!r}: {text}")
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
