@@ -21,6 +21,7 @@ from dashboard.deps import (
     SeatNumberDep,
     check_pin,
     given_seat_secret,
+    seat_secret_ok,
     sees_table_screen,
     set_seat_cookie,
 )
@@ -185,9 +186,8 @@ async def seat_socket(websocket: WebSocket, seat: int) -> None:
     a wrong or missing secret."""
     bridge: Bridge = websocket.app.state.bridge
     game_id = bridge.game_id
-    secret = given_seat_secret(websocket, seat) if 0 <= seat < N_SEATS else None
     await websocket.accept()  # then close with our code: browsers see 4403, not a bare 1006
-    if not bridge.secrets.check(game_id, seat, secret):
+    if not (0 <= seat < N_SEATS and seat_secret_ok(websocket, bridge, seat)):
         await websocket.close(code=4403, reason="wrong seat secret")
         return
     if game_id is not None and bridge.secrets.mark_joined(game_id, seat):
@@ -195,6 +195,7 @@ async def seat_socket(websocket: WebSocket, seat: int) -> None:
     bridge.phone(seat, True)
     try:
         await pump(websocket, bridge, seat,
-                   lambda: bridge.seat_state(seat).model_dump_json(by_alias=True), secret)
+                   lambda: bridge.seat_state(seat).model_dump_json(by_alias=True),
+                   given_seat_secret(websocket, seat))
     finally:
         bridge.phone(seat, False)

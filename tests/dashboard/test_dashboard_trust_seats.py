@@ -322,3 +322,23 @@ def test_a_seat_secret_leaked_through_a_url_opens_nothing(served: Dash) -> None:
     assert refused.value.code == 4403
     assert served.bridge.phones()[0] is False or wait_until(
         lambda: not served.bridge.phones()[0], 10, "the phone's socket to count as gone")
+
+
+def test_a_seat_secret_is_read_in_one_place_and_never_from_a_url(served: Dash) -> None:
+    """`deps.given_seat_secret` is the only reader of a seat credential and the only caller
+    of the secrets' check; no route declares a ``secret`` query parameter."""
+    from pathlib import Path
+
+    import dashboard
+
+    root = Path(dashboard.__file__).parent
+    for path in [*root.glob("*.py"), *(root / "routers").glob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        if path.name != "deps.py":
+            assert "secrets.check(" not in text, path
+            assert not re.search(r"(?<!set_)seat_cookie\(|SEAT_HEADER|cookies\.get\(.*seat",
+                                 text), path
+    for path, item in served.app.openapi()["paths"].items():
+        for method, operation in item.items():
+            names = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+            assert "secret" not in names, (method, path)
