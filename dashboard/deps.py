@@ -9,7 +9,8 @@ import ipaddress
 import math
 from typing import Annotated
 
-from fastapi import Depends, Header, HTTPException, Path, Query, Request, status
+from fastapi import Depends, Header, HTTPException, Path, Query, Request, Response, status
+from starlette.requests import HTTPConnection
 
 from dashboard.bridge import Bridge
 from dashboard.config import Lang, Settings
@@ -99,18 +100,49 @@ def seat_number(
 SeatNumberDep = Annotated[int, Depends(seat_number)]
 
 
-def require_seat(
-    bridge: BridgeDep,
-    seat: SeatNumberDep,
-    secret: Annotated[str | None, Query(max_length=128, description="the seat's secret")] = None,
-) -> int:
-    """The seat, when `secret` is that seat's secret for the current game (else 403)."""
-    if not bridge.secrets.check(bridge.game_id, seat, secret):
+SEAT_HEADER = "X-Seat-Secret"  # for clients without cookies (bots, tests)
+SEAT_COOKIE_AGE = 12 * 3600  # an evening of games; the host reissues a lost seat
+
+
+def seat_cookie(seat: int) -> str:
+    return f"cauldron-seat-{seat}"
+
+
+def seat_cookie_paths(seat: int) -> tuple[str, ...]:
+    """Where a seat's cookie goes: its own API and socket, and the virtual table's gestures."""
+    return (f"/api/seats/{seat}", f"/ws/seat/{seat}", "/api/virtual")
+
+
+def set_seat_cookie(response: Response, request: Request, seat: int, secret: str) -> None:
+    """Hand the phone its seat's secret (at /join): HttpOnly, so no script reads it;
+    SameSite=Strict, so no other site's page makes the phone act with it; never in a URL,
+    where it would reach history, logs and Referer headers."""
+    for path in seat_cookie_paths(seat):
+        response.set_cookie(seat_cookie(seat), secret, max_age=SEAT_COOKIE_AGE, path=path,
+                            httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https")
+
+
+def given_seat_secret(conn: HTTPConnection, seat: int) -> str | None:
+    """The seat secret a request or WebSocket handshake carries for `seat`: the one way a
+    seat credential is read. Its cookie, or the `SEAT_HEADER` header; never a query
+    string (a URL lands in history, logs and Referer headers)."""
+    given = conn.cookies.get(seat_cookie(seat)) or conn.headers.get(SEAT_HEADER)
+    return given[:128] if given else None
+
+
+def seat_secret_ok(conn: HTTPConnection, bridge: Bridge, seat: int) -> bool:
+    """Whether `conn` carries `seat`'s secret for the current game."""
+    return bridge.secrets.check(bridge.game_id, seat, given_seat_secret(conn, seat))
+
+
+def require_seat(request: Request, bridge: BridgeDep, seat: SeatNumberDep) -> int:
+    """The seat, when the request carries that seat's secret for the current game (else 403)."""
+    if not seat_secret_ok(request, bridge, seat):
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
-            f"this link does not open {seat_name(seat)} for the current game: scan the seat's "
-            "QR "
-            "code on the table screen again",
+            f"this phone does not hold {seat_name(seat)} for the current game: scan the "
+            "seat's QR code on the table screen again",
         )
     game_id = bridge.game_id
     if game_id is not None and bridge.secrets.mark_joined(game_id, seat):

@@ -39,7 +39,7 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
             **extra,
         },
     )
-    # A seat page's URL holds its secret: no link or image on it may pass the URL on.
+    # No page's URL is passed on to another site (a second guard: no URL holds a secret).
     response.headers["Referrer-Policy"] = "no-referrer"
     if request.query_params.get("lang") in LANGS:
         response.set_cookie(COOKIE, lang, max_age=365 * 24 * 3600, samesite="lax")

@@ -20,7 +20,10 @@ from dashboard.deps import (
     SeatDep,
     SeatNumberDep,
     check_pin,
+    given_seat_secret,
+    seat_secret_ok,
     sees_table_screen,
+    set_seat_cookie,
 )
 from dashboard.models import CommandResult, JoinInfo, SeatState
 from dashboard.routers import answered
@@ -106,8 +109,9 @@ def join_seat(
     lang: Annotated[str | None, Query(max_length=8)] = None,
 ) -> Response:
     """Where a seat's QR code leads: its one-time code is traded for the seat's secret,
-    which only this phone gets (then the seat page). A used or stale code gets a page in
-    the phone's language saying what to do (403)."""
+    which only this phone gets, in a cookie (then the seat page, whose URL holds no
+    secret). A used or stale code gets a page in the phone's language saying what to do
+    (403)."""
     secret = bridge.secrets.redeem(bridge.game_id, seat, token)
     if secret is None:
         page = render(request, "join_used.html", page_lang, "join")
@@ -115,10 +119,12 @@ def join_seat(
         page.headers["Cache-Control"] = "no-store"
         return page
     bridge.broadcast()  # the seat is joined: its code leaves the table view
-    suffix = f"&lang={lang}" if lang in LANGS else ""
-    return RedirectResponse(f"/seat/{seat}?secret={secret}{suffix}", status_code=303,
-                            headers={"Cache-Control": "no-store",
-                                     "Referrer-Policy": "no-referrer"})
+    suffix = f"?lang={lang}" if lang in LANGS else ""
+    response = RedirectResponse(f"/seat/{seat}{suffix}", status_code=303,
+                                headers={"Cache-Control": "no-store",
+                                         "Referrer-Policy": "no-referrer"})
+    set_seat_cookie(response, request, seat, secret)
+    return response
 
 
 @router.get("/api/seats/{seat}", summary="A seat's private view")
@@ -175,12 +181,13 @@ def dismiss_reveal(bridge: BridgeDep, seat: SeatDep) -> Response:
 
 
 @router.websocket("/ws/seat/{seat}")
-async def seat_socket(websocket: WebSocket, seat: int, secret: str = "") -> None:
-    """Live `SeatState` messages for one seat; closes with 4403 on a wrong secret."""
+async def seat_socket(websocket: WebSocket, seat: int) -> None:
+    """Live `SeatState` messages for one seat (its cookie or header); closes with 4403 on
+    a wrong or missing secret."""
     bridge: Bridge = websocket.app.state.bridge
     game_id = bridge.game_id
     await websocket.accept()  # then close with our code: browsers see 4403, not a bare 1006
-    if not (0 <= seat < N_SEATS) or not bridge.secrets.check(game_id, seat, secret):
+    if not (0 <= seat < N_SEATS and seat_secret_ok(websocket, bridge, seat)):
         await websocket.close(code=4403, reason="wrong seat secret")
         return
     if game_id is not None and bridge.secrets.mark_joined(game_id, seat):
@@ -188,6 +195,7 @@ async def seat_socket(websocket: WebSocket, seat: int, secret: str = "") -> None
     bridge.phone(seat, True)
     try:
         await pump(websocket, bridge, seat,
-                   lambda: bridge.seat_state(seat).model_dump_json(by_alias=True), secret)
+                   lambda: bridge.seat_state(seat).model_dump_json(by_alias=True),
+                   given_seat_secret(websocket, seat))
     finally:
         bridge.phone(seat, False)

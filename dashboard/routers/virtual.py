@@ -1,8 +1,9 @@
 """The virtual table: gestures relayed to the simulated hub (``hub/cmd/sim``).
 
-Every gesture needs a credential: the host PIN (header), or a seat's secret (``?seat=&secret=``)
-for that seat's own hand, at its turn or for an input the engine waits for from it. A public
-client can look (``GET /api/virtual``) and do nothing else.
+Every gesture needs a credential: the host PIN (header), or a seat's secret (its cookie, set
+at ``/join``, or a header; ``?seat=`` says which seat) for that seat's own hand, at its turn or
+for an input the engine waits for from it. A public client can look (``GET /api/virtual``) and
+do nothing else.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dashboard.deps import (
     SeatNumberDep,
     VirtualDep,
     check_pin,
+    given_seat_secret,
+    seat_secret_ok,
 )
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import answered
@@ -45,8 +48,8 @@ class Actor(BaseModel):
     seat: int | None
 
 
-def _check_seat_secret(bridge: BridgeDep, seat: int, secret: str | None) -> Actor:
-    if not bridge.secrets.check(bridge.game_id, seat, secret):
+def _check_seat_secret(request: Request, bridge: BridgeDep, seat: int) -> Actor:
+    if not seat_secret_ok(request, bridge, seat):
         raise HTTPException(status.HTTP_403_FORBIDDEN,
                             f"this link does not open {seat_name(seat)} for the current "
                             "game: scan the seat's QR code on the table screen again")
@@ -58,18 +61,17 @@ def require_actor(
     bridge: BridgeDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
     seat: Annotated[int | None, Query(ge=0, lt=N_SEATS, description="acting seat")] = None,
-    secret: Annotated[str | None, Query(max_length=128, description="its secret")] = None,
 ) -> Actor:
     """A seat (its secret) or the host (PIN): a public client may do nothing here."""
-    if seat is not None and secret:
-        return _check_seat_secret(bridge, seat, secret)
+    if seat is not None and given_seat_secret(request, seat):
+        return _check_seat_secret(request, bridge, seat)
     if pin:
         if not check_pin(request, pin):
             raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
         return Actor(seat=None)
     raise HTTPException(status.HTTP_401_UNAUTHORIZED,
                         f"a gesture needs the host PIN ({PIN_HEADER} header) or a seat's "
-                        "secret (?seat=&secret=)")
+                        "secret (?seat= and its cookie)")
 
 
 ActorDep = Annotated[Actor, Depends(require_actor)]
@@ -207,13 +209,12 @@ def require_seat_or_host(
     bridge: BridgeDep,
     seat: SeatNumberDep,
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
-    secret: Annotated[str | None, Query(max_length=128, description="the seat's secret")] = None,
 ) -> Actor:
     if pin:
         if not check_pin(request, pin):
             raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
         return Actor(seat=seat)  # the host plays for that seat
-    return _check_seat_secret(bridge, seat, secret)
+    return _check_seat_secret(request, bridge, seat)
 
 
 def _refused(code: str, message: str, http: int = status.HTTP_409_CONFLICT,
@@ -237,7 +238,7 @@ def _virtual_or_none(request: Request, bridge: BridgeDep) -> VirtualTable | None
     description="take: lift the card at `where`, lay it on the seat's pad and slide it on; "
     "refill: the pile's top card into the hole `where`; vanesco: tap the seat's top card; "
     "keep / discard / pass / declinatio: the seat's buttons. The seat's secret "
-    "(``?secret=``) or the host PIN.",
+    "(its cookie or the X-Seat-Secret header) or the host PIN.",
     responses={404: {"description": "no virtual table: make the move with the real cards"},
                409: {"description": "not possible now (the reason says why)"}},
 )

@@ -390,7 +390,7 @@ function setupPage() {
     box.checked = speechOn();
     box.addEventListener("change", () => localStorage.setItem(SPEECH_KEY, box.checked ? "1" : "0"));
   }
-  // Keep the rest of the URL (e.g. a seat secret) when switching language.
+  // Keep the rest of the URL (e.g. the virtual table's ?seat=) when switching language.
   for (const a of document.querySelectorAll("a.lang-switch")) {
     const url = new URL(window.location.href);
     url.searchParams.set("lang", a.dataset.lang);

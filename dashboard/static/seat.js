@@ -8,9 +8,7 @@ import {
   tn, usesText,
 } from "./core.js";
 
-const params = new URLSearchParams(location.search);
 const SEAT = Number(location.pathname.split("/").pop());
-const SECRET = params.get("secret") || "";
 let socketUp = false;
 let last = null;
 let closedForGood = null;
@@ -21,7 +19,7 @@ let turnKey = null;
 let queue = Promise.resolve();
 let pending = null;
 
-function q(path) { return `${path}?secret=${encodeURIComponent(SECRET)}`; }
+function q(path) { return path; }  // the seat's HttpOnly cookie (set at /join) proves it
 
 /* Every input the engine waits for from this seat, as a list of
    {kind, text, card?, where?, body?, verb?}: a button when this table can play it. */
@@ -239,7 +237,7 @@ document.getElementById("hint").addEventListener("click", async () => {
   } catch (e) { setHtml(out, `<p class="error">${esc(e.message)}</p>`); }
 });
 
-const sock = liveSocket(`/ws/seat/${SEAT}?secret=${encodeURIComponent(SECRET)}`, (msg) => {
+const sock = liveSocket(`/ws/seat/${SEAT}`, (msg) => {
   if (msg.type === "expired") { closedForGood = "expired"; sock.stop(); stopWith(t("expired")); return; }
   if (msg.type === "seat") render(msg);
 }, (up, code) => {

@@ -12,12 +12,12 @@ let current = null;
 let socketUp = false;
 let pawnFrom = null;  // the position whose pawn the host has lifted (pawn sensors only)
 
-/* Who plays here: a seat (?seat=&secret=, its own hand) or the host (the PIN the host page
-   keeps for this tab). Without either the page only looks: every gesture needs one. */
+/* Who plays here: a seat (?seat=, its own hand, proven by the seat's cookie from /join) or
+   the host (the PIN the host page keeps for this tab). Without either the page only looks:
+   every gesture needs one. */
 const PLAY_QS = new URLSearchParams(location.search);
 const PLAY_SEAT = PLAY_QS.get("seat");
-const PLAY_SECRET = PLAY_QS.get("secret");
-const PLAY_OWNER = PLAY_SEAT != null && PLAY_SECRET ? PLAY_SEAT : "host";
+const PLAY_OWNER = PLAY_SEAT != null ? PLAY_SEAT : "host";
 const PIN_KEY = "cauldron-host-pin";  // the host page's key: one unlock serves both pages
 function myHand(virtual) {
   const h = virtual && virtual.hands && virtual.hands[PLAY_OWNER];
@@ -25,7 +25,7 @@ function myHand(virtual) {
 }
 function vapi(method, path, body) {
   if (PLAY_OWNER !== "host") {
-    const q = `seat=${encodeURIComponent(PLAY_SEAT)}&secret=${encodeURIComponent(PLAY_SECRET)}`;
+    const q = `seat=${encodeURIComponent(PLAY_SEAT)}`;
     return api(method, path + (path.includes("?") ? "&" : "?") + q, body);
   }
   return api(method, path, body, { "X-Host-Pin": sessionStorage.getItem(PIN_KEY) || "" });

@@ -27,6 +27,7 @@ from waiting import wait_until
 
 from dashboard.bridge import Bridge
 from dashboard.config import Settings
+from dashboard.deps import SEAT_HEADER
 from dashboard.main import create_app
 from engine.rules import Game, GameConfig
 from engine.wire.broker import free_port
@@ -47,6 +48,30 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 PIN = "246813"
+
+
+def seat_auth(secret: str) -> dict[str, str]:
+    """A non-browser client's seat credential: a header (a phone's is its cookie from /join;
+    no route reads one from a URL)."""
+    return {SEAT_HEADER: secret}
+
+
+def join_in_browser(page: Any, url: str, bridge: Bridge, seat: int, lang: str = "en") -> None:
+    """The phone's scan: the seat's one-time code opens /join, which gives this browser the
+    seat's cookie and leads to the seat page."""
+    token = bridge.secrets.join_token(bridge.game_id or "", seat)
+    page.goto(f"{url}/join/{seat}?token={token}&lang={lang}")
+    wait_until(lambda: page.url.startswith(f"{url}/seat/{seat}"), 20, "the seat's page")
+
+
+def wrong_seat_cookie(page: Any, url: str, seat: int, secret: str) -> None:
+    """A browser holding `secret` (another seat's, or a freed one) as `seat`'s cookie."""
+    from dashboard.deps import seat_cookie, seat_cookie_paths
+
+    page.context.add_cookies([{"name": seat_cookie(seat), "value": secret, "url": url + path}
+                              for path in seat_cookie_paths(seat)])
+
+
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 

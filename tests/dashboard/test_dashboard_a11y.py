@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dashkit import PIN, Dash, drive_engine, new_game, wait_until
+from dashkit import PIN, Dash, drive_engine, join_in_browser, new_game, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -38,8 +38,7 @@ def test_axe_no_serious_or_critical_violation_in_a_live_game_with_an_alert(
     wait_until(lambda: dash.bridge.alerts, 5, "the alert")
     if path == "seat":
         seat = interp.turn
-        secret = dash.bridge.secrets.secret(dash.bridge.game_id or "", seat)
-        page.goto(f"{dash.url}/seat/{seat}?secret={secret}&lang=en")
+        join_in_browser(page, dash.url, dash.bridge, seat)
         page.wait_for_selector("#seat-action:not([hidden]) :is(.choices, .pick-on-square)")
         page.wait_for_selector("#seat-alerts .alert")
     else:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dashkit import PIN, Dash, new_game, play, wait_until
+from dashkit import PIN, Dash, new_game, play, seat_auth, wait_until
 from fastapi.testclient import TestClient
 from hidden import covered
 
@@ -152,13 +152,14 @@ def test_join_link_and_qr_then_locked_after_joining(client: TestClient, dash_app
     assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
     assert "<svg" in svg.text
     assert screen.get("/api/seats/3/join").status_code == 404  # 3 players: no seat 3
-    # The code is traded once for the secret, which only that phone gets.
+    # The code is traded once for the secret, which only that phone gets, in its cookie.
     path = link["url"][link["url"].index("/join/"):]
     joined = client.get(path + "&lang=en", follow_redirects=False)
     assert joined.status_code == 303
-    assert joined.headers["location"] == f"/seat/1?secret={secret(dash_app, 1)}&lang=en"
+    assert joined.headers["location"] == "/seat/1?lang=en"
+    assert f"cauldron-seat-1={secret(dash_app, 1)};" in joined.headers["set-cookie"]
     assert client.get(path, follow_redirects=False).status_code == 403  # used: never again
-    assert client.get(f"/api/seats/1?secret={secret(dash_app, 1)}").status_code == 200
+    assert client.get("/api/seats/1").status_code == 200  # the phone's cookie
     assert screen.get("/api/seats/1/join").status_code == 403  # joined: host only
     assert screen.get("/api/seats/1/qr.svg").status_code == 403
     assert client.get("/api/seats/1/join", headers=HOST).status_code == 200
@@ -169,11 +170,12 @@ def test_join_link_and_qr_then_locked_after_joining(client: TestClient, dash_app
 def test_seat_view_refuses_wrong_or_other_seats_secret(client: TestClient, dash_app: Dash) -> None:
     published(dash_app, new_game(players=3))
     assert client.get("/api/seats/0").status_code == 403
-    assert client.get("/api/seats/0?secret=nope").status_code == 403
-    assert client.get(f"/api/seats/0?secret={secret(dash_app, 1)}").status_code == 403
-    assert client.post(f"/api/seats/0/keep?secret={secret(dash_app, 2)}").status_code == 403
-    assert client.get(f"/api/seats/0?secret={secret(dash_app, 0)}").status_code == 200
-    assert client.get("/api/seats/7?secret=x").status_code == 422
+    assert client.get("/api/seats/0", headers=seat_auth("nope")).status_code == 403
+    assert client.get("/api/seats/0", headers=seat_auth(secret(dash_app, 1))).status_code == 403
+    assert client.post("/api/seats/0/keep",
+                       headers=seat_auth(secret(dash_app, 2))).status_code == 403
+    assert client.get("/api/seats/0", headers=seat_auth(secret(dash_app, 0))).status_code == 200
+    assert client.get("/api/seats/7", headers=seat_auth("x")).status_code == 422
 
 
 @pytest.mark.parametrize("memory_aid", [True, False])
@@ -185,7 +187,7 @@ def test_seat_view_stack_only_with_memory_aid(
     for seat in (0, 1):
         dash_app.publish_seat(game, seat)
     wait_until(lambda: len(dash_app.bridge.seat_views) == 2, 5, "seat views")
-    body = client.get(f"/api/seats/0?secret={secret(dash_app, 0)}").json()
+    body = client.get("/api/seats/0", headers=seat_auth(secret(dash_app, 0))).json()
     assert body["memory_aid"] is memory_aid
     assert body["stack"] == (game.cauldrons[0] if memory_aid else None)
     other = set(game.cauldrons[1][:-1])
@@ -198,12 +200,12 @@ def test_perluceo_reveal_is_shown_until_dismissed(client: TestClient, dash_app: 
     dash_app.publish_seat(game, 1, extra={"reveal": list(game.cauldrons[1])})
     dash_app.publish_seat(game, 1)  # the retained view without it follows at once
     wait_until(lambda: 1 in dash_app.bridge.reveals, 5, "reveal")
-    url = f"/api/seats/1?secret={secret(dash_app, 1)}"
-    assert client.get(url).json()["reveal"] == list(game.cauldrons[1])
-    dismiss = f"/api/seats/1/reveal/dismiss?secret={secret(dash_app, 1)}"
-    assert client.post(dismiss).status_code == 204
-    assert client.get(url).json()["reveal"] is None
-    assert client.post(dismiss).status_code == 404
+    own = seat_auth(secret(dash_app, 1))
+    assert client.get("/api/seats/1", headers=own).json()["reveal"] == list(game.cauldrons[1])
+    dismiss = "/api/seats/1/reveal/dismiss"
+    assert client.post(dismiss, headers=own).status_code == 204
+    assert client.get("/api/seats/1", headers=own).json()["reveal"] is None
+    assert client.post(dismiss, headers=own).status_code == 404
 
 
 def test_keep_and_discard_go_to_the_engine_with_the_seat(
@@ -211,12 +213,12 @@ def test_keep_and_discard_go_to_the_engine_with_the_seat(
 ) -> None:
     published(dash_app, new_game(players=2))
     dash_app.answer_commands()
-    ok = client.post(f"/api/seats/1/keep?secret={secret(dash_app, 1)}")
+    ok = client.post("/api/seats/1/keep", headers=seat_auth(secret(dash_app, 1)))
     assert ok.status_code == 200 and ok.json()["ok"] is True
     verb, request = dash_app.requests[-1]
     assert (verb, request.seat, request.args) == ("keep", 1, {"seat": 1})
     dash_app.refuse["discard"] = "no last card to discard now (G10a)"
-    refused = client.post(f"/api/seats/1/discard?secret={secret(dash_app, 1)}")
+    refused = client.post("/api/seats/1/discard", headers=seat_auth(secret(dash_app, 1)))
     assert refused.status_code == 409 and "G10a" in refused.json()["detail"]
 
 
@@ -227,20 +229,20 @@ def test_seat_websocket_refuses_wrong_secret_and_keeps_its_seat_in_the_next_game
 
     published(dash_app, new_game(players=2))
     with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(
-        "/ws/seat/0?secret=wrong"
+        "/ws/seat/0", headers=seat_auth("wrong")
     ) as ws:
         ws.receive_text()
     assert refused.value.code == 4403
-    with client.websocket_connect(f"/ws/seat/0?secret={secret(dash_app, 0)}") as ws:
+    with client.websocket_connect("/ws/seat/0", headers=seat_auth(secret(dash_app, 0))) as ws:
         assert json.loads(ws.receive_text())["type"] == "seat"
         old = secret(dash_app, 0)
         published(dash_app, new_game(players=2, seed=9), game_id="g2")
         # The phone stays seated in the next game (issue 18); a seat nobody held does not.
         assert json.loads(ws.receive_text())["game_id"] == "g2"
-    assert client.get(f"/api/seats/0?secret={old}").status_code == 200
+    assert client.get("/api/seats/0", headers=seat_auth(old)).status_code == 200
     wait_until(lambda: not dash_app.bridge.phones()[0], 10, "the closed page to count as gone")
     published(dash_app, new_game(players=2, seed=10), game_id="g3")  # the phone left: not kept
-    assert client.get(f"/api/seats/0?secret={old}").status_code == 403
+    assert client.get("/api/seats/0", headers=seat_auth(old)).status_code == 403
 
 
 def test_table_state_says_which_seat_pages_are_connected(
@@ -249,7 +251,7 @@ def test_table_state_says_which_seat_pages_are_connected(
     # The table view says "Seat 1's phone is not connected" from this (hand test M5).
     published(dash_app, new_game(players=2))
     assert client.get("/api/table").json()["phones"] == [False] * 4
-    with client.websocket_connect(f"/ws/seat/0?secret={secret(dash_app, 0)}") as ws:
+    with client.websocket_connect("/ws/seat/0", headers=seat_auth(secret(dash_app, 0))) as ws:
         assert json.loads(ws.receive_text())["type"] == "seat"
         state = client.get("/api/table").json()
         assert state["phones"] == [True, False, False, False] and state["joined"][0]
@@ -359,15 +361,15 @@ def test_host_seat_links_and_reissue(client: TestClient, dash_app: Dash) -> None
     assert [link["seat"] for link in links] == [0, 1]
     old = secret(dash_app, 0)
     old_code = links[0]["url"][links[0]["url"].index("/join/"):]
-    assert client.get(f"/api/seats/0?secret={old}").status_code == 200
+    assert client.get("/api/seats/0", headers=seat_auth(old)).status_code == 200
     # The host frees the seat (a lost phone, a seat taken by someone else).
     fresh = client.post("/api/host/seats/0/free", headers=HOST).json()
     assert old not in fresh["url"] and "/join/0?token=" in fresh["url"]
-    assert client.get(f"/api/seats/0?secret={old}").status_code == 403
+    assert client.get("/api/seats/0", headers=seat_auth(old)).status_code == 403
     assert client.get(old_code, follow_redirects=False).status_code == 403
     code = fresh["url"][fresh["url"].index("/join/"):]
-    assert client.get(code, follow_redirects=False).headers["location"].endswith(
-        secret(dash_app, 0))
+    assert f"cauldron-seat-0={secret(dash_app, 0)};" in client.get(
+        code, follow_redirects=False).headers["set-cookie"]
     assert client.post("/api/host/seats/3/reissue", headers=HOST).status_code == 404
     assert client.get("/api/host/colours", headers=HOST).json() == [
         "yellow", "red", "green", "blue"]

@@ -8,7 +8,15 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import Dash, new_game, play, screenshot, wait_until
+from dashkit import (
+    Dash,
+    join_in_browser,
+    new_game,
+    play,
+    screenshot,
+    wait_until,
+    wrong_seat_cookie,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -83,7 +91,8 @@ def test_wrong_seat_secret_is_refused_in_the_browser(dash: Dash, page: Any) -> N
     dash.publish_game(new_game(players=2))
     wait_until(lambda: dash.bridge.game_id == "g1", 5, "game")
     other = dash.bridge.secrets.secret("g1", 1)
-    page.goto(f"{dash.url}/seat/0?secret={other}&lang=en")
+    wrong_seat_cookie(page, dash.url, 0, other)  # seat 1's secret held as seat 0's
+    page.goto(f"{dash.url}/seat/0?lang=en")
     page.wait_for_selector("#seat-msg .error")
     assert "does not open" in page.inner_text("#seat-msg")
 
@@ -265,8 +274,7 @@ def test_declinatio_button_on_the_phone_and_the_virtual_table_G7(
     assert "face à la ligne 4, qui ne contient que des Vanesco/Perluceo" in prompt  # 1-based
     page.wait_for_selector("#declinatio-btn", state="visible")
     assert page.is_visible("#pass-btn")
-    other = dash.bridge.secrets.secret(dash.bridge.game_id or "", 1 - seat)
-    page.goto(f"{dash.url}/seat/{1 - seat}?secret={other}&lang=en")
+    join_in_browser(page, dash.url, dash.bridge, 1 - seat)
     page.wait_for_function("document.querySelector('#seat-msg').textContent.length > 0")
     assert page.is_hidden("#seat-declinatio")
     open_seat(dash, page, seat)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dashkit import PIN, Dash, drive_engine, wait_until
+from dashkit import PIN, Dash, drive_engine, seat_auth, wait_until
 from fastapi.testclient import TestClient
 
 from engine.rules.actions import UseDeclinatio
@@ -38,10 +38,10 @@ def shown(client: TestClient, interp: Any) -> dict[str, Any]:
                       5, "the dashboard to show the engine's view")
 
 
-def seat_url(dash: Dash, seat: int, what: str = "") -> str:
+def as_seat(dash: Dash, seat: int) -> dict[str, str]:
     game_id = dash.bridge.game_id
     assert game_id is not None
-    return f"/api/seats/{seat}{what}?secret={dash.bridge.secrets.secret(game_id, seat)}"
+    return seat_auth(dash.bridge.secrets.secret(game_id, seat))
 
 
 def snapshot(interp: Any) -> tuple[Any, ...]:
@@ -71,24 +71,25 @@ def test_seat_uses_declinatio_from_its_phone_and_the_game_ends_G7(
 ) -> None:
     interp, seat = blocked(client, engine_service, table_id)
     other = 1 - seat
-    mine = client.get(seat_url(dash_app, seat)).json()
+    mine = client.get(f"/api/seats/{seat}", headers=as_seat(dash_app, seat)).json()
     assert mine["can_declinatio"] is True
-    assert client.get(seat_url(dash_app, other)).json()["can_declinatio"] is False
+    assert client.get(f"/api/seats/{other}",
+                      headers=as_seat(dash_app, other)).json()["can_declinatio"] is False
     # The other seat's button: refused by the engine (not its turn), nothing changes.
     before = snapshot(interp)
-    refused = client.post(seat_url(dash_app, other, "/declinatio"))
+    refused = client.post(f"/api/seats/{other}/declinatio", headers=as_seat(dash_app, other))
     assert refused.status_code == 409 and f"it is {seat_name(seat)} (" in refused.json()["detail"]
     assert snapshot(interp) == before
     # Another seat's secret cannot press this seat's button.
-    forged = f"/api/seats/{seat}/declinatio?secret=" + dash_app.bridge.secrets.secret(
-        dash_app.bridge.game_id or "", other)
-    assert client.post(forged).status_code == 403 and snapshot(interp) == before
+    forged = client.post(f"/api/seats/{seat}/declinatio", headers=as_seat(dash_app, other))
+    assert forged.status_code == 403 and snapshot(interp) == before
     # The seat's own button ends the game, scored.
-    ok = client.post(seat_url(dash_app, seat, "/declinatio"))
+    ok = client.post(f"/api/seats/{seat}/declinatio", headers=as_seat(dash_app, seat))
     assert ok.status_code == 200 and ok.json()["ok"] is True, ok.text
     assert_ended_by_declinatio(client, interp, seat)
-    assert client.get(seat_url(dash_app, seat)).json()["can_declinatio"] is False
-    again = client.post(seat_url(dash_app, seat, "/declinatio"))
+    assert client.get(f"/api/seats/{seat}",
+                      headers=as_seat(dash_app, seat)).json()["can_declinatio"] is False
+    again = client.post(f"/api/seats/{seat}/declinatio", headers=as_seat(dash_app, seat))
     assert again.status_code == 409
 
 
@@ -112,11 +113,12 @@ def test_declinatio_buttons_are_refused_at_a_plain_corner_G7(
     seat = interp.turn
     state = shown(client, interp)
     assert state["game"]["view"]["table"]["prompt"]["code"] == "corner"
-    assert client.get(seat_url(dash_app, seat)).json()["can_declinatio"] is False
+    assert client.get(f"/api/seats/{seat}",
+                      headers=as_seat(dash_app, seat)).json()["can_declinatio"] is False
     before = snapshot(interp)
     virtual = client.post("/api/virtual/declinatio", headers=HOST)
     assert virtual.status_code == 409 and "G7" in virtual.json()["detail"]
-    phone = client.post(seat_url(dash_app, seat, "/declinatio"))
+    phone = client.post(f"/api/seats/{seat}/declinatio", headers=as_seat(dash_app, seat))
     assert phone.status_code == 409
     assert "only when Declinatio would face a line of Vanesco/Perluceo" in phone.json()["detail"]
     # The engine's refusal keeps its stable code and rule id, through MQTT and HTTP.

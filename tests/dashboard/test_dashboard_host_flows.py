@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import wait_until
+from dashkit import seat_auth, wait_until
 
 from engine.app.demo.stack import DemoOptions, DemoStack
 from engine.rules import GameLog, Refill, Take, replay
@@ -390,12 +390,11 @@ def test_lift_during_bot_turn(flow: Flow) -> None:
 
 def person_plays(flow: Flow, seat: int, secret: str, game_id: str) -> None:
     """A person plays `seat` from their phone (one tap each) until the game ends."""
-    params = {"secret": secret}
     refused: list[str] = []
 
     def play(**body: Any) -> None:
-        reply = flow.http.post(f"/api/seats/{seat}/play", json=body, params=params,
-                               headers={"X-Host-Pin": ""})
+        reply = flow.http.post(f"/api/seats/{seat}/play", json=body,
+                               headers={"X-Host-Pin": "", **seat_auth(secret)})
         assert reply.status_code in (200, 409), reply.text  # 409: the moment moved on
         if reply.status_code == 409:
             refused[:] = [f"{body}: {reply.text}"]
@@ -468,13 +467,15 @@ def bot_mid_take(flow: Flow, where: str) -> int:
 
 def join(flow: Flow, seat: int) -> tuple[Any, str]:
     """Open `seat`'s link (the host's "Open Seat N", the QR code's one-time code traded for
-    the seat's secret): the phone page and the secret."""
+    the seat's secret, which the phone keeps in a cookie): the phone page and the secret."""
     link = next(x for x in flow.http.get("/api/host/seats").json() if x["seat"] == seat)
     phone = flow.browser.new_page()  # a phone of its own (closing it closes its context)
     phone.goto(link["url"])
-    wait_until(lambda: "secret=" in phone.url, 20, "the seat's page")
+    wait_until(lambda: f"/seat/{seat}" in phone.url, 20, "the seat's page")
+    assert "secret" not in phone.url
     wait_until(lambda: flow.state()["joined"][seat], 20, "the seat to be joined")
-    return phone, phone.url.split("secret=")[1].split("&")[0]
+    return phone, next(c["value"] for c in phone.context.cookies()
+                       if c["name"] == f"cauldron-seat-{seat}")
 
 
 def test_join_mid_gesture(flow: Flow) -> None:

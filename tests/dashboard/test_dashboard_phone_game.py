@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Stack, screenshot, wait_until
+from dashkit import PIN, Stack, screenshot, seat_auth, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -57,7 +57,7 @@ def bot_move(http: httpx.Client, state: dict[str, Any], seat: int, secret: str) 
         body = {"action": "take", "where": ex["accio"][0]}
     else:
         return False
-    http.post(f"/api/seats/{seat}/play", params={"secret": secret}, json=body)
+    http.post(f"/api/seats/{seat}/play", headers=seat_auth(secret), json=body)
     return True
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dashkit import Dash, make_dash, new_game, play, screenshot, wait_until
+from dashkit import Dash, join_in_browser, make_dash, new_game, play, screenshot, wait_until
 
 from engine.wire.contract import GameAlert
 
@@ -281,8 +281,7 @@ def test_no_page_scrolls_sideways_at_360px(dash: Dash, browser: Any, path: str) 
         wait_until(lambda: len(dash.bridge.alerts) == 2 and dash.bridge.game_id == "g1", 5,
                    "the game and alerts")
         if path == "seat":
-            secret = dash.bridge.secrets.secret("g1", game.seat)
-            page.goto(f"{dash.url}/seat/{game.seat}?secret={secret}&lang=de")
+            join_in_browser(page, dash.url, dash.bridge, game.seat, "de")
             page.wait_for_selector("#seat-board .cell")
             page.wait_for_selector("#seat-alerts .alert")
         else:

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Dash, new_game, wait_until
+from dashkit import PIN, Dash, join_in_browser, new_game, seat_auth, wait_until
 from fastapi.testclient import TestClient
 from hub_events import signed
 
@@ -44,9 +44,8 @@ def test_cross_site_post_is_refused(client: TestClient, dash_app: Dash) -> None:
             {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
             {"Origin": "http://testserver.evil.example"}]
     for headers in evil:
-        for path in ("/api/host/end", f"/api/seats/0/keep?secret={secret}",
-                     "/api/host/seats/0/free"):
-            reply = client.post(path, headers={**HOST, **headers},
+        for path in ("/api/host/end", "/api/seats/0/keep", "/api/host/seats/0/free"):
+            reply = client.post(path, headers={**HOST, **seat_auth(secret), **headers},
                                 content=b"a=1", )
             assert reply.status_code == 403, (path, headers)
             assert "cross-site" in reply.json()["detail"]
@@ -61,12 +60,12 @@ def test_cross_site_post_is_refused(client: TestClient, dash_app: Dash) -> None:
 
 
 def test_cross_site_form_post_from_a_real_browser_is_refused(dash: Dash, page: object) -> None:
-    """A page elsewhere makes the visitor's Chromium post a form to the dashboard."""
+    """A page elsewhere makes a seated phone's Chromium post a form to the dashboard."""
     _game(dash)
-    secret = dash.bridge.secrets.secret("g1", 0)
+    join_in_browser(page, dash.url, dash.bridge, 0)  # the phone holds seat 0's cookie
     dash.answer_commands()
     page.set_content(  # type: ignore[attr-defined]
-        f'<form method="post" action="{dash.url}/api/seats/0/declinatio?secret={secret}">'
+        f'<form method="post" action="{dash.url}/api/seats/0/declinatio">'
         '<input name="x" value="1"></form>')
     with page.expect_navigation():  # type: ignore[attr-defined]
         page.evaluate("document.forms[0].submit()")  # type: ignore[attr-defined]
@@ -126,15 +125,15 @@ def test_seat_join_links_cannot_be_harvested(client: TestClient, dash_app: Dash)
     url = client.get("/api/seats/2/join", headers=HOST).json()["url"]
     code = url[url.index("/join/"):]
     first = client.get(code, follow_redirects=False)
-    assert first.status_code == 303 and secrets[2] in first.headers["location"]
+    assert first.status_code == 303 and secrets[2] in first.headers["set-cookie"]
     assert client.get(code, follow_redirects=False).status_code == 403
     # A seat taken by someone else: the host frees it, their secret opens nothing now.
     freed = client.post("/api/host/seats/2/free", headers=HOST)
     assert freed.status_code == 200
-    assert client.get(f"/api/seats/2?secret={secrets[2]}").status_code == 403
+    assert client.get("/api/seats/2", headers=seat_auth(secrets[2])).status_code == 403
     fresh = freed.json()["url"]
     again = client.get(fresh[fresh.index("/join/"):], follow_redirects=False)
-    assert again.status_code == 303 and secrets[2] not in again.headers["location"]
+    assert again.status_code == 303 and secrets[2] not in again.headers["set-cookie"]
 
 
 def test_cross_site_websocket_is_refused(client: TestClient, dash_app: Dash) -> None:
@@ -145,17 +144,19 @@ def test_cross_site_websocket_is_refused(client: TestClient, dash_app: Dash) -> 
 
     _game(dash_app)
     secret = dash_app.bridge.secrets.secret("g1", 0)
-    sockets = (f"/ws/seat/0?secret={secret}", "/ws/table", "/ws/count")
+    sockets = ("/ws/seat/0", "/ws/table", "/ws/count")
     for path in sockets:
         for origin in ("http://evil.example", "null", "http://testserver.evil.example",
                        "https://testserver:8443", "ws://testserver"):
             with pytest.raises(WebSocketDisconnect) as refused, \
-                    client.websocket_connect(path, headers={"Origin": origin}):
+                    client.websocket_connect(path, headers={"Origin": origin,
+                                                            **seat_auth(secret)}):
                 pass
             assert refused.value.code == 1008, (path, origin)
     assert not dash_app.bridge.secrets.joined("g1")[0]  # a refused socket joined nothing
     for headers in ({"Origin": "http://testserver"}, {}):
-        with client.websocket_connect(sockets[0], headers=headers) as socket_:
+        with client.websocket_connect(sockets[0],
+                                      headers={**headers, **seat_auth(secret)}) as socket_:
             assert socket_.receive_json()["seat"] == 0
 
 
@@ -178,11 +179,11 @@ def test_a_configured_public_address_is_same_origin() -> None:
 
 
 def test_cross_site_websocket_from_a_real_browser_is_refused(dash: Dash, page: object) -> None:
-    """A page on another site makes the visitor's Chromium open the seat's socket with its
-    link: refused, no message; the dashboard's own page opens it."""
+    """A page on another site makes a seated phone's Chromium open the seat's socket:
+    refused, no message; the dashboard's own page opens it with the seat's cookie alone."""
     _game(dash)
-    secret = dash.bridge.secrets.secret("g1", 0)
-    url = dash.url.replace("http://", "ws://") + f"/ws/seat/0?secret={secret}"
+    join_in_browser(page, dash.url, dash.bridge, 0)
+    url = dash.url.replace("http://", "ws://") + "/ws/seat/0"
     listen = """url => new Promise(done => {
         const ws = new WebSocket(url); let opened = false; const got = [];
         ws.onopen = () => { opened = true; };

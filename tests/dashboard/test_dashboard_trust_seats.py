@@ -6,12 +6,13 @@ answered in the phone's language, phones kept seated from one game to the next."
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Dash, new_game, wait_until
+from dashkit import PIN, Dash, new_game, seat_auth, wait_until
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
@@ -39,11 +40,12 @@ def _game(dash: Dash, players: int = 4, game_id: str = "g1", seed: int = 1) -> N
 
 
 def _take(client: TestClient, url: str) -> str | None:
-    """Open a join link as a phone: the seat's secret, or None when refused."""
+    """Open a join link as a phone: the seat's secret (from its cookie), or None when
+    refused."""
     reply = client.get(url[url.index("/join/"):], follow_redirects=False)
     if reply.status_code != 303:
         return None
-    return str(reply.headers["location"].split("secret=")[1].split("&")[0])
+    return re.findall(r"cauldron-seat-\d=([^;]+);", reply.headers["set-cookie"])[0]
 
 
 def test_a_stranger_cannot_take_any_seat(served: Dash) -> None:
@@ -139,7 +141,7 @@ def test_a_freed_seat_socket_is_closed(served: Dash, how: str) -> None:
     _game(served, players=2)
     client = as_client(served, "192.168.1.32")
     old = served.bridge.secrets.secret("g1", 0)
-    with client.websocket_connect(f"/ws/seat/0?secret={old}") as ws:
+    with client.websocket_connect("/ws/seat/0", headers=seat_auth(old)) as ws:
         assert json.loads(ws.receive_text())["type"] == "seat"
         assert client.post(f"/api/host/seats/0/{how}", headers=HOST).status_code == 200
         last = json.loads(ws.receive_text())
@@ -153,11 +155,11 @@ def test_a_freed_seat_socket_is_closed(served: Dash, how: str) -> None:
             ws.receive_text()
     assert served.bridge.phones()[0] is False or wait_until(
         lambda: not served.bridge.phones()[0], 10, "the socket to count as gone")
-    assert client.get(f"/api/seats/0?secret={old}").status_code == 403
-    assert client.post(f"/api/seats/0/play?secret={old}",
+    assert client.get("/api/seats/0", headers=seat_auth(old)).status_code == 403
+    assert client.post("/api/seats/0/play", headers=seat_auth(old),
                        json={"action": "pass"}).status_code == 403
     with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect(
-            f"/ws/seat/0?secret={old}") as ws:
+            "/ws/seat/0", headers=seat_auth(old)) as ws:
         ws.receive_text()
     assert refused.value.code == 4403
 
@@ -185,8 +187,8 @@ def test_phones_keep_their_seat_across_games(served: Dash) -> None:
     kept = [_take(phones[n], screen.get(f"/api/seats/{n}/join").json()["url"])
             for n in range(2)]
     assert all(kept)
-    with phones[0].websocket_connect(f"/ws/seat/0?secret={kept[0]}") as ws0, \
-            phones[1].websocket_connect(f"/ws/seat/1?secret={kept[1]}") as ws1:
+    with phones[0].websocket_connect("/ws/seat/0", headers=seat_auth(kept[0])) as ws0, \
+            phones[1].websocket_connect("/ws/seat/1", headers=seat_auth(kept[1])) as ws1:
         assert json.loads(ws0.receive_text())["game_id"] == "g1"
         json.loads(ws1.receive_text())
         assert screen.post("/api/host/seats/1/free", headers=HOST).status_code == 200
@@ -195,8 +197,8 @@ def test_phones_keep_their_seat_across_games(served: Dash) -> None:
         while state.get("game_id") != "g2":
             state = json.loads(ws0.receive_text())
         assert state["type"] == "seat"
-        assert phones[0].get(f"/api/seats/0?secret={kept[0]}").status_code == 200
-        assert phones[1].get(f"/api/seats/1?secret={kept[1]}").status_code == 403
+        assert phones[0].get("/api/seats/0", headers=seat_auth(kept[0])).status_code == 200
+        assert phones[1].get("/api/seats/1", headers=seat_auth(kept[1])).status_code == 403
         assert served.bridge.table_state().joined[:2] == [True, False]
 
 
@@ -224,16 +226,16 @@ def test_a_seats_pass_is_its_own_command(served: Dash) -> None:
     seat = game.seat
     own = served.bridge.secrets.secret("g1", seat)
     phone = as_client(served, "192.168.1.50")
-    for path in (f"/api/seats/{seat}/play?secret={own}",
-                 f"/api/virtual/pass?seat={seat}&secret={own}"):
+    for path in (f"/api/seats/{seat}/play", f"/api/virtual/pass?seat={seat}"):
         body = {"action": "pass"} if "/play" in path else None
-        reply = phone.post(path, json=body)
+        reply = phone.post(path, json=body, headers=seat_auth(own))
         assert reply.status_code == 200, (path, reply.text)
         verb, request = served.requests[-1]
         assert verb == "confirm" and request.seat == seat, (path, request)
     # The other seat cannot pass for it.
     other = served.bridge.secrets.secret("g1", 1 - seat)
-    refused = phone.post(f"/api/seats/{1 - seat}/play?secret={other}", json={"action": "pass"})
+    refused = phone.post(f"/api/seats/{1 - seat}/play", headers=seat_auth(other),
+                         json={"action": "pass"})
     assert refused.status_code == 409
 
 
@@ -270,9 +272,73 @@ def test_a_browser_shows_the_codes_only_once_the_host_unlocks_it(lan_dash: Dash,
 
 
 def test_a_seat_page_never_passes_its_secret_on(served: Dash) -> None:
-    """The seat page's URL holds the seat's secret: no page sends it on as a Referer."""
+    """No page sends its URL on as a Referer (a second guard: no URL holds a secret)."""
     _game(served)
-    own = served.bridge.secrets.secret("g1", 0)
     phone = as_client(served, "192.168.1.60")
-    for path in (f"/seat/0?secret={own}", "/", "/host", "/virtual", "/scores"):
+    for path in ("/seat/0", "/", "/host", "/virtual", "/scores"):
         assert phone.get(path).headers["Referrer-Policy"] == "no-referrer", path
+
+
+def test_a_seat_secret_leaked_through_a_url_opens_nothing(served: Dash) -> None:
+    """Issue 24 ("no credential is ever read from a query string"): the join redirect put
+    the seat's secret in the seat page's URL, and every seat route read it from there, so
+    a browser's history, a log line or a Referer handed the seat to whoever saw it. Now
+    /join gives it in an HttpOnly, SameSite=Strict cookie scoped to the seat's paths, the
+    URL carries none, and no route takes ``?secret=``: tried on every seat route."""
+    _game(served, players=2)
+    url = served.bridge.join_info(0, "http://testserver/")
+    assert url is not None
+    phone = as_client(served, "192.168.1.61")
+    joined = phone.get(url.url[url.url.index("/join/"):] + "&lang=de", follow_redirects=False)
+    secret = served.bridge.secrets.secret("g1", 0)
+    assert joined.status_code == 303 and joined.headers["location"] == "/seat/0?lang=de"
+    cookies = joined.headers.get_list("set-cookie")
+    assert sorted(re.findall(r"Path=([^;]+)", c)[0] for c in cookies) == [
+        "/api/seats/0", "/api/virtual", "/ws/seat/0"]
+    for cookie in cookies:
+        assert cookie.startswith(f"cauldron-seat-0={secret};"), cookie
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie, cookie
+    # The phone's cookie alone opens its view, its buttons and its socket.
+    assert phone.get("/api/seats/0").status_code == 200
+    assert phone.post("/api/seats/0/play", json={"action": "pass"}).status_code != 403
+    with phone.websocket_connect("/ws/seat/0") as ws:
+        assert json.loads(ws.receive_text())["type"] == "seat"
+    # Whoever saw the secret in a URL gets nothing with it, on any seat route.
+    thief = as_client(served, STRANGER)
+    routes = [(method.upper(), path) for path, item in served.app.openapi()["paths"].items()
+              if path.startswith("/api/seats/{seat}") and not path.endswith(("/join", "/qr.svg"))
+              for method in item]
+    assert len(routes) >= 7, routes
+    for method, path in routes:
+        leaked = path.replace("{seat}", "0") + f"?secret={secret}&seat=0"
+        reply = thief.request(method, leaked, json={"action": "pass"})
+        assert reply.status_code == 403, (method, path, reply.status_code)
+    for path in ("/api/virtual/pass", "/api/virtual/keep", "/api/virtual/declinatio"):
+        reply = thief.post(f"{path}?seat=0&secret={secret}")
+        assert reply.status_code == 401, (path, reply.status_code)
+    with pytest.raises(WebSocketDisconnect) as refused, thief.websocket_connect(
+            f"/ws/seat/0?secret={secret}") as ws:
+        ws.receive_text()
+    assert refused.value.code == 4403
+    assert served.bridge.phones()[0] is False or wait_until(
+        lambda: not served.bridge.phones()[0], 10, "the phone's socket to count as gone")
+
+
+def test_a_seat_secret_is_read_in_one_place_and_never_from_a_url(served: Dash) -> None:
+    """`deps.given_seat_secret` is the only reader of a seat credential and the only caller
+    of the secrets' check; no route declares a ``secret`` query parameter."""
+    from pathlib import Path
+
+    import dashboard
+
+    root = Path(dashboard.__file__).parent
+    for path in [*root.glob("*.py"), *(root / "routers").glob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        if path.name != "deps.py":
+            assert "secrets.check(" not in text, path
+            assert not re.search(r"(?<!set_)seat_cookie\(|SEAT_HEADER|cookies\.get\(.*seat",
+                                 text), path
+    for path, item in served.app.openapi()["paths"].items():
+        for method, operation in item.items():
+            names = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+            assert "secret" not in names, (method, path)

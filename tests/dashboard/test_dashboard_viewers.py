@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from dashkit import Dash, new_game, play, wait_until
+from dashkit import Dash, new_game, play, seat_auth, wait_until
 from websockets.client import ClientProtocol
 from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
 from websockets.frames import Frame, Opcode
@@ -28,14 +28,18 @@ class Viewer:
     """A WebSocket client on a plain socket that reads only when told to (so a test can
     play a phone that stops reading). It offers per-message deflate, as browsers do."""
 
-    def __init__(self, port: int, path: str = "/ws/table", rcvbuf: int | None = None) -> None:
+    def __init__(self, port: int, path: str = "/ws/table", rcvbuf: int | None = None,
+                 headers: dict[str, str] | None = None) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf is not None:  # before connecting: it sets the TCP window offered
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.connect(("127.0.0.1", port))
         self.ws = ClientProtocol(parse_uri(f"ws://127.0.0.1:{port}{path}"),
                                  extensions=[ClientPerMessageDeflateFactory()], max_size=None)
-        self.ws.send_request(self.ws.connect())
+        request = self.ws.connect()
+        for name, value in (headers or {}).items():
+            request.headers[name] = value
+        self.ws.send_request(request)
         self._flush()
         self.response: Response | None = None
         self.messages: list[str] = []
@@ -158,7 +162,7 @@ def test_each_update_is_serialised_once_and_seats_get_only_their_own(
     port = _port(dash)
     table = [Viewer(port) for _ in range(20)]
     secrets = {seat: dash.bridge.secrets.secret("g1", seat) for seat in (0, 1)}
-    seats = [(seat, Viewer(port, f"/ws/seat/{seat}?secret={secrets[seat]}"))
+    seats = [(seat, Viewer(port, f"/ws/seat/{seat}", headers=seat_auth(secrets[seat])))
              for seat in (0, 0, 1)]
     viewers.extend(table + [viewer for _, viewer in seats])
     calls: dict[str, int] = {"table": 0, "seat": 0}

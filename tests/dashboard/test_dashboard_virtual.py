@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dashkit import PIN, Stack, wait_until
+from dashkit import PIN, Stack, seat_auth, wait_until
 from fastapi.testclient import TestClient
 from virtual_player import expected_inputs, inputs, next_step
 
@@ -61,9 +61,12 @@ def test_turns_through_the_virtual_table_api(table_stack: Stack) -> None:
 # ---------------------------------------------------------------- who may touch the cards
 
 
-def seat_params(stack: Stack, seat: int) -> dict[str, Any]:
+def as_seat(stack: Stack, seat: int) -> dict[str, Any]:
+    """A seat's request: which seat (``?seat=``, for /api/virtual) and its secret (a header;
+    a phone sends its cookie), with the client's host PIN blanked."""
     bridge = stack.dash.bridge
-    return {"seat": seat, "secret": bridge.secrets.secret(bridge.game_id or "", seat)}
+    secret = bridge.secrets.secret(bridge.game_id or "", seat)
+    return {"params": {"seat": seat}, "headers": {"X-Host-Pin": "", **seat_auth(secret)}}
 
 
 def test_a_public_client_can_do_nothing_on_the_virtual_table(table_stack: Stack) -> None:
@@ -82,10 +85,10 @@ def test_a_public_client_can_do_nothing_on_the_virtual_table(table_stack: Stack)
                             headers={"X-Host-Pin": "000000"})
         assert wrong.status_code == 403
         forged = public.post("/api/virtual/gesture", json={"action": "lift", "where": "0,1"},
-                             params={"seat": 0, "secret": "guessed"})
+                             params={"seat": 0}, headers=seat_auth("guessed"))
         assert forged.status_code == 403
         assert public.post("/api/seats/0/play", json={"action": "take", "where": "0,1"},
-                           params={"secret": "guessed"}).status_code == 403
+                           headers=seat_auth("guessed")).status_code == 403
     assert table_stack.dash.bridge.public.view.table.inputs == before  # nothing moved
 
 
@@ -128,17 +131,14 @@ def test_a_covered_card_tap_is_refused(table_stack: Stack) -> None:
         seat = state["game"]["view"]["turn"]
         cell = state["game"]["view"]["expected"]["take"][0]
         took = client.post(f"/api/seats/{seat}/play", json={"action": "take", "where": cell},
-                           params={"secret": seat_params(table_stack, seat)["secret"]},
-                           headers={"X-Host-Pin": ""})
+                           headers=as_seat(table_stack, seat)["headers"])
         assert took.status_code == 200 and took.json()["status"] == "ok", took.text
         for actor in (seat, 1 - seat):
             tap = client.post("/api/virtual/gesture", json={"action": "tap", "seat": seat},
-                              params=seat_params(table_stack, actor),
-                              headers={"X-Host-Pin": ""})
+                              **as_seat(table_stack, actor))
             assert tap.status_code == 409 and "Vanesco" in tap.json()["detail"]
         play = client.post(f"/api/seats/{1 - seat}/play", json={"action": "vanesco"},
-                           params={"secret": seat_params(table_stack, 1 - seat)["secret"]},
-                           headers={"X-Host-Pin": ""})
+                           headers=as_seat(table_stack, 1 - seat)["headers"])
         assert play.status_code == 409 and play.json()["status"] == "error"
         assert play.json()["error"]["message"]
 
@@ -149,13 +149,11 @@ def test_a_seat_uses_its_own_hand_only(table_stack: Stack) -> None:
         state = client.get("/api/table").json()
         seat = state["game"]["view"]["turn"]
         cell = state["game"]["view"]["expected"]["take"][0]
-        other = seat_params(table_stack, 1 - seat)
-        out_of_turn = client.post("/api/virtual/gesture", params=other,
-                                  json={"action": "lift", "where": cell},
-                                  headers={"X-Host-Pin": ""})
+        out_of_turn = client.post("/api/virtual/gesture", **as_seat(table_stack, 1 - seat),
+                                  json={"action": "lift", "where": cell})
         assert out_of_turn.status_code == 409 and "not Seat" in out_of_turn.json()["detail"]
-        lifted = client.post("/api/virtual/gesture", params=seat_params(table_stack, seat),
-                             json={"action": "lift", "where": cell}, headers={"X-Host-Pin": ""})
+        lifted = client.post("/api/virtual/gesture", **as_seat(table_stack, seat),
+                             json={"action": "lift", "where": cell})
         assert lifted.status_code == 200, lifted.text
         bot = client.post("/api/virtual/gesture",
                           json={"action": "lift", "where": cell, "as_seat": 1 - seat})

@@ -3,16 +3,17 @@ and the bots carry on with the other seats (the whole demo stack, in-process).""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 from websockets.sync.client import connect
 
+from dashboard.deps import SEAT_HEADER
 from engine.app.demo.stack import DemoOptions, DemoStack
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
@@ -42,10 +43,10 @@ def _person_step(http: httpx.Client, state: dict[str, Any], seat: int, secret: s
     expected = view["expected"]
 
     def gesture(**body: Any) -> None:
-        reply = http.post("/api/virtual/gesture", json=body, params=creds)
+        reply = http.post("/api/virtual/gesture", json=body, params=creds, headers=auth)
         assert reply.status_code == 200, (body, reply.text, state["virtual"])
 
-    creds = {"seat": seat, "secret": secret}
+    creds, auth = {"seat": seat}, {SEAT_HEADER: secret}
     mine = (virtual.get("hands") or {}).get(str(seat))
     if mine is not None:
         if mine["origin"] == "pile":
@@ -59,7 +60,7 @@ def _person_step(http: httpx.Client, state: dict[str, Any], seat: int, secret: s
     elif expected["phase"] == "refill":
         gesture(action="draw")
     elif expected["can_pass"]:
-        http.post("/api/virtual/pass", params=creds).raise_for_status()
+        http.post("/api/virtual/pass", params=creds, headers=auth).raise_for_status()
     elif expected["take"] or expected["accio"]:
         gesture(action="lift", where=(expected["take"] or expected["accio"])[0])
 
@@ -77,15 +78,16 @@ def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
         time.sleep(0.05)
     links = http.get("/api/host/seats").json()
     seat0 = next(link for link in links if link["seat"] == 0)
-    # The QR code's one-time code is traded for the seat's secret (the phone's scan).
+    # The QR code's one-time code is traded for the seat's secret (the phone's scan), which
+    # comes in a cookie; this phone is no browser and sends it as a header.
     joined = http.get(seat0["url"], follow_redirects=False)
     assert joined.status_code == 303, joined.text
-    seat_url = demo.url.rstrip("/") + joined.headers["location"]
-    ws_url = seat_url.replace("http://", "ws://").replace("/seat/0?", "/ws/seat/0?")
-    secret = parse_qs(urlsplit(seat_url).query)["secret"][0]
+    assert "secret" not in joined.headers["location"]
+    ws_url = demo.url.rstrip("/").replace("http://", "ws://") + "/ws/seat/0"
+    secret = re.findall(r"cauldron-seat-0=([^;]+);", joined.headers["set-cookie"])[0]
     # A phone reads every frame; this one reads only the first, so it keeps them all
     # (a full queue would stop it reading the server's close frame: a 10 s close).
-    with connect(ws_url, max_queue=None) as phone:
+    with connect(ws_url, max_queue=None, additional_headers={SEAT_HEADER: secret}) as phone:
         phone.recv(timeout=5)
         deadline = time.monotonic() + 10
         while not _state(http)["joined"][0] and time.monotonic() < deadline:
