@@ -64,12 +64,18 @@ def join_in_browser(page: Any, url: str, bridge: Bridge, seat: int, lang: str = 
     wait_until(lambda: page.url.startswith(f"{url}/seat/{seat}"), 20, "the seat's page")
 
 
-def wrong_seat_cookie(page: Any, url: str, seat: int, secret: str) -> None:
-    """A browser holding `secret` (another seat's, or a freed one) as `seat`'s cookie."""
+def hold_seat_cookie(page: Any, url: str, seat: int, secret: str) -> None:
+    """A browser holding `secret` as `seat`'s cookie, as /join leaves it (several pages of one
+    test can share a seat without spending its one-time code twice)."""
     from dashboard.deps import seat_cookie, seat_cookie_paths
 
     page.context.add_cookies([{"name": seat_cookie(seat), "value": secret, "url": url + path}
                               for path in seat_cookie_paths(seat)])
+
+
+def wrong_seat_cookie(page: Any, url: str, seat: int, secret: str) -> None:
+    """A browser holding `secret` (another seat's, or a freed one) as `seat`'s cookie."""
+    hold_seat_cookie(page, url, seat, secret)
 
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"

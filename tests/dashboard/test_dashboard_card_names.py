@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dashkit import Dash, drive_engine, wait_until
+from dashkit import Dash, drive_engine, hold_seat_cookie, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -58,7 +58,8 @@ def test_card_names_never_break_inside_a_word(dash: Dash, engine_service: Any, t
                 else:
                     seat = interp.turn
                     secret = dash.bridge.secrets.secret(interp.game_id, seat)
-                    page.goto(f"{dash.url}/seat/{seat}?secret={secret}&lang={lang}")
+                    hold_seat_cookie(page, dash.url, seat, secret)
+                    page.goto(f"{dash.url}/seat/{seat}?lang={lang}")
                     page.wait_for_selector("#seat-board .cell")
                     problems += [f"phone {lang}: {p}" for p in page.evaluate(BROKEN)]
             finally:

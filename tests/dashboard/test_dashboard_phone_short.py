@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dashkit import Dash, drive_engine, wait_until
+from dashkit import Dash, drive_engine, hold_seat_cookie, wait_until
 from hub_events import hub_event
 
 from engine.rules import Game, GameConfig
@@ -38,10 +38,12 @@ MEASURE = """() => {
 }"""
 
 
-def seat_link(dash: Dash, seat: int, lang: str) -> str:
+def open_seat(page: Any, dash: Dash, seat: int, lang: str) -> None:
+    """The seat's page in a browser that holds the seat's cookie (as after /join)."""
     game_id = dash.bridge.game_id
     assert game_id is not None
-    return f"{dash.url}/seat/{seat}?secret={dash.bridge.secrets.secret(game_id, seat)}&lang={lang}"
+    hold_seat_cookie(page, dash.url, seat, dash.bridge.secrets.secret(game_id, seat))
+    page.goto(f"{dash.url}/seat/{seat}?lang={lang}")
 
 
 def kind_of(interp: Any, seat: int) -> str:
@@ -92,7 +94,7 @@ def test_the_phone_is_short_and_never_sideways_in_every_kind_of_turn(
         for seat in range(2):
             page = context.new_page()
             page.set_default_timeout(15000)
-            page.goto(seat_link(dash, seat, lang))
+            open_seat(page, dash, seat, lang)
             pages.append((width, height, lang, seat, page))
     seen: dict[str, int] = {}
     tallest: tuple[int, str, Any] = (0, "", None)
@@ -158,7 +160,7 @@ def test_after_the_host_ends_the_game_no_phone_says_your_turn(
     context = browser.new_context(viewport={"width": 390, "height": 844}, locale="en")
     try:
         phone = context.new_page()
-        phone.goto(seat_link(dash, seat, "en"))
+        open_seat(phone, dash, seat, "en")
         phone.wait_for_selector("#seat-action:not([hidden])")
         engine_service.command(table_id, "end", {})
         phone.wait_for_function("document.getElementById('seat-msg').innerText.includes"
