@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -184,10 +184,25 @@ else:
 
     def _filtered_broker() -> type[Any]:
         """amqtt's Broker, with retained messages sent on a subscription only where the
-        ACL lets the subscriber read them (amqtt 0.12 sends them unchecked)."""
+        ACL lets the subscriber read them (amqtt 0.12 sends them unchecked), and safe
+        loops over its subscriptions."""
         from amqtt.broker import Broker
 
+        class Subscriptions(dict[str, list[tuple[Session, int]]]):
+            """Iterated as a snapshot: with topic checks amqtt awaits inside its loops over
+            the subscriptions, and a client (un)subscribing meanwhile must not end one."""
+
+            def __iter__(self) -> Iterator[str]:
+                return iter(list(self.keys()))
+
+            def items(self) -> Any:
+                return [(key, list(value)) for key, value in super().items()]
+
         class FilteredBroker(Broker):  # type: ignore[misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self._subscriptions = Subscriptions()
+
             async def _publish_retained_messages_for_subscription(
                     self, subscription: tuple[str, int], session: Session) -> None:
                 if not await self._topic_filtering(session, subscription[0], Action.SUBSCRIBE):
