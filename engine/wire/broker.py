@@ -147,7 +147,7 @@ try:  # amqtt is the fallback broker: its plugins only where it is installed
 except ImportError:  # pragma: no cover - amqtt is a dependency of the project
     pass
 else:
-    class AccountsAuthPlugin(BaseAuthPlugin):
+    class AccountsAuthPlugin(BaseAuthPlugin):  # type: ignore[misc]
         """Only the given accounts, by password (constant-time compare); no anonymous."""
 
         @dataclass
@@ -162,7 +162,7 @@ else:
             given = password.encode() if isinstance(password, str) else bytes(password)
             return hmac.compare_digest(given, accounts[user].encode())
 
-    class MosquittoAclPlugin(BaseTopicPlugin):
+    class MosquittoAclPlugin(BaseTopicPlugin):  # type: ignore[misc]
         """A Mosquitto acl_file on publish (write), subscribe and delivery (read)."""
 
         @dataclass
