@@ -7,6 +7,7 @@ stack in-process, its real amqtt broker)."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Iterator
@@ -165,3 +166,24 @@ def test_seat_views_are_readable_only_by_the_engine_and_the_dashboard(
             spy.close()
     for service in ("dashboard", "engine"):
         assert json.loads(_retained(demo.url_for(service), seat))
+
+
+def test_the_brokers_passwords_appear_in_no_log_and_no_output(
+        tmp_path_factory: pytest.TempPathFactory, caplog: pytest.LogCaptureFixture) -> None:
+    said: list[str] = []
+    caplog.set_level(logging.DEBUG)
+    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=6, linger=30, pin="650022",
+                                  data_dir=tmp_path_factory.mktemp("demo")), say=said.append)
+    try:
+        stack.start()
+        wait_for(lambda: _table(stack).get("game") is not None, 30, "the bots' game on screen")
+        passwords = {BrokerUrl.parse(stack.url_for(s)).password
+                     for s in ("hub", "engine", "dashboard", "bots")}
+        assert None not in passwords and len(passwords) == 4
+    finally:
+        stack.stop()
+    text = caplog.text + "\n".join(said)
+    assert "demo" in text  # the logs were captured
+    assert not [p for p in passwords if p and p in text]
+    assert not any(p and p in path.read_bytes().decode("utf-8", "replace")
+                   for p in passwords for path in stack.data_dir.rglob("*") if path.is_file())
