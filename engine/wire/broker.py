@@ -7,12 +7,18 @@ stopped and started again on the same port (broker outage tests)::
 
     with LocalBroker() as broker:      # broker.url == "mqtt://127.0.0.1:<port>"
         broker.stop(); broker.start()
+
+``LocalBroker(kind="amqtt", accounts={user: password}, acl=text)`` refuses anonymous
+clients and enforces a Mosquitto ACL (the shipped one's syntax: ``user``, ``topic`` and
+``pattern`` lines, ``%u``) on every publish, subscription and delivery: the demo's broker.
+The passwords stay in this process's memory.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import os
 import shutil
@@ -21,6 +27,8 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,15 +68,176 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex((HOST, port)) == 0
 
 
+# ------------------------------------------------------------ accounts and ACL (amqtt)
+
+Access = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class AclRule:
+    user: str | None  # None: a `pattern` line, for every account (%u = its name)
+    access: frozenset[str]
+    topic: str
+
+
+def parse_acl(text: str) -> list[AclRule]:
+    """The rules of a Mosquitto acl_file; an unknown line raises ValueError naming it."""
+    rules: list[AclRule] = []
+    user: str | None = ""  # "" : topic lines before any `user` line (anonymous in Mosquitto)
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if word == "user":
+            user = rest
+            continue
+        if word not in ("topic", "pattern") or not rest:
+            raise ValueError(f"ACL line {number}: {line!r} is not user/topic/pattern")
+        access, _, topic = rest.partition(" ")
+        if access not in ("read", "write", "readwrite", "deny"):
+            access, topic = "readwrite", rest  # Mosquitto's default access
+        granted = frozenset() if access == "deny" else (
+            frozenset({"read", "write"}) if access == "readwrite" else frozenset({access}))
+        rules.append(AclRule(None if word == "pattern" else user, granted, topic.strip()))
+    return rules
+
+
+def _covers(pattern: str, topic: str) -> bool:
+    """Every topic that ``topic`` (a name or a subscription filter) can stand for matches
+    the ACL ``pattern`` (MQTT wildcards in both)."""
+    want, have = pattern.split("/"), topic.split("/")
+    for i, level in enumerate(want):
+        if level == "#":
+            return True
+        if i >= len(have):
+            return False
+        if have[i] == "#" or (have[i] == "+" and level != "+"):
+            return False
+        if level not in ("+", have[i]):
+            return False
+    return len(have) == len(want)
+
+
+def acl_allows(rules: list[AclRule], user: str | None, topic: str, access: Access) -> bool:
+    """Mosquitto's answer: some rule of ``user`` (or a pattern) grants ``access`` to
+    ``topic``; a `deny` rule that covers it wins."""
+    allowed = False
+    for rule in rules:
+        if rule.user is None:
+            if user is None or any(ch in user for ch in "+#/"):
+                continue  # Mosquitto skips patterns for such names
+            pattern = rule.topic.replace("%u", user)
+        elif rule.user == (user or ""):
+            pattern = rule.topic
+        else:
+            continue
+        if _covers(pattern, topic):
+            if not rule.access:
+                return False
+            allowed = allowed or access in rule.access
+    return allowed
+
+
+try:  # amqtt is the fallback broker: its plugins only where it is installed
+    from amqtt.contexts import Action
+    from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
+    from amqtt.session import Session
+except ImportError:  # pragma: no cover - amqtt is a dependency of the project
+    pass
+else:
+    class AccountsAuthPlugin(BaseAuthPlugin):  # type: ignore[misc]
+        """Only the given accounts, by password (constant-time compare); no anonymous."""
+
+        @dataclass
+        class Config:
+            accounts: dict[str, str] = field(default_factory=dict)
+
+        async def authenticate(self, *, session: Session) -> bool | None:
+            accounts: dict[str, str] = self.config.accounts
+            user, password = session.username, session.password
+            if not user or password is None or user not in accounts:
+                return False
+            given = password.encode() if isinstance(password, str) else bytes(password)
+            return hmac.compare_digest(given, accounts[user].encode())
+
+    class MosquittoAclPlugin(BaseTopicPlugin):  # type: ignore[misc]
+        """A Mosquitto acl_file on publish (write), subscribe and delivery (read)."""
+
+        @dataclass
+        class Config:
+            acl: str = ""
+
+        def __init__(self, context: Any) -> None:
+            super().__init__(context)
+            self._rules = parse_acl(self.config.acl)
+
+        async def topic_filtering(self, *, session: Session | None = None,
+                                  topic: str | None = None,
+                                  action: Action | None = None) -> bool | None:
+            if session is None or not topic:
+                return False
+            access: Access = "write" if action == Action.PUBLISH else "read"
+            return acl_allows(self._rules, session.username, topic, access)
+
+
+    def _filtered_broker() -> type[Any]:
+        """amqtt's Broker, with retained messages sent on a subscription only where the
+        ACL lets the subscriber read them (amqtt 0.12 sends them unchecked), and safe
+        loops over its subscriptions."""
+        from amqtt.broker import Broker
+
+        class Subscriptions(dict[str, list[tuple[Session, int]]]):
+            """Iterated as a snapshot: with topic checks amqtt awaits inside its loops over
+            the subscriptions, and a client (un)subscribing meanwhile must not end one."""
+
+            def __iter__(self) -> Iterator[str]:
+                return iter(list(self.keys()))
+
+            def items(self) -> Any:
+                return [(key, list(value)) for key, value in super().items()]
+
+        class FilteredBroker(Broker):  # type: ignore[misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self._subscriptions = Subscriptions()
+
+            async def _publish_retained_messages_for_subscription(
+                    self, subscription: tuple[str, int], session: Session) -> None:
+                if not await self._topic_filtering(session, subscription[0], Action.SUBSCRIBE):
+                    return
+                handler = self._get_handler(session)
+                topic_filter, qos = subscription
+                sends = [
+                    asyncio.ensure_future(handler.mqtt_publish(
+                        retained.topic, retained.data, min(qos, retained.qos or qos),
+                        retain=True))
+                    for topic, retained in list(self._retained_messages.items())
+                    if handler is not None and self._matches(topic, topic_filter)
+                    and await self._topic_filtering(session, topic, Action.RECEIVE)]
+                if sends:
+                    await asyncio.wait(sends)
+
+        return FilteredBroker
+
+
 class LocalBroker:
     """A broker process (Mosquitto) or thread (amqtt) listening on 127.0.0.1:``port``."""
 
-    def __init__(self, port: int | None = None, kind: BrokerKind | None = None) -> None:
+    def __init__(self, port: int | None = None, kind: BrokerKind | None = None,
+                 accounts: Mapping[str, str] | None = None, acl: str | None = None) -> None:
         mosquitto = find_mosquitto()
         if kind is None:
             kind = "mosquitto" if mosquitto else "amqtt"
         if kind == "mosquitto" and mosquitto is None:
             raise BrokerStartError("mosquitto is not installed (apt-get install mosquitto)")
+        if accounts is not None and kind != "amqtt":
+            raise ValueError("accounts are for the embedded amqtt broker (kind='amqtt')")
+        if acl is not None:
+            parse_acl(acl)  # a bad line fails here, not in the broker's thread
+        self._accounts = dict(accounts) if accounts is not None else None
+        self._acl = acl
         self.kind: BrokerKind = kind
         self.port = port or free_port()
         self._mosquitto = mosquitto
@@ -135,14 +304,18 @@ class LocalBroker:
             loop = asyncio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
+            plugins: dict[str, Any] = {
+                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}}
+            if self._accounts is not None:
+                plugins = {f"{__name__}.AccountsAuthPlugin": {"accounts": self._accounts}}
+            if self._acl is not None:
+                plugins[f"{__name__}.MosquittoAclPlugin"] = {"acl": self._acl}
             config = {
                 "listeners": {"default": {"type": "tcp", "bind": f"{HOST}:{self.port}"}},
-                "plugins": {
-                    "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
-                },
+                "plugins": plugins,
             }
             try:
-                broker = Broker(config, loop=loop)
+                broker = (Broker if self._acl is None else _filtered_broker())(config, loop=loop)
                 loop.run_until_complete(broker.start())
                 self._amqtt = broker
             except BaseException as exc:  # reported to the starting thread

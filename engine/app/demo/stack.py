@@ -17,6 +17,22 @@ from engine.datadir import data_dir
 
 log = logging.getLogger("cauldron.demo")
 
+ENGINE_ACCOUNT = "cauldron.engine"  # the shipped ACL's names (hardware/deploy/mosquitto/acl)
+DASHBOARD_ACCOUNT = "cauldron.dashboard"
+BOTS_ACCOUNT = "cauldron.bots"
+# What only the demo needs on top of the shipped ACL: the simulated hub's virtual table,
+# and the bots, which read the events and ask for the history.
+DEMO_ACL = """
+# --- the demo only (engine/app/demo/stack.py) ---------------------------------------------
+pattern write cauldron/%u/hub/sim
+user cauldron.dashboard
+topic read cauldron/+/hub/sim
+user cauldron.bots
+topic read cauldron/+/game/events
+topic write cauldron/+/cmd/history
+topic read cauldron/+/cmd/history/response
+"""
+
 
 class StackError(Exception):
     """A part of the demo could not start; the message says what to do."""
@@ -61,7 +77,10 @@ class DemoStack:
         self.say = say
         self.data_dir = options.data_dir or data_dir("demo")
         self.broker: Any = None
-        self.mqtt_url = options.mqtt or ""
+        self.mqtt_url = options.mqtt or ""  # never with a password: the demo prints it
+        # service -> its broker URL; with the embedded broker each has its own account,
+        # a fresh random password every run, kept only in this process's memory.
+        self._urls: dict[str, str] = {}
         self.hub: Any = None
         self.engine: Any = None
         self.server: Any = None
@@ -93,21 +112,18 @@ class DemoStack:
         self._start_driver()
         return self
 
+    def url_for(self, service: str) -> str:
+        """The broker URL of ``service`` (hub, engine, dashboard, bots), with its account
+        on the embedded broker; the one given with --mqtt otherwise."""
+        return self._urls.get(service, self.mqtt_url)
+
     # ------------------------------------------------------------ parts
 
     def _start_broker(self) -> None:
         from engine.wire.mqtt import BrokerUrl, MqttError, WireClient
 
         if self.options.mqtt is None:
-            from engine.wire.broker import BrokerStartError, LocalBroker
-
-            self.broker = LocalBroker(kind="amqtt")
-            try:
-                self.broker.start()
-            except BrokerStartError as exc:
-                raise StackError(f"the embedded MQTT broker did not start ({exc}); give a "
-                                 "broker with --mqtt mqtt://127.0.0.1:1883") from None
-            self.mqtt_url = self.broker.url
+            self._start_embedded_broker()
             return
         try:
             broker = BrokerUrl.parse(self.mqtt_url)
@@ -127,6 +143,34 @@ class DemoStack:
             raise StackError(f"{exc} (or leave --mqtt out: the demo then runs its own "
                              "broker)") from None
 
+    def _start_embedded_broker(self) -> None:
+        """amqtt with one account per service and the shipped ACL: a local user can neither
+        log in anonymously nor forge the hub's health or the big screen, nor read a seat."""
+        import secrets
+        from urllib.parse import quote
+
+        from engine.hosting.setup import DEPLOY
+        from engine.wire.broker import BrokerStartError, LocalBroker
+
+        try:
+            acl = (DEPLOY / "mosquitto" / "acl").read_text(encoding="utf-8") + DEMO_ACL
+        except OSError as exc:
+            raise StackError(f"cannot read the shipped MQTT ACL ({exc}); reinstall, or give "
+                             "a broker with --mqtt") from None
+        accounts = {"hub": self.options.table, "engine": ENGINE_ACCOUNT,
+                    "dashboard": DASHBOARD_ACCOUNT, "bots": BOTS_ACCOUNT}
+        passwords = {user: secrets.token_urlsafe(24) for user in accounts.values()}
+        self.broker = LocalBroker(kind="amqtt", accounts=passwords, acl=acl)
+        try:
+            self.broker.start()
+        except BrokerStartError as exc:
+            raise StackError(f"the embedded MQTT broker did not start ({exc}); give a "
+                             "broker with --mqtt mqtt://127.0.0.1:1883") from None
+        self.mqtt_url = self.broker.url
+        host = self.mqtt_url.removeprefix("mqtt://")
+        self._urls = {service: f"mqtt://{quote(user, safe='')}:{passwords[user]}@{host}"
+                      for service, user in accounts.items()}
+
     def _start_hub(self) -> None:
         from engine.wire.contract import Topics
         from engine.wire.mqtt import WireClient
@@ -137,11 +181,12 @@ class DemoStack:
         from hub.service import Hub
 
         table = self.options.table
-        config = HubConfig(table=table, mqtt=self.mqtt_url, backend="sim",
+        config = HubConfig(table=table, mqtt=self.url_for("hub"), backend="sim",
                            data_dir=self.data_dir / "hub", perimeter=self.options.pawns)
         tagmap = virtual_box_tagmap()
         backend = make_backend(config, tagmap)
-        client = WireClient(self.mqtt_url, client_id=f"{config.hub_name}-demo-{os.getpid()}",
+        client = WireClient(self.url_for("hub"),
+                            client_id=f"{config.hub_name}-demo-{os.getpid()}",
                             state_topic=Topics(table).hub_state)
         # The virtual table holds a tapped card ~15 ms: the hub's usual 5 ms sweeps see it
         # on the two polls a change needs.
@@ -156,7 +201,8 @@ class DemoStack:
 
         table = self.options.table
         self.engine = EngineService(ServiceConfig(
-            mqtt=self.mqtt_url, data_dir=self.data_dir / "engine", tables=frozenset({table}),
+            mqtt=self.url_for("engine"), data_dir=self.data_dir / "engine",
+            tables=frozenset({table}),
             name=f"engine-demo-{table}", hub_io=False,  # the simulated hub has no LEDs
         ))
         try:
@@ -173,7 +219,8 @@ class DemoStack:
 
         opts = self.options
         fields: dict[str, Any] = {
-            "host": opts.host, "port": self.port, "mqtt": self.mqtt_url, "table": opts.table,
+            "host": opts.host, "port": self.port, "mqtt": self.url_for("dashboard"),
+            "table": opts.table,
             "data_dir": self.data_dir / "dashboard", "default_lang": opts.lang, "virtual": True,
         }
         if opts.pin:
@@ -200,7 +247,7 @@ class DemoStack:
         from engine.wire.mqtt import WireClient
 
         opts = self.options
-        self.driver_client = WireClient(self.mqtt_url,
+        self.driver_client = WireClient(self.url_for("bots"),
                                         client_id=f"cauldron-demo-bots-{os.getpid()}")
         config = DriverConfig(
             dashboard=self.url.rstrip("/"), pin=self.settings.pin, table=opts.table,
@@ -236,6 +283,7 @@ class DemoStack:
                 log.warning("stopping the %s: %s", name, exc)
         self.driver = self.driver_client = self.server = self.engine = None
         self.hub = self.broker = None
+        self._urls = {}
 
     def _stop_server(self) -> None:
         self.server.should_exit = True
