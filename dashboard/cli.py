@@ -55,6 +55,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--lang", choices=["fr", "en", "de"], default="fr", help="default language")
     parser.add_argument(
+        "--tls-cert", type=Path, default=None, metavar="PEM",
+        help="serve HTTPS with this certificate (chain) file; goes with --tls-key. A "
+        "self-signed or local-CA certificate: see the README's 'Hosting a real table'",
+    )
+    parser.add_argument("--tls-key", type=Path, default=None, metavar="PEM",
+                        help="the certificate's private key (readable by this service only)")
+    parser.add_argument(
         "--no-virtual", action="store_true", help="switch the virtual table off (real cards only)"
     )
     parser.set_defaults(handler=_handle)
@@ -89,6 +96,7 @@ def _handle(args: argparse.Namespace) -> int:
         "virtual": not args.no_virtual,
         "public_url": args.public_url,
         "allowed_hosts": tuple(args.allowed_host),
+        **_tls_files(args.tls_cert, args.tls_key),
     }
     from dashboard.config import persistent_pin
 
@@ -111,6 +119,24 @@ def _handle(args: argparse.Namespace) -> int:
     return serve(settings, announce_pin=not args.pin)
 
 
+def _tls_files(cert: Path | None, key: Path | None) -> dict[str, Path]:
+    """Both TLS files or neither, each one readable PEM; a clear error otherwise."""
+    from engine.cli import CliError
+
+    if cert is None and key is None:
+        return {}
+    if cert is None or key is None:
+        raise CliError("--tls-cert and --tls-key go together: give both, or neither")
+    for option, path in (("--tls-cert", cert), ("--tls-key", key)):
+        try:
+            head = path.read_bytes()[:4096]
+        except OSError as exc:
+            raise CliError(f"{option}: cannot read {path} ({exc.strerror or exc})") from None
+        if b"-----BEGIN " not in head:
+            raise CliError(f"{option}: {path} is not a PEM file (it has no '-----BEGIN' line)")
+    return {"tls_cert": cert, "tls_key": key}
+
+
 def reach_note(settings: Any) -> str:
     """Where phones open the dashboard, or why they cannot and what to do."""
     public = settings.public_base()
@@ -130,7 +156,7 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
     from dashboard.serving import UVICORN_OPTIONS
 
     app = create_app(settings)
-    url = f"http://{settings.host}:{settings.port}/"
+    url = f"{settings.scheme}://{settings.host}:{settings.port}/"
     from engine.wire.mqtt import BrokerUrl
 
     broker = BrokerUrl.parse(settings.mqtt).redacted()  # never the password
@@ -140,7 +166,9 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
         print(f"host PIN: {settings.pin}  (kept in {settings.data_dir}; set one with --pin or "
               "$CAULDRON_HOST_PIN)", flush=True)
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, **UVICORN_OPTIONS)
+        tls = ({"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)}
+               if settings.tls_cert else {})
+        uvicorn.run(app, host=settings.host, port=settings.port, **UVICORN_OPTIONS, **tls)
     except OSError as exc:
         from engine.cli import CliError
 

@@ -97,6 +97,13 @@ class Settings(BaseModel):
     # Dotted host names the dashboard answers to besides public_url's (dashboard.guard:
     # an IP address or a name without a dot always works).
     allowed_hosts: tuple[str, ...] = ()
+    # HTTPS: the certificate chain and its private key (PEM); both or neither.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert else "http"
 
     def public_base(self) -> str | None:
         """Where phones open this dashboard, or None when only this machine can."""
@@ -104,11 +111,11 @@ class Settings(BaseModel):
             return self.public_url.rstrip("/") + "/"
         if self.host in ANY_ADDRESS:
             lan = lan_address()
-            return f"http://{lan}:{self.port}/" if lan else None
+            return f"{self.scheme}://{lan}:{self.port}/" if lan else None
         if self.host.startswith("127.") or self.host in ("localhost", "::1"):
             return None
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
+        return f"{self.scheme}://{host}:{self.port}/"
 
     @field_validator("allowed_hosts")
     @classmethod
