@@ -173,9 +173,9 @@ def test_setup_files_modes_and_a_second_run(table: Table) -> None:
                    "mosquitto/cauldron.passwd"):
         assert (etc / secret).stat().st_mode & 0o777 == 0o600, secret
     keys = table.root / "var/lib/cauldron/keys"
-    assert keys.stat().st_mode & 0o777 == 0o700
+    assert keys.stat().st_mode & 0o777 == 0o750  # each key's group reads it (test_hosting_users)
     assert sorted(k.name for k in keys.iterdir()) == ["club-1.cmd.json", "club-1.hub.json"]
-    assert all(k.stat().st_mode & 0o777 == 0o600 for k in keys.iterdir())
+    assert all(k.stat().st_mode & 0o777 == 0o640 for k in keys.iterdir())
     conf = (etc / "mosquitto/conf.d/cauldron.conf").read_text()
     assert "persistence" not in conf.replace("# /etc/mosquitto/mosquitto.conf: persistence", "")
     units = [(etc / f"systemd/system/cauldron-{s}.service").read_text()
