@@ -199,7 +199,8 @@ def test_generated_configs_pass_the_doctor_with_the_services_running(
     out = wait_doctor_ok(table.root)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "each account may do exactly what the ACL says" in out.stdout
-    assert "ok      the table's keys are in place and private" in out.stdout
+    assert "ok      the table's keys are in place" in out.stdout
+    assert "ok      each secret is readable by its own services only" in out.stdout
     assert "The table is ready." in out.stdout
     # No log shows a password (the URLs are printed with ***).
     secrets = [f.read_text().strip().rpartition("=")[2]
