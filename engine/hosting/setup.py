@@ -388,6 +388,17 @@ class Installer:
             if o.folder:
                 o.path.mkdir(parents=True, exist_ok=True)
                 self.settle(o.path)
+                if o.user is not None and not self.scratch:
+                    self._hand_over(o.path, *self._owner(o.user, o.group))
+
+    def _hand_over(self, folder: Path, uid: int, gid: int) -> None:
+        """A service's data dir is its own to the last file (one written by an older
+        setup's shared user, or by an admin's `sudo cauldron ...`, would stop it)."""
+        for top, dirs, files in os.walk(folder):
+            for name in dirs + files:
+                path = os.path.join(top, name)
+                if os.lstat(path).st_uid != uid:
+                    os.chown(path, uid, gid, follow_symlinks=False)
 
     def table_keys(self) -> None:
         """The table's hub key and command key (engine.wire.auth), made once here so the

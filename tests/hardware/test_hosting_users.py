@@ -156,3 +156,19 @@ def test_each_service_uid_reads_only_its_own_secrets(open_tmp: Path) -> None:
                              timeout=30, check=True, preexec_fn=become)
         read = {n for n, p in names.items() if str(p) in out.stdout.split()}
         assert read == NEEDS[service], service
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing owners needs root")
+def test_an_older_shared_users_files_are_handed_to_the_service(tmp_path: Path) -> None:
+    """A table set up when one user ran all three (or a file an admin's `sudo cauldron`
+    wrote): setup gives the engine's whole data dir to the engine's user."""
+    from engine.hosting.setup import Installer
+
+    data = tmp_path / "engine"
+    (data / "tables").mkdir(parents=True)
+    (data / "tables" / "club-1.sqlite").write_text("")
+    os.chown(data / "tables" / "club-1.sqlite", 61009, 61009)  # the old shared user
+    Installer(Answers(), Paths(tmp_path), scratch=False, say=lambda _: None)._hand_over(
+        data, IDS["cauldron-engine"], IDS["cauldron-engine"])
+    owners = {(p.stat().st_uid, p.stat().st_gid) for p in data.rglob("*")}
+    assert owners == {(IDS["cauldron-engine"], IDS["cauldron-engine"])}
