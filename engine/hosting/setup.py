@@ -27,10 +27,13 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.hosting.mosquitto import include_dirs, main_conf_settings, merge_passwd
 from engine.wire.contract import MAX_PAYLOAD_BYTES, TopicError, check_table_id
+
+if TYPE_CHECKING:
+    from engine.wire.auth import KeyKind
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 DEPLOY = CHECKOUT / "hardware" / "deploy"
@@ -43,7 +46,8 @@ USER_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,21}$")
 # Which services read each table key (engine.wire.auth): the hub key signs the hub's events
 # (the hub) and verifies them (the engine); the command key signs commands (the engine, the
 # dashboard) and verifies them (the hub). The dashboard never holds the hub key.
-KEY_READERS = {"hub": ("hub", "engine"), "cmd": ("hub", "engine", "dashboard")}
+KEY_READERS: dict[KeyKind, tuple[str, ...]] = {
+    "hub": ("hub", "engine"), "cmd": ("hub", "engine", "dashboard")}
 # The largest MQTT packet the broker takes: the contract's payload limit plus room for the
 # topic and headers (a 200 MB message is refused by the broker, before any service reads it).
 MAX_PACKET_BYTES = MAX_PAYLOAD_BYTES + 64 * 1024
