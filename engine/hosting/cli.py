@@ -45,7 +45,8 @@ def register(subparsers: Any) -> None:
     s.add_argument("--lang", choices=["fr", "en", "de"], help="dashboard language (en)")
     s.add_argument("--public-url", help="the address phones open, for the QR codes (e.g. "
                    "http://192.168.1.20:8000/; default: the Pi's LAN address)")
-    s.add_argument("--user", help="service user (default cauldron)")
+    s.add_argument("--user", help="base name of the service users and groups (default "
+                   "cauldron: cauldron-hub, cauldron-engine, cauldron-dashboard)")
     s.add_argument("--tls-cert", help="TLS for the broker: its certificate (PEM; from a local "
                    "CA or self-signed) for a second listener, mqtts:// on --tls-port")
     s.add_argument("--tls-key", help="the certificate's private key (PEM; copied 0600)")
@@ -62,9 +63,9 @@ def register(subparsers: Any) -> None:
         "doctor", help="check a table end to end and say what to fix",
         description="Checks that each broker account logs in and may do exactly what the ACL "
         "says, every reader answers, the tag map is complete, the hub, engine and dashboard "
-        "are alive, sound and agree on the table, the secrets are private, a venue's database "
-        "answers, the clock is sane and every data dir takes a synced write. Exits 1 naming "
-        "each problem, and each check that could not run.")
+        "are alive, sound and agree on the table, each secret is readable by its own services "
+        "only, a venue's database answers, the clock is sane and every data dir takes a synced "
+        "write. Exits 1 naming each problem, and each check that could not run.")
     d.add_argument("--root", type=Path, default=Path("/"),
                    help="the table's files are under this folder (as given to setup)")
     d.add_argument("--skip", action="append", default=[],

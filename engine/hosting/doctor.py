@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import grp
 import json
 import os
 import pwd
@@ -30,7 +31,15 @@ from typing import Any
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
-from engine.hosting.setup import SERVICES, Answers, Paths, accounts, env_value
+from engine.hosting.setup import (
+    SERVICES,
+    Answers,
+    Owned,
+    Paths,
+    accounts,
+    env_value,
+    ownership,
+)
 from engine.rules.board import SIZE, parse_cell
 
 Say = Callable[[str], None]
@@ -419,7 +428,7 @@ class Doctor:
 
     def check_keys(self, say: Say) -> list[str]:
         """The table's keys (engine.wire.auth): the hub's signing key and the command key,
-        private to the service user, in the one folder the three services share."""
+        in the one folder the three services share."""
         from engine.wire.auth import KeyKind, key_path, load_key
 
         table, folder = self.answers.table, self.paths.keys
@@ -437,10 +446,8 @@ class Doctor:
             if key is None:
                 found.append(f"no {kind} key for table {table} in {folder} ({maker}): "
                              f"`sudo systemctl restart {unit}`, then restart the others")
-            elif path.stat().st_mode & 0o077:
-                found.append(f"{path} can be read by others (mode "
-                             f"{path.stat().st_mode & 0o777:o}): `sudo chmod 600 {path}`")
-        return self._report(say, "the table's keys are in place and private", found)
+        # Their owners and modes: check_secrets.
+        return self._report(say, "the table's keys are in place", found)
 
     def check_readers(self, say: Say) -> list[str]:
         hub = self.sessions.get("hub")
@@ -524,30 +531,37 @@ class Doctor:
         return self._report(say, f"the tag map holds the whole box ({len(have)} tags)", found)
 
     def check_secrets(self, say: Say) -> list[str]:
-        """Every secret 0600 and its owner's alone: the broker passwords, the host PIN, the
-        database password and Mosquitto's password file (the README promises it)."""
+        """Every secret with the owner, group and mode of setup's plan (`ownership`): the
+        broker passwords, the host PIN, the database password and the table's keys, each
+        readable by its own services only; and Mosquitto's password file, 0600."""
         p, found = self.paths, []
-        user = self.answers.user
-        files: list[tuple[Path, str | None]] = [(p.password(s), user) for s in SERVICES]
-        files += [(p.dashboard_env, user), (p.engine_env, user), (p.passwd, "mosquitto")]
-        for path, owner in files:
+        plan = [o for o in ownership(self.answers, p).values() if o.secret]
+        plan.append(Owned(p.passwd, "mosquitto", None, 0o600, True))
+        for o in plan:
             try:
-                st = path.stat()
+                st = o.path.stat()
             except FileNotFoundError:
-                if path != p.engine_env:
-                    found.append(f"{path} is missing: run `sudo cauldron setup` again")
+                if o.path != p.engine_env:
+                    found.append(f"{o.path} is missing: run `sudo cauldron setup` again")
                 continue
-            if st.st_mode & 0o077:
-                found.append(f"{path} can be read by others (mode {st.st_mode & 0o777:o}): "
-                             f"`sudo chmod 600 {path}`")
-            if self.scratch or owner is None:
+            mode = st.st_mode & 0o777
+            if mode & ~o.mode:
+                found.append(f"{o.path} can be read by others (mode {mode:o}): "
+                             f"`sudo chmod {o.mode:o} {o.path}`")
+            elif mode != o.mode:
+                found.append(f"{o.path} has mode {mode:o}, not {o.mode:o} (its service cannot "
+                             f"read it): `sudo chmod {o.mode:o} {o.path}`")
+            if self.scratch:  # a rehearsal's files are all its runner's
                 continue
-            want = _uid(owner)
-            if want is not None and st.st_uid not in (want, 0):
-                found.append(f"{path} belongs to {_user_name(st.st_uid)}, not {owner}: "
-                             f"`sudo chown {owner}: {path}`")
-        return self._report(say, "the secrets are private (0600: passwords, PIN, broker "
-                            "accounts)", found)
+            user, group = o.user or "root", o.group or "root"
+            if _uid(user) is not None and st.st_uid != _uid(user):
+                found.append(f"{o.path} belongs to {_user_name(st.st_uid)}, not {user}: "
+                             f"`sudo chown {user} {o.path}`")
+            if o.group is not None and _gid(group) is not None and st.st_gid != _gid(group):
+                found.append(f"{o.path} is in group {_group_name(st.st_gid)}, not {group}: "
+                             f"`sudo chgrp {group} {o.path}`")
+        return self._report(say, "each secret is readable by its own services only "
+                            "(passwords, PIN, keys, broker accounts)", found)
 
     @property
     def scratch(self) -> bool:
@@ -735,6 +749,20 @@ def _uid(user: str) -> int | None:
         return pwd.getpwnam(user).pw_uid
     except KeyError:
         return None
+
+
+def _gid(group: str) -> int | None:
+    try:
+        return grp.getgrnam(group).gr_gid
+    except KeyError:
+        return None
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return f"gid {gid}"
 
 
 def _user_name(uid: int) -> str:

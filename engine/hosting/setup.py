@@ -1,13 +1,13 @@
 """`cauldron setup`: turn a fresh Raspberry Pi OS (Debian) into a table, and run again safely.
 
-It creates the service user and folders (owners and modes), writes the hub, engine and
-dashboard configs, configures Mosquitto on top of Debian's stock main config (one file in
-``conf.d``; persistence and logging stay the main config's), makes the accounts with
-generated passwords (kept 0600, written by Python: never on a command line or in a log) and
-the ACL, installs the three systemd units (one path, one user; secrets in files and an
-``EnvironmentFile``) and restarts what changed. ``--root DIR`` writes all of it into a
-scratch tree (paths inside the files point into it; no user, owner or service is touched),
-for tests and rehearsals.
+It creates one system user per service and the folders (owners and modes: ``ownership``,
+each service reading only its own secrets), writes the hub, engine and dashboard configs,
+configures Mosquitto on top of Debian's stock main config (one file in ``conf.d``;
+persistence and logging stay the main config's), makes the accounts with generated
+passwords (written by Python: never on a command line or in a log) and the ACL, installs the
+three systemd units (one path, a user each; secrets in files and an ``EnvironmentFile``) and
+restarts what changed. ``--root DIR`` writes all of it into a scratch tree (paths inside the
+files point into it; no user, owner or service is touched), for tests and rehearsals.
 
 What it wrote it remembers in ``/etc/cauldron/table.toml``: a second run asks nothing it
 knows, keeps the passwords and the PIN, and says which files changed.
@@ -27,18 +27,27 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.hosting.mosquitto import include_dirs, main_conf_settings, merge_passwd
 from engine.wire.contract import MAX_PAYLOAD_BYTES, TopicError, check_table_id
+
+if TYPE_CHECKING:
+    from engine.wire.auth import KeyKind
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 DEPLOY = CHECKOUT / "hardware" / "deploy"
 BACKENDS = ("serial", "spi", "sim")
 HUB_GROUPS = ("dialout", "gpio", "spi", "i2c")  # serial port, GPIO pins, SPI bus
 SERVICES = ("hub", "engine", "dashboard")
-# What useradd takes (Debian's NAME_REGEX): "table-pi" is a fine name, "a b" or "../x" not.
-USER_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+# What useradd takes (Debian's NAME_REGEX, 32 characters) with room for "-dashboard":
+# "table-pi" is a fine name, "a b" or "../x" not.
+USER_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,21}$")
+# Which services read each table key (engine.wire.auth): the hub key signs the hub's events
+# (the hub) and verifies them (the engine); the command key signs commands (the engine, the
+# dashboard) and verifies them (the hub). The dashboard never holds the hub key.
+KEY_READERS: dict[KeyKind, tuple[str, ...]] = {
+    "hub": ("hub", "engine"), "cmd": ("hub", "engine", "dashboard")}
 # The largest MQTT packet the broker takes: the contract's payload limit plus room for the
 # topic and headers (a 200 MB message is refused by the broker, before any service reads it).
 MAX_PACKET_BYTES = MAX_PAYLOAD_BYTES + 64 * 1024
@@ -197,6 +206,56 @@ class Paths:
         return self._p("etc", "systemd", "system", f"cauldron-{service}.service")
 
 
+def service_user(answers: Answers, service: str) -> str:
+    """The system user a service runs as: ``--user`` is the base (cauldron-hub, ...)."""
+    return f"{answers.user}-{service}"
+
+
+def key_group(answers: Answers, kind: str) -> str:
+    """The group that may read the table's key of that kind (cauldron-hubkey, ...)."""
+    return f"{answers.user}-{kind}key"
+
+
+def service_groups(answers: Answers, service: str) -> list[str]:
+    """A service's groups beyond its own: the base group (enter /etc/cauldron and
+    /var/lib/cauldron, read the configs) and the groups of the keys it needs."""
+    return [answers.user] + [key_group(answers, kind) for kind, readers in KEY_READERS.items()
+                             if service in readers]
+
+
+@dataclass(frozen=True)
+class Owned:
+    """A file or folder of the table: its owner and group (None: root) and its mode."""
+
+    path: Path
+    user: str | None
+    group: str | None
+    mode: int
+    secret: bool = False  # a password, the PIN, a key: the doctor checks its owner too
+    folder: bool = False
+
+
+def ownership(answers: Answers, paths: Paths) -> dict[Path, Owned]:
+    """Who owns what: each service reads only its own secrets (the one place setup and
+    the doctor take owners and modes from)."""
+    from engine.wire.auth import key_path
+
+    a, p, base = answers, paths, answers.user
+    plan = [Owned(folder, None, base, 0o750, folder=True)
+            for folder in (p.etc, p.secrets, p.data, p.keys)]
+    for s in SERVICES:
+        user = service_user(a, s)
+        plan += [Owned(p.data / s, user, user, 0o700, folder=True),
+                 Owned(p.password(s), user, user, 0o600, True)]
+    plan += [Owned(p.config(s), None, base, 0o640) for s in ("hub", "engine")]  # not secret
+    dashboard, engine = service_user(a, "dashboard"), service_user(a, "engine")
+    plan += [Owned(p.dashboard_env, dashboard, dashboard, 0o600, True),
+             Owned(p.engine_env, engine, engine, 0o600, True)]
+    plan += [Owned(key_path(p.keys, a.table, kind), None, key_group(a, kind), 0o640, True)
+             for kind in KEY_READERS]
+    return {o.path: o for o in plan}
+
+
 def split_store_password(url: str) -> tuple[str, str]:
     """``postgresql://user:pw@host/db`` -> (``postgresql://user@host/db``, ``pw``)."""
     from urllib.parse import unquote, urlsplit, urlunsplit
@@ -248,6 +307,7 @@ class Installer:
         self.changed: list[Path] = []
         self.cauldron = Path(sys.executable).parent / "cauldron"
         self.store_password = store_password  # None: keep the one in engine.env
+        self.plan = ownership(answers, paths)
 
     # ------------------------------------------------------------ files
 
@@ -276,51 +336,73 @@ class Installer:
         self.say(f"  {'wrote    ' if changed else 'unchanged'} {path} ({mode:o})")
         return changed
 
-    def folder(self, path: Path, mode: int, user: str | None = None,
-               group: str | None = None) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        os.chmod(path, mode)
+    def place(self, path: Path, text: str) -> bool:
+        """``put`` with the owner and mode of ``ownership``."""
+        o = self.plan[path]
+        return self.put(path, text, o.mode, o.user, o.group)
+
+    def settle(self, path: Path) -> None:
+        """Give ``path`` its planned mode (and owner, on the Pi)."""
+        o = self.plan[path]
+        os.chmod(path, o.mode)
         if not self.scratch:
-            os.chown(path, *self._owner(user, group))
+            os.chown(path, *self._owner(o.user, o.group))
 
     def secret(self, path: Path, make: Callable[[], str]) -> str:
-        """The secret kept in ``path`` (first line), made and stored 0600 when missing."""
+        """The secret kept in ``path`` (first line), made and stored when missing."""
         if path.exists():
             lines = path.read_text(encoding="utf-8").splitlines()
             if lines and lines[0].strip():
                 value = lines[0].strip()
-                self.put(path, value + "\n", 0o600, self.answers.user, self.answers.user)
+                self.place(path, value + "\n")
                 return value
         value = make()
-        self.put(path, value + "\n", 0o600, self.answers.user, self.answers.user)
+        self.place(path, value + "\n")
         return value
 
     # ------------------------------------------------------------ steps
 
-    def service_user(self) -> None:
-        user = self.answers.user
+    def service_users(self) -> None:
+        """A system user per service, in the groups of the keys it needs (and no other)."""
+        a = self.answers
+        users = ", ".join(service_user(a, s) for s in SERVICES)
         if self.scratch:
-            self.say(f"  (scratch root: service user {user!r} not created)")
+            self.say(f"  (scratch root: service users {users} not created)")
             return
-        try:
-            pwd.getpwnam(user)
-            self.say(f"  user {user} exists")
-        except KeyError:
-            run(["useradd", "--system", "--user-group", "--home-dir", str(self.paths.data),
-                 "--no-create-home", "--shell", "/usr/sbin/nologin", user])
-            self.say(f"  created the service user {user}")
-        groups = [g for g in HUB_GROUPS if _group_exists(g)]
-        if groups:
-            run(["usermod", "--append", "--groups", ",".join(groups), user])
+        for group in [a.user] + [key_group(a, kind) for kind in KEY_READERS]:
+            if not _group_exists(group):
+                run(["groupadd", "--system", group])
+        for service in SERVICES:
+            user = service_user(a, service)
+            if _user_exists(user):
+                self.say(f"  user {user} exists")
+            else:
+                run(["useradd", "--system", "--user-group", "--home-dir",
+                     str(self.paths.data / service), "--no-create-home", "--shell",
+                     "/usr/sbin/nologin", user])
+                self.say(f"  created the service user {user}")
+            groups = service_groups(a, service)
+            if service == "hub":
+                groups += [g for g in HUB_GROUPS if _group_exists(g)]
+            # --groups without --append: a group taken away in the plan is left too.
+            run(["usermod", "--groups", ",".join(groups), user])
 
     def folders(self) -> None:
-        user, p = self.answers.user, self.paths
-        self.folder(p.etc, 0o750, None, user)
-        self.folder(p.secrets, 0o700, user, user)
-        self.folder(p.data, 0o750, user, user)
-        for service in SERVICES:
-            self.folder(p.data / service, 0o750, user, user)
-        self.folder(p.keys, 0o700, user, user)
+        for o in self.plan.values():
+            if o.folder:
+                o.path.mkdir(parents=True, exist_ok=True)
+                self.settle(o.path)
+                if o.user is not None and not self.scratch:
+                    self._hand_over(o.path, *self._owner(o.user, o.group))
+
+    def _hand_over(self, folder: Path, uid: int, gid: int) -> None:
+        """A service's data dir is its own to the last file (one written by an older
+        setup's shared user, or by an admin's `sudo cauldron ...`, would stop it)."""
+        for top, dirs, files in os.walk(folder):
+            for name in dirs + files:
+                path = os.path.join(top, name)
+                if os.lstat(path).st_uid != uid:
+                    os.chown(path, uid, gid, follow_symlinks=False)
 
     def table_keys(self) -> None:
         """The table's hub key and command key (engine.wire.auth), made once here so the
@@ -332,12 +414,11 @@ class Installer:
             path = key_path(folder, a.table, kind)
             existed = path.exists()
             ensure_key(folder, a.table, kind, f"hub-{a.table}" if kind == "hub" else None)
-            os.chmod(path, 0o600)
-            if not self.scratch:
-                os.chown(path, *self._owner(a.user, a.user))
+            self.settle(path)
             if not existed:
                 self.changed.append(path)
-            self.say(f"  {'made     ' if not existed else 'kept     '} {path} (600)")
+            self.say(f"  {'made     ' if not existed else 'kept     '} {path} "
+                     f"({self.plan[path].mode:o}, group {self.plan[path].group})")
 
     def configs(self, passwords: dict[str, str]) -> None:
         a, p = self.answers, self.paths
@@ -357,7 +438,7 @@ class Installer:
         ]
         if a.backend == "serial":
             hub += ["", "[serial]", f"port = {_toml_value(a.serial_port)}"]
-        self.put(p.config("hub"), "\n".join(hub) + "\n", 0o640, None, a.user)
+        self.place(p.config("hub"), "\n".join(hub) + "\n")
         engine = [
             "# The engine service (cauldron engine --config this file). Written by "
             "`cauldron setup`.",
@@ -371,19 +452,19 @@ class Installer:
             engine += [f"store = {_toml_value(a.store)}"]
         else:
             engine += [f"tables = {_toml_value(a.table)}"]
-        self.put(p.config("engine"), "\n".join(engine) + "\n", 0o640, None, a.user)
+        self.place(p.config("engine"), "\n".join(engine) + "\n")
         if a.store or p.engine_env.exists():
             password = self.store_password
             if password is None:  # kept from the last run
                 password = env_value(p.engine_env, "PGPASSWORD") or ""
-            self.put(p.engine_env,
-                     "# Secret of cauldron-engine (its EnvironmentFile): the venue database's "
-                     "password.\n" + (f"PGPASSWORD={password}\n" if password else ""),
-                     0o600, a.user, a.user)
+            self.place(p.engine_env,
+                       "# Secret of cauldron-engine (its EnvironmentFile): the venue "
+                       "database's password.\n"
+                       + (f"PGPASSWORD={password}\n" if password else ""))
         pin = passwords["pin"]
-        self.put(p.dashboard_env,
-                 "# Secret of cauldron-dashboard (its EnvironmentFile): the code for /host.\n"
-                 f"CAULDRON_HOST_PIN={pin}\n", 0o600, a.user, a.user)
+        self.place(p.dashboard_env,
+                   "# Secret of cauldron-dashboard (its EnvironmentFile): the code for "
+                   f"/host.\nCAULDRON_HOST_PIN={pin}\n")
         answers = ["# Written by `cauldron setup`: its answers, read again when it runs "
                    "again (and by `cauldron doctor`).", "[table]"]
         answers += [f"{k} = {_toml_value(v)}" for k, v in asdict(a).items()]
@@ -457,11 +538,9 @@ class Installer:
         if not self.cauldron.exists():
             raise SetupError(f"{self.cauldron} is missing: run setup with the project's own "
                              "venv (.venv/bin/cauldron setup)")
-        groups = " ".join(g for g in HUB_GROUPS if _group_exists(g))
         values = {
-            "CAULDRON": str(self.cauldron), "USER": a.user, "ETC": str(p.etc),
+            "CAULDRON": str(self.cauldron), "ETC": str(p.etc),
             "DATA": str(p.data), "TABLE": a.table,
-            "HUB_GROUPS": f"SupplementaryGroups={groups}" if groups else "",
             "DASHBOARD": (f"--host {a.dashboard_host} --port {a.dashboard_port} "
                           f"--table {a.table} --lang {a.lang} "
                           f"--mqtt mqtt://{accounts(a)['dashboard']}@{a.mqtt_host}:{a.mqtt_port} "
@@ -477,9 +556,11 @@ class Installer:
             except OSError as exc:
                 raise SetupError(f"cannot read {template} ({exc.strerror}); run setup from "
                                  "the project's checkout") from None
-            groups_line = values["HUB_GROUPS"]
-            text = text.replace("@HUB_GROUPS@\n", groups_line + "\n" if groups_line else "")
-            for key, value in values.items():
+            groups = service_groups(a, service)
+            if service == "hub":  # serial port, GPIO pins, SPI bus
+                groups += [g for g in HUB_GROUPS if _group_exists(g)]
+            own = {"USER": service_user(a, service), "GROUPS": " ".join(groups)}
+            for key, value in {**own, **values}.items():
                 text = text.replace(f"@{key}@", value)
             self.put(p.unit(service), text, 0o644)
 
@@ -565,10 +646,10 @@ class Installer:
 
     def install(self) -> None:
         say = self.say
-        say("Service user and folders")
-        self.service_user()
+        say("Service users and folders")
+        self.service_users()
         self.folders()
-        say("Secrets (kept, or made once; 0600)")
+        say("Secrets (kept, or made once; each readable by its own service only)")
         passwords = {s: self.secret(self.paths.password(s), _password) for s in SERVICES}
         self.table_keys()
         passwords["pin"] = self._pin()

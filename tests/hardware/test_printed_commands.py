@@ -36,7 +36,7 @@ CODE = ["engine/hosting/setup.py", "engine/hosting/cli.py", "engine/hosting/doct
 ACTING = {"setup", "enroll", "hub", "engine", "dashboard", "demo", "count", "bench",
           "selfplay", "tournament", "schema"}
 SYSTEM = {"apt", "apt-get", "git", "python3", "systemctl", "journalctl", "raspi-config",
-          "date", "timedatectl", "chmod", "chown", "dmesg", "reboot", "mosquitto",
+          "date", "timedatectl", "chmod", "chown", "chgrp", "dmesg", "reboot", "mosquitto",
           "pcsc_scan"}
 PLACEHOLDER = re.compile(r"<|…|\.\.\.|\bURL\b|YYYY|\bFILE\b|\bDIR\b|\|")
 
@@ -208,7 +208,7 @@ def test_every_printed_command_works_as_printed(table: Table, services: None,  #
     (table.root / "var/lib/cauldron/keys/club-1.cmd.json").chmod(0o644)
     faulty = cauldron("doctor", "--root", str(table.root), "--timeout", "10", timeout=120)
     commands += printed_commands(faulty.stdout)
-    (table.root / "var/lib/cauldron/keys/club-1.cmd.json").chmod(0o600)
+    (table.root / "var/lib/cauldron/keys/club-1.cmd.json").chmod(0o640)
     failures = [why for c in commands if (why := runner.run(c)) is not None]
     assert not failures, "\n\n".join(failures)
     ran = " | ".join(runner.ran)

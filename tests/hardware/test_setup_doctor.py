@@ -173,9 +173,9 @@ def test_setup_files_modes_and_a_second_run(table: Table) -> None:
                    "mosquitto/cauldron.passwd"):
         assert (etc / secret).stat().st_mode & 0o777 == 0o600, secret
     keys = table.root / "var/lib/cauldron/keys"
-    assert keys.stat().st_mode & 0o777 == 0o700
+    assert keys.stat().st_mode & 0o777 == 0o750  # each key's group reads it (test_hosting_users)
     assert sorted(k.name for k in keys.iterdir()) == ["club-1.cmd.json", "club-1.hub.json"]
-    assert all(k.stat().st_mode & 0o777 == 0o600 for k in keys.iterdir())
+    assert all(k.stat().st_mode & 0o777 == 0o640 for k in keys.iterdir())
     conf = (etc / "mosquitto/conf.d/cauldron.conf").read_text()
     assert "persistence" not in conf.replace("# /etc/mosquitto/mosquitto.conf: persistence", "")
     units = [(etc / f"systemd/system/cauldron-{s}.service").read_text()
@@ -199,7 +199,8 @@ def test_generated_configs_pass_the_doctor_with_the_services_running(
     out = wait_doctor_ok(table.root)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "each account may do exactly what the ACL says" in out.stdout
-    assert "ok      the table's keys are in place and private" in out.stdout
+    assert "ok      the table's keys are in place" in out.stdout
+    assert "ok      each secret is readable by its own services only" in out.stdout
     assert "The table is ready." in out.stdout
     # No log shows a password (the URLs are printed with ***).
     secrets = [f.read_text().strip().rpartition("=")[2]
