@@ -317,3 +317,11 @@ def test_games_reads_the_installed_engine_config(table: Table, monkeypatch: pyte
     monkeypatch.setattr(service_cli, "INSTALLED_CONFIG", str(config))
     assert main(["games"]) == 0
     assert str(data) in capsys.readouterr().out
+
+
+def test_a_hall_of_sockets_does_not_exhaust_the_dashboards_files(table: Table) -> None:
+    """Slow-loris (issue 24): the dashboard's unit raises its file limit well past the 1,024
+    default, and dashboard.serving keeps a margin of it for its own files."""
+    unit = (table.root / "etc/systemd/system/cauldron-dashboard.service").read_text()
+    limits = [int(x.split("=", 1)[1]) for x in unit.splitlines() if x.startswith("LimitNOFILE=")]
+    assert limits and limits[0] >= 16384, unit
