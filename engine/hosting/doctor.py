@@ -41,6 +41,7 @@ from engine.hosting.setup import (
     ownership,
 )
 from engine.rules.board import SIZE, parse_cell
+from engine.wire.contract import doctor_probe
 
 Say = Callable[[str], None]
 OTHER_TABLE = "doctor-other-table"
@@ -199,7 +200,7 @@ class Session:
             event.wait(timeout)
 
     def publish(self, topic: str, token: str) -> None:
-        info = self.client.publish(topic, json.dumps({"doctor": token}), qos=1)
+        info = self.client.publish(topic, doctor_probe(token), qos=1)
         with contextlib.suppress(RuntimeError, ValueError):  # refused or not connected
             info.wait_for_publish(2)
 

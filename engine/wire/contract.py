@@ -793,6 +793,23 @@ def validate_payload(model: type[WireModel], data: Any, what: str = "payload") -
         raise PayloadError(f"{what} is not a valid {model.__name__}: {exc}") from None
 
 
+# `cauldron doctor` checks the broker's rights with real messages between the services'
+# accounts; every service drops them unlogged (a doctor run leaves nothing in their logs).
+_DOCTOR_PROBE = re.compile(rb'\{"doctor": "[A-Za-z0-9_-]{1,64}"\}')
+
+
+def doctor_probe(token: str) -> bytes:
+    """The payload of one of doctor's rights probes."""
+    payload = json.dumps({"doctor": token}).encode()
+    if not _DOCTOR_PROBE.fullmatch(payload):
+        raise ValueError(f"a doctor probe token is 1-64 letters, digits, - or _: {token!r}")
+    return payload
+
+
+def is_doctor_probe(payload: bytes | bytearray) -> bool:
+    return len(payload) <= 80 and _DOCTOR_PROBE.fullmatch(bytes(payload)) is not None
+
+
 def parse_payload(
     topic: str, payload: bytes | bytearray | str, base: str = DEFAULT_BASE
 ) -> WireModel:

@@ -73,6 +73,7 @@ from engine.wire.contract import (
     WireError,
     WireModel,
     encode,
+    is_doctor_probe,
     parse_payload,
     parse_topic,
 )
@@ -535,6 +536,9 @@ class WireClient:
                 self._client.ack(mid, qos)
 
     def _deliver(self, topic: str, payload: bytes) -> None:
+        if is_doctor_probe(payload):  # `cauldron doctor` checking the broker's rights
+            self.stats["doctor_probes"] += 1
+            return
         with self._lock:
             subs = [s for s in self._subs.values() if paho.topic_matches_sub(s.pattern, topic)]
         typed = [s for s in subs if s.handler is not None]

@@ -20,6 +20,7 @@ from engine.wire.contract import (
     Topics,
     WireError,
     WireModel,
+    doctor_probe,
 )
 from engine.wire.mqtt import (
     BrokerUrl,
@@ -194,3 +195,26 @@ def test_wait_ready_means_subscriptions_are_live(mqtt_broker: str, table_id: str
 def test_tls_with_a_missing_ca_file_is_a_clear_error() -> None:
     with pytest.raises(MqttError, match=r"TLS set-up .* failed"):
         WireClient("mqtts://localhost", tls_ca="/nonexistent/ca.pem")
+
+
+def test_doctors_probes_leave_nothing_in_a_services_log(mqtt_broker: str, table_id: str,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """`cauldron doctor` checks the broker's rights with real messages: a service drops them
+    unlogged and counts them, and anything else that is malformed is still refused."""
+    topics = Topics(table_id)
+    rejects: list[WireError] = []
+    got: list[tuple[str, bytes]] = []
+    with WireClient(mqtt_broker, on_reject=lambda t, p, e: rejects.append(e)) as sub, \
+            WireClient(mqtt_broker) as pub:
+        sub.subscribe(topics.game_public, lambda topic, model: None, wait=5)
+        sub.subscribe(topics.hub_event, raw=lambda t, p: got.append((t, p)), wait=5)
+        caplog.clear()
+        pub.publish_raw(topics.game_public, doctor_probe("a1b2c3"))
+        pub.publish_raw(topics.hub_event, doctor_probe("d4e5f6"))
+        pub.publish_raw(topics.game_public, b'{"doctor": "x", "view": 1}')  # not a probe
+        wait_for(lambda: sub.stats["doctor_probes"] == 2 and len(rejects) == 1)
+        assert got == [] and sub.stats["rejected"] == 1
+        logged = " ".join(r.getMessage() for r in caplog.records)
+        assert "a1b2c3" not in logged and "d4e5f6" not in logged
+    with pytest.raises(ValueError):
+        doctor_probe("no spaces allowed")
