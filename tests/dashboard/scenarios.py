@@ -22,7 +22,8 @@ move by move on the demo's virtual table, with the bots held:
   one-tap take, the Vanesco taps, the refill, a pass or Declinatio button, the last card
   lifted and laid. After each move the table's public view must equal the plan's (turn,
   phase, square), else it fails saying where the game stood. Returns the moves played; the
-  bots stay held.
+  bots stay held. ``play_to(http, interp, pile, situation)`` is the same for any table
+  whose engine is in-process and whose pile order the test knows.
 - ``where_it_stands(stack, http)``: the table's moment in one line (game, turn, phase,
   actions, hands, pads, waiting bots, alerts, bots held or not): the report a wait for the
   bots gives when it times out (`waiting.wait_until(report=...)`).
@@ -177,8 +178,7 @@ def where_it_stands(stack: Any, http: Any) -> str:
     view = game.get("view") or {}
     table = view.get("table") or {}
     virtual = state.get("virtual") or {}
-    interp = stack.engine.tables[stack.options.table].interp if stack.engine else None
-    engine = interp.game if interp is not None else None
+    engine = _interp(stack).game if stack.engine is not None else None
     actions = [str(a) for a in engine.actions[-4:]] if engine is not None else []
     driver = stack.driver
     bots = ("held" if not driver.resumed.is_set() else "playing") if driver else "none"
@@ -189,6 +189,10 @@ def where_it_stands(stack: Any, http: Any) -> str:
             f"{table.get('vanesco_wait')}, hands {virtual.get('hands')}, pads "
             f"{virtual.get('pads')}, waiting bots {virtual.get('waiting')}, alerts "
             f"{state.get('alerts')}, bots {bots}")
+
+
+def _interp(stack: Any) -> Any:
+    return stack.engine.tables[stack.options.table].interp
 
 
 def hold_bots(stack: Any) -> None:
@@ -221,20 +225,28 @@ def start_game(stack: Any, http: Any, players: int = 2, seed: int = 1,
                           report=lambda: where_it_stands(stack, http)))
 
 
-def full_game(stack: Any) -> Game:
-    """The engine's game just dealt, with the simulated table's pile order (top first)."""
-    engine = stack.engine.tables[stack.options.table].interp.game
+def full_game(engine: Game | None, pile: list[str]) -> Game:
+    """The engine's game just dealt (real-table mode) with the table's pile order known."""
     assert engine is not None and not engine.actions, "plan from a game with no move yet"
-    pile = stack.hub.backend.physical()["pile"]
     return Game.from_deal(engine.config, list(engine.deal.grid), pile=pile,
                           recipes=engine.deal.recipes)
 
 
 def reach(stack: Any, http: Any, situation: Situation, seed: int = 0) -> list[Action]:
-    """Play the planned moves of a game just dealt (bots held) until `situation`."""
-    game = full_game(stack)
+    """On the demo (`DemoStack`, bots held), play the planned moves of a game just dealt
+    until `situation`; the pile's order is the simulated table's own (in-process)."""
+    return play_to(http, lambda: _interp(stack), stack.hub.backend.physical()["pile"],
+                   situation, seed, report=lambda: where_it_stands(stack, http))
+
+
+def play_to(http: Any, interp: Callable[[], Any], pile: list[str], situation: Situation,
+            seed: int = 0, report: Callable[[], str] | None = None) -> list[Action]:
+    """Any table with a virtual table and the host PIN on `http`: `interp()` is the
+    engine's `TableInterpreter` (in-process), `pile` the cards of the draw pile, top first.
+    Nobody else may play meanwhile."""
+    game = full_game(interp().game, pile)
     moves = plan(game, situation, seed)
-    table = _Table(stack, http)
+    table = _Table(http, interp, report or (lambda: "(no report)"))
     for action in moves:
         table.play(game, action)
         game.play(action)
@@ -246,12 +258,11 @@ def reach(stack: Any, http: Any, situation: Situation, seed: int = 0) -> list[Ac
 class _Table:
     """The seat's hand on the virtual table (host PIN, `as_seat`)."""
 
-    def __init__(self, stack: Any, http: Any) -> None:
-        self.stack = stack
+    def __init__(self, http: Any, interp: Callable[[], Any], report: Callable[[], str]
+                 ) -> None:
         self.http = http
-
-    def report(self) -> str:
-        return where_it_stands(self.stack, self.http)
+        self._interp = interp
+        self.report = report
 
     def state(self) -> dict[str, Any]:
         data: dict[str, Any] = self.http.get("/api/table").json()
@@ -262,7 +273,7 @@ class _Table:
 
     @property
     def interp(self) -> Any:
-        return self.stack.engine.tables[self.stack.options.table].interp
+        return self._interp()
 
     def post(self, path: str, body: dict[str, Any] | None, inputs: int) -> None:
         before = self.inputs()
@@ -270,7 +281,7 @@ class _Table:
         assert answer.status_code < 300, f"{path} {body}: {answer.text}; {self.report()}"
         if inputs:
             wait_until(lambda: self.inputs() >= before + inputs, MOVE_WAIT,
-                       f"the engine to see {path} {body}", report=self.report)
+                       f"the engine to see {path} {body}", slowest=0.02, report=self.report)
 
     def gesture(self, **body: Any) -> None:
         self.post("/api/virtual/gesture", body, GESTURE_INPUTS[str(body["action"])])
@@ -321,4 +332,5 @@ class _Table:
                 "hands") and not virtual.get("pads") and self.interp.held is None
 
         wait_until(same, MOVE_WAIT, f"the table to follow the plan towards {what} "
-                   f"(turn {want['turn']}, phase {want['phase']})", report=self.report)
+                   f"(turn {want['turn']}, phase {want['phase']})", slowest=0.02,
+                   report=self.report)

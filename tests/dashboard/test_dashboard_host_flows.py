@@ -34,7 +34,7 @@ from engine.service.interpreter import TableInterpreter
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 PIN = "246810"
 GAME_TIME = 240.0  # a whole bot game on a busy 2-core machine
-SEED = 3  # the seeded deals' shuffle: every planned situation comes within 60 moves
+SEED = 3  # the seeded deals' shuffle (host API): the planned moves are the same every run
 
 
 class Flow:

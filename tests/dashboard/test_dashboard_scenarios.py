@@ -1,0 +1,115 @@
+"""The scenario planner (`scenarios.plan`) the flow tests reach their situations with: each
+plan, replayed on the rules engine, ends in its situation (checked here by other means than
+the situation's own predicate), the same deal and seed give the same moves, and a situation
+no playout reaches fails naming it (issue 25)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from scenarios import (
+    Situation,
+    Unreachable,
+    accio_to_choose,
+    declinatio_at_corner,
+    last_card_to_take,
+    plan,
+    refilled,
+    spell_taken,
+    turns,
+)
+
+from engine.rules import Game, GameConfig
+from engine.rules.actions import USE_DECLINATIO, Take
+from engine.rules.board import LINES
+from engine.rules.cards import CARDS
+from engine.rules.game import Phase
+
+DEALS = [(players, seed) for players in (2, 3, 4) for seed in range(1, 5)]
+
+
+def deal(players: int, seed: int) -> Game:
+    colours = ("yellow", "red", "green", "blue")[:players]
+    return Game.new(GameConfig(colours=colours), random.Random(seed))
+
+
+def replayed(game: Game, situation: Situation) -> tuple[Game, Game]:
+    """The game before the plan's last move and after the whole plan."""
+    moves = plan(game, situation)
+    before = game.copy()
+    for move in moves[:-1]:
+        before.play(move)
+    after = before.copy()
+    if moves:
+        after.play(moves[-1])
+    return before, after
+
+
+@pytest.mark.parametrize(("players", "seed"), DEALS)
+@pytest.mark.parametrize("spell", ["perluceo", "vanesco"])
+def test_a_spell_taken_ends_the_plan_with_that_card_beside_the_seat(
+        players: int, seed: int, spell: str) -> None:
+    before, after = replayed(deal(players, seed), spell_taken(spell))
+    last = after.actions[-1]
+    assert isinstance(last, Take)
+    card = before.grid[last.cell]
+    assert card is not None and CARDS[card].spell == spell
+    assert card in {slot[0] for slot in after.spells[before.seat]}
+    assert not after.is_over()
+
+
+@pytest.mark.parametrize(("players", "seed"), DEALS)
+def test_a_refill_follows_the_plans_take(players: int, seed: int) -> None:
+    before, after = replayed(deal(players, seed), refilled())
+    last = after.actions[-1]
+    assert isinstance(last, Take)
+    assert after.grid[last.cell] not in (None, before.grid[last.cell])  # from the pile
+    assert len(after.pile) == len(before.pile) - 1
+
+
+@pytest.mark.parametrize(("players", "seed"), DEALS)
+def test_an_accio_and_a_declinatio_corner_come_to_choose(players: int, seed: int) -> None:
+    _, accio = replayed(deal(players, seed), accio_to_choose())
+    line = accio.faced_line()
+    assert line is not None and accio.spell_uses(accio.seat, "accio")
+    assert any(isinstance(a, Take) and a.cell not in LINES[line]
+               for a in accio.legal_actions())
+    _, corner = replayed(deal(players, seed), declinatio_at_corner())
+    assert corner.faced_line() is None and USE_DECLINATIO in corner.legal_actions()
+
+
+@pytest.mark.parametrize(("players", "seed"), [(2, 1), (3, 2), (4, 3)])
+def test_the_last_card_comes_to_take_G10a(players: int, seed: int) -> None:
+    _, game = replayed(deal(players, seed), last_card_to_take())
+    assert not game.pile and game.phase is Phase.TAKE
+    ends = []
+    for action in game.legal_actions():
+        probe = game.copy()
+        probe.play(action)
+        ends.append(probe.phase is Phase.LAST_CARD)
+    assert any(ends)
+
+
+def test_a_situation_for_a_given_seat_is_that_seats_turn() -> None:
+    for seat in (0, 1, 2):
+        _, game = replayed(deal(3, 7), turns(4, seat=seat))
+        assert game.seat == seat and game.turns >= 4 and game.phase is Phase.TAKE
+
+
+def test_the_same_deal_and_seed_give_the_same_moves() -> None:
+    game = deal(2, 9)
+    assert plan(game, spell_taken("perluceo")) == plan(game.copy(), spell_taken("perluceo"))
+    assert plan(game, last_card_to_take(), seed=4) == plan(game, last_card_to_take(), seed=4)
+
+
+def test_an_unreachable_situation_fails_naming_it() -> None:
+    with pytest.raises(Unreachable, match="no playout of this deal reaches a Nothing taken"):
+        plan(deal(2, 1), spell_taken("nothing"), tries=5)
+
+
+def test_planning_needs_the_piles_order() -> None:
+    real = deal(2, 1)
+    table = Game.from_deal(real.config, list(real.deal.grid))  # a real table: pile unknown
+    with pytest.raises(ValueError, match="pile's order"):
+        plan(table, refilled())
