@@ -156,7 +156,8 @@ class Flow:
                 raise AssertionError(
                     f"{exc} (host page: {self.host.inner_text('#host-msg')!r})") from None
         # Carried out physically on the virtual table: the sim table agrees again.
-        wait_until(lambda: not self.standing() and self.settled(), 30, "the table restored")
+        wait_until(lambda: not self.standing() and self.settled(), 30, "the table restored",
+                   report=self.report)
 
     def standing(self) -> list[dict[str, Any]]:
         return [a for a in self.state()["alerts"] if a.get("severity") != "info"]
@@ -362,7 +363,8 @@ def test_host_undo_at_the_last_card(flow: Flow) -> None:
     wait_until(lambda: flow.interp.held is not None and flow.interp.held.ends_game, 20,
                "the last card in hand")
     flow.host.click("#undo")
-    wait_until(lambda: not flow.standing() and flow.settled(), 30, "the table restored")
+    wait_until(lambda: not flow.standing() and flow.settled(), 30, "the table restored",
+               report=flow.report)
     flow.release_bots()
     flow.score_screen(game_id)
 
@@ -379,7 +381,8 @@ def test_lift_during_bot_turn(flow: Flow) -> None:
     flow.table.wait_for_selector(".bot-waiting")
     assert "bot is waiting" in flow.table.inner_text(".bot-waiting")
     flow.virtual.click(f"[data-where='{take}']")  # laid back where it was
-    wait_until(lambda: not flow.state()["virtual"]["waiting"], 30, "the bot to go on")
+    wait_until(lambda: not flow.state()["virtual"]["waiting"], 30, "the bot to go on",
+               report=flow.report)
     flow.score_screen(game_id)
 
 
@@ -508,7 +511,7 @@ def test_join_with_the_bots_card_on_the_pad(flow: Flow) -> None:
     phone, secret = join(flow, seat)
     flow.release_bots()
     wait_until(lambda: str(seat) not in ((flow.state()["virtual"] or {}).get("pads") or {}),
-               30, "the bot to slide the card it laid")
+               30, "the bot to slide the card it laid", report=flow.report)
     person_plays(flow, seat, secret, game_id)
     phone.close()
     flow.score_screen(game_id)
@@ -571,6 +574,6 @@ def test_phone_gone_then_the_host_gives_the_seat_back_to_the_bot(flow: Flow) -> 
     wait_until(lambda: "is the bot's again" in flow.host.inner_text("#host-msg"), 20,
                "the host page to say what it did")
     wait_until(lambda: flow.state()["game"]["view"]["table"]["inputs"] > inputs, 30,
-               "the bot to play the seat's move")
+               "the bot to play the seat's move", report=flow.report)
     flow.table.locator(".phone-waiting").wait_for(state="detached")
     flow.score_screen(game_id)
