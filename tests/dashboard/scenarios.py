@@ -23,7 +23,9 @@ move by move on the demo's virtual table, with the bots held:
   lifted and laid. After each move the table's public view must equal the plan's (turn,
   phase, square), else it fails saying where the game stood. Returns the moves played; the
   bots stay held. ``play_to(http, interp, pile, situation)`` is the same for any table
-  whose engine is in-process and whose pile order the test knows.
+  whose engine is in-process; ``saved_pile(hub_data_dir, table)`` reads the pile of a
+  simulated hub running apart (`table_stack`: ``tmp_path / "hub"``) from the physical
+  truth it saves after every change.
 - ``where_it_stands(stack, http)``: the table's moment in one line (game, turn, phase,
   actions, hands, pads, waiting bots, alerts, bots held or not): the report a wait for the
   bots gives when it times out (`waiting.wait_until(report=...)`).
@@ -34,9 +36,11 @@ reaches its Accio/Declinatio/Vanesco/Perluceo the same way, then joins the seat.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from waiting import wait_until
@@ -223,6 +227,15 @@ def start_game(stack: Any, http: Any, players: int = 2, seed: int = 1,
 
     return str(wait_until(started, 30, "the seeded game to start",
                           report=lambda: where_it_stands(stack, http)))
+
+
+def saved_pile(hub_data_dir: Path, table: str) -> list[str]:
+    """The draw pile, top first, of a simulated hub in another process
+    (`cauldron hub --backend sim --data-dir DIR`)."""
+    from hub.config import HubConfig
+
+    path = HubConfig(table=table, data_dir=hub_data_dir).sim_state_path
+    return [str(card) for card in json.loads(path.read_text(encoding="utf-8"))["pile"]]
 
 
 def full_game(engine: Game | None, pile: list[str]) -> Game:

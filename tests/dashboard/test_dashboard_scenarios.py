@@ -6,8 +6,11 @@ no playout reaches fails naming it (issue 25)."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
+import httpx
 import pytest
+from dashkit import PIN, Stack, wait_until
 from scenarios import (
     Situation,
     Unreachable,
@@ -15,7 +18,9 @@ from scenarios import (
     declinatio_at_corner,
     last_card_to_take,
     plan,
+    play_to,
     refilled,
+    saved_pile,
     spell_taken,
     turns,
 )
@@ -113,3 +118,32 @@ def test_planning_needs_the_piles_order() -> None:
     table = Game.from_deal(real.config, list(real.deal.grid))  # a real table: pile unknown
     with pytest.raises(ValueError, match="pile's order"):
         plan(table, refilled())
+
+
+@pytest.mark.e2e
+def test_a_perluceo_reached_on_a_table_whose_hub_runs_apart(table_stack: Stack,
+                                                             tmp_path: Path) -> None:
+    """`play_to` on the dashboard + engine + `cauldron hub --backend sim` subprocess (what the
+    phone tests use): the planned moves, played with the seats' hands, leave the engine's
+    game where the plan said, the Perluceo beside the seat that took it."""
+    dash = table_stack.dash
+    with httpx.Client(base_url=dash.url, headers={"X-Host-Pin": PIN}, timeout=20) as http:
+        answer = http.post("/api/host/new_game", json={
+            "colours": ["yellow", "red"], "deal": "virtual", "seed": 3})
+        assert answer.status_code == 200, answer.text
+        wait_until(lambda: ((http.get("/api/table").json()["game"] or {}).get("view") or {})
+                   .get("table", {}).get("status") == "playing", 20, "the game to start")
+        interp = table_stack.engine.tables[dash.table].interp
+        pile = saved_pile(tmp_path / "hub", dash.table)
+        assert interp.game is not None
+        planned = Game.from_deal(interp.game.config, list(interp.game.deal.grid), pile=pile)
+        moves = play_to(http, lambda: interp, pile, spell_taken("perluceo"))
+    for move in moves:
+        seat = planned.seat
+        planned.play(move)
+    game = interp.game
+    assert game.view_public()["grid"] == planned.view_public()["grid"]
+    assert game.cauldrons == planned.cauldrons and game.spells == planned.spells
+    assert [a for a in game.actions if isinstance(a, Take)] == [
+        m for m in moves if isinstance(m, Take)]
+    assert any(CARDS[slot[0]].spell == "perluceo" for slot in game.spells[seat])
