@@ -276,6 +276,7 @@ class _Table:
         self.http = http
         self._interp = interp
         self.report = report
+        self.seen: int | None = None  # the engine's inputs as last read, nothing done since
 
     def state(self) -> dict[str, Any]:
         data: dict[str, Any] = self.http.get("/api/table").json()
@@ -289,12 +290,19 @@ class _Table:
         return self._interp()
 
     def post(self, path: str, body: dict[str, Any] | None, inputs: int) -> None:
-        before = self.inputs()
+        before = self.inputs() if self.seen is None else self.seen
+        self.seen = None
         answer = self.http.post(path, json=body)
         assert answer.status_code < 300, f"{path} {body}: {answer.text}; {self.report()}"
+
+        def counted() -> bool:
+            now = self.inputs()
+            self.seen = now if now >= before + inputs else None
+            return self.seen is not None
+
         if inputs:
-            wait_until(lambda: self.inputs() >= before + inputs, MOVE_WAIT,
-                       f"the engine to see {path} {body}", slowest=0.02, report=self.report)
+            wait_until(counted, MOVE_WAIT, f"the engine to see {path} {body}", slowest=0.02,
+                       report=self.report)
 
     def gesture(self, **body: Any) -> None:
         self.post("/api/virtual/gesture", body, GESTURE_INPUTS[str(body["action"])])
@@ -341,6 +349,7 @@ class _Table:
             state = self.state()
             view = (state.get("game") or {}).get("view") or {}
             virtual = state.get("virtual") or {}
+            self.seen = int(view["table"]["inputs"]) if view.get("table") else None
             return all(view.get(k) == v for k, v in want.items()) and not virtual.get(
                 "hands") and not virtual.get("pads") and self.interp.held is None
 
