@@ -147,3 +147,10 @@ def test_a_perluceo_reached_on_a_table_whose_hub_runs_apart(table_stack: Stack,
     assert [a for a in game.actions if isinstance(a, Take)] == [
         m for m in moves if isinstance(m, Take)]
     assert any(CARDS[slot[0]].spell == "perluceo" for slot in game.spells[seat])
+
+
+def test_a_wait_that_times_out_says_where_it_stood() -> None:
+    with pytest.raises(AssertionError, match=r"waiting for the end of the game; where it "
+                       r"stood: turn 1, phase take"):
+        wait_until(lambda: False, 0.05, "the end of the game",
+                   report=lambda: "turn 1, phase take")
