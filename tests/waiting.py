@@ -9,11 +9,12 @@ from typing import Any
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition",
-               slowest: float = 0.1) -> Any:
+               slowest: float = 0.1, report: Callable[[], str] | None = None) -> Any:
     """Poll `predicate` until it is true and return its value: every 10 ms at first, then
     less often (up to every `slowest` s) so a long wait (a whole bot game, served from this
     process) does not take the CPU and the GIL from what it waits for. A brief situation to
-    catch: ``slowest=0.01``."""
+    catch: ``slowest=0.01``. `report`: where things stood, said when the wait times out (a
+    wait for bots: the game's moment, hands, alerts)."""
     deadline = time.monotonic() + timeout
     pause = min(0.01, slowest)
     while time.monotonic() < deadline:
@@ -22,7 +23,8 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "
             return value
         time.sleep(pause)
         pause = min(slowest, pause * 1.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    stood = f"; where it stood: {report()}" if report is not None else ""
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}{stood}")
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> None:

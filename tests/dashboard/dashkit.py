@@ -10,6 +10,9 @@
 - ``drive_engine(engine, table, seed, until)``: a real engine service (no hub) fed the hub
   events of a seeded random game until its table prompt says ``until`` (e.g. seed 24 reaches
   ``corner_blocked``: Declinatio would face only Vanesco/Perluceo, G7).
+- A situation on the demo with bots (a Perluceo or Vanesco taken, a refill, an Accio, a
+  Declinatio at a corner, the last card): ``scenarios.py`` plans it on a seeded deal and
+  plays it with the seats' hands, never waiting for what random bots happen to do.
 """
 
 from __future__ import annotations

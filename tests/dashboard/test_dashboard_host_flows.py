@@ -3,8 +3,11 @@ virtual table and the table view; the whole demo in-process (the session's real 
 simulated hub, the engine service, the dashboard and the bots at a fast pace).
 
 Each test ends with the game on its score screen (the table view's podium) and no alert
-standing. Situations are reached by holding the bots between two gestures (`BotDriver.pause`)
-and looking at the engine in-process; waits are on conditions, never fixed sleeps.
+standing. A situation (a refill, a Vanesco or Perluceo taken, the last card to take) is
+reached by construction: a seeded deal, the bots held (`BotDriver.pause`), and the moves that
+lead there, planned on the rules engine, played with the seats' hands (`scenarios.reach`).
+What is still left to the bots (playing on to the end, a bot's card caught mid-take) says,
+when its wait times out, where the game stood. Waits are on conditions, never fixed sleeps.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from typing import Any
 
 import httpx
 import pytest
+import scenarios
 from dashkit import seat_auth, wait_until
+from scenarios import EXPIRED, Situation, last_card_to_take, refilled, spell_taken, turns
 
 from engine.app.demo.stack import DemoOptions, DemoStack
 from engine.rules import GameLog, Refill, Take, replay
@@ -29,6 +34,7 @@ from engine.service.interpreter import TableInterpreter
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 PIN = "246810"
 GAME_TIME = 240.0  # a whole bot game on a busy 2-core machine
+SEED = 3  # the seeded deals' shuffle (host API): the planned moves are the same every run
 
 
 class Flow:
@@ -75,9 +81,11 @@ class Flow:
 
     # ------------------------------------------------------------ the bots
 
+    def report(self) -> str:
+        return scenarios.where_it_stands(self.stack, self.http)
+
     def hold_bots(self) -> None:
-        self.stack.driver.pause()
-        wait_until(self.stack.driver.idle.is_set, 30, "the bots to hold")
+        scenarios.hold_bots(self.stack)
 
     def release_bots(self) -> None:
         self.stack.driver.pause(False)
@@ -89,29 +97,42 @@ class Flow:
         return not virtual.get("hands") and not virtual.get("pads") and not (
             state["game"] and state["game"]["view"]["table"]["vanesco_wait"])
 
-    def hold_when(self, situation: Callable[[TableInterpreter], bool], what: str,
-                  settle: bool = True) -> None:
-        """Let the bots play until `situation` holds between two gestures (with every card
-        where it goes, when `settle`), then hold them."""
-        deadline_s = GAME_TIME
-
-        def reached() -> bool:
-            if not situation(self.interp):
-                return False
-            self.hold_bots()
-            if situation(self.interp) and (not settle or self.settled()):
-                return True
-            self.release_bots()
-            return False
-
-        wait_until(reached, deadline_s, what, slowest=0.01)  # in-process: cheap, and brief
+    def seeded_game(self, situation: Situation | None = None, players: int = 2) -> str:
+        """A seeded deal (bots held), played on to `situation` by construction; its id.
+        The bots stay held."""
+        game_id = scenarios.start_game(self.stack, self.http, players, seed=SEED)
+        if situation is not None:
+            scenarios.reach(self.stack, self.http, situation)
+        return game_id
 
     # ------------------------------------------------------------ the host page
 
+    def press(self, button: str, done: Callable[[], bool], what: str,
+              timeout: float = 30) -> None:
+        """Press a host page button until `done()`. A command the busy engine let expire
+        (it did nothing, and the page says to send it again) is sent again, as a host
+        would: on a loaded 2-core machine the 5 s deadline can pass."""
+        page = self.host
+        for _ in range(3):
+            page.evaluate("document.getElementById('host-msg').textContent = ''")
+            page.click(button)
+
+            def outcome() -> str | None:
+                if done():
+                    return "done"
+                return "expired" if EXPIRED in page.inner_text("#host-msg") else None
+
+            try:
+                if wait_until(outcome, timeout, what, report=self.report) == "done":
+                    return
+            except AssertionError as exc:  # what the host page said, at the end of the wait
+                raise AssertionError(f"{exc} (host page: {page.inner_text('#host-msg')!r})"
+                                     ) from None
+        raise AssertionError(f"{what}: the command expired 3 times; {self.report()}")
+
     def end_current(self) -> None:
         if self.status() in ("dealing", "playing"):
-            self.host.click("#end")
-            wait_until(lambda: self.status() not in ("dealing", "playing"), 20, "the end")
+            self.press("#end", lambda: self.status() not in ("dealing", "playing"), "the end")
 
     def new_game(self, players: int = 2, colours: list[str] | None = None, first: int = 0,
                  removed: str | None = None, recipes: bool = False, bonus: bool = False,
@@ -135,12 +156,8 @@ class Flow:
         for box_id, on in (("#recipes", recipes), ("#bonus", bonus), ("#memory", memory)):
             page.set_checked(box_id, on)
         page.select_option("#deal", "virtual")
-        page.click("#start")
-        try:
-            wait_until(lambda: (self.state()["game"] or {}).get("game_id") not in (None, before)
-                       and self.status() == "playing", 30, "the host's game to start")
-        except AssertionError as exc:  # what the host page said, at the end of the wait
-            raise AssertionError(f"{exc} (host page: {page.inner_text('#host-msg')!r})") from None
+        self.press("#start", lambda: (self.state()["game"] or {}).get("game_id") not in (
+            None, before) and self.status() == "playing", "the host's game to start")
         if check is not None:
             check()
         self.release_bots()
@@ -149,15 +166,11 @@ class Flow:
     def undo(self, times: int = 1) -> None:
         for _ in range(times):
             actions = len(self.interp.game.actions) if self.interp.game else 0
-            self.host.click("#undo")
-            try:
-                wait_until(lambda a=actions: self.interp.game is not None
-                           and len(self.interp.game.actions) < a, 20, "the undo")
-            except AssertionError as exc:  # what the host page said, at the end of the wait
-                raise AssertionError(
-                    f"{exc} (host page: {self.host.inner_text('#host-msg')!r})") from None
+            self.press("#undo", lambda a=actions: self.interp.game is not None
+                       and len(self.interp.game.actions) < a, "the undo")
         # Carried out physically on the virtual table: the sim table agrees again.
-        wait_until(lambda: not self.standing() and self.settled(), 30, "the table restored")
+        wait_until(lambda: not self.standing() and self.settled(), 30, "the table restored",
+                   report=self.report)
 
     def standing(self) -> list[dict[str, Any]]:
         return [a for a in self.state()["alerts"] if a.get("severity") != "info"]
@@ -165,7 +178,8 @@ class Flow:
     def score_screen(self, game_id: str) -> None:
         """The game reaches its end: the podium on the table view, no alert standing."""
         wait_until(lambda: (self.state()["game"] or {}).get("game_id") == game_id
-                   and self.state()["game"]["view"]["over"], GAME_TIME, "the end of the game")
+                   and self.state()["game"]["view"]["over"], GAME_TIME, "the end of the game",
+                   report=self.report)
         self.table.wait_for_selector("#podium", state="visible")
         wait_until(lambda: self.state()["alerts"] == [], 20, "no alert standing")
         assert not (self.state()["virtual"] or {}).get("waiting")
@@ -303,11 +317,8 @@ def after_refill(interp: TableInterpreter) -> bool:
 
 def test_host_undo_mid_gesture(flow: Flow) -> None:
     """The host lifts a card on the virtual table and presses Undo before laying it."""
-    game_id = flow.new_game(players=2)
-    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 4
-                   and not i.game.is_over() and bool(expected_view(i.game).take),
-                   "a few moves, then a card to take")
-    assert flow.interp.game is not None
+    game_id = flow.seeded_game(turns(3))
+    assert flow.interp.game is not None and len(flow.interp.game.actions) >= 4
     take = expected_view(flow.interp.game).take[0]
     flow.virtual.click(f"[data-where='{take}']")
     wait_until(lambda: "host" in (flow.state()["virtual"]["hands"] or {}), 10, "the lift")
@@ -318,24 +329,24 @@ def test_host_undo_mid_gesture(flow: Flow) -> None:
 
 
 def test_host_undo_after_a_refill(flow: Flow) -> None:
-    game_id = flow.new_game(players=2)
-    flow.hold_when(after_refill, "a refill")
+    game_id = flow.seeded_game(refilled())
+    assert after_refill(flow.interp)
     flow.undo()
     flow.release_bots()
     flow.score_screen(game_id)
 
 
 def test_host_undo_after_a_vanesco(flow: Flow) -> None:
-    game_id = flow.new_game(players=2)
-    flow.hold_when(after_spell("vanesco"), "a Vanesco taken")
+    game_id = flow.seeded_game(spell_taken("vanesco"))
+    assert after_spell("vanesco")(flow.interp)
     flow.undo()
     flow.release_bots()
     flow.score_screen(game_id)
 
 
 def test_host_undo_after_a_perluceo(flow: Flow) -> None:
-    game_id = flow.new_game(players=2)
-    flow.hold_when(after_spell("perluceo"), "a Perluceo taken")
+    game_id = flow.seeded_game(spell_taken("perluceo"))
+    assert after_spell("perluceo")(flow.interp)
     flow.undo()
     flow.release_bots()
     flow.score_screen(game_id)
@@ -358,15 +369,13 @@ def test_host_undo_at_the_last_card(flow: Flow) -> None:
     """The game's last card in hand, then Undo. The bots are held just before that take (a
     bot's lift and lay follow each other too fast to be caught between), and the host lifts
     the card, as a player's hand would."""
-    game_id = flow.new_game(players=2)
-    flow.hold_when(lambda i: last_card(i) is not None, "the last take")
+    game_id = flow.seeded_game(last_card_to_take())
     cell = last_card(flow.interp)
     assert cell is not None
     flow.virtual.click(f"[data-where='{cell}']")
     wait_until(lambda: flow.interp.held is not None and flow.interp.held.ends_game, 20,
                "the last card in hand")
-    flow.host.click("#undo")
-    wait_until(lambda: not flow.standing() and flow.settled(), 30, "the table restored")
+    flow.press("#undo", lambda: not flow.standing() and flow.settled(), "the table restored")
     flow.release_bots()
     flow.score_screen(game_id)
 
@@ -374,9 +383,8 @@ def test_host_undo_at_the_last_card(flow: Flow) -> None:
 def test_lift_during_bot_turn(flow: Flow) -> None:
     """The host lifts a card while a bot is to play: the bot never uses it, waits and says
     why on the table view, and goes on once the card is back."""
-    game_id = flow.new_game(players=2)
-    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 3
-                   and i.game.phase.value == "take", "a bot's turn")
+    game_id = flow.seeded_game(turns(3))
+    assert flow.interp.game is not None and flow.interp.game.phase.value == "take"
     take = flow.state()["game"]["view"]["expected"]["take"][0]
     flow.virtual.click(f"[data-where='{take}']")
     wait_until(lambda: "host" in (flow.state()["virtual"]["hands"] or {}), 10, "the lift")
@@ -384,7 +392,8 @@ def test_lift_during_bot_turn(flow: Flow) -> None:
     flow.table.wait_for_selector(".bot-waiting")
     assert "bot is waiting" in flow.table.inner_text(".bot-waiting")
     flow.virtual.click(f"[data-where='{take}']")  # laid back where it was
-    wait_until(lambda: not flow.state()["virtual"]["waiting"], 30, "the bot to go on")
+    wait_until(lambda: not flow.state()["virtual"]["waiting"], 30, "the bot to go on",
+               report=flow.report)
     flow.score_screen(game_id)
 
 
@@ -418,15 +427,8 @@ def person_plays(flow: Flow, seat: int, secret: str, game_id: str) -> None:
                 play(action="pass")
         return False
 
-    try:
-        wait_until(step, GAME_TIME, "the person's game to end")
-    except AssertionError as exc:  # where it stood: the table's moment, hands, alerts
-        state = flow.state()
-        view = (state["game"] or {}).get("view") or {}
-        raise AssertionError(f"{exc}; seat {seat}, last refused {refused}; "
-                             f"turn {view.get('turn')}, expected "
-                             f"{view.get('expected')}, table {view.get('table')}, virtual "
-                             f"{state['virtual']}, alerts {state['alerts']}") from None
+    wait_until(step, GAME_TIME, "the person's game to end",
+               report=lambda: f"seat {seat}, last refused {refused}; {flow.report()}")
 
 
 def bot_mid_take(flow: Flow, where: str) -> int:
@@ -459,7 +461,8 @@ def bot_mid_take(flow: Flow, where: str) -> int:
         return False
 
     try:
-        wait_until(reached, GAME_TIME, f"a bot's taken card in its {where}", slowest=0.05)
+        wait_until(reached, GAME_TIME, f"a bot's taken card in its {where}", slowest=0.05,
+                   report=flow.report)
     finally:
         driver.config = fast
     return seat[0]
@@ -482,7 +485,8 @@ def test_join_mid_gesture(flow: Flow) -> None:
     """Hand test B1: a visitor opens a seat's link just after its bot lifted a card (it is
     in the seat's hand). The phone's one button lays it on the pad and slides it on, in one
     tap; the game goes on to its end with no alert."""
-    game_id = flow.new_game(players=2)
+    game_id = flow.seeded_game()
+    flow.release_bots()
     seat = bot_mid_take(flow, "hand")
     held = flow.state()["virtual"]["hands"][str(seat)]
     phone, secret = join(flow, seat)
@@ -513,12 +517,13 @@ def test_join_with_the_bots_card_on_the_pad(flow: Flow) -> None:
     """A visitor joins just after the seat's bot laid its card on the pad (the take is done;
     the slide onto the cauldron is not): the bot finishes its own gesture, so the person's
     next take is not refused and the other bots do not wait for that pad."""
-    game_id = flow.new_game(players=2)
+    game_id = flow.seeded_game()
+    flow.release_bots()
     seat = bot_mid_take(flow, "pad")
     phone, secret = join(flow, seat)
     flow.release_bots()
     wait_until(lambda: str(seat) not in ((flow.state()["virtual"] or {}).get("pads") or {}),
-               30, "the bot to slide the card it laid")
+               30, "the bot to slide the card it laid", report=flow.report)
     person_plays(flow, seat, secret, game_id)
     phone.close()
     flow.score_screen(game_id)
@@ -527,9 +532,8 @@ def test_join_with_the_bots_card_on_the_pad(flow: Flow) -> None:
 def test_restart_with_standing_alert(flow: Flow) -> None:
     """A card lifted where no take is allowed raises an alert; the engine restarts (and a
     dashboard that missed the alert gets it again); it stands until the card is back."""
-    game_id = flow.new_game(players=2)
-    flow.hold_when(lambda i: i.game is not None and len(i.game.actions) >= 2
-                   and i.game.phase.value == "take", "a turn")
+    game_id = flow.seeded_game(turns(2))
+    assert flow.interp.game is not None and flow.interp.game.phase.value == "take"
     view = flow.state()["game"]["view"]
     allowed = set(view["expected"]["take"]) | set(view["expected"]["accio"])
     cells = flow.state()["virtual"]["cells"]
@@ -555,8 +559,7 @@ def test_phone_gone_then_the_host_gives_the_seat_back_to_the_bot(flow: Flow) -> 
     """Hand test M5: a person joins a seat, then closes the phone page. At that seat's turn
     the table view says it waits for that phone (not "No alert"); the host presses "Give
     Seat N back to the bot" and the bot plays on to the end."""
-    game_id = flow.new_game(players=2)
-    flow.hold_bots()
+    game_id = flow.seeded_game()
     seat = 1
     phone, _ = join(flow, seat)
     phone.wait_for_selector("#seat-head")
@@ -565,7 +568,7 @@ def test_phone_gone_then_the_host_gives_the_seat_back_to_the_bot(flow: Flow) -> 
     wait_until(lambda: not flow.state()["phones"][seat], 20, "the phone to go")
     flow.release_bots()
     wait_until(lambda: flow.state()["game"]["view"]["turn"] == seat, GAME_TIME,
-               "the joined seat's turn")
+               "the joined seat's turn", report=flow.report)
     waiting = flow.table.locator(f".phone-waiting[data-phone='{seat}'][data-connected='0']")
     waiting.wait_for()
     assert "Seat 2" in waiting.inner_text() and "phone is not connected" in waiting.inner_text()
@@ -583,6 +586,6 @@ def test_phone_gone_then_the_host_gives_the_seat_back_to_the_bot(flow: Flow) -> 
     wait_until(lambda: "is the bot's again" in flow.host.inner_text("#host-msg"), 20,
                "the host page to say what it did")
     wait_until(lambda: flow.state()["game"]["view"]["table"]["inputs"] > inputs, 30,
-               "the bot to play the seat's move")
+               "the bot to play the seat's move", report=flow.report)
     flow.table.locator(".phone-waiting").wait_for(state="detached")
     flow.score_screen(game_id)
