@@ -243,13 +243,40 @@ class Hub:
                         exc)
             self._tagmap_stamp = stamp
             return False
-        self.tagmap = fresh
-        if getattr(self.backend, "tagmap", None) is not None:  # the sim lays cards by id
-            self.backend.tagmap = fresh  # type: ignore[attr-defined]
-        self._tagmap_stamp = stamp
-        self._snapshot_due = True
+        with self._enrol_lock:
+            before, self.tagmap = self.tagmap, fresh
+            if getattr(self.backend, "tagmap", None) is not None:  # the sim lays cards by id
+                self.backend.tagmap = fresh  # type: ignore[attr-defined]
+            self._tagmap_stamp = stamp
+            self._snapshot_due = True
+            self._reresolve(before)
         log.warning("tag map %s changed: reloaded (%d tags)", path, len(fresh))
         return True
+
+    def _tagmap_copy(self) -> TagMap:
+        """The tag map as it is now (enrolment changes it in place)."""
+        return TagMap(tags=dict(self.tagmap.items()))
+
+    def _reresolve(self, before: TagMap) -> list[HubEvent]:
+        """The tag map changed (``before`` -> now) while tags lie on the readers: each reader
+        whose tag now names another card (or none) says so with a ``removed`` under the old
+        name and a ``placed`` under the new one, so the engine never keeps a card the readers
+        no longer know. Works from what the stored events told (the outbox), not from the
+        back-end: a change polled but not yet reported is then reported under the new name
+        after these. Called under ``_enrol_lock``, which `handle` holds too."""
+        events: list[HubEvent] = []
+        for reader, uid in sorted(self.outbox.reader_state().items()):
+            if reader >= self.backend.n_readers:
+                continue
+            if self._resolve(uid, before) == self._resolve(uid, self.tagmap):
+                continue
+            events.append(self._change_event(Change("removed", reader, uid), before))
+            events.append(self._change_event(Change("placed", reader, uid)))
+        if events:
+            self._snapshot_due = True
+            log.warning("tag map changed under %d lying tag(s): reported again under their "
+                        "new names", len(events) // 2)
+        return events
 
     def resend_stale(self) -> int:
         """Publish again events still unacknowledged ``resend_after`` seconds after they were
@@ -270,8 +297,9 @@ class Hub:
         return len(rows)
 
     def handle(self, result: PollResult) -> list[HubEvent]:
-        changes = [c for c in result.changes if not self._enrol_change(c)]
-        events = [self._change_event(change) for change in changes]
+        with self._enrol_lock:  # no tag map change between naming and sending a change
+            changes = [c for c in result.changes if not self._enrol_change(c)]
+            events = [self._change_event(change) for change in changes]
         events += self._health_events()
         if result.pawns is not None:
             events += self._pawn_events(result.pawns)
@@ -300,7 +328,9 @@ class Hub:
                 return False
             if change.kind == "placed":
                 self._enrol_held[change.reader] = change.uid
+                before = self._tagmap_copy()
                 said = enrolment.tag_seen(change.uid)
+                self._reresolve(before)
                 self._tagmap_stamp = self._stamp()
                 if enrolment.current is None:
                     said += " " + self._finish_enrolment()
@@ -348,8 +378,10 @@ class Hub:
                     self._enrolment = None
                     self._enrol_said = enrolment.stopped()
                 else:
+                    before = self._tagmap_copy()
                     self._enrol_said = enrolment.undo() if action == "undo" else enrolment.skip()
                     self._tagmap_stamp = self._stamp()
+                    self._reresolve(before)  # an undone tag may lie on the grid
                     if enrolment.current is None:
                         self._enrol_said += " " + self._finish_enrolment()
             else:
@@ -429,17 +461,21 @@ class Hub:
     def card_for(self, uid: str) -> str | None:
         """The tag map's card for ``uid``, else the card id written in the tag (read by the
         back-end: a box whose tags carry their ids works without its tag map)."""
-        card = self.tagmap.card_for(uid)
+        return self._resolve(uid, self.tagmap)
+
+    def _resolve(self, uid: str, tagmap: TagMap) -> str | None:
+        card = tagmap.card_for(uid)
         if card is None:
             carried = self.backend.tag_memory(uid)
             if carried is not None and is_card_id(carried) and not carried.startswith("corner-"):
                 card = carried
         return card
 
-    def _change_event(self, change: Change) -> HubEvent:
+    def _change_event(self, change: Change, tagmap: TagMap | None = None) -> HubEvent:
+        """The event for one change, its tag named with ``tagmap`` (the hub's now)."""
         place = self.backend.layout.place(change.reader)
         where = self._place_fields(change.reader)
-        card_id = self.card_for(change.uid)
+        card_id = self._resolve(change.uid, tagmap or self.tagmap)
         common: dict[str, Any] = {"action": change.kind, "reader": change.reader, "uid": change.uid}
         readers = {change.reader: change.uid if change.kind == "placed" else None}
         if card_id is None:

@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 from test_hub_service import fast_client, make_hub, wait_for
 
-from engine.rules.cards import enrolment_order
+from engine.rules.board import TAKEABLE_CELLS, cell_name
+from engine.rules.cards import INGREDIENTS, enrolment_order
+from engine.service.interpreter import Status
+from engine.service.service import EngineService, ServiceConfig
 from engine.wire.contract import HubEvent, Topics
 from engine.wire.mqtt import WireClient
-from hub.backends.sim import SimulatedTable
+from hub.backends.sim import SimulatedTable, made_up_uid
 from hub.service import Hub
 from hub.tagmap import TagMap
 
@@ -111,3 +114,52 @@ def test_a_virtual_box_has_nothing_to_enrol(mqtt_broker: str, table_id: str,
     finally:
         hub.stop()
     assert refused.status == "error" and "nothing to enrol" in str(refused.error)
+
+
+def _grid_cards() -> list[str]:
+    # With yellow and red at the table, green is the colour removed (G2).
+    return [c for c in INGREDIENTS if not c.startswith("green")][:len(TAKEABLE_CELLS)]
+
+
+def test_a_tag_map_changed_under_the_grid_renames_each_lying_card_and_no_game_starts(
+        mqtt_broker: str, table_id: str, tmp_path: Path) -> None:
+    """Issue 19: the tag map replaced while 32 cards lie on the grid (one card's tag not yet
+    enrolled again, two tags swapped): the hub reports each renamed reader as a lift under
+    the old name and a lay under the new, so an engine fed its events has the square the
+    readers know now and does not start a game on a card they no longer know."""
+    grid = _grid_cards()
+    path = tmp_path / "tagmap.json"
+    TagMap(path, {made_up_uid(card): card for card in grid}).save()
+    tagmap = TagMap.load(path)
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
+    events: list[HubEvent] = []
+    try:
+        with fast_client(mqtt_broker) as client:
+            client.subscribe(Topics(table_id).hub_event,
+                             lambda t, m: events.append(m) if isinstance(m, HubEvent) else None,
+                             wait=5)
+            for cell, card in zip(TAKEABLE_CELLS, grid, strict=True):
+                sim.place(cell_name(cell), card_id=card)
+            wait_for(lambda: len(events) == len(grid))
+            first, a, b = grid[0], grid[1], grid[2]
+            renamed = {made_up_uid(card): card for card in grid[3:]}
+            renamed[made_up_uid(a)], renamed[made_up_uid(b)] = b, a  # swapped
+            TagMap(path, renamed).save()  # another program (an offline enrol) wrote it
+            wait_for(lambda: len(events) == len(grid) + 6)
+    finally:
+        hub.stop()
+    said = [(e.kind, e.action, e.cell, e.card_id) for e in events[len(grid):]]
+    at = [cell_name(c) for c in TAKEABLE_CELLS[:3]]
+    assert said == [("cell", "removed", at[0], first), ("unknown_tag", "placed", at[0], None),
+                    ("cell", "removed", at[1], a), ("cell", "placed", at[1], b),
+                    ("cell", "removed", at[2], b), ("cell", "placed", at[2], a)]
+    engine = EngineService(ServiceConfig(mqtt="mqtt://127.0.0.1:1", data_dir=tmp_path / "e",
+                                         name="tagmap-hub-test"))
+    for event in sorted(events, key=lambda e: e.seq):
+        engine.receive(table_id, event)
+    runtime = engine.table(table_id)
+    assert runtime.interp.cells[TAKEABLE_CELLS[1]] == b
+    assert runtime.interp.cells[TAKEABLE_CELLS[0]].startswith("uid:")
+    engine.command(table_id, "new_game", {"colours": ["yellow", "red"], "first_seat": 0})
+    assert runtime.interp.status is Status.DEALING
