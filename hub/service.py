@@ -300,6 +300,7 @@ class Hub:
         with self._enrol_lock:  # no tag map change between naming and sending a change
             changes = [c for c in result.changes if not self._enrol_change(c)]
             events = [self._change_event(change) for change in changes]
+            self._enrol_pad_check()
         events += self._health_events()
         if result.pawns is not None:
             events += self._pawn_events(result.pawns)
@@ -338,6 +339,20 @@ class Hub:
                 log.info("enrolment: %s", said)
             self._snapshot_due = True
             return True
+
+    def _enrol_pad_check(self) -> None:
+        """While enrolling: say when the pad's reader goes or comes back, and erase an undone
+        tag still lying on the pad (with --write). Under ``_enrol_lock``."""
+        enrolment, pad = self._enrolment, self._enrol_pad
+        if enrolment is None or pad is None:
+            return
+        said = enrolment.pad_health(self.backend.health().get(pad, "ok"))
+        erased = enrolment.erase_lying(self.backend.state().get(pad))
+        for note in (said, erased):
+            if note is not None:
+                self._enrol_said = note
+                self._snapshot_due = True
+                log.info("enrolment: %s", note)
 
     def _finish_enrolment(self) -> str:
         enrolment = self._enrolment
