@@ -163,3 +163,22 @@ def test_a_tag_map_changed_under_the_grid_renames_each_lying_card_and_no_game_st
     assert runtime.interp.cells[TAKEABLE_CELLS[0]].startswith("uid:")
     engine.command(table_id, "new_game", {"colours": ["yellow", "red"], "first_seat": 0})
     assert runtime.interp.status is Status.DEALING
+
+
+def test_an_undone_enrolment_renames_its_tag_already_lying_on_the_grid(
+        live: tuple[Hub, SimulatedTable, WireClient, list[HubEvent]], table_id: str) -> None:
+    """Enrolled, lifted and laid on the grid while enrolment still runs, then undone: the
+    grid's card becomes the unknown tag it now is (the engine is told, not left stale)."""
+    hub, sim, client, events = live
+    first = enrolment_order()[0]
+    assert ask(client, table_id, "enrol", action="start", pad=0).status == "ok"
+    sim.place("pad:0", uid=NEW_TAG)
+    wait_for(lambda: hub.tagmap.card_for(NEW_TAG) == first)
+    sim.remove("pad:0")
+    sim.place("2,3", uid=NEW_TAG)
+    wait_for(lambda: any(e.card_id == first and e.cell == "2,3" for e in events))
+    assert ask(client, table_id, "enrol", action="undo").status == "ok"
+    wait_for(lambda: len(events) == 3)
+    assert [(e.kind, e.action, e.cell, e.card_id) for e in events] == [
+        ("cell", "placed", "2,3", first), ("cell", "removed", "2,3", first),
+        ("unknown_tag", "placed", "2,3", None)]
