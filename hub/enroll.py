@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from engine.rules.cards import enrolment_order
 from engine.rules.names import card_name
 from hub.backends.base import ReaderBackend
-from hub.errors import BackendError, TagMapError
+from hub.errors import BackendError, TagMapError, UnsupportedError
 from hub.tagmap import TagMap
 
 COMMANDS_HELP = "u = undo the last step, s = skip this card, q = stop (what is enrolled stays)"
@@ -32,6 +32,12 @@ class Enrolment:
     # ("enrolled" | "skipped", card id) in the order they happened this session: `undo`
     # takes back the last, whichever it was.
     history: list[tuple[str, str]] = field(default_factory=list)
+    # With --write: tags whose written card id an undo took back (UID -> that card), erased
+    # (or given back what they carried before) the next time they lie on the pad.
+    to_erase: dict[str, str] = field(default_factory=dict)
+    carried: dict[str, str | None] = field(default_factory=dict)  # UID -> id before our write
+    _erase_due: bool = field(default=False, repr=False)  # look at the pad once, after an undo
+    _pad_gone: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.write_tags and (self.backend is None
@@ -80,6 +86,8 @@ class Enrolment:
 
     def tag_seen(self, uid: str) -> str:
         """A tag was laid on the pad: enrol it as the current card. Returns what to say."""
+        if uid in self.to_erase:
+            return self._erase(uid)
         card = self.current
         if card is None:
             return "Nothing left to enrol."
@@ -89,6 +97,7 @@ class Enrolment:
             return f"Refused: {exc}"
         if self.write_tags:
             assert self.backend is not None and self.reader is not None
+            self.carried.setdefault(uid, self.backend.tag_memory(uid))
             try:
                 self.backend.write_tag(self.reader, card)
             except BackendError as exc:
@@ -113,7 +122,61 @@ class Enrolment:
             return f"Skip undone: {self.name(card)} is asked again; tap it on the pad."
         uid = self.tagmap.remove_card(card)
         self.tagmap.save()
-        return f"Undone: {self.name(card)} (tag {uid}) is no longer enrolled; tap it again."
+        said = f"Undone: {self.name(card)} (tag {uid}) is no longer enrolled; tap it again."
+        if self.write_tags and uid is not None:
+            self.to_erase[uid] = card
+            self._erase_due = True
+            said += (f" Tag {uid} still carries {self.name(card)}: the next time it lies on the "
+                     "pad, that is erased (then lift it and tap the card asked for).")
+        return said
+
+    def erase_lying(self, uid: str | None) -> str | None:
+        """Right after an undo: erase the undone tag if it still lies on the pad (``uid``:
+        what lies there now). None when there is nothing to do."""
+        if not self._erase_due:
+            return None
+        self._erase_due = False
+        return self._erase(uid) if uid is not None and uid in self.to_erase else None
+
+    def _erase(self, uid: str) -> str:
+        """Give tag ``uid`` back what it carried before this session wrote it (nothing, or
+        another card's id): an undone enrolment leaves no card id in the tag."""
+        assert self.backend is not None and self.reader is not None
+        card, before = self.to_erase[uid], self.carried.get(uid)
+        erase = getattr(self.backend, "erase_tag", None)
+        try:
+            if before is not None:
+                self.backend.write_tag(self.reader, before)
+            elif erase is None:
+                raise UnsupportedError(f"the {self.backend.name} back-end cannot erase a tag")
+            else:
+                erase(self.reader)
+        except UnsupportedError as exc:
+            del self.to_erase[uid]
+            return (f"Tag {uid} still carries {self.name(card)} ({exc}): enrol that tag as its "
+                    "own card to overwrite it.")
+        except BackendError as exc:
+            return (f"Could not erase {self.name(card)} from tag {uid}: {exc}. Lay it on the "
+                    "pad again.")
+        del self.to_erase[uid]
+        self.carried.pop(uid, None)
+        now = f"carries {self.name(before)} again" if before else "carries no card id any more"
+        return f"Tag {uid} {now} (undone: {self.name(card)}). Lift it."
+
+    def pad_health(self, health: str) -> str | None:
+        """What to say when the pad's reader goes away (unplugged) or comes back; None when
+        that did not change. Without it a person taps cards on a dead reader in silence."""
+        gone = health == "absent"
+        if gone == self._pad_gone:
+            return None
+        self._pad_gone = gone
+        where = ("the pad" if self.backend is None or self.reader is None
+                 else self.backend.layout.place(self.reader).label())
+        if not gone:
+            return f"The reader of {where} is back. {self.prompt()}"
+        hint = str(getattr(self.backend, "absent_hint", ""))
+        return (f"The reader of {where} is gone (unplugged?): plug it back in; enrolment goes "
+                f"on by itself when it is back{hint}. What is enrolled is saved; q stops.")
 
     def skip(self) -> str:
         card = self.current
@@ -126,11 +189,16 @@ class Enrolment:
 
     def stopped(self) -> str:
         """What to say when the person stops: saved only when something was."""
+        still = ""
+        if self.to_erase:
+            still = (" Still carrying an undone card's id: " + ", ".join(
+                f"tag {uid} ({self.name(card)})" for uid, card in self.to_erase.items())
+                + "; enrol with --write again and lay it on the pad to erase it.")
         if not self.enrolled_now:
-            return f"Stopped. {self.progress()}; nothing new was enrolled this time."
+            return f"Stopped. {self.progress()}; nothing new was enrolled this time.{still}"
         where = f" in {self.tagmap.path}" if self.tagmap.path else ""
         return (f"Stopped. {self.progress()}; the {self.enrolled_now} card(s) enrolled this "
-                f"time are saved{where}. Enrol again to resume.")
+                f"time are saved{where}. Enrol again to resume.{still}")
 
     def status(self) -> dict[str, object]:
         """Progress for the host page (no UID: the tags' numbers mean nothing to people)."""
@@ -164,12 +232,19 @@ def run_enrolment(
                 return False
             message = {"u": enrolment.undo, "s": enrolment.skip}.get(word)
             say(message() if message else f"Unknown command {command.strip()!r}: {COMMANDS_HELP}")
+            erased = enrolment.erase_lying(backend.state().get(pad_reader))
+            if erased is not None:
+                say(erased)
             say(enrolment.prompt())
         for change in backend.poll().changes:
             if change.reader == pad_reader and change.kind == "placed":
                 last_activity = time.monotonic()
                 say(enrolment.tag_seen(change.uid))
                 say(enrolment.prompt())
+        health = enrolment.pad_health(backend.health().get(pad_reader, "ok"))
+        if health is not None:
+            last_activity = time.monotonic()
+            say(health)
         if idle_timeout is not None and time.monotonic() - last_activity > idle_timeout:
             say(f"No tag for {idle_timeout:g} s. " + enrolment.stopped())
             return False

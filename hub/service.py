@@ -243,13 +243,40 @@ class Hub:
                         exc)
             self._tagmap_stamp = stamp
             return False
-        self.tagmap = fresh
-        if getattr(self.backend, "tagmap", None) is not None:  # the sim lays cards by id
-            self.backend.tagmap = fresh  # type: ignore[attr-defined]
-        self._tagmap_stamp = stamp
-        self._snapshot_due = True
+        with self._enrol_lock:
+            before, self.tagmap = self.tagmap, fresh
+            if getattr(self.backend, "tagmap", None) is not None:  # the sim lays cards by id
+                self.backend.tagmap = fresh  # type: ignore[attr-defined]
+            self._tagmap_stamp = stamp
+            self._snapshot_due = True
+            self._reresolve(before)
         log.warning("tag map %s changed: reloaded (%d tags)", path, len(fresh))
         return True
+
+    def _tagmap_copy(self) -> TagMap:
+        """The tag map as it is now (enrolment changes it in place)."""
+        return TagMap(tags=dict(self.tagmap.items()))
+
+    def _reresolve(self, before: TagMap) -> list[HubEvent]:
+        """The tag map changed (``before`` -> now) while tags lie on the readers: each reader
+        whose tag now names another card (or none) says so with a ``removed`` under the old
+        name and a ``placed`` under the new one, so the engine never keeps a card the readers
+        no longer know. Works from what the stored events told (the outbox), not from the
+        back-end: a change polled but not yet reported is then reported under the new name
+        after these. Called under ``_enrol_lock``, which `handle` holds too."""
+        events: list[HubEvent] = []
+        for reader, uid in sorted(self.outbox.reader_state().items()):
+            if reader >= self.backend.n_readers:
+                continue
+            if self._resolve(uid, before) == self._resolve(uid, self.tagmap):
+                continue
+            events.append(self._change_event(Change("removed", reader, uid), before))
+            events.append(self._change_event(Change("placed", reader, uid)))
+        if events:
+            self._snapshot_due = True
+            log.warning("tag map changed under %d lying tag(s): reported again under their "
+                        "new names", len(events) // 2)
+        return events
 
     def resend_stale(self) -> int:
         """Publish again events still unacknowledged ``resend_after`` seconds after they were
@@ -270,8 +297,10 @@ class Hub:
         return len(rows)
 
     def handle(self, result: PollResult) -> list[HubEvent]:
-        changes = [c for c in result.changes if not self._enrol_change(c)]
-        events = [self._change_event(change) for change in changes]
+        with self._enrol_lock:  # no tag map change between naming and sending a change
+            changes = [c for c in result.changes if not self._enrol_change(c)]
+            events = [self._change_event(change) for change in changes]
+            self._enrol_pad_check()
         events += self._health_events()
         if result.pawns is not None:
             events += self._pawn_events(result.pawns)
@@ -300,7 +329,9 @@ class Hub:
                 return False
             if change.kind == "placed":
                 self._enrol_held[change.reader] = change.uid
+                before = self._tagmap_copy()
                 said = enrolment.tag_seen(change.uid)
+                self._reresolve(before)
                 self._tagmap_stamp = self._stamp()
                 if enrolment.current is None:
                     said += " " + self._finish_enrolment()
@@ -308,6 +339,20 @@ class Hub:
                 log.info("enrolment: %s", said)
             self._snapshot_due = True
             return True
+
+    def _enrol_pad_check(self) -> None:
+        """While enrolling: say when the pad's reader goes or comes back, and erase an undone
+        tag still lying on the pad (with --write). Under ``_enrol_lock``."""
+        enrolment, pad = self._enrolment, self._enrol_pad
+        if enrolment is None or pad is None:
+            return
+        said = enrolment.pad_health(self.backend.health().get(pad, "ok"))
+        erased = enrolment.erase_lying(self.backend.state().get(pad))
+        for note in (said, erased):
+            if note is not None:
+                self._enrol_said = note
+                self._snapshot_due = True
+                log.info("enrolment: %s", note)
 
     def _finish_enrolment(self) -> str:
         enrolment = self._enrolment
@@ -343,18 +388,21 @@ class Hub:
                 pass
             elif action in ("undo", "skip", "stop"):
                 if enrolment is None:
-                    raise CommandRefused(f"enrol {action}: no enrolment is running; start one")
+                    raise CommandRefused(f"enrol {action}: no enrolment is running; start one",
+                                         code="enrol_not_running")
                 if action == "stop":
                     self._enrolment = None
                     self._enrol_said = enrolment.stopped()
                 else:
+                    before = self._tagmap_copy()
                     self._enrol_said = enrolment.undo() if action == "undo" else enrolment.skip()
                     self._tagmap_stamp = self._stamp()
+                    self._reresolve(before)  # an undone tag may lie on the grid
                     if enrolment.current is None:
                         self._enrol_said += " " + self._finish_enrolment()
             else:
                 raise CommandRefused(f"enrol: action {action!r} is not start, undo, skip, stop "
-                                     "or status")
+                                     "or status", code="bad_enrol_action")
             self._snapshot_due = True
             status = self.enrolment_status()
         self.publish_snapshot()
@@ -365,27 +413,29 @@ class Hub:
             raise CommandRefused(
                 "enrol: nothing to enrol: this simulated table knows every card already (a "
                 "virtual box). To rehearse enrolment, write {\"tags\": {}} into the file its "
-                "config's tagmap names and restart the hub")
+                "config's tagmap names and restart the hub", code="nothing_to_enrol")
         pad = args.get("pad", 0)
         write = args.get("write", False)
         if not isinstance(pad, int) or isinstance(pad, bool) or not isinstance(write, bool):
-            raise CommandRefused("enrol start: pad must be a seat number, write true or false")
+            raise CommandRefused("enrol start: pad must be a seat number, write true or false",
+                                 code="bad_enrol_args")
         try:
             reader = self.backend.layout.pad_reader(pad)
         except ValueError:
             raise CommandRefused(f"enrol start: this table has no pad for {seat_name(pad)} "
-                                 f"(pads: {self.backend.layout.pads})") from None
+                                 f"(pads: {self.backend.layout.pads})",
+                                 code="no_such_pad") from None
         if self.backend.state().get(reader) is not None:
             raise CommandRefused(f"enrol start: a card lies on Seat {pad + 1}'s pad; lift it "
-                                 "first")
+                                 "first", code="pad_occupied")
         try:
             enrolment = Enrolment(self.tagmap, backend=self.backend, reader=reader,
                                   write_tags=write)
         except BackendError as exc:
-            raise CommandRefused(f"enrol start: {exc}") from None
+            raise CommandRefused(f"enrol start: {exc}", code="enrol_unavailable") from None
         if enrolment.current is None:
             raise CommandRefused(f"enrol start: every card is already enrolled "
-                                 f"({enrolment.done}/{enrolment.total})")
+                                 f"({enrolment.done}/{enrolment.total})", code="all_enrolled")
         self._enrolment, self._enrol_pad = enrolment, reader
         self._enrol_said = (f"Enrolling on Seat {pad + 1}'s pad: tap each card as asked. "
                             + enrolment.prompt())
@@ -429,17 +479,21 @@ class Hub:
     def card_for(self, uid: str) -> str | None:
         """The tag map's card for ``uid``, else the card id written in the tag (read by the
         back-end: a box whose tags carry their ids works without its tag map)."""
-        card = self.tagmap.card_for(uid)
+        return self._resolve(uid, self.tagmap)
+
+    def _resolve(self, uid: str, tagmap: TagMap) -> str | None:
+        card = tagmap.card_for(uid)
         if card is None:
             carried = self.backend.tag_memory(uid)
             if carried is not None and is_card_id(carried) and not carried.startswith("corner-"):
                 card = carried
         return card
 
-    def _change_event(self, change: Change) -> HubEvent:
+    def _change_event(self, change: Change, tagmap: TagMap | None = None) -> HubEvent:
+        """The event for one change, its tag named with ``tagmap`` (the hub's now)."""
         place = self.backend.layout.place(change.reader)
         where = self._place_fields(change.reader)
-        card_id = self.card_for(change.uid)
+        card_id = self._resolve(change.uid, tagmap or self.tagmap)
         common: dict[str, Any] = {"action": change.kind, "reader": change.reader, "uid": change.uid}
         readers = {change.reader: change.uid if change.kind == "placed" else None}
         if card_id is None:
@@ -566,7 +620,10 @@ class Hub:
                                    "%s", info.verb, request.transaction[:64],
                                    self.counts["refused_commands"], exc)
             raise CommandRefused(str(exc), code=exc.code) from None
-        return handler(request.args)
+        try:
+            return handler(request.args)
+        except HubError as exc:  # a reader or table I/O failing under a verb: say why
+            raise CommandRefused(f"hub/cmd/{info.verb}: {exc}", code="hub_error") from None
 
     def _handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
         """The verb -> handler map of ``hub/cmd/<verb>`` (HUB_VERBS)."""
@@ -586,14 +643,15 @@ class Hub:
 
     def _table_io(self) -> Any:
         if self.io is None:
-            raise CommandRefused("this hub has no table I/O configured ([io] in the config)")
+            raise CommandRefused("this hub has no table I/O configured ([io] in the config)",
+                                 code="no_table_io")
         return self.io
 
     def _turn(self, args: dict[str, Any]) -> dict[str, Any]:
         io = self._table_io()
         seat = args.get("seat")
         if seat is not None and (not isinstance(seat, int) or not 0 <= seat < 4):
-            raise CommandRefused(f"turn: seat {seat!r} is not 0..3 or null")
+            raise CommandRefused(f"turn: seat {seat!r} is not 0..3 or null", code="bad_seat")
         io.set_turn(seat)
         return {"seat": seat}
 
@@ -601,7 +659,7 @@ class Hub:
         io = self._table_io()
         ms = args.get("ms", 300)
         if not isinstance(ms, int) or not 0 < ms <= 5000:
-            raise CommandRefused(f"buzz: ms {ms!r} is not 1..5000")
+            raise CommandRefused(f"buzz: ms {ms!r} is not 1..5000", code="bad_duration")
         io.buzz(ms / 1000)
         return {"ms": ms}
 
@@ -610,11 +668,12 @@ class Hub:
         if epoch != self.outbox.epoch:
             raise CommandRefused(
                 f"replay: epoch {epoch!r} is not this hub's ({self.outbox.epoch}); "
-                "start afresh from hub/snapshot"
+                "start afresh from hub/snapshot", code="wrong_epoch"
             )
         bad_last = last is not None and not isinstance(last, int)
         if not isinstance(first, int) or first < 1 or bad_last:
-            raise CommandRefused("replay: from_seq must be an integer >= 1, to_seq an integer")
+            raise CommandRefused("replay: from_seq must be an integer >= 1, to_seq an integer",
+                                 code="bad_replay_range")
         rows = self.outbox.rows(first, last)
         with self._emit_lock:
             for row in rows:
@@ -647,19 +706,21 @@ class Hub:
 
         sim = self.backend
         if not isinstance(sim, SimulatedTable):
-            raise CommandRefused(f"sim: this hub reads real cards ({sim.name} back-end)")
+            raise CommandRefused(f"sim: this hub reads real cards ({sim.name} back-end)",
+                                 code="not_simulated")
         action, where = args.get("action"), args.get("where")
         if action not in ("place", "remove", "clear", "state", "pawn", "pawns"):
             try:
                 data = sim.gesture(args)
             except (HubError, ValueError) as exc:
-                raise CommandRefused(str(exc)) from None
+                raise CommandRefused(str(exc), code="sim_refused") from None
             view = self.sim_view()
             return {**data, "view": view.model_dump() if view else None}
         for key in ("where", "card_id", "uid"):
             value = args.get(key)
             if value is not None and not isinstance(value, str):
-                raise CommandRefused(f"sim {action}: {key} {value!r} is not a string")
+                raise CommandRefused(f"sim {action}: {key} {value!r} is not a string",
+                                     code="bad_sim_args")
         try:
             if action == "place":
                 uid = sim.place(str(where), card_id=args.get("card_id"), uid=args.get("uid"))
@@ -676,22 +737,24 @@ class Hub:
             if action in ("pawn", "pawns"):  # pawn sensors (hardware issue 13)
                 return self._sim_pawns(sim, action, args)
         except (HubError, ValueError) as exc:
-            raise CommandRefused(f"sim {action}: {exc}") from None
+            raise CommandRefused(f"sim {action}: {exc}", code="sim_refused") from None
         raise CommandRefused(f"sim: action {action!r} is not place, remove, clear, state, pawn "
-                             "or pawns")
+                             "or pawns", code="bad_sim_action")
 
     @staticmethod
     def _sim_pawns(sim: Any, action: str, args: dict[str, Any]) -> dict[str, Any]:
         """``pawn`` {"from": 3, "to": 5} moves one pawn; ``pawns`` {"positions": [...]} sets
         them all (a game's start)."""
         if sim.pawn_switches is None:
-            raise CommandRefused("sim: this table has no pawn sensors (perimeter = true)")
+            raise CommandRefused("sim: this table has no pawn sensors (perimeter = true)",
+                                 code="no_pawn_sensors")
         if action == "pawn":  # saved with the table, like its cards
             sim.move_pawn(args.get("from"), args.get("to"))
         else:
             positions = args.get("positions")
             if not isinstance(positions, list) or len(positions) > 4:
-                raise CommandRefused("sim pawns: positions must be a list of up to 4 positions")
+                raise CommandRefused("sim pawns: positions must be a list of up to 4 positions",
+                                     code="bad_sim_args")
             sim.set_pawns(positions)
         return {"pawns": sorted(sim.pawn_switches.sensed())}
 

@@ -60,6 +60,7 @@ GET_UID = [0xFF, 0xCA, 0x00, 0x00, 0x00]
 SW_OK = (0x90, 0x00)
 READ_PAGES = 4  # READ BINARY returns 16 bytes: 4 pages
 MAX_PAGES = ndef.NTAG213_USER_PAGES
+ERASED_PAGE = bytes((0x03, 0x00, 0xFE, 0x00))  # an empty NDEF message, then the terminator
 
 
 class PcscError(Exception):
@@ -215,6 +216,11 @@ class MockPcscFactory:
             self.readers[name].tag = tag
         return tag
 
+    def lay_again(self, name: str, tag: MockTag) -> None:
+        """Lay a tag lifted before (`lift`) back on reader ``name``: what it carries stays."""
+        with self._lock:
+            self.readers[name].tag = tag
+
     def lift(self, name: str) -> MockTag | None:
         with self._lock:
             reader = self.readers[name]
@@ -291,6 +297,10 @@ class PcscBackend(RawBackend):
 
     name: ClassVar[str] = "pcsc"
     capabilities = frozenset({"write_tag"})
+    # Said when the enrolment pad's reader vanishes (`Enrolment.pad_health`).
+    absent_hint: ClassVar[str] = (" (if it does not come back: `pcsc_scan` shows the readers "
+                                  "pcscd sees; `sudo systemctl restart pcscd` once it is "
+                                  "plugged in)")
 
     def __init__(self, layout: Layout, factory: PcscFactory | None = None,
                  names: list[str] | None = None) -> None:
@@ -402,14 +412,23 @@ class PcscBackend(RawBackend):
         return self._memory.get(uid.upper())
 
     def write_tag(self, reader: int, card_id: str) -> None:
+        try:
+            pages = ndef.encode_pages(card_id)
+        except ndef.NdefError as exc:
+            raise BackendError(str(exc)) from None
+        self._write(reader, pages, card_id)
+
+    def erase_tag(self, reader: int) -> None:
+        """Leave the tag on ``reader`` carrying no card id (an empty NDEF message): an undone
+        enrolment takes back what `write_tag` wrote."""
+        self._write(reader, [ERASED_PAGE], None)
+
+    def _write(self, reader: int, pages: list[bytes], card_id: str | None) -> None:
         name = self._pads.get(reader)
         if name is None:
             raise BackendError(f"no USB reader on {self.layout.place(reader).label()}")
         try:
-            pages = ndef.encode_pages(card_id)
             connection = self.factory.connect(name)
-        except ndef.NdefError as exc:
-            raise BackendError(str(exc)) from None
         except NoCard:
             raise BackendError(f"no tag on the reader {name} to write to") from None
         except PcscError as exc:
@@ -420,8 +439,9 @@ class PcscBackend(RawBackend):
                 _exchange(connection, [0xFF, 0xD6, 0x00, ndef.USER_PAGE + offset, 4, *page])
             back = ndef.decode_card_id(self._read_memory(connection))
         except PcscError as exc:
-            raise BackendError(f"writing {card_id} failed ({exc}): hold the tag still on the "
-                               "reader and try again") from None
+            what = f"writing {card_id}" if card_id else "erasing the tag"
+            raise BackendError(f"{what} failed ({exc}): hold the tag still on the reader and "
+                               "try again") from None
         finally:
             connection.disconnect()
         if back != card_id:

@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 from test_hub_service import fast_client, make_hub, wait_for
 
-from engine.rules.cards import enrolment_order
+from engine.rules.board import TAKEABLE_CELLS, cell_name
+from engine.rules.cards import INGREDIENTS, enrolment_order
+from engine.service.interpreter import Status
+from engine.service.service import EngineService, ServiceConfig
 from engine.wire.contract import HubEvent, Topics
 from engine.wire.mqtt import WireClient
-from hub.backends.sim import SimulatedTable
+from hub.backends.sim import SimulatedTable, made_up_uid
 from hub.service import Hub
 from hub.tagmap import TagMap
 
@@ -111,3 +114,71 @@ def test_a_virtual_box_has_nothing_to_enrol(mqtt_broker: str, table_id: str,
     finally:
         hub.stop()
     assert refused.status == "error" and "nothing to enrol" in str(refused.error)
+
+
+def _grid_cards() -> list[str]:
+    # With yellow and red at the table, green is the colour removed (G2).
+    return [c for c in INGREDIENTS if not c.startswith("green")][:len(TAKEABLE_CELLS)]
+
+
+def test_a_tag_map_changed_under_the_grid_renames_each_lying_card_and_no_game_starts(
+        mqtt_broker: str, table_id: str, tmp_path: Path) -> None:
+    """Issue 19: the tag map replaced while 32 cards lie on the grid (one card's tag not yet
+    enrolled again, two tags swapped): the hub reports each renamed reader as a lift under
+    the old name and a lay under the new, so an engine fed its events has the square the
+    readers know now and does not start a game on a card they no longer know."""
+    grid = _grid_cards()
+    path = tmp_path / "tagmap.json"
+    TagMap(path, {made_up_uid(card): card for card in grid}).save()
+    tagmap = TagMap.load(path)
+    sim = SimulatedTable(tagmap=tagmap)
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, tagmap)
+    events: list[HubEvent] = []
+    try:
+        with fast_client(mqtt_broker) as client:
+            client.subscribe(Topics(table_id).hub_event,
+                             lambda t, m: events.append(m) if isinstance(m, HubEvent) else None,
+                             wait=5)
+            for cell, card in zip(TAKEABLE_CELLS, grid, strict=True):
+                sim.place(cell_name(cell), card_id=card)
+            wait_for(lambda: len(events) == len(grid))
+            first, a, b = grid[0], grid[1], grid[2]
+            renamed = {made_up_uid(card): card for card in grid[3:]}
+            renamed[made_up_uid(a)], renamed[made_up_uid(b)] = b, a  # swapped
+            TagMap(path, renamed).save()  # another program (an offline enrol) wrote it
+            wait_for(lambda: len(events) == len(grid) + 6)
+    finally:
+        hub.stop()
+    said = [(e.kind, e.action, e.cell, e.card_id) for e in events[len(grid):]]
+    at = [cell_name(c) for c in TAKEABLE_CELLS[:3]]
+    assert said == [("cell", "removed", at[0], first), ("unknown_tag", "placed", at[0], None),
+                    ("cell", "removed", at[1], a), ("cell", "placed", at[1], b),
+                    ("cell", "removed", at[2], b), ("cell", "placed", at[2], a)]
+    engine = EngineService(ServiceConfig(mqtt="mqtt://127.0.0.1:1", data_dir=tmp_path / "e",
+                                         name="tagmap-hub-test"))
+    for event in sorted(events, key=lambda e: e.seq):
+        engine.receive(table_id, event)
+    runtime = engine.table(table_id)
+    assert runtime.interp.cells[TAKEABLE_CELLS[1]] == b
+    assert runtime.interp.cells[TAKEABLE_CELLS[0]].startswith("uid:")
+    engine.command(table_id, "new_game", {"colours": ["yellow", "red"], "first_seat": 0})
+    assert runtime.interp.status is Status.DEALING
+
+
+def test_an_undone_enrolment_renames_its_tag_already_lying_on_the_grid(
+        live: tuple[Hub, SimulatedTable, WireClient, list[HubEvent]], table_id: str) -> None:
+    """Enrolled, lifted and laid on the grid while enrolment still runs, then undone: the
+    grid's card becomes the unknown tag it now is (the engine is told, not left stale)."""
+    hub, sim, client, events = live
+    first = enrolment_order()[0]
+    assert ask(client, table_id, "enrol", action="start", pad=0).status == "ok"
+    sim.place("pad:0", uid=NEW_TAG)
+    wait_for(lambda: hub.tagmap.card_for(NEW_TAG) == first)
+    sim.remove("pad:0")
+    sim.place("2,3", uid=NEW_TAG)
+    wait_for(lambda: any(e.card_id == first and e.cell == "2,3" for e in events))
+    assert ask(client, table_id, "enrol", action="undo").status == "ok"
+    wait_for(lambda: len(events) == 3)
+    assert [(e.kind, e.action, e.cell, e.card_id) for e in events] == [
+        ("cell", "placed", "2,3", first), ("cell", "removed", "2,3", first),
+        ("unknown_tag", "placed", "2,3", None)]

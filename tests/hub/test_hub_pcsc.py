@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
+from engine.rules.names import card_name
+from hub import ndef
 from hub.backends import make_backend
 from hub.backends.base import Change
-from hub.backends.pcsc import MockPcscFactory, PcscBackend, PyscardFactory
+from hub.backends.pcsc import MockPcscFactory, MockTag, PcscBackend, PyscardFactory
 from hub.config import HubConfig
 from hub.enroll import Enrolment
 from hub.errors import BackendError, ConfigError
@@ -257,3 +260,142 @@ def test_a_whole_enrolment_on_the_usb_reader_writes_every_tag(tmp_path) -> None:
         fake.lay(ACR, tags[card])
         sweeps(backend)
     assert all(backend.tag_memory(tags[c]) == c for c in order)
+
+
+def _carried(tag: MockTag) -> str | None:
+    """The card id a fake tag's memory carries (what any reader would read from it)."""
+    return ndef.decode_card_id(bytes(tag.memory))
+
+
+def _written_enrolment(tmp_path: Path, order: list[str]
+                       ) -> tuple[Enrolment, PcscBackend, MockPcscFactory, int]:
+    backend, fake = backend_with(ACR)
+    pad = backend.layout.pad_reader(0)
+    enrolment = Enrolment(TagMap(tmp_path / "tagmap.json"), order=order, backend=backend,
+                          reader=pad, write_tags=True)
+    return enrolment, backend, fake, pad
+
+
+def test_undo_with_write_erases_the_id_from_a_tag_still_on_the_pad(tmp_path: Path) -> None:
+    enrolment, backend, fake, pad = _written_enrolment(tmp_path, ["blue-a-4", "accio-1"])
+    tag = fake.lay(ACR, UID)
+    [change] = sweeps(backend)
+    enrolment.tag_seen(change.uid)
+    assert _carried(tag) == "blue-a-4"
+    said = enrolment.undo()
+    assert "is no longer enrolled" in said and f"Tag {UID} still carries" in said
+    erased = enrolment.erase_lying(backend.state().get(pad))
+    assert erased is not None and "carries no card id any more" in erased
+    assert _carried(tag) is None and backend.tag_memory(UID) is None
+    assert enrolment.erase_lying(backend.state().get(pad)) is None  # once, not every poll
+    assert enrolment.current == "blue-a-4" and UID not in enrolment.tagmap
+
+
+def test_undo_with_write_erases_a_lifted_tag_when_it_comes_back_and_restores_its_old_id(
+        tmp_path: Path) -> None:
+    """A tag tapped by mistake: it carried another card's id (an older enrolment) before
+    this session wrote over it; undone and lifted, it gets that id back when laid again,
+    and that tap enrols nothing. The right tag then takes the card."""
+    enrolment, backend, fake, pad = _written_enrolment(tmp_path, ["blue-a-4", "accio-1"])
+    wrong = fake.lay(ACR, UID, card_id="red-a-2")
+    [change] = sweeps(backend)
+    enrolment.tag_seen(change.uid)
+    assert _carried(wrong) == "blue-a-4"
+    fake.lift(ACR)
+    sweeps(backend)
+    enrolment.undo()
+    assert enrolment.erase_lying(backend.state().get(pad)) is None  # not on the pad
+    fake.lay_again(ACR, wrong)
+    [change] = sweeps(backend)
+    said = enrolment.tag_seen(change.uid)
+    assert said.startswith(f"Tag {UID} carries {card_name('red-a-2')} again"), said
+    assert _carried(wrong) == "red-a-2" and UID not in enrolment.tagmap
+    fake.lift(ACR)
+    sweeps(backend)
+    right = fake.lay(ACR, UID2)
+    [change] = sweeps(backend)
+    assert "Enrolled Pumpkins 4 (blue)" in enrolment.tag_seen(change.uid)
+    assert _carried(right) == "blue-a-4" and "Still carrying" not in enrolment.stopped()
+
+
+def test_stopping_names_a_tag_an_undo_could_not_erase_yet(tmp_path: Path) -> None:
+    enrolment, backend, fake, _pad = _written_enrolment(tmp_path, ["blue-a-4"])
+    fake.lay(ACR, UID)
+    [change] = sweeps(backend)
+    enrolment.tag_seen(change.uid)
+    fake.lift(ACR)
+    enrolment.undo()
+    assert f"tag {UID} (Pumpkins 4 (blue))" in enrolment.stopped()
+
+
+def test_unplugging_the_pad_reader_mid_enrolment_says_so_and_what_to_do(tmp_path) -> None:
+    """`cauldron enroll --backend pcsc`: the USB reader pulled out while a person taps cards
+    is said at once (plug it back, which command shows the readers), and enrolment goes on
+    by itself once it is plugged back."""
+    from hub.enroll import run_enrolment
+
+    backend, fake = backend_with(ACR)
+    pad = backend.layout.pad_reader(0)
+    enrolment = Enrolment(TagMap(tmp_path / "tagmap.json"), order=["blue-a-4"],
+                          backend=backend, reader=pad)
+    said: list[str] = []
+    steps = iter(["unplug", *["wait"] * 3, "plug", "lay", *["wait"] * 20])
+
+    def person() -> str | None:
+        step = next(steps, "wait")
+        if step == "unplug":
+            fake.unplug(ACR)
+        elif step == "plug":
+            assert any("is gone" in line for line in said), said  # said while still out
+            fake.plug(ACR)
+        elif step == "lay":
+            fake.lay(ACR, UID)
+        return None
+
+    assert run_enrolment(enrolment, backend, pad, person, said.append, poll_interval=0,
+                         idle_timeout=5), "\n".join(said)
+    gone = next(line for line in said if "is gone" in line)
+    assert "Seat 1" in gone and "plug it back in" in gone and "`pcsc_scan`" in gone
+    back = said.index(next(line for line in said if "pad is back." in line))
+    assert said.index(gone) < back < said.index(next(s for s in said if "Enrolled" in s))
+
+
+def test_the_running_hub_says_when_the_enrolment_pads_reader_is_unplugged(
+        mqtt_broker: str, table_id: str, tmp_path: Path) -> None:
+    """The hub's enrolment mode (host page, `cauldron enroll`): the status message names the
+    unplugged reader and the fix, then says it is back."""
+    from test_hub_service import fast_client
+
+    from engine.wire.contract import Topics
+    from hub.outbox import Outbox
+    from hub.service import Hub
+
+    backend, fake = backend_with(ACR)
+    tagmap = TagMap.load(tmp_path / "tagmap.json")
+    client = fast_client(mqtt_broker, state_topic=Topics(table_id).hub_state,
+                         client_id=f"hub-{table_id}")
+    hub = Hub(table=table_id, backend=backend, client=client, tagmap=tagmap,
+              outbox=Outbox(tmp_path / "o.sqlite"), poll_interval=0.002).start()
+    try:
+        with fast_client(mqtt_broker) as asker:
+            def enrol(action: str, **more: object) -> dict[str, object]:
+                reply = asker.request(Topics(table_id).hub_cmd("enrol"),
+                                      {"action": action, **more}, timeout=5)
+                assert reply.status == "ok", reply.error
+                return dict(reply.data)
+            enrol("start", pad=0, write=True)
+            fake.unplug(ACR)
+            wait_for(lambda: "is gone" in str(enrol("status")["message"]))
+            assert "plug it back in" in str(enrol("status")["message"])
+            fake.plug(ACR)
+            wait_for(lambda: "pad is back." in str(enrol("status")["message"]))
+            tag = fake.lay(ACR, UID)
+            wait_for(lambda: tagmap.card_for(UID) is not None)
+            card = tagmap.card_for(UID)
+            assert _carried(tag) == card
+            said = str(enrol("undo")["message"])
+            assert "no longer enrolled" in said
+            wait_for(lambda: _carried(tag) is None)  # still on the pad: erased at once
+            assert "carries no card id" in str(enrol("status")["message"])
+    finally:
+        hub.stop()
