@@ -1,12 +1,12 @@
 """A seat's phone reading the whole pile at its refill (issue 24 item 2): draw, lay on its
 own pad, lift, drop, read its hand after each draw. Through the virtual table's HTTP
-gestures with the seat's secret, against the real engine and the simulated hub."""
+gestures with the seat's credential, against the real engine and the simulated hub."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from dashkit import PIN, Stack, wait_until
+from dashkit import PIN, Stack, seat_auth, wait_until
 from fastapi.testclient import TestClient
 
 HOST = {"X-Host-Pin": PIN}
@@ -24,10 +24,10 @@ def test_a_seat_reads_at_most_one_pile_card_at_its_refill(table_stack: Stack) ->
             "view"]["table"]["status"] == "playing" and s, 10, "the game to start")
     seat = state["game"]["view"]["turn"]
     cell = state["game"]["view"]["expected"]["take"][0]
-    params = {"seat": seat, "secret": bridge.secrets.secret(bridge.game_id or "", seat)}
-    with TestClient(table_stack.dash.app) as phone:
-        took = phone.post(f"/api/seats/{seat}/play", json={"action": "take", "where": cell},
-                          params={"secret": params["secret"]})
+    params = {"seat": seat}
+    secret = bridge.secrets.secret(bridge.game_id or "", seat)
+    with TestClient(table_stack.dash.app, headers=seat_auth(secret)) as phone:
+        took = phone.post(f"/api/seats/{seat}/play", json={"action": "take", "where": cell})
         assert took.status_code == 200, took.text
         wait_until(lambda: phone.get("/api/table").json()["game"]["view"]["expected"]
                    ["phase"] == "refill", 10, "the refill")
