@@ -166,9 +166,8 @@ def serve(settings: Any, announce_pin: bool = False) -> int:
         print(f"host PIN: {settings.pin}  (kept in {settings.data_dir}; set one with --pin or "
               "$CAULDRON_HOST_PIN)", flush=True)
     try:
-        tls = ({"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)}
-               if settings.tls_cert else {})
-        uvicorn.run(app, host=settings.host, port=settings.port, **UVICORN_OPTIONS, **tls)
+        uvicorn.run(app, host=settings.host, port=settings.port, **UVICORN_OPTIONS,
+                    ssl_certfile=settings.tls_cert, ssl_keyfile=settings.tls_key)
     except OSError as exc:
         from engine.cli import CliError
 
