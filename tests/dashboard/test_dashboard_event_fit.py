@@ -27,7 +27,8 @@ SHOTS = os.environ.get("CAULDRON_EVENT_SHOTS")  # also save the pages there (the
 MEASURE = """() => {
   const doc = document.documentElement;
   const cell = document.querySelector('#board .cell:not(.corner)');
-  const pawns = [...document.querySelectorAll('#board .pawn')].map((p) => p.getBoundingClientRect().width);
+  const pawns = [...document.querySelectorAll('#board .pawn')]
+    .map((p) => p.getBoundingClientRect().width);
   const qrs = [...document.querySelectorAll('.qr .qr-img svg, .qr img')].map((el) => {
     const svg = el.tagName.toLowerCase() === 'svg' ? el : null;
     const r = el.getBoundingClientRect();
@@ -35,8 +36,8 @@ MEASURE = """() => {
     const pad = parseFloat(getComputedStyle(el).paddingLeft) || 0;
     return { width: r.width - 2 * pad, units: vb ? vb.width : null };
   });
-  return { scrollY: doc.scrollHeight - window.innerHeight, scrollX: doc.scrollWidth - window.innerWidth,
-           height: doc.scrollHeight,
+  return { scrollY: doc.scrollHeight - window.innerHeight,
+           scrollX: doc.scrollWidth - window.innerWidth, height: doc.scrollHeight,
            cell: cell ? cell.getBoundingClientRect().width : 0, pawns, qrs };
 }"""
 
@@ -67,12 +68,19 @@ def shoot(page: Any, name: str) -> None:
 
 def test_virtual_and_host_fit_1080p_with_four_seats_big_pawns_and_scannable_codes(
         table_stack: Stack, browser: Any) -> None:
-    url = start_four_seats(table_stack)
     context = browser.new_context(viewport={"width": 1920, "height": 1080}, locale="en-GB")
     context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
     page = context.new_page()
     page.set_default_timeout(8000)
     try:
+        # Before any game: the host's New game form stands open, 4 seats chosen.
+        page.goto(table_stack.dash.url + "/host?lang=de")
+        page.wait_for_selector("#new-game-box[open] #start")
+        m = page.evaluate(MEASURE)
+        shoot(page, "host-new-game-1920x1080")
+        assert m["scrollY"] <= 0, f"/host with its New game form scrolls down by {m['scrollY']} px"
+
+        url = start_four_seats(table_stack)
         page.goto(url + "/virtual?lang=fr")  # French: the longest words
         page.wait_for_selector("#seats .seat[data-seat='3'] .pad")
         page.wait_for_selector("#board .pawn")
