@@ -108,3 +108,37 @@ def test_virtual_and_host_fit_1080p_with_four_seats_big_pawns_and_scannable_code
                 f"a join code's module is {qr['width'] / modules:.1f} px (< {QR_MODULE_PX})")
     finally:
         context.close()
+
+
+# Each cell's label ("L1 C3") against the card's colour name and value in the same cell.
+LABEL_OVERLAPS = """() => {
+  const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5
+    && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const out = [];
+  for (const cell of document.querySelectorAll('#board .cell')) {
+    const coord = cell.querySelector('.coord');
+    if (!coord) continue;
+    const label = coord.getBoundingClientRect();
+    for (const part of cell.querySelectorAll('.card .col, .card .val, .card .fam')) {
+      if (part.textContent.trim() && hit(label, part.getBoundingClientRect()))
+        out.push(`${coord.textContent}: ${part.className} ${part.textContent.trim()}`);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_cell_labels_never_cover_a_colour_name(table_stack: Stack, browser: Any,
+                                              size: tuple[int, int]) -> None:
+    url = start_four_seats(table_stack)
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale="en-GB")
+    page = context.new_page()
+    page.set_default_timeout(8000)
+    try:
+        for path in ("/virtual?lang=fr", "/?lang=de"):
+            page.goto(url + path)
+            page.wait_for_selector("#board .cell .card .col")
+            assert page.evaluate(LABEL_OVERLAPS) == [], path
+    finally:
+        context.close()
