@@ -193,7 +193,8 @@ def where_it_stands(stack: Any, http: Any) -> str:
             f"pile {virtual.get('pile_size')}, expected {view.get('expected')}, vanesco "
             f"{table.get('vanesco_wait')}, hands {virtual.get('hands')}, pads "
             f"{virtual.get('pads')}, waiting bots {virtual.get('waiting')}, alerts "
-            f"{state.get('alerts')}, bots {bots}")
+            f"{state.get('alerts')}, bots {bots} (their game {getattr(driver, '_game_id', None)}"
+            f", awaiting {getattr(driver, '_awaiting', None)}), status {state.get('status')}")
 
 
 def _interp(stack: Any) -> Any:
