@@ -44,12 +44,13 @@ class GameResult:
 
 
 @dataclass(slots=True)
-class BotStanding:
+class WinTally:
+    """One bot's seat-games and wins, with their interval: what every game's tournament
+    reports first (Glastonbury's `BotStanding`, Quacks' `Standing`)."""
+
     label: str
     seats: int = 0  # seat-games played
     wins: float = 0.0  # ties shared as fractions
-    score_sum: int = 0
-    margin_sum: int = 0
     seconds: float = 0.0  # thinking time (CPU seconds)
 
     @property
@@ -59,14 +60,20 @@ class BotStanding:
     def interval(self) -> tuple[float, float]:
         return wilson_interval(self.wins, self.seats)
 
-    def to_json(self) -> dict[str, Any]:
+    def tally_json(self) -> dict[str, Any]:
         low, high = self.interval()
+        return {"bot": self.label, "seat_games": self.seats, "wins": round(self.wins, 4),
+                "win_rate": round(self.win_rate, 4), "ci95": [round(low, 4), round(high, 4)]}
+
+
+@dataclass(slots=True)
+class BotStanding(WinTally):
+    score_sum: int = 0
+    margin_sum: int = 0
+
+    def to_json(self) -> dict[str, Any]:
         return {
-            "bot": self.label,
-            "seat_games": self.seats,
-            "wins": round(self.wins, 4),
-            "win_rate": round(self.win_rate, 4),
-            "ci95": [round(low, 4), round(high, 4)],
+            **self.tally_json(),
             "mean_score": round(self.score_sum / self.seats, 2) if self.seats else None,
             "mean_margin": round(self.margin_sum / self.seats, 2) if self.seats else None,
             "cpu_seconds_per_game": round(self.seconds / self.seats, 3) if self.seats else None,

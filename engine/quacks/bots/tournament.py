@@ -9,37 +9,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.bots.tournament import wilson_interval
+from engine.bots.tournament import WinTally
 from engine.quacks.bots.policies import Bot, BotError
 from engine.quacks.game import Game, QuacksConfig
 from engine.quacks.observer import seat_view
 
 
 @dataclass(slots=True)
-class Standing:
-    label: str
-    seats: int = 0
-    wins: float = 0.0  # shared wins as fractions
+class Standing(WinTally):
     vp_sum: int = 0
     explosions: int = 0
-    seconds: float = 0.0
-
-    @property
-    def win_rate(self) -> float:
-        return self.wins / self.seats if self.seats else 0.0
-
-    def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.wins, self.seats)
 
     def to_json(self) -> dict[str, Any]:
-        low, high = self.interval()
         n = max(self.seats, 1)
         return {
-            "bot": self.label,
-            "seat_games": self.seats,
-            "wins": round(self.wins, 4),
-            "win_rate": round(self.win_rate, 4),
-            "ci95": [round(low, 4), round(high, 4)],
+            **self.tally_json(),
             "mean_vp": round(self.vp_sum / n, 2),
             "explosions_per_game": round(self.explosions / n, 2),
             "cpu_seconds_per_game": round(self.seconds / n, 3),
