@@ -80,15 +80,17 @@ def tool(name: str) -> str:
 RECORD_TIMINGS = replace(C_TIMINGS, host_call_us=25.0, gpio_write_us=25.0)
 
 
-def record(n_readers: int = 36, timings: Timings = RECORD_TIMINGS,
-           settle_us: int = SETTLE_US) -> dict[str, Any]:
-    """The recording the unix port replays (JSON-ready)."""
-    table = SimTable(n_readers, replace(timings, tag_power_up_us=float(settle_us)))
-    events: list[list[Any]] = []
+def recording_bus(table: SimTable, events: list[list[Any]],
+                  period: int | None = None) -> tuple[Any, Any, Any]:
+    """The clock, pin and SPI classes of a firmware run on `table`: each machine call is
+    appended to `events` as the unix port replays it (`period`: ticks_us wraps there, as
+    on the RP2040)."""
 
     class Clock:
         def ticks_us(self) -> int:
             value = table.clock.ticks_us()
+            if period is not None:
+                value %= period
             events.append(["t", value])
             return value
 
@@ -112,6 +114,17 @@ def record(n_readers: int = 36, timings: Timings = RECORD_TIMINGS,
         def write_readinto(self, tx: bytes, rx: bytearray) -> None:
             table.spi.write_readinto(tx, rx)
             events.append(["x", bytes(tx).hex(), bytes(rx).hex()])
+
+    return Clock, Pin, SPI
+
+
+def record(n_readers: int = 36, timings: Timings = RECORD_TIMINGS,
+           settle_us: int = SETTLE_US) -> dict[str, Any]:
+    """The recording the unix port replays (JSON-ready)."""
+    table = SimTable(n_readers, replace(timings, tag_power_up_us=float(settle_us)))
+    events: list[list[Any]] = []
+
+    Clock, Pin, SPI = recording_bus(table, events)
 
     class Port:
         def __setitem__(self, address: int, mask: int) -> None:

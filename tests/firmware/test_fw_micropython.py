@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from mpy_replay import run
 
-from firmware.mfrc522_sim import SimPin, SimTable
+from firmware.interp import recording_bus
+from firmware.mfrc522_sim import SimTable
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -41,32 +42,7 @@ def record(tmp_path: Path, wrap: bool = False) -> Path:
     if wrap:
         table.clock.now_us = PERIOD - 20_000
 
-    class Clock:
-        def ticks_us(self) -> int:
-            value = table.clock.ticks_us() % PERIOD
-            events.append(["t", value])
-            return value
-
-        def sleep_us(self, us: int) -> None:
-            events.append(["s", us])
-            table.clock.sleep_us(us)
-
-    class Pin:
-        def __init__(self, name: str, pin: SimPin) -> None:
-            self.name, self.pin = name, pin
-
-        def value(self, level: int) -> None:
-            events.append(["p", self.name, level])
-            self.pin.value(level)
-
-    class SPI:
-        def write(self, buf: bytes) -> None:
-            events.append(["w", bytes(buf).hex()])
-            table.spi.write(buf)
-
-        def write_readinto(self, tx: bytes, rx: bytearray) -> None:
-            table.spi.write_readinto(tx, rx)
-            events.append(["x", bytes(tx).hex(), bytes(rx).hex()])
+    Clock, Pin, SPI = recording_bus(table, events, PERIOD)
 
     sim_pins = {pin.name: pin for pin in table.demux.address + table.demux.bank_enable}
     sim_pins["E2"] = table.demux.strobe
