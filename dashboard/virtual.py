@@ -26,6 +26,7 @@ from engine.wire.contract import GamePublic, SimTablePublic, WireModel
 
 log = logging.getLogger("cauldron.dashboard")
 HOST = "host"
+STALE_VIEW = 30.0  # seconds: how far behind a hub/sim message may come (a busy dispatcher)
 
 
 class VirtualError(Exception):
@@ -49,6 +50,16 @@ def in_progress(public: GamePublic | None) -> str | None:
     return public.game_id
 
 
+def _older(view: SimTablePublic, than: SimTablePublic | None) -> bool:
+    """`view` is the same hub's view from before `than`. A gesture's answer carries the view
+    after it and is read on the MQTT client's network thread, while ``hub/sim`` waits in its
+    dispatcher's queue: an earlier ``hub/sim`` may come after the answer, and must not take
+    the table back in time (a lifted card shown still lying: the next lift refused). A clock
+    set back by more than `STALE_VIEW` seconds is taken as the newer view."""
+    return (than is not None and view.hub_id == than.hub_id
+            and 0 < than.ts - view.ts < STALE_VIEW)
+
+
 def owner_of(seat: int | None) -> str:
     """The hand a gesture is made with: a seat's, or the host's."""
     return HOST if seat is None else str(seat)
@@ -68,6 +79,8 @@ class VirtualTable:
     def _on_sim(self, topic: str, model: WireModel) -> None:
         if isinstance(model, SimTablePublic):
             with self._lock:
+                if _older(model, self._sim):
+                    return
                 self._sim = model
             self.bridge.broadcast()
 
@@ -125,6 +138,10 @@ class VirtualTable:
 
     def _sim_command(self, args: dict[str, Any], timeout: float | None = None
                      ) -> dict[str, Any]:
+        # A gesture answers once the readers saw it (up to 3 s, `hub.backends.sim`), and may
+        # start as late as its deadline (60 % of the wait): the usual command's 5 s left a
+        # gesture done but unanswered on a busy machine ("no answer ... within 5 s").
+        timeout = timeout or 2 * self.bridge.settings.command_timeout
         result = self.bridge.hub_command("sim", args, timeout)
         if not result.ok:
             raise VirtualError(result.error or "the simulated hub refused")
@@ -132,7 +149,7 @@ class VirtualTable:
         if isinstance(data.get("view"), dict):  # the view after it, if hub/sim is not in yet
             view = SimTablePublic.model_validate(data["view"])
             with self._lock:
-                if self._sim is None or self._sim.ts <= view.ts:
+                if not _older(view, self._sim):
                     self._sim = view
             self.bridge.broadcast()
         return data

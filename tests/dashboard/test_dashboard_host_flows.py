@@ -23,6 +23,7 @@ import pytest
 import scenarios
 from dashkit import seat_auth, wait_until
 from scenarios import EXPIRED, Situation, last_card_to_take, refilled, spell_taken, turns
+from virtual_player import MOVE_WAIT, settled
 
 from engine.app.demo.stack import DemoOptions, DemoStack
 from engine.rules import GameLog, Refill, Take, replay
@@ -89,13 +90,6 @@ class Flow:
 
     def release_bots(self) -> None:
         self.stack.driver.pause(False)
-
-    def settled(self) -> bool:
-        """Every gesture seen: the engine's view and the sim table are still."""
-        state = self.state()
-        virtual = state["virtual"] or {}
-        return not virtual.get("hands") and not virtual.get("pads") and not (
-            state["game"] and state["game"]["view"]["table"]["vanesco_wait"])
 
     def seeded_game(self, situation: Situation | None = None, players: int = 2) -> str:
         """A seeded deal (bots held), played on to `situation` by construction; its id.
@@ -168,9 +162,14 @@ class Flow:
             actions = len(self.interp.game.actions) if self.interp.game else 0
             self.press("#undo", lambda a=actions: self.interp.game is not None
                        and len(self.interp.game.actions) < a, "the undo")
-        # Carried out physically on the virtual table: the sim table agrees again.
-        wait_until(lambda: not self.standing() and self.settled(), 30, "the table restored",
-                   report=self.report)
+        self.restored()
+
+    def restored(self) -> None:
+        """The undo carried out on the virtual table (the engine's restore): the dashboard
+        shows the undone game, and the cards lie, and are sensed, where it holds them; only
+        then may the bots play on (they would play the table as it was before)."""
+        wait_until(lambda: settled(self.state(), self.interp), MOVE_WAIT,
+                   "the undo laid out on the virtual table", report=self.report)
 
     def standing(self) -> list[dict[str, Any]]:
         return [a for a in self.state()["alerts"] if a.get("severity") != "info"]
@@ -375,7 +374,8 @@ def test_host_undo_at_the_last_card(flow: Flow) -> None:
     flow.virtual.click(f"[data-where='{cell}']")
     wait_until(lambda: flow.interp.held is not None and flow.interp.held.ends_game, 20,
                "the last card in hand")
-    flow.press("#undo", lambda: not flow.standing() and flow.settled(), "the table restored")
+    flow.press("#undo", lambda: flow.interp.held is None, "the undo")
+    flow.restored()
     flow.release_bots()
     flow.score_screen(game_id)
 

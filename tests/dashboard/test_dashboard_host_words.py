@@ -5,14 +5,13 @@ no bots, the moves are made through the virtual table's API."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from dashkit import PIN, Stack, screenshot, wait_until
-from virtual_player import expected_inputs, inputs, next_step
+from virtual_player import MOVE_WAIT, next_step, play_until, settled
 
 from engine.rules import Take
 
@@ -26,27 +25,7 @@ def start_game(client: Any, colours: list[str]) -> None:
                         headers=HOST)
     assert reply.status_code == 200, reply.text
     wait_until(lambda: (client.get("/api/table").json()["game"] or {}).get("view", {})
-               .get("table", {}).get("status") == "playing", 10, "the game to start")
-
-
-def play_until(client: Any, done: Callable[[dict[str, Any]], bool], what: str) -> None:
-    """The scripted player's gestures on the virtual table, each seen by the engine, until
-    `done(table state)`."""
-    deadline = time.monotonic() + 60
-    state = client.get("/api/table").json()
-    while not done(state):
-        assert time.monotonic() < deadline, f"not reached: {what}: {state}"
-        kind, body = next_step(state)
-        if kind == "gesture":
-            assert client.post("/api/virtual/gesture", json=body).status_code == 200, body
-        elif kind in ("pass", "keep"):
-            assert client.post(f"/api/virtual/{kind}").status_code == 200
-        else:
-            pytest.fail(f"the table waits for nothing the player can do: {state}")
-        target = expected_inputs(state, kind, body)
-        before = state
-        state = wait_until(lambda b=before, n=target: (s := client.get("/api/table").json()) != b
-                           and inputs(s) >= n and s, 10, f"the engine to see {kind} {body}")
+               .get("table", {}).get("status") == "playing", MOVE_WAIT, "the game to start")
 
 
 @pytest.fixture
@@ -90,7 +69,7 @@ def test_host_commands_say_what_they_did(table_stack: Stack, host_page: Any) -> 
 
     with httpx.Client(base_url=dash.url, headers=HOST, timeout=20) as client:
         wait_until(lambda: (client.get("/api/table").json()["game"] or {}).get("view", {})
-                   .get("table", {}).get("status") == "playing", 10, "the game to start")
+                   .get("table", {}).get("status") == "playing", MOVE_WAIT, "the game to start")
         interp = table_stack.engine.tables[dash.table].interp
         # a whole take seen (the square refilled), the next one not begun
         play_until(client, lambda s: interp.game is not None
@@ -106,6 +85,10 @@ def test_host_commands_say_what_they_did(table_stack: Stack, host_page: Any) -> 
         assert said.startswith(f"Undone: the card taken from {where}"), said
         assert "What to do: 1. " in said and f"back on {where}" in said, said
         assert "Done." not in said
+        # The undo is carried out on the simulated table (the engine's restore): the next
+        # gesture starts from the table as the game now holds it.
+        wait_until(lambda: settled(client.get("/api/table").json(), interp), MOVE_WAIT,
+                   "the undo laid out on the virtual table")
 
         # the game moves on: the answer goes away
         play_until(client, lambda s: not page.inner_text("#host-msg"),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from dashkit import PIN, Stack, seat_auth, wait_until
 from fastapi.testclient import TestClient
-from virtual_player import expected_inputs, inputs, next_step
+from virtual_player import MOVE_WAIT, play_until
 
 HOST = {"X-Host-Pin": PIN}
 
@@ -17,7 +16,7 @@ def start_game(client: Any, stack: Stack, colours: list[str], **extra: Any) -> N
                         headers=HOST)
     assert reply.status_code == 200, reply.text
     wait_until(lambda: (client.get("/api/table").json()["game"] or {}).get("view", {})
-               .get("table", {}).get("status") == "playing", 10, "the game to start")
+               .get("table", {}).get("status") == "playing", MOVE_WAIT, "the game to start")
 
 
 def test_turns_through_the_virtual_table_api(table_stack: Stack) -> None:
@@ -29,23 +28,10 @@ def test_turns_through_the_virtual_table_api(table_stack: Stack) -> None:
         state = client.get("/api/table").json()
         assert state["virtual"]["dealt"] and len(state["virtual"]["cells"]) == 32
         assert state["virtual"]["pile_size"] == 76 - 32
-        steps = 0
-        deadline = time.monotonic() + 90
-        while state["game"]["view"]["turns"] < 10:
-            assert time.monotonic() < deadline, f"stuck after {steps} steps: {state}"
-            assert not state["alerts"], state["alerts"]
-            kind, body = next_step(state)
-            if kind == "gesture":
-                reply = client.post("/api/virtual/gesture", json=body)
-                assert reply.status_code == 200, (body, reply.text)
-            elif kind in ("pass", "keep"):
-                assert client.post(f"/api/virtual/{kind}").status_code == 200
-            target = expected_inputs(state, kind, body)
-            before = state
-            state = wait_until(
-                lambda b=before, n=target: (s := client.get("/api/table").json()) != b
-                and inputs(s) >= n and s, 5, f"the engine to see {kind} {body}")
-            steps += 1
+        # every step's state is checked on the way: no alert, ever
+        state = play_until(client, lambda s: bool(s["alerts"]) or s["game"]["view"]["turns"] >= 10,
+                           "ten turns")
+        assert not state["alerts"], state["alerts"]
         engine_game = table_stack.engine.tables[dash.table].interp.game
         virtual = state["virtual"]
         grid = {f"{r},{c}": card for r, row in enumerate(state["game"]["view"]["grid"])
@@ -106,7 +92,7 @@ def test_pile_order_harvesting_is_refused(table_stack: Stack) -> None:
                            json={"action": "take", "where": cell, "seat": seat, "as_seat": seat})
         assert took.status_code == 200, took.text
         wait_until(lambda: client.get("/api/table").json()["game"]["view"]["expected"]["phase"]
-                   == "refill", 10, "the refill")
+                   == "refill", MOVE_WAIT, "the refill")
         elsewhere = next(c for c in ("1,1", "2,2", "3,3") if c != cell)
         wrong_hole = client.post("/api/virtual/gesture",
                                  json={"action": "refill", "where": elsewhere})
@@ -159,3 +145,65 @@ def test_a_seat_uses_its_own_hand_only(table_stack: Stack) -> None:
                           json={"action": "lift", "where": cell, "as_seat": 1 - seat})
         assert bot.status_code == 409
         assert f"is in Seat {seat + 1}'s hand" in bot.json()["detail"]
+
+
+# ---------------------------------------------------------------- the view in time order
+
+
+class QuietBridge:
+    """What `VirtualTable` uses of the bridge: the hub answers every gesture with the view
+    after it (`answer`); ``hub/sim`` messages are delivered by the test (`deliver`)."""
+
+    def __init__(self) -> None:
+        from types import SimpleNamespace
+
+        from dashboard.config import Settings
+
+        self.settings = Settings(table="t-quiet", pin=PIN)
+        self.topics = SimpleNamespace(hub_sim="hub/sim")
+        self.deliver: Any = None
+        self.client = SimpleNamespace(subscribe=self._subscribe)
+        self.answer: dict[str, Any] = {}
+        self.timeouts: list[float | None] = []
+
+    def _subscribe(self, topic: str, handler: Any) -> None:
+        self.deliver = handler
+
+    def broadcast(self) -> None:
+        pass
+
+    def hub_command(self, verb: str, args: dict[str, Any], timeout: float | None) -> Any:
+        from dashboard.models import CommandResult
+
+        self.timeouts.append(timeout)
+        return CommandResult(ok=True, data={"card": "red-a-1", "view": self.answer})
+
+
+def sim_view(ts: float, hands: dict[str, Any], hub: str = "hub-1") -> Any:
+    from engine.wire.contract import SimTablePublic
+
+    return SimTablePublic(hub_id=hub, ts=ts, dealt=True, hands=hands)
+
+
+def test_an_earlier_hub_sim_never_takes_the_view_back_in_time() -> None:
+    """A gesture's answer (read at once on the MQTT network thread) carries the view after
+    it; the ``hub/sim`` of the gesture before may be delivered after it (the dispatcher's
+    queue). The lifted card must stay in hand: the next lift was refused (CI, HTTP 409)."""
+    from dashboard.virtual import VirtualTable
+
+    bridge = QuietBridge()
+    virtual = VirtualTable(bridge)  # type: ignore[arg-type]
+    held = {"host": {"card": "red-a-1", "origin": "2,0"}}
+    bridge.answer = sim_view(10.0, held).model_dump()
+    virtual.gesture("lift", "2,0")
+    assert virtual.public().hand == "red-a-1"
+    bridge.deliver("hub/sim", sim_view(9.0, {}))  # the view before the lift, late
+    assert virtual.public().hand == "red-a-1"
+    bridge.deliver("hub/sim", sim_view(10.5, held))  # the lift's own hub/sim: in order
+    bridge.deliver("hub/sim", sim_view(11.0, {}))  # the card laid back: newer
+    assert virtual.public().hand is None
+    bridge.deliver("hub/sim", sim_view(1.0, held, hub="hub-2"))  # another hub: its own clock
+    assert virtual.public().hand == "red-a-1"
+    # A gesture waits long enough for the hub to start it at its deadline and then wait for
+    # its readers (up to 3 s): more than the usual command's 5 s.
+    assert bridge.timeouts == [2 * bridge.settings.command_timeout]

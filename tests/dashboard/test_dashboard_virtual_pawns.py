@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from dashkit import PIN, Stack, wait_until
-from virtual_player import expected_inputs, inputs, next_step
+from virtual_player import MOVE_WAIT, play_until
 
 pytestmark = pytest.mark.browser
 HOST = {"X-Host-Pin": PIN}
@@ -95,18 +95,10 @@ def test_a_wrong_pawn_move_alerts_on_the_page_and_moving_it_back_clears_it(
     state = table_state(stack)
     turns = state["game"]["view"]["turns"]
     with httpx.Client(base_url=url, headers=HOST, timeout=30) as client:
-        while state["game"]["view"]["turns"] == turns:
-            assert not state["alerts"], state["alerts"]
-            kind, body = next_step(state)
-            assert kind != "wait", state
-            path = "/api/virtual/gesture" if kind == "gesture" else f"/api/virtual/{kind}"
-            answer = client.post(path, json=body) if kind == "gesture" else client.post(path)
-            assert answer.status_code == 200, (body, answer.text)
-            target_inputs = expected_inputs(state, kind, body)
-            before = state
-            state = wait_until(lambda b=before, n=target_inputs: (s := table_state(stack)) != b
-                               and inputs(s) >= n and s, 20, f"the engine to see {kind} {body}")
-    wait_until(lambda: not table_state(stack)["alerts"], 10, "no alert after the take")
+        state = play_until(client, lambda s: bool(s["alerts"]) or s["game"]["view"]["turns"]
+                           != turns, "the turn's take", read=lambda: table_state(stack))
+    assert not state["alerts"], state["alerts"]
+    wait_until(lambda: not table_state(stack)["alerts"], MOVE_WAIT, "no alert after the take")
 
 
 def test_without_pawn_sensors_the_positions_are_not_buttons(table_stack: Stack,

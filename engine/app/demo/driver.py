@@ -46,6 +46,9 @@ log = logging.getLogger("cauldron.demo")
 GESTURE_INPUTS = {"lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 0,
                   "refill": 1, "take": 3, "vanesco": 2}
 MAX_REFUSED = 3  # refused gestures in a row before a bot waits for the table to change
+# ... or for this many seconds: what it waits for may not change the table (the engine's
+# history it could not read, a hub too busy to answer), and a still table must not stop it.
+RETRY_AFTER = 5.0
 PIN_HEADER = "X-Host-Pin"
 
 
@@ -137,6 +140,7 @@ class BotDriver:
         self._decisions = 0
         self._refused = 0  # refused gestures in a row
         self._stuck_at: str | None = None  # the table as it was when the bot gave up
+        self._stuck_since = 0.0
         self._waiting_seat: int | None = None
         self._waiting_why: Waiting | None = None
         self._laid: set[int] = set()  # seats whose pad holds a card a bot laid, not slid on
@@ -489,10 +493,11 @@ class BotDriver:
                      [a.get("alert_id") for a in state.get("alerts") or []]))
 
     def _blocked(self, state: dict[str, Any]) -> bool:
-        """After a few refused tries a bot waits until the table changes."""
+        """After a few refused tries a bot waits until the table changes (or `RETRY_AFTER`)."""
         if self._refused < MAX_REFUSED:
             return False
-        if self._fingerprint(state) == self._stuck_at:
+        if (self._fingerprint(state) == self._stuck_at
+                and time.monotonic() - self._stuck_since < RETRY_AFTER):
             self._sleep(0.1)
             return True
         self._refused = 0
@@ -527,6 +532,7 @@ class BotDriver:
         self._waiting(seat, reason)
         self._refused = MAX_REFUSED
         self._stuck_at = self._fingerprint(state)
+        self._stuck_since = time.monotonic()
 
     def _synced_game(self, view: dict[str, Any], game_id: str | None) -> Game | None:
         """A copy of the shadow once it has caught up with the public view, else None."""

@@ -262,3 +262,24 @@ def test_the_demos_next_game_keeps_the_options_the_host_chose() -> None:
     assert two is not None and two["removed_colour"] == "blue"
     assert driver._options_of({}) is None
     driver.http.close()
+
+
+def test_a_waiting_bot_tries_again_on_a_still_table() -> None:
+    """A bot that lost track of the game (the engine's history unread on a busy machine)
+    waits for the table to change, but a table where only that bot can move never changes:
+    after `RETRY_AFTER` it tries again (a game of bots only stood still for good)."""
+    from engine.app.demo.driver import RETRY_AFTER, Waiting
+
+    game = Game.new(GameConfig(colours=("yellow", "red")), random.Random(1))
+    driver, fake = driver_at(game)
+    state = fake.state()
+    driver._post_waiting = lambda body: None  # type: ignore[method-assign]
+    try:
+        driver._wait_for(game.seat, Waiting("it lost track of the game", "lost_track"), state)
+        assert driver._blocked(state)  # the same table: it waits ...
+        assert not driver._blocked({**state, "alerts": [{"alert_id": "a"}]})  # ... or not
+        driver._wait_for(game.seat, Waiting("it lost track of the game", "lost_track"), state)
+        driver._stuck_since -= RETRY_AFTER  # ... and not for ever
+        assert not driver._blocked(state)
+    finally:
+        driver.http.close()
