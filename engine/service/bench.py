@@ -53,13 +53,22 @@ _INPUTS = re.compile(rb'"inputs":(\d+)')
 
 
 class _Recorder:
-    """Receives every table's game/public; matches them to the events sent."""
+    """Receives every table's game/public; matches them to the events sent. A view counting
+    ``inputs`` answers every event sent up to that count (the engine publishes a table's
+    view once per batch of its events: the last state)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.sent: dict[tuple[str, int], float] = {}
+        self.sent: dict[str, dict[int, float]] = {}  # table -> inputs awaited -> sent at
         self.latencies: list[float] = []
         self.seen: dict[str, int] = {}
+
+    def expect(self, table: str, inputs: int) -> None:
+        with self.lock:
+            self.sent.setdefault(table, {})[inputs] = time.perf_counter()
+
+    def waiting(self) -> int:
+        return sum(len(v) for v in self.sent.values())
 
     def on_public(self, topic: str, payload: bytes) -> None:
         now = time.perf_counter()
@@ -70,9 +79,10 @@ class _Recorder:
         inputs = int(matches[-1])  # the table block comes last
         with self.lock:
             self.seen[table] = max(self.seen.get(table, 0), inputs)
-            start = self.sent.pop((table, inputs), None)
-            if start is not None:
-                self.latencies.append(now - start)
+            awaited = self.sent.get(table)
+            if awaited:
+                for count in [c for c in awaited if c <= inputs]:
+                    self.latencies.append(now - awaited.pop(count))
 
 
 def _scripts(count: int, seed: int) -> list[tuple[dict[str, object], list[bytes]]]:
@@ -171,15 +181,14 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
         if index >= len(payloads):
             continue
         if name in sampled:
-            with recorder.lock:
-                recorder.sent[(name, index + 2)] = time.perf_counter()  # +1 command, +1 this
+            recorder.expect(name, index + 2)  # +1 command, +1 this
         client.publish_raw(Topics(name).hub_event, payloads[index])
         sent += 1
         heapq.heappush(queue, (when + 1.0 / EVENTS_PER_SECOND, k, index + 1))
     drain_by = time.monotonic() + 3.0  # late answers count with their real latency
     while time.monotonic() < drain_by:
         with recorder.lock:
-            if not recorder.sent:
+            if not recorder.waiting():
                 break
         time.sleep(0.02)
     cpu = _cpu_seconds(pid) - cpu_before
@@ -187,7 +196,7 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
         client.unsubscribe(Topics(name).game_public)
     with recorder.lock:
         lat = sorted(recorder.latencies)
-        lost = len(recorder.sent)
+        lost = recorder.waiting()
         recorder.latencies.clear()
         recorder.sent.clear()
     if not lat:

@@ -38,7 +38,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.service.errors import StoreError
-from engine.service.store.base import ExportedInput, GameWrite, Migration, Store, TableLog
+from engine.service.store.base import (
+    ExportedInput,
+    GameWrite,
+    Migration,
+    PreparedInput,
+    Store,
+    TableLog,
+)
 from engine.wire.contract import check_table_id
 
 if TYPE_CHECKING:
@@ -324,7 +331,7 @@ class PgTableLog(TableLog):
     one_statement_append = True
 
     @contextmanager
-    def _transaction(self, single: bool = False) -> Iterator[Any]:
+    def _transaction(self, single: bool = False, durable: bool = True) -> Iterator[Any]:
         if self._session is not None and self.fence is None:
             raise StoreError(f"this engine has not claimed table {self.table}: it writes "
                              "nothing there")
@@ -335,14 +342,23 @@ class PgTableLog(TableLog):
             with conn.transaction():
                 if self.fence is not None:
                     conn.execute("SELECT cauldron_fence(%s, %s)", (self.table, self.fence))
-                conn.execute("SET LOCAL synchronous_commit TO on")
+                if durable:
+                    conn.execute("SET LOCAL synchronous_commit TO on")
                 yield conn
 
     def _write_input(self, tx: Any, row: ExportedInput, actions: list[tuple[str, str]],
-                     game: GameWrite | None) -> int | None:
-        # One statement (a round trip costs a context switch to the server): the input,
-        # then its actions and game row only if the input was written (not a duplicate).
-        # The fence first: a stale epoch fails the whole statement (nothing written).
+                     game: GameWrite | None, strict: bool = False) -> int | None:
+        sql, params = self.input_statement(row, actions, game, strict)
+        found = self._exec(tx, sql, params).fetchone()
+        return None if found is None else int(found[0])
+
+    def input_statement(self, row: ExportedInput, actions: list[tuple[str, str]],
+                        game: GameWrite | None, strict: bool = False
+                        ) -> tuple[str, list[Any]]:
+        """One statement (a round trip costs a context switch to the server): the input,
+        then its actions and game row only if the input was written (not a duplicate).
+        The fence first: a stale epoch fails the whole statement (nothing written).
+        `strict` (a group commit): a duplicate fails it too, so the batch rolls back."""
         params: list[Any] = []
         fence = ""
         if self.fence is not None:
@@ -352,7 +368,7 @@ class PgTableLog(TableLog):
                  "epoch, seq, verb, seat, payload, observed, game_id, txn, answer) SELECT %s, "
                  "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
                  + (" FROM f WHERE f.ok" if fence else "")
-                 + " ON CONFLICT DO NOTHING RETURNING id)"]
+                 + ("" if strict else " ON CONFLICT DO NOTHING") + " RETURNING id)"]
         params += [self.table, row.ts, row.source, row.hub_id, row.epoch, row.seq, row.verb,
                    row.seat, row.payload, row.observed, row.game_id, row.txn, row.answer]
         if actions:
@@ -374,8 +390,7 @@ class PgTableLog(TableLog):
                          "result = %s WHERE table_id = %s AND game_id = %s AND EXISTS "
                          "(SELECT 1 FROM i))")
             params += [game.status, game.ts, game.result, self.table, game.game_id]
-        found = self._exec(tx, ", ".join(parts) + " SELECT id FROM i", params).fetchone()
-        return None if found is None else int(found[0])
+        return ", ".join(parts) + " SELECT id FROM i", params
 
     def _exec(self, tx: Any, sql: str, params: Sequence[Any] = ()) -> Any:
         return tx.execute(sql, tuple(params))
@@ -541,6 +556,49 @@ class PostgresStore(Store):
 
     def table(self, name: str) -> PgTableLog:
         return PgTableLog(self, name)
+
+    def append_batches(self, batches: Sequence[tuple[TableLog, Sequence[PreparedInput]]]
+                       ) -> set[str]:
+        """Group commit: every table's prepared inputs in one transaction and one round
+        trip (their statements in one simple query: one implicit transaction, one commit),
+        each statement fenced by its table's epoch. All or nothing: any error (a stale
+        fence, a duplicate, the database gone) rolls it all back and every table is said
+        failed (the caller then writes input by input, which finds and says which table,
+        and why). Not pipeline mode: after it the server no longer ends the session when
+        idle (`session_options`), and the lease depends on that."""
+        psycopg = _psycopg()
+        logs = [tlog for tlog, _ in batches]
+        names = {tlog.table for tlog in logs}
+        sessions = {id(tlog._session) for tlog in logs if isinstance(tlog, PgTableLog)}
+        if len(sessions) != 1 or not all(isinstance(tlog, PgTableLog) for tlog in logs):
+            return names  # opened under different sessions: one by one says which is stale
+        first = logs[0]
+        assert isinstance(first, PgTableLog)
+        try:
+            if any(isinstance(tlog, PgTableLog) and tlog._session is not None
+                   and tlog.fence is None for tlog in logs):
+                raise StoreError("a table of the batch is not claimed by this engine")
+            statements: list[str] = []
+            params: list[Any] = []
+            for tlog, inputs in batches:
+                assert isinstance(tlog, PgTableLog)
+                for prepared in inputs:
+                    sql, values = tlog.input_statement(prepared.row, prepared.actions,
+                                                       prepared.game, strict=True)
+                    statements.append(sql)
+                    params += values
+            with self.writer(first._session, first.table) as conn:
+                # Parameters bound by the client: the only way to send many statements in
+                # one message (the server runs them as one transaction).
+                psycopg.ClientCursor(conn).execute("; ".join(statements).encode(), params)
+        except (psycopg.Error, StoreError) as exc:
+            log.debug("group commit of %d tables rolled back: %s", len(batches), exc)
+            for tlog in logs:
+                tlog.discard()
+            return names
+        for tlog, inputs in batches:
+            tlog.committed(inputs)
+        return set()
 
     def tables(self) -> list[str]:
         return [r[0] for r in self.query(
