@@ -18,6 +18,15 @@ change the venue's list or disable a trigger: it owns nothing)::
 
     CREATE ROLE engine1 LOGIN PASSWORD '…' IN ROLE cauldron_engine;
 
+Only the owner and ``cauldron_engine`` may connect to the venue's database (migration 6
+revokes CONNECT from PUBLIC): any login that may connect can take any advisory lock, and
+one holding a table's lock would keep every engine from serving that table (it could not
+write or claim: `cauldron_claim` and the log are the engines'). Grant CONNECT to no other
+login; read the games with the owner's login (`cauldron games … --store`). With
+``pg_hba.conf``, also let only those roles in (``host venue +cauldron_engine … scram-sha-256``
+and a line for the owner). `Ownership` names a table lock held by a session that is no
+engine in its log.
+
 An engine that owns tables writes through its own session (`PgSession`), the connection that
 holds its advisory locks: when that session ends, its locks go and so do its writes, so an
 engine cut off from the database can never write a table another engine has claimed.
@@ -184,6 +193,19 @@ CREATE TRIGGER cauldron_games_no_truncate BEFORE TRUNCATE ON cauldron_games
 DROP TRIGGER IF EXISTS cauldron_games_no_delete ON cauldron_games;
 CREATE TRIGGER cauldron_games_no_delete BEFORE DELETE ON cauldron_games
     FOR EACH ROW EXECUTE FUNCTION cauldron_append_only();
+"""),
+    Migration(6, "only engines (and the owner) may connect: a login that may connect can "
+              "take any advisory lock, so one could hold a table's lock and keep every "
+              "engine from serving it", """
+DO $$ BEGIN
+    EXECUTE format('REVOKE CONNECT, TEMPORARY ON DATABASE %I FROM PUBLIC',
+                   current_database());
+    EXECUTE format('GRANT CONNECT ON DATABASE %I TO cauldron_engine', current_database());
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE WARNING 'cannot restrict CONNECT on database %: run the migration as its owner, '
+        'or REVOKE CONNECT ON DATABASE % FROM PUBLIC yourself', current_database(),
+        current_database();
+END $$;
 """),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
@@ -468,6 +490,10 @@ class PostgresStore(Store):
             raise StoreError(f"cannot connect to PostgreSQL {self.redacted()}: {exc}; is it "
                              "running, and may this user connect?") from None
         self.version = self.migrate()
+        # The venue's generation: its table list's OID, new whenever the venue's tables are
+        # made again (a reset or restored database), from PostgreSQL's ever-rising counter.
+        self.generation = int(self.query(
+            "SELECT 'cauldron_venue_tables'::regclass::oid::bigint")[0][0])
 
     def redacted(self) -> str:
         return redact(self.url)
