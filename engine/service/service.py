@@ -719,7 +719,7 @@ class EngineService:
             runtime = self.tables.get(table) if self.serves(table) else None
             if runtime is None:
                 return
-            mine = self.ownership.epoch(table) if self.ownership is not None else None
+            mine = self.ownership.fence(table) if self.ownership is not None else None
             if mine is not None and model.fence is not None and model.fence > mine:
                 return
             if mine is None and time.monotonic() - runtime.state_said < 1.0:
@@ -1196,7 +1196,8 @@ class EngineService:
             if not allowed:
                 self.stats["fenced"] = self.stats.get("fenced", 0) + 1
                 return
-        if fence is not None and "fence" in type(model).model_fields:
+        if (fence is not None and "fence" in type(model).model_fields
+                and getattr(model, "fence", None) != fence):  # (a view made with it: no copy)
             model = model.model_copy(update={"fence": fence})
         self.client.publish(topic, model, retain=retain, qos=qos)
 
@@ -1225,8 +1226,12 @@ class EngineService:
         game_id = interp.game_id
         if outcome.changed:
             turn = interp.turn
+            fence, allowed = speaks_for(self.ownership, self.store.claims, self.config.base,
+                                        topics.game_public)
+            if not allowed:  # (said once, by `_publish`)
+                fence = None
             public = GamePublic(table=runtime.name, game_id=game_id, turn=turn, ts=now,
-                                view=interp.public_view())
+                                view=interp.public_view(), fence=fence)
             # Views are state, each superseding the last: QoS 0 (no PUBACK traffic); after a
             # reconnect every view is published again (`_republish_all`).
             self._publish(topics.game_public, public, retain=True, qos=VIEW_QOS)
@@ -1396,7 +1401,7 @@ class EngineService:
         keeps every event meanwhile. (Should this land after the "online" of another engine
         that reached the database and claimed the table, that engine says it again:
         `_on_engine_state`.)"""
-        fence = self.ownership.claimed_epoch(table) if self.ownership is not None else None
+        fence = self.ownership.claimed_fence(table) if self.ownership is not None else None
         if self.client.connected and fence is not None:
             self._publish(Topics(table, self.config.base).engine_state,
                           self._state("online", Topics(table, self.config.base),
