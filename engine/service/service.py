@@ -7,7 +7,8 @@ a new hub id waits for the host's ``confirm {"hub_id"}``), drops duplicates by
 hub with ``hub/cmd/replay`` until it is filled, never skipped; a gap larger than any outbox
 keeps is refused and shown as ``degraded``), feeds the table's
 `TableInterpreter`, writes the input and its actions to the table's log (`engine.service.store`)
-*before* publishing anything, then publishes:
+*before* publishing anything (what the dispatcher hands over together is written in one
+transaction, a group commit, and acknowledged after it: `_flush`), then publishes:
 
 - ``game/public`` (retained): `GamePublic`, the public view plus the table state;
 - ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (its colour,
