@@ -53,6 +53,19 @@ class Claim:
     since: float  # monotonic time of the claim
 
 
+# The fence said on the wire: the venue database's generation above the claim's epoch.
+FENCE_EPOCH_BITS = 21
+
+
+def published_fence(generation: int, epoch: int) -> int:
+    """A claim's fence as followers see it (`GamePublic.fence`…): the venue's generation
+    (the OID of its table list, new whenever the venue's tables are made again: a database
+    reset or restored, which starts every table's epoch afresh) above the table's epoch,
+    so a follower that heard the old database's fences takes the new owner as newer, not
+    as stale. Within one database: 2^21 claims of a table before its fences stop rising."""
+    return (generation << FENCE_EPOCH_BITS) | min(epoch, (1 << FENCE_EPOCH_BITS) - 1)
+
+
 def speaks_for(ownership: Ownership | None, claims: bool, base: str,
                topic: str) -> tuple[int | None, bool]:
     """Whether an engine may publish on `topic` (``<base>/<table>/…``) now, and its claim's
@@ -62,8 +75,8 @@ def speaks_for(ownership: Ownership | None, claims: bool, base: str,
         return None, True
     rest = topic[len(base) + 1:] if topic.startswith(base + "/") else ""
     table = rest.split("/", 1)[0]
-    epoch = ownership.epoch(table) if ownership is not None and table else None
-    return epoch, epoch is not None
+    fence = ownership.fence(table) if ownership is not None and table else None
+    return fence, fence is not None
 
 
 class Ownership:
@@ -86,6 +99,8 @@ class Ownership:
         self._owned: dict[str, Claim] = {}
         self._renewed = -1e9  # monotonic start of the last round the database answered
         self._last_live: frozenset[int] = frozenset()
+        self._intruders_said = -1e9  # when a lock held by no engine was last logged
+        self.generation = store.generation  # of the venue's database (`published_fence`)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.session: PgSession | None = None
@@ -112,6 +127,16 @@ class Ownership:
         """The epoch of this engine's claim of `table`, lease or not (what it last held)."""
         claim = self._owned.get(table)
         return claim.epoch if claim is not None else None
+
+    def fence(self, table: str) -> int | None:
+        """`epoch` as said on the wire (`published_fence`)."""
+        epoch = self.epoch(table)
+        return None if epoch is None else published_fence(self.generation, epoch)
+
+    def claimed_fence(self, table: str) -> int | None:
+        """`claimed_epoch` as said on the wire."""
+        epoch = self.claimed_epoch(table)
+        return None if epoch is None else published_fence(self.generation, epoch)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -214,6 +239,14 @@ class Ownership:
         self._last_live = frozenset(live)
         holders = self.store.lock_holders()
         by_key = {k: t for t, k in keys.items()}
+        held_by_others = sorted(t for t, k in keys.items() if holders.get(k, me) not in live)
+        if held_by_others and time.monotonic() - self._intruders_said > 60:
+            self._intruders_said = time.monotonic()
+            log.error("ownership: the lock of table(s) %s is held by a database session that "
+                      "is no engine (pid %s): no engine can serve them; end that session and "
+                      "let only engines connect (engine.service.store.postgres, roles)",
+                      ", ".join(held_by_others[:10]),
+                      ", ".join(str(holders[keys[t]]) for t in held_by_others[:10]))
         counts = Counter(holders[k] for k in by_key if holders.get(k) in live)
         counts[me] = len(self._owned)
         floor, extra = divmod(len(keys), len(live))

@@ -7,7 +7,8 @@ a new hub id waits for the host's ``confirm {"hub_id"}``), drops duplicates by
 hub with ``hub/cmd/replay`` until it is filled, never skipped; a gap larger than any outbox
 keeps is refused and shown as ``degraded``), feeds the table's
 `TableInterpreter`, writes the input and its actions to the table's log (`engine.service.store`)
-*before* publishing anything, then publishes:
+*before* publishing anything (what the dispatcher hands over together is written in one
+transaction, a group commit, and acknowledged after it: `_flush`), then publishes:
 
 - ``game/public`` (retained): `GamePublic`, the public view plus the table state;
 - ``game/seat/<n>`` (retained): `GameSeat`, what only that seat may see (its colour,
@@ -72,6 +73,7 @@ from engine.service.interpreter import Outcome, Status, TableInterpreter
 from engine.service.ownership import speaks_for
 from engine.service.pawn_check import start_positions
 from engine.service.store import (
+    PreparedInput,
     Store,
     TableLog,
     default_data_dir,
@@ -173,6 +175,19 @@ WRITE_TROUBLES = (("read-only file system", "read-only file system"),
                   ("no space left", "the disk is full"),
                   ("disk is full", "the disk is full"),
                   ("permission denied", "permission denied"))
+
+
+@dataclass
+class _Staged:
+    """A table's hub events handled in this batch, written at its end (group commit)."""
+
+    runtime: TableRuntime
+    start: dict[str, tuple[str, int]] = field(default_factory=dict)  # hub -> cursor before
+    events: list[HubEvent] = field(default_factory=list)
+    inputs: list[PreparedInput] = field(default_factory=list)
+    # What each interpreted event did, with its game/events message (made when handled:
+    # its index and status are the game's at that moment), published once stored.
+    outcomes: list[tuple[Outcome, GameEvents | None]] = field(default_factory=list)
 
 
 def _renamed(runtime: TableRuntime, model: HubSnapshot, cursor: HubCursor) -> bool:
@@ -316,6 +331,11 @@ class EngineService:
         # Handlers run on the MQTT dispatcher thread; the lock lets `command` be called
         # directly too (tests, an embedding program).
         self._lock = threading.RLock()
+        # Group commit: the dispatcher hands over what is queued as one batch (holding the
+        # lock); its hub events are staged and written in one transaction at its end, then
+        # published, then acknowledged (`_end_batch`).
+        self._batching = False
+        self._staged: dict[str, _Staged] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -344,6 +364,7 @@ class EngineService:
         self.client.serve(any_table.cmd("+"), self._on_command)
         self.client.add_connect_hook(self._republish_all)
         self.client.add_connect_hook(self._forget_requests)
+        self.client.set_batch(self._begin_batch, self._end_batch)
         self.client.start(wait=wait)
         if wait is not None:  # hub events and commands are heard from here on
             self.client.wait_ready(wait)
@@ -408,7 +429,8 @@ class EngineService:
 
     def _close_least_used(self, keep: int) -> None:
         """Close the least recently used logs until at most `keep` are open."""
-        open_ = sorted((rt for rt in self.tables.values() if rt.is_open), key=lambda r: r.used)
+        open_ = sorted((rt for rt in self.tables.values()
+                        if rt.is_open and rt.name not in self._staged), key=lambda r: r.used)
         for runtime in open_[:max(0, len(open_) - max(keep, 0))]:
             runtime.close()
 
@@ -541,6 +563,8 @@ class EngineService:
                               f'{{"hub_id": "{model.hub_id}"}})')
             return False
         cursor = runtime.cursors.get(model.hub_id)
+        if cursor is not None and cursor.epoch != model.epoch and runtime.name in self._staged:
+            self._flush()  # the log is asked below: what this batch staged goes first
         if cursor is not None and cursor.epoch != model.epoch and (
                 (model.hub_id, model.epoch) in runtime.old_epochs
                 or runtime.store.epoch_seen(model.hub_id, model.epoch)):
@@ -696,7 +720,7 @@ class EngineService:
             runtime = self.tables.get(table) if self.serves(table) else None
             if runtime is None:
                 return
-            mine = self.ownership.epoch(table) if self.ownership is not None else None
+            mine = self.ownership.fence(table) if self.ownership is not None else None
             if mine is not None and model.fence is not None and model.fence > mine:
                 return
             if mine is None and time.monotonic() - runtime.state_said < 1.0:
@@ -725,6 +749,7 @@ class EngineService:
             self._snapshot(table, model)
 
     def _snapshot(self, table: str, model: HubSnapshot) -> None:
+        self._flush()  # the events before it are stored (and its cursors are theirs)
         runtime = self.table(table)
         runtime.hub_backend = model.backend
         cursor = runtime.cursors.get(model.hub_id)
@@ -761,6 +786,9 @@ class EngineService:
             runtime.fresh()
             interp = runtime.interp
             outcome = interp.handle(inp) if inp is not None else Outcome()
+            if self._batching:  # written (and published) at the batch's end
+                self._stage(runtime, event, outcome, inp is not None)
+                return outcome
             written = runtime.store.append(ts=event.ts, interp=interp, actions=outcome.actions,
                                            hub_event=event, undone=outcome.undone)
         except StoreError as exc:
@@ -792,6 +820,102 @@ class EngineService:
         if inp is not None:
             self.publish_views(runtime, outcome)
         return outcome
+
+    # ------------------------------------------------------------------ group commit
+
+    def _begin_batch(self) -> None:
+        self._lock.acquire()
+        self._batching = True
+
+    def _end_batch(self) -> None:
+        try:
+            self._flush()
+        finally:
+            self._batching = False
+            self._lock.release()
+
+    def _stage(self, runtime: TableRuntime, event: HubEvent, outcome: Outcome,
+               interpreted: bool) -> None:
+        """Keep a handled hub event's rows for the batch's one transaction (`_flush`)."""
+        staged = self._staged.get(runtime.name)
+        if staged is None:
+            staged = self._staged[runtime.name] = _Staged(runtime)
+        staged.start.setdefault(event.hub_id, (event.epoch, event.seq - 1))
+        staged.events.append(event)
+        staged.inputs.append(runtime.store.prepare(
+            ts=event.ts, interp=runtime.interp, actions=outcome.actions, hub_event=event,
+            undone=outcome.undone))
+        if interpreted:
+            staged.outcomes.append((outcome, self._game_events(runtime, outcome, self.clock())))
+
+    def _flush(self) -> None:
+        """Write every staged event (one transaction: SQLite per table file, PostgreSQL all
+        of them in one round trip), then publish what they changed, once per table. Before
+        any other write (a command, a snapshot) too, so the log keeps the order of arrival.
+        A table whose batch was not stored is rolled back and its events are handled again
+        one by one (a duplicate, a lost claim, a full disk: that path says which)."""
+        if not self._staged:
+            return
+        staged, self._staged = self._staged, {}
+        batches: list[tuple[TableLog, list[PreparedInput]]] = []
+        failed: set[str] = set()
+        for name, table in staged.items():
+            try:
+                batches.append((table.runtime.store, table.inputs))
+            except StoreError:  # handed over meanwhile
+                failed.add(name)
+        failed |= self.store.append_batches(batches)
+        for name, table in staged.items():
+            if name not in failed:
+                self.stats["events"] += len(table.events)
+                self.stats["group_commits"] = self.stats.get("group_commits", 0) + 1
+                runtime = table.runtime
+                if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
+                    self._heal(runtime)
+                self._publish_staged(table)
+        batching, self._batching = self._batching, False
+        try:
+            for name in failed:
+                self._unstage(staged[name])
+        finally:
+            self._batching = batching
+
+    def _unstage(self, staged: _Staged) -> None:
+        """A batch not stored: the table as its log says, its events again one by one."""
+        self.stats["group_retries"] = self.stats.get("group_retries", 0) + 1
+        runtime = staged.runtime
+        runtime.reload()
+        for hub, (epoch, before) in staged.start.items():
+            cursor = runtime.cursors.get(hub)
+            if cursor is None or cursor.epoch != epoch:
+                runtime.cursors[hub] = HubCursor(epoch, before)
+            else:
+                cursor.last = min(cursor.last, before)
+        for event in staged.events:
+            cursor = HubCursor.of(runtime.cursors, event)
+            if event.seq > cursor.last:
+                cursor.pending[event.seq] = event
+                self._drain(runtime, event.hub_id, cursor)
+
+    def _publish_staged(self, staged: _Staged) -> None:
+        """What a table's stored batch changed: every alert and game/events message in
+        order, then its views once (the last state; each view supersedes the one before)."""
+        runtime = staged.runtime
+        now = self.clock()
+        merged = Outcome()
+        for outcome, events in staged.outcomes:
+            self._publish_alerts(runtime, outcome, now)
+            if events is not None:
+                self._publish(runtime.topics.game_events, events)
+            merged.actions += outcome.actions
+            merged.events += outcome.events
+            merged.raised += outcome.raised
+            merged.changed = merged.changed or outcome.changed
+            merged.started = merged.started or outcome.started
+            merged.ended = merged.ended or outcome.ended
+            merged.undone += outcome.undone
+        if staged.outcomes:
+            self._publish_state(runtime, merged, now)
 
     # ------------------------------------------------------------------ commands
 
@@ -857,6 +981,7 @@ class EngineService:
             handler = self.handlers.get(verb)
             if handler is None:
                 raise Refused(f"unknown command {verb!r}", code="unknown_command")
+            self._flush()  # the events before it are stored before it (the log's order)
             stored = self._stored_answer(table, verb, transaction)
             if stored is not None:
                 return stored
@@ -1072,25 +1197,42 @@ class EngineService:
             if not allowed:
                 self.stats["fenced"] = self.stats.get("fenced", 0) + 1
                 return
-        if fence is not None and "fence" in type(model).model_fields:
+        if (fence is not None and "fence" in type(model).model_fields
+                and getattr(model, "fence", None) != fence):  # (a view made with it: no copy)
             model = model.model_copy(update={"fence": fence})
         self.client.publish(topic, model, retain=retain, qos=qos)
 
     def publish_views(self, runtime: TableRuntime, outcome: Outcome) -> None:
+        now = self.clock()
+        self._publish_alerts(runtime, outcome, now)
+        events = self._game_events(runtime, outcome, now)
+        if events is not None:
+            self._publish(runtime.topics.game_events, events)
+        self._publish_state(runtime, outcome, now)
+
+    def _publish_alerts(self, runtime: TableRuntime, outcome: Outcome, now: float) -> None:
+        game_id = runtime.interp.game_id
+        for alert in outcome.cleared:
+            self._publish(runtime.topics.game_alert,
+                          self._alert(alert.to_wire(), False, game_id, now))
+        for alert in outcome.raised:
+            self._publish(runtime.topics.game_alert,
+                          self._alert(alert.to_wire(), True, game_id, now))
+
+    def _publish_state(self, runtime: TableRuntime, outcome: Outcome, now: float) -> None:
+        """The views (public, seats), the hub's turn LED and buzzer, a simulated table's
+        layout: what the table looks like after `outcome`."""
         interp = runtime.interp
         topics = runtime.topics
-        now = self.clock()
         game_id = interp.game_id
-        for alert in outcome.cleared:
-            self._publish(topics.game_alert, self._alert(alert.to_wire(), False, game_id, now))
-        for alert in outcome.raised:
-            self._publish(topics.game_alert, self._alert(alert.to_wire(), True, game_id, now))
-        if outcome.actions or outcome.started or outcome.undone or outcome.ended:
-            self._publish_game_events(runtime, outcome, now)
         if outcome.changed:
             turn = interp.turn
+            fence, allowed = speaks_for(self.ownership, self.store.claims, self.config.base,
+                                        topics.game_public)
+            if not allowed:  # (said once, by `_publish`)
+                fence = None
             public = GamePublic(table=runtime.name, game_id=game_id, turn=turn, ts=now,
-                                view=interp.public_view())
+                                view=interp.public_view(), fence=fence)
             # Views are state, each superseding the last: QoS 0 (no PUBACK traffic); after a
             # reconnect every view is published again (`_republish_all`).
             self._publish(topics.game_public, public, retain=True, qos=VIEW_QOS)
@@ -1121,11 +1263,16 @@ class EngineService:
         if layout is not None:
             self._hub_command(runtime, "sim", {"action": "restore", "layout": layout})
 
-    def _publish_game_events(self, runtime: TableRuntime, outcome: Outcome, now: float) -> None:
+    @staticmethod
+    def _game_events(runtime: TableRuntime, outcome: Outcome, now: float) -> GameEvents | None:
+        """The game/events message of `outcome`, just applied (None: it did nothing a
+        follower sees)."""
+        if not (outcome.actions or outcome.started or outcome.undone or outcome.ended):
+            return None
         interp = runtime.interp
         game = interp.game
         if game is None:
-            return
+            return None
         started = outcome.started
         model = GameEvents(
             table=runtime.name, game_id=interp.game_id, status=interp.status.value,
@@ -1137,7 +1284,7 @@ class EngineService:
             grid=list(game.deal.grid) if started else None,
             ts=now,
         )
-        self._publish(runtime.topics.game_events, model)
+        return model
 
     def _publish_seats(self, runtime: TableRuntime, private: list[Event], game_id: str | None,
                        now: float) -> None:
@@ -1255,7 +1402,7 @@ class EngineService:
         keeps every event meanwhile. (Should this land after the "online" of another engine
         that reached the database and claimed the table, that engine says it again:
         `_on_engine_state`.)"""
-        fence = self.ownership.claimed_epoch(table) if self.ownership is not None else None
+        fence = self.ownership.claimed_fence(table) if self.ownership is not None else None
         if self.client.connected and fence is not None:
             self._publish(Topics(table, self.config.base).engine_state,
                           self._state("online", Topics(table, self.config.base),

@@ -222,6 +222,19 @@ class Inbox:
             self._bulk_size -= size
             return item
 
+    def get_nowait(self, accept: Callable[[Any], bool]) -> Any | None:
+        """The next item if one is queued and `accept`s it (else None; it stays first)."""
+        with self._ready:
+            if self._first:
+                if not accept(self._first[0]):
+                    return None
+                return self._first.popleft()
+            if self._bulk and accept(self._bulk[0][0]):
+                item, size = self._bulk.popleft()
+                self._bulk_size -= size
+                return item
+            return None
+
     def __len__(self) -> int:
         with self._ready:
             return len(self._first) + len(self._bulk)

@@ -229,6 +229,10 @@ class _Subscription:
 _STOP = object()
 
 
+def _is_message(item: Any) -> bool:
+    return item is not _STOP and item[0] == "message"
+
+
 class _GuardedClient(paho.Client):
     """paho's client reading through a `GuardedSocket` (the size bound)."""
 
@@ -304,6 +308,7 @@ class WireClient:
         self._inbox = Inbox(bulk_items=bulk_items, bulk_rate=bulk_rate)
         self._dispatcher: threading.Thread | None = None
         self._started = False
+        self._batch: tuple[Callable[[], None], Callable[[], None], int] | None = None
 
         client = _GuardedClient(
             CallbackAPIVersion.VERSION2,
@@ -518,6 +523,14 @@ class WireClient:
 
     # ------------------------------------------------------------ dispatch
 
+    def set_batch(self, begin: Callable[[], None], end: Callable[[], None],
+                  max_items: int = 32) -> None:
+        """Handle messages in batches: ``begin()``, the handlers of every message already
+        queued (up to `max_items`), ``end()`` (the engine commits them in one transaction
+        and publishes there), and only then the QoS 1 acknowledgements: a message is
+        acknowledged after what its handler did is stored."""
+        self._batch = (begin, end, max_items)
+
     def _dispatch(self) -> None:
         while True:
             item = self._inbox.get()
@@ -530,9 +543,28 @@ class WireClient:
                     except Exception:
                         log.exception("connect hook failed")
                 continue
-            _, topic, payload, mid, qos = item
-            self._deliver(topic, payload)
-            if qos:
+            if self._batch is None:
+                _, topic, payload, mid, qos = item
+                self._deliver(topic, payload)
+                if qos:
+                    self._client.ack(mid, qos)
+                continue
+            begin, end, most = self._batch
+            acks: list[tuple[int, int]] = []
+            begin()
+            try:
+                for count in range(most):
+                    if count:  # then whatever is queued already, without waiting
+                        item = self._inbox.get_nowait(_is_message)
+                        if item is None:
+                            break
+                    _, topic, payload, mid, qos = item
+                    self._deliver(topic, payload)
+                    if qos:
+                        acks.append((mid, qos))
+            finally:
+                self._call(end)
+            for mid, qos in acks:
                 self._client.ack(mid, qos)
 
     def _deliver(self, topic: str, payload: bytes) -> None:

@@ -14,6 +14,7 @@ from engine.service.errors import StoreError
 from engine.service.store.base import (
     ExportedInput,
     GameRow,
+    PreparedInput,
     Store,
     StoredInput,
     TableLog,
@@ -30,7 +31,8 @@ from engine.service.store.sqlite import (
 )
 
 __all__ = [
-    "ExportedInput", "GameRow", "SqliteStore", "Store", "StoredInput", "TableLog", "TableStore",
+    "ExportedInput", "GameRow", "PreparedInput", "SqliteStore", "Store", "StoredInput",
+    "TableLog", "TableStore",
     "default_data_dir", "is_postgres", "open_store", "replay_input", "sensor_input",
     "snapshot_state", "stored_tables", "table_path",
 ]

@@ -104,6 +104,16 @@ class ExportedInput:
     answer: str | None = None  # a command's answer (JSON), given again to a repeat
 
 
+@dataclass(frozen=True)
+class PreparedInput:
+    """One input's rows, ready to write (`TableLog.prepare`)."""
+
+    row: ExportedInput
+    actions: list[tuple[str, str]]  # (game_id, action JSON)
+    game: GameWrite | None
+    single: bool  # one statement, atomic alone
+
+
 class TableLog(ABC):
     """The log of one table. Subclasses give the SQL; the rules of writing live here."""
 
@@ -112,6 +122,7 @@ class TableLog(ABC):
     def __init__(self, table: str) -> None:
         self.table = check_table_id(table)
         self._status: dict[str, str] = {}  # last game status written, per game
+        self._staged_status: dict[str, str] = {}  # the same, as inputs prepared leave it
 
     # ------------------------------------------------------------------ back-end primitives
 
@@ -125,10 +136,11 @@ class TableLog(ABC):
     one_statement_append = False
 
     @abstractmethod
-    def _transaction(self, single: bool = False) -> Any:
+    def _transaction(self, single: bool = False, durable: bool = True) -> Any:
         """A context manager: one transaction, committed on a normal exit and rolled back
         when the block raises (anything). Yields the handle `_exec` takes. `single`: the
-        block runs one statement, which a back-end may send on its own (it is atomic)."""
+        block runs one statement, which a back-end may send on its own (it is atomic);
+        `durable`: see `_atomic`."""
 
     @abstractmethod
     def _exec(self, tx: Any, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -157,11 +169,13 @@ class TableLog(ABC):
     # ------------------------------------------------------------------ the guarantee
 
     @contextmanager
-    def _atomic(self, single: bool = False) -> Iterator[Any]:
+    def _atomic(self, single: bool = False, durable: bool = True) -> Iterator[Any]:
         """One transaction for one input and everything it wrote: rolled back on any error,
-        which reaches the caller as `StoreError` (nothing of it is stored)."""
+        which reaches the caller as `StoreError` (nothing of it is stored). `durable`: a
+        back-end that commits hub events without waiting for the disk waits for this one
+        (a command: nothing can replay it)."""
         try:
-            with self._transaction(single) as tx:
+            with self._transaction(single, durable) as tx:
                 yield tx
         except StoreError:
             raise
@@ -170,7 +184,7 @@ class TableLog(ABC):
 
     # ------------------------------------------------------------------ writing
 
-    def append(
+    def prepare(
         self,
         *,
         ts: float,
@@ -184,14 +198,14 @@ class TableLog(ABC):
         undone: int = 0,
         transaction: str | None = None,
         answer: dict[str, Any] | None = None,
-    ) -> bool:
-        """Write one accepted input and what it did, atomically. False: a duplicate hub
-        event or command transaction (already stored; nothing written)."""
+    ) -> PreparedInput:
+        """The rows of one accepted input and what it did (nothing written yet: `append`
+        writes one, `Store.append_batches` many in one transaction)."""
         game_id = interp.game_id
         status = interp.status.value
         game_rows = game_id is not None and (
             bool(actions) or bool(undone) or verb is not None
-            or self._status.get(game_id) != status)
+            or self._staged_status.get(game_id, self._status.get(game_id)) != status)
         if hub_event is not None:
             row = ExportedInput("hub", ts, hub_event.hub_id, hub_event.epoch, hub_event.seq,
                                 None, None, hub_event.model_dump_json(), None, game_id, [])
@@ -207,22 +221,59 @@ class TableLog(ABC):
             if undone:
                 wrote.insert(0, (game_id, json.dumps({"type": "undo", "count": undone})))
             game = self._game_write(interp, ts, verb == "new_game")
+            self._staged_status[game.game_id] = status  # what the next input compares with
         # A hub event may go alone (one statement: where the back-end writes it all in one,
         # or when it wrote nothing else); a command is never replayable, so it always gets a
         # full transaction (`_transaction`: durable even where events are not).
         single = hub_event is not None and (self.one_statement_append
                                             or (not wrote and game is None))
-        with self._atomic(single=single) as tx:
-            if self._write_input(tx, row, wrote, game) is None:
-                return False  # a duplicate: the transaction wrote nothing
-        if game is not None:
-            self._status[game.game_id] = status  # only once committed
+        return PreparedInput(row, wrote, game, single)
+
+    def append(self, **what: Any) -> bool:
+        """Write one accepted input and what it did (`prepare`'s arguments), atomically.
+        False: a duplicate hub event or command transaction (already stored; nothing
+        written)."""
+        prepared = self.prepare(**what)
+        try:
+            with self._atomic(single=prepared.single) as tx:
+                if self._write_input(tx, prepared.row, prepared.actions,
+                                     prepared.game) is None:
+                    return False  # a duplicate: the transaction wrote nothing
+        finally:
+            self._staged_status.clear()
+        self.committed([prepared])
         return True
 
+    def append_batch(self, inputs: Sequence[PreparedInput]) -> None:
+        """Write prepared inputs in one transaction (a group commit), all or nothing:
+        `StoreError` (nothing written) on any error, a duplicate among them included."""
+        with self._atomic(durable=False) as tx:
+            self.write_batch(tx, inputs)
+
+    def write_batch(self, tx: Any, inputs: Sequence[PreparedInput]) -> None:
+        """`append_batch`'s writes, in the caller's transaction `tx`."""
+        for prepared in inputs:
+            if self._write_input(tx, prepared.row, prepared.actions, prepared.game,
+                                 strict=True) is None:
+                raise StoreError(f"table {self.table}: an input of the batch is stored "
+                                 "already")
+
+    def committed(self, inputs: Sequence[PreparedInput]) -> None:
+        """Prepared inputs are stored: their games' status is what the log says now."""
+        for prepared in inputs:
+            if prepared.game is not None:
+                self._status[prepared.game.game_id] = prepared.game.status
+        self._staged_status.clear()
+
+    def discard(self) -> None:
+        """Prepared inputs were not stored (their batch failed)."""
+        self._staged_status.clear()
+
     def _write_input(self, tx: Any, row: ExportedInput, actions: list[tuple[str, str]],
-                     game: GameWrite | None) -> int | None:
+                     game: GameWrite | None, strict: bool = False) -> int | None:
         """An input, its actions and its game row (a back-end may do it in one statement);
-        the input's id, or None for a hub event already stored (nothing written)."""
+        the input's id, or None for a hub event already stored (nothing written). `strict`:
+        a duplicate may raise instead (a batch is then rolled back whole)."""
         input_id = self._insert_input(tx, row)
         if input_id is None:
             return None
@@ -382,6 +433,26 @@ class Store(ABC):
     @abstractmethod
     def table(self, name: str) -> TableLog:
         """The log of table `name` (made when new)."""
+
+    def append_batches(self, batches: Sequence[tuple[TableLog, Sequence[PreparedInput]]]
+                       ) -> set[str]:
+        """Group commit: each table's prepared inputs in one transaction (SQLite: a file
+        each). The tables whose batch was not stored (rolled back whole: the caller writes
+        those inputs one by one, which says why)."""
+        failed: set[str] = set()
+        for log, inputs in batches:
+            try:
+                if len(inputs) == 1 and inputs[0].single:
+                    with log._atomic(single=True) as tx:
+                        log.write_batch(tx, inputs)
+                else:
+                    log.append_batch(inputs)
+            except StoreError:
+                failed.add(log.table)
+                log.discard()
+            else:
+                log.committed(inputs)
+        return failed
 
     @abstractmethod
     def tables(self) -> list[str]:

@@ -18,6 +18,15 @@ change the venue's list or disable a trigger: it owns nothing)::
 
     CREATE ROLE engine1 LOGIN PASSWORD '…' IN ROLE cauldron_engine;
 
+Only the owner and ``cauldron_engine`` may connect to the venue's database (migration 6
+revokes CONNECT from PUBLIC): any login that may connect can take any advisory lock, and
+one holding a table's lock would keep every engine from serving that table (it could not
+write or claim: `cauldron_claim` and the log are the engines'). Grant CONNECT to no other
+login; read the games with the owner's login (`cauldron games … --store`). With
+``pg_hba.conf``, also let only those roles in (``host venue +cauldron_engine … scram-sha-256``
+and a line for the owner). `Ownership` names a table lock held by a session that is no
+engine in its log.
+
 An engine that owns tables writes through its own session (`PgSession`), the connection that
 holds its advisory locks: when that session ends, its locks go and so do its writes, so an
 engine cut off from the database can never write a table another engine has claimed.
@@ -38,7 +47,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.service.errors import StoreError
-from engine.service.store.base import ExportedInput, GameWrite, Migration, Store, TableLog
+from engine.service.store.base import (
+    ExportedInput,
+    GameWrite,
+    Migration,
+    PreparedInput,
+    Store,
+    TableLog,
+)
 from engine.wire.contract import check_table_id
 
 if TYPE_CHECKING:
@@ -177,6 +193,19 @@ CREATE TRIGGER cauldron_games_no_truncate BEFORE TRUNCATE ON cauldron_games
 DROP TRIGGER IF EXISTS cauldron_games_no_delete ON cauldron_games;
 CREATE TRIGGER cauldron_games_no_delete BEFORE DELETE ON cauldron_games
     FOR EACH ROW EXECUTE FUNCTION cauldron_append_only();
+"""),
+    Migration(6, "only engines (and the owner) may connect: a login that may connect can "
+              "take any advisory lock, so one could hold a table's lock and keep every "
+              "engine from serving it", """
+DO $$ BEGIN
+    EXECUTE format('REVOKE CONNECT, TEMPORARY ON DATABASE %I FROM PUBLIC',
+                   current_database());
+    EXECUTE format('GRANT CONNECT ON DATABASE %I TO cauldron_engine', current_database());
+EXCEPTION WHEN insufficient_privilege THEN
+    RAISE WARNING 'cannot restrict CONNECT on database %: run the migration as its owner, '
+        'or REVOKE CONNECT ON DATABASE % FROM PUBLIC yourself', current_database(),
+        current_database();
+END $$;
 """),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
@@ -324,7 +353,7 @@ class PgTableLog(TableLog):
     one_statement_append = True
 
     @contextmanager
-    def _transaction(self, single: bool = False) -> Iterator[Any]:
+    def _transaction(self, single: bool = False, durable: bool = True) -> Iterator[Any]:
         if self._session is not None and self.fence is None:
             raise StoreError(f"this engine has not claimed table {self.table}: it writes "
                              "nothing there")
@@ -335,14 +364,23 @@ class PgTableLog(TableLog):
             with conn.transaction():
                 if self.fence is not None:
                     conn.execute("SELECT cauldron_fence(%s, %s)", (self.table, self.fence))
-                conn.execute("SET LOCAL synchronous_commit TO on")
+                if durable:
+                    conn.execute("SET LOCAL synchronous_commit TO on")
                 yield conn
 
     def _write_input(self, tx: Any, row: ExportedInput, actions: list[tuple[str, str]],
-                     game: GameWrite | None) -> int | None:
-        # One statement (a round trip costs a context switch to the server): the input,
-        # then its actions and game row only if the input was written (not a duplicate).
-        # The fence first: a stale epoch fails the whole statement (nothing written).
+                     game: GameWrite | None, strict: bool = False) -> int | None:
+        sql, params = self.input_statement(row, actions, game, strict)
+        found = self._exec(tx, sql, params).fetchone()
+        return None if found is None else int(found[0])
+
+    def input_statement(self, row: ExportedInput, actions: list[tuple[str, str]],
+                        game: GameWrite | None, strict: bool = False
+                        ) -> tuple[str, list[Any]]:
+        """One statement (a round trip costs a context switch to the server): the input,
+        then its actions and game row only if the input was written (not a duplicate).
+        The fence first: a stale epoch fails the whole statement (nothing written).
+        `strict` (a group commit): a duplicate fails it too, so the batch rolls back."""
         params: list[Any] = []
         fence = ""
         if self.fence is not None:
@@ -352,7 +390,7 @@ class PgTableLog(TableLog):
                  "epoch, seq, verb, seat, payload, observed, game_id, txn, answer) SELECT %s, "
                  "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
                  + (" FROM f WHERE f.ok" if fence else "")
-                 + " ON CONFLICT DO NOTHING RETURNING id)"]
+                 + ("" if strict else " ON CONFLICT DO NOTHING") + " RETURNING id)"]
         params += [self.table, row.ts, row.source, row.hub_id, row.epoch, row.seq, row.verb,
                    row.seat, row.payload, row.observed, row.game_id, row.txn, row.answer]
         if actions:
@@ -374,8 +412,7 @@ class PgTableLog(TableLog):
                          "result = %s WHERE table_id = %s AND game_id = %s AND EXISTS "
                          "(SELECT 1 FROM i))")
             params += [game.status, game.ts, game.result, self.table, game.game_id]
-        found = self._exec(tx, ", ".join(parts) + " SELECT id FROM i", params).fetchone()
-        return None if found is None else int(found[0])
+        return ", ".join(parts) + " SELECT id FROM i", params
 
     def _exec(self, tx: Any, sql: str, params: Sequence[Any] = ()) -> Any:
         return tx.execute(sql, tuple(params))
@@ -453,6 +490,10 @@ class PostgresStore(Store):
             raise StoreError(f"cannot connect to PostgreSQL {self.redacted()}: {exc}; is it "
                              "running, and may this user connect?") from None
         self.version = self.migrate()
+        # The venue's generation: its table list's OID, new whenever the venue's tables are
+        # made again (a reset or restored database), from PostgreSQL's ever-rising counter.
+        self.generation = int(self.query(
+            "SELECT 'cauldron_venue_tables'::regclass::oid::bigint")[0][0])
 
     def redacted(self) -> str:
         return redact(self.url)
@@ -541,6 +582,49 @@ class PostgresStore(Store):
 
     def table(self, name: str) -> PgTableLog:
         return PgTableLog(self, name)
+
+    def append_batches(self, batches: Sequence[tuple[TableLog, Sequence[PreparedInput]]]
+                       ) -> set[str]:
+        """Group commit: every table's prepared inputs in one transaction and one round
+        trip (their statements in one simple query: one implicit transaction, one commit),
+        each statement fenced by its table's epoch. All or nothing: any error (a stale
+        fence, a duplicate, the database gone) rolls it all back and every table is said
+        failed (the caller then writes input by input, which finds and says which table,
+        and why). Not pipeline mode: after it the server no longer ends the session when
+        idle (`session_options`), and the lease depends on that."""
+        psycopg = _psycopg()
+        logs = [tlog for tlog, _ in batches]
+        names = {tlog.table for tlog in logs}
+        sessions = {id(tlog._session) for tlog in logs if isinstance(tlog, PgTableLog)}
+        if len(sessions) != 1 or not all(isinstance(tlog, PgTableLog) for tlog in logs):
+            return names  # opened under different sessions: one by one says which is stale
+        first = logs[0]
+        assert isinstance(first, PgTableLog)
+        try:
+            if any(isinstance(tlog, PgTableLog) and tlog._session is not None
+                   and tlog.fence is None for tlog in logs):
+                raise StoreError("a table of the batch is not claimed by this engine")
+            statements: list[str] = []
+            params: list[Any] = []
+            for tlog, inputs in batches:
+                assert isinstance(tlog, PgTableLog)
+                for prepared in inputs:
+                    sql, values = tlog.input_statement(prepared.row, prepared.actions,
+                                                       prepared.game, strict=True)
+                    statements.append(sql)
+                    params += values
+            with self.writer(first._session, first.table) as conn:
+                # Parameters bound by the client: the only way to send many statements in
+                # one message (the server runs them as one transaction).
+                psycopg.ClientCursor(conn).execute("; ".join(statements).encode(), params)
+        except (psycopg.Error, StoreError) as exc:
+            log.debug("group commit of %d tables rolled back: %s", len(batches), exc)
+            for tlog in logs:
+                tlog.discard()
+            return names
+        for tlog, inputs in batches:
+            tlog.committed(inputs)
+        return set()
 
     def tables(self) -> list[str]:
         return [r[0] for r in self.query(

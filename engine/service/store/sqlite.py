@@ -165,7 +165,8 @@ class TableStore(TableLog):
         self._db.close()
 
     @contextmanager
-    def _transaction(self, single: bool = False) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, single: bool = False,
+                     durable: bool = True) -> Iterator[sqlite3.Connection]:
         db = self._db
         if single:  # one statement: atomic by itself (autocommit), no BEGIN/COMMIT calls
             yield db

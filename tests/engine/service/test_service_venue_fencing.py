@@ -356,9 +356,12 @@ def test_an_engine_role_may_only_insert_and_read_and_a_visitor_is_no_engine(
     mqtt_broker: str, pg_url: str
 ) -> None:
     """Issue 24 item 10: the engine's role cannot truncate, disable the append-only
-    triggers, rewrite a game or change the venue's list; a login that may only connect
-    does not count as an engine, however it names its sessions or whatever locks it takes;
-    an engine running with the engine role plays a game."""
+    triggers, rewrite a game or change the venue's list; a login that is no engine may not
+    connect (issue 21), and granted CONNECT it does not count as an engine, however it
+    names its sessions or whatever locks it takes; an engine running with the engine role
+    plays a game."""
+    from urllib.parse import urlsplit
+
     import psycopg
 
     from engine.service.store.postgres import APPLICATION_PREFIX, PRESENCE_NAMESPACE
@@ -397,7 +400,15 @@ def test_an_engine_role_may_only_insert_and_read_and_a_visitor_is_no_engine(
                     conn.execute(attack.encode())
         assert admin.table(table).count_rows()[0] == 1  # the new_game, untouched
         assert admin.venue_tables() == [table]
-        # A visitor: sessions named like engines, holding presence locks and table locks.
+        # A login that may only connect (PUBLIC's CONNECT) cannot even connect: any session
+        # may take any advisory lock, and one holding a table's lock would keep every
+        # engine from serving it (issue 21).
+        with pytest.raises(psycopg.OperationalError, match="permission denied"):
+            psycopg.connect(visitor_url, autocommit=True, connect_timeout=5).close()
+        # Granted CONNECT by mistake: its sessions, named like engines and holding presence
+        # locks, are still no engines, and it cannot claim.
+        admin.query(f"GRANT CONNECT ON DATABASE {urlsplit(pg_url).path.lstrip('/')} "
+                    f"TO visitor_{tag}")
         for k in range(5):
             conn = psycopg.connect(visitor_url, autocommit=True,
                                    application_name=f"{APPLICATION_PREFIX}fake-{k}")
@@ -412,7 +423,7 @@ def test_an_engine_role_may_only_insert_and_read_and_a_visitor_is_no_engine(
         if service is not None:
             service.stop()
         for role in (f"engine_{tag}", f"visitor_{tag}"):
-            admin.query(f"DROP OWNED BY {role}")
+            admin.query(f"DROP OWNED BY {role}")  # (its grants too)
             admin.query(f"DROP ROLE {role}")
         admin.close()
 
@@ -650,3 +661,41 @@ def test_a_kill_and_a_restart_move_each_table_at_most_once(mqtt_broker: str, pg_
             except subprocess.TimeoutExpired:
                 engine.kill()
         store.close()
+
+
+def test_a_reset_venue_database_fences_above_the_old_one(pg_cluster: Any) -> None:
+    """Issue 21: the dashboard keeps the highest fence it heard for a table; a venue whose
+    database was reset (or restored) starts every table's epoch afresh, so its fences must
+    still say more than the old database's, or the new owner would be ignored as stale."""
+    from engine.service.ownership import Ownership
+
+    table = f"rs-{uuid.uuid4().hex[:6]}"
+
+    def claim(url: str, bumps: int) -> tuple[int, int]:
+        store = open_store(url)
+        assert isinstance(store, PostgresStore)
+        store.set_venue_tables(add=[table])
+        store.query("UPDATE cauldron_venue_tables SET epoch = %s WHERE table_id = %s",
+                    (bumps, table))  # earlier claims of the table
+        owner = Ownership(store, f"rs-{bumps}", on_claim=lambda t: None,
+                          on_release=lambda t: None, allowed=lambda t: True)
+        try:
+            owner._connect()
+            owner.step()
+            epoch, fence = owner.epoch(table), owner.fence(table)
+            assert epoch is not None and fence is not None
+            return epoch, fence
+        finally:
+            owner.stop()
+            store.close()
+
+    old_url = pg_cluster.database()
+    old_epoch, old_fence = claim(old_url, bumps=40)
+    pg_cluster.drop(old_url)  # the venue's database reset: made again, empty
+    new_url = pg_cluster.database()
+    try:
+        new_epoch, new_fence = claim(new_url, bumps=0)
+    finally:
+        pg_cluster.drop(new_url)
+    assert new_epoch < old_epoch  # the table's epoch started afresh ...
+    assert new_fence > old_fence  # ... yet what followers hear is newer
