@@ -10,7 +10,6 @@ answers; the tag map holds the whole box; the clock is sane; the disk has room.
 from __future__ import annotations
 
 import contextlib
-import errno
 import grp
 import json
 import os
@@ -31,6 +30,7 @@ from typing import Any
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
+from engine.datadir import probe_dir
 from engine.hosting.setup import (
     SERVICES,
     Answers,
@@ -658,10 +658,10 @@ class Doctor:
             if not folder.is_dir():
                 found.append(f"{folder} is missing: run `sudo cauldron setup` again")
                 continue
-            trouble = probe_dir(folder)
+            trouble = probe_dir(folder, PROBE_BYTES)
             if trouble is not None:
-                found.append(f"{folder} cannot be written ({trouble}): "
-                             f"{_disk_advice(trouble)}")
+                found.append(f"{folder} cannot be written ({trouble.words}): "
+                             f"{_disk_advice(trouble.words)}")
                 continue
             st = os.stat(folder)
             if st.st_dev in seen_fs:
@@ -674,27 +674,6 @@ class Doctor:
                              f"{folder}: {_disk_advice('disk is full')}")
         free = f" ({least // (1024 * 1024)} MB free)" if least is not None else ""
         return self._report(say, f"every data dir can be written and synced{free}", found)
-
-
-def probe_dir(folder: Path) -> str | None:
-    """Write, sync and remove a probe in `folder`; None when it took it, else why not."""
-    path = folder / f".doctor-probe-{uuid.uuid4().hex[:8]}"
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            block = b"\0" * 65536
-            left = PROBE_BYTES
-            while left > 0:
-                left -= os.write(fd, block[:left])
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-            path.unlink(missing_ok=True)
-    except OSError as exc:
-        return {errno.EROFS: "read-only file system", errno.ENOSPC: "the disk is full",
-                errno.EDQUOT: "the disk is full", errno.EACCES: "permission denied",
-                errno.EIO: "input/output error"}.get(exc.errno or 0, exc.strerror or str(exc))
-    return None
 
 
 def _disk_advice(trouble: str) -> str:
