@@ -377,6 +377,7 @@ class Doctor:
                 found.append(f"the engine cannot follow table {a.table}: {degraded}; "
                              f"{_disk_advice(str(degraded))}")
             health = dashboard.retained.get(topics[2])
+            found += self._hub_degraded(_field(health, "degraded"))
             backend = _field(health, "backend")
             if health is not None and backend != a.backend:
                 found.append(f"the hub reads with the {backend!r} back-end but setup chose "
@@ -392,6 +393,20 @@ class Doctor:
                              "`sudo cauldron setup` again")
         return self._report(say, "hub, engine and dashboard are alive and serve table "
                             f"{a.table!r}", found)
+
+    def _hub_degraded(self, degraded: Any) -> list[str]:
+        """The hub's own health (``hub/health`` ``degraded``): it cannot store its events,
+        or its readers fail."""
+        if not isinstance(degraded, dict):
+            return []
+        code, reason = degraded.get("code"), str(degraded.get("reason", ""))
+        if code == "readers_failed":
+            advice = ("check the readers' cable and power, then `journalctl -u cauldron-hub "
+                      "-n 50`")
+        else:
+            advice = _disk_advice(reason)
+        return [f"the hub of table {self.answers.table} is degraded ({code}): {reason}; "
+                f"{advice}"]
 
     def _dashboard_answers(self) -> list[str]:
         a = self.answers

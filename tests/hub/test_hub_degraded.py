@@ -160,3 +160,4 @@ def test_a_failing_readers_bus_degrades_the_hub_until_it_answers(
         wait_for(lambda: health.code() is None, what="degraded no more")
     finally:
         hub.stop()
+
