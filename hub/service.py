@@ -704,10 +704,16 @@ class Hub:
 
     @property
     def degraded(self) -> HubDegraded | None:
-        """Why the hub cannot do its work now (storing events first), or None."""
+        """Why the hub cannot do its work now (storing events first, then the readers), or
+        None."""
         for source in ("store", "readers"):
             if source in self._troubles:
                 return self._troubles[source]
+        board = self.backend.board()
+        if board is not None and board.state != "ok":
+            said = ("hung: it stopped answering and the hub resets it" if board.state == "hung"
+                    else "disconnected: check its USB cable (or the SPI wiring)")
+            return HubDegraded(code="readers_failed", reason=f"the scan board is {said}")
         return None
 
     def _acker(self, seq: int) -> Callable[[], None]:
