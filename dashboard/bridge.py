@@ -344,10 +344,10 @@ class Bridge:
     def _on_health(self, topic: str, model: WireModel) -> None:
         if isinstance(model, HubHealth):
             with self._lock:
-                old_backend = self.health.backend if self.health else None
+                old = self.health
                 self.health = model
-            if old_backend != model.backend:
-                self.broadcast()
+            if old is None or (old.backend, old.degraded) != (model.backend, model.degraded):
+                self.broadcast()  # the status shows both
             self._notify(topic, model)
 
     # ------------------------------------------------------------ state for the pages
@@ -364,6 +364,8 @@ class Bridge:
             engine=self.engine_state,
             hub_backend=self.health.backend if self.health else None,
             engine_degraded=self.engine_degraded,
+            hub_degraded=(self.health.degraded.reason
+                          if self.health and self.health.degraded else None),
             hub_change=self.hub_change,
         )
 

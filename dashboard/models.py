@@ -66,6 +66,8 @@ class ServiceStatus(_Public):
     hub_backend: str | None = None
     engine_degraded: str | None = Field(
         default=None, description="why the engine cannot follow the table now (it retries)")
+    hub_degraded: str | None = Field(
+        default=None, description="why the hub cannot do its work now (it retries)")
     hub_change: HubChangePublic | None = Field(
         default=None, description="a new hub waits for the host to accept it")
 

@@ -150,7 +150,7 @@ def _run_hub(args: argparse.Namespace) -> int:
     from engine.rules.names import card_name, cell_label, pad_label
     from engine.wire.contract import HubEvent, Topics
     from engine.wire.mqtt import MqttError, WireClient
-    from hub.errors import HubError
+    from hub.errors import HubError, OutboxError
     from hub.io import TableIO
     from hub.outbox import Outbox
     from hub.service import Hub
@@ -171,6 +171,12 @@ def _run_hub(args: argparse.Namespace) -> int:
         io = TableIO.from_config(config.io)
         outbox = Outbox(config.outbox_path)
         left = _clear_for_script(backend) if steps else 0
+    except OutboxError as exc:
+        backend.close()
+        _say_degraded(client, Topics(config.table, client.base).hub_health, config.hub_name,
+                      backend.name, exc)
+        raise CliError(f"{exc.trouble.words}: {exc}; the hub cannot run without its outbox "
+                       "(`sudo cauldron doctor` says what to do)") from None
     except (HubError, OSError, CliError) as exc:
         backend.close()
         raise CliError(str(exc)) from None
@@ -229,6 +235,23 @@ def _run_hub(args: argparse.Namespace) -> int:
         stop.set()
         hub.stop()
     return 0
+
+
+def _say_degraded(client: Any, topic: str, hub_id: str, backend: str, exc: Any) -> None:
+    """A hub that cannot open its outbox says why on its retained ``hub/health`` before it
+    exits (doctor and the dashboard show it while systemd starts it again)."""
+    from engine.wire.contract import HubDegraded, HubHealth
+
+    trouble = exc.trouble
+    health = HubHealth(hub_id=hub_id, ts=time.time(), backend=backend, readers=[],
+                       degraded=HubDegraded(code=trouble.code, reason=(
+                           f"the hub cannot open its outbox ({trouble.words}): {exc}")[:500]))
+    done = threading.Event()
+    client.start()
+    if client.wait_connected(5):
+        client.publish(topic, health, retain=True, on_ack=done.set)
+        done.wait(5)
+    client.stop()
 
 
 # ---------------------------------------------------------------- cauldron enroll

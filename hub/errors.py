@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from engine.datadir import DiskTrouble
+
 
 class HubError(Exception):
     """Base of every hub error."""
@@ -21,3 +23,11 @@ class UnsupportedError(BackendError):
 
 class TagMapError(HubError):
     """The tag map refused a change (UID already enrolled, unknown card id, bad file)."""
+
+
+class OutboxError(HubError):
+    """The outbox cannot be written (a read-only or full disk...): ``trouble`` says why."""
+
+    def __init__(self, message: str, trouble: DiskTrouble) -> None:
+        super().__init__(message)
+        self.trouble = trouble

@@ -10,7 +10,15 @@ the first poll, so a card lifted while the hub was down (crash, kill -9, reboot)
 ``removed`` and a card still lying there is not reported again.
 
 A retained ``hub/snapshot`` says what every reader sees and the last seq; a retained
-``hub/health`` says only each reader's health (no card: for the dashboard).
+``hub/health`` says only each reader's health (no card: for the dashboard), and the hub's
+own: ``degraded`` with a code when it cannot store its events (a read-only or full disk: it
+keeps them in memory, in order, and stores them once it can; its data dir is probed every
+``probe_interval`` seconds, so an idle hub finds out too) or its readers' bus fails.
+
+Each stored event keeps what it named on its reader (`hub.outbox.Lying`): a card lifted is
+reported under the name it was laid with, and a hub started on a changed tag map says, once
+its back-end has settled, the new names of the cards still lying there (``removed`` old,
+``placed`` new); events queued before the restart go out as they were stored.
 
 The hub answers ``hub/cmd/<verb>`` (see `engine.wire.contract.HUB_VERBS`): the engine drives
 the table I/O with ``turn`` (the turn LEDs) and ``buzz`` (an illegal move); the hub reads no
@@ -34,12 +42,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.datadir import DiskTrouble, probe_dir
 from engine.rules.cards import is_card_id
 from engine.rules.names import seat_name
 from engine.wire.auth import CommandGuard, KeyFile, Unauthorised, ensure_key, keys_dir, sign_hub
 from engine.wire.contract import (
     BoardHealth,
     CommandRequest,
+    HubDegraded,
     HubEvent,
     HubHealth,
     HubSnapshot,
@@ -53,11 +63,14 @@ from engine.wire.mqtt import CommandRefused, WireClient
 from engine.wire.ratelog import RateLimitedLog
 from hub.backends.base import Change, PollResult, ReaderBackend
 from hub.enroll import Enrolment
-from hub.errors import BackendError, HubError, TagMapError
-from hub.outbox import Outbox
+from hub.errors import BackendError, HubError, OutboxError, TagMapError
+from hub.outbox import Lying, Outbox
 from hub.tagmap import TagMap
 
 log = logging.getLogger("cauldron.hub")
+
+MAX_HELD = 100_000  # events kept in memory while the outbox cannot store them
+PROBE_BYTES = 4096
 
 
 class Hub:
@@ -77,6 +90,7 @@ class Hub:
         snapshot_interval: float = 0.5,
         health_hold: float = 1.0,
         resend_after: float = 10.0,
+        probe_interval: float = 15.0,
         clock: Callable[[], float] = time.time,
         key: bytes | None = None,
         keys: Path | None = None,
@@ -129,6 +143,17 @@ class Hub:
         self._tagmap_stamp = self._stamp()
         self._last_tagmap_check = time.monotonic()
         self._refusals = RateLimitedLog(log, burst=1, window=10.0)  # a flood: few lines
+        # Degraded: events the outbox could not store yet (fields, reader state, time), and
+        # why the hub cannot work now, by source ("store", "readers").
+        self._held: list[tuple[dict[str, Any], dict[int, Lying | None] | None, float]] = []
+        self._troubles: dict[str, HubDegraded] = {}
+        self.probe_interval = probe_interval
+        self._last_probe = time.monotonic()
+        self._last_flush = 0.0
+        # The tag map may have changed while the hub was down: once the back-end has
+        # settled (what was lifted meanwhile is reported, under the names it was laid with),
+        # the tags still lying there are named again (`_reresolve`).
+        self._renamed_since_start = False
 
     # ------------------------------------------------------------ lifecycle
 
@@ -191,6 +216,9 @@ class Hub:
             except BackendError as exc:
                 self.counts["errors"] += 1
                 log.warning("reader back-end: %s", exc)
+                self._set_trouble("readers", HubDegraded(
+                    code="readers_failed", reason=f"the readers fail: {exc}"[:500]))
+                self._publish_health_now()
                 self._stop.wait(1.0)
             except Exception:
                 self.counts["errors"] += 1
@@ -203,9 +231,15 @@ class Hub:
 
     def step(self) -> list[HubEvent]:
         """Poll the back-end once and publish what changed."""
+        self._store_checks()
         result = self.backend.poll()
         self.counts["polls"] += 1
+        self._set_trouble("readers", None)
         events = self.handle(result)
+        if not self._renamed_since_start and self.backend.settled():
+            self._renamed_since_start = True
+            with self._enrol_lock:
+                events += self._reresolve(None)
         now = time.monotonic()
         if self._snapshot_due and now - self._last_snapshot >= self.snapshot_interval:
             self.publish_snapshot()
@@ -257,21 +291,32 @@ class Hub:
         """The tag map as it is now (enrolment changes it in place)."""
         return TagMap(tags=dict(self.tagmap.items()))
 
-    def _reresolve(self, before: TagMap) -> list[HubEvent]:
-        """The tag map changed (``before`` -> now) while tags lie on the readers: each reader
-        whose tag now names another card (or none) says so with a ``removed`` under the old
-        name and a ``placed`` under the new one, so the engine never keeps a card the readers
-        no longer know. Works from what the stored events told (the outbox), not from the
-        back-end: a change polled but not yet reported is then reported under the new name
-        after these. Called under ``_enrol_lock``, which `handle` holds too."""
+    def _reresolve(self, before: TagMap | None) -> list[HubEvent]:
+        """The tag map changed (while running: ``before`` -> now; or while the hub was down:
+        None) while tags lie on the readers: each reader whose tag now names another card
+        (or none) says so with a ``removed`` under the name its event gave and a ``placed``
+        under the new one, so the engine never keeps a card the readers no longer know.
+        Works from what the stored events told (the outbox), not from the back-end: a change
+        polled but not yet reported is then reported under the new name after these. Called
+        under ``_enrol_lock``, which `handle` holds too."""
         events: list[HubEvent] = []
+        names = self.outbox.reader_names()
         for reader, uid in sorted(self.outbox.reader_state().items()):
             if reader >= self.backend.n_readers:
                 continue
-            if self._resolve(uid, before) == self._resolve(uid, self.tagmap):
+            said = names.get(reader)
+            if said is not None and said.uid == uid:
+                old: str | None = said.card_id
+            elif before is not None:  # stored with no name (an older outbox)
+                old = self._resolve(uid, before)
+            else:
                 continue
-            events.append(self._change_event(Change("removed", reader, uid), before))
-            events.append(self._change_event(Change("placed", reader, uid)))
+            placed = Change("placed", reader, uid)
+            new = self._resolve(uid, self.tagmap)
+            if self._named(placed, old) == self._named(placed, new):
+                continue
+            events += [e for e in (self._event_for(Change("removed", reader, uid), old),
+                                   self._event_for(placed, new)) if e is not None]
         if events:
             self._snapshot_due = True
             log.warning("tag map changed under %d lying tag(s): reported again under their "
@@ -299,7 +344,7 @@ class Hub:
     def handle(self, result: PollResult) -> list[HubEvent]:
         with self._enrol_lock:  # no tag map change between naming and sending a change
             changes = [c for c in result.changes if not self._enrol_change(c)]
-            events = [self._change_event(change) for change in changes]
+            events = [e for change in changes if (e := self._change_event(change)) is not None]
             self._enrol_pad_check()
         events += self._health_events()
         if result.pawns is not None:
@@ -311,9 +356,10 @@ class Hub:
     def _pawn_events(self, sensed: frozenset[int]) -> list[HubEvent]:
         """Hall-switch pawn sensors (hardware issue 13): one event per position that changed."""
         before, self._pawns = self._pawns, sensed
-        return [self.emit(kind="pawn", action=action, position=position)
-                for action, positions in (("removed", before - sensed), ("placed", sensed - before))
-                for position in sorted(positions)]
+        return [e for action, positions in (("removed", before - sensed),
+                                            ("placed", sensed - before))
+                for position in sorted(positions)
+                if (e := self.emit(kind="pawn", action=action, position=position)) is not None]
 
     # ------------------------------------------------------------ enrolment mode
 
@@ -464,8 +510,10 @@ class Hub:
             if now - candidate[1] >= self.health_hold:
                 del self._health_candidate[reader]
                 self._health_reported[reader] = health
-                events.append(self.emit(kind="reader_health", reader=reader, health=health,
-                                        **self._place_fields(reader)))
+                event = self.emit(kind="reader_health", reader=reader, health=health,
+                                  **self._place_fields(reader))
+                if event is not None:
+                    events.append(event)
         return events
 
     def _place_fields(self, reader: int) -> dict[str, Any]:
@@ -489,58 +537,192 @@ class Hub:
                 card = carried
         return card
 
-    def _change_event(self, change: Change, tagmap: TagMap | None = None) -> HubEvent:
-        """The event for one change, its tag named with ``tagmap`` (the hub's now)."""
-        place = self.backend.layout.place(change.reader)
-        where = self._place_fields(change.reader)
-        card_id = self._resolve(change.uid, tagmap or self.tagmap)
-        common: dict[str, Any] = {"action": change.kind, "reader": change.reader, "uid": change.uid}
-        readers = {change.reader: change.uid if change.kind == "placed" else None}
+    def _change_event(self, change: Change) -> HubEvent | None:
+        """The event for one change: a tag laid named with the tag map now, a tag lifted
+        with the name its placement was reported under (the map may have changed since)."""
+        if change.kind == "removed":
+            said = self.outbox.reader_names().get(change.reader)
+            if said is not None and said.uid == change.uid:
+                return self._event_for(change, said.card_id)
+        return self._event_for(change, self._resolve(change.uid, self.tagmap))
+
+    def _named(self, change: Change, card_id: str | None) -> tuple[str, str | None]:
+        """The event kind and card id a change of a tag named ``card_id`` is reported with."""
+        kind = self.backend.layout.place(change.reader).kind
         if card_id is None:
-            self.counts["unknown_tags"] += 1
-            return self._emit(dict(kind="unknown_tag", **common, **where), readers)
-        if place.kind == "perimeter":
-            pawn = int(card_id[5:]) if card_id.startswith("pawn-") else None
-            return self._emit(dict(kind="pawn", card_id=card_id, pawn_seat=pawn, **common,
-                                   **where), readers)
+            return "unknown_tag", None
+        if kind == "perimeter":
+            return "pawn", card_id
         if card_id.startswith("pawn-"):
             # A pawn laid on a cell or pad is not a card: report it as unknown there.
-            return self._emit(dict(kind="unknown_tag", **common, **where), readers)
-        kind = "cell" if place.kind == "cell" else "pad"
-        return self._emit(dict(kind=kind, card_id=card_id, **common, **where), readers)
+            return "unknown_tag", None
+        return ("cell" if kind == "cell" else "pad"), card_id
 
-    def emit(self, **fields: Any) -> HubEvent:
-        """Store then publish one event; returns it (seq assigned by the outbox)."""
+    def _event_for(self, change: Change, card_id: str | None) -> HubEvent | None:
+        """Store and send the event of one change, its tag named ``card_id``; the reader's
+        state (with that name) is stored with it. None: held (`_emit`)."""
+        kind, named = self._named(change, card_id)
+        fields: dict[str, Any] = {"kind": kind, "action": change.kind, "reader": change.reader,
+                                  "uid": change.uid, **self._place_fields(change.reader)}
+        if named is not None:
+            fields["card_id"] = named
+        if kind == "pawn":
+            fields["pawn_seat"] = int(named[5:]) if named and named.startswith("pawn-") else None
+        if kind == "unknown_tag":
+            self.counts["unknown_tags"] += 1
+        lying = Lying(change.uid, named) if change.kind == "placed" else None
+        return self._emit(fields, {change.reader: lying})
+
+    def emit(self, **fields: Any) -> HubEvent | None:
+        """Store then publish one event; returns it (seq assigned by the outbox), or None
+        when the outbox cannot store it now (held: `_emit`)."""
         return self._emit(fields)
 
     def _emit(self, fields: dict[str, Any],
-              readers: dict[int, str | None] | None = None) -> HubEvent:
-        """`emit`, storing ``readers`` (what now lies on the event's reader) with the event."""
+              readers: dict[int, Lying | None] | None = None) -> HubEvent | None:
+        """`emit`, storing ``readers`` (what now lies on the event's reader) with the event.
+
+        When the outbox cannot store it (a read-only or full disk) the event is held in
+        memory, after any held before it, and the hub is degraded until `_flush_held` stores
+        them all; None is returned then."""
+        ts = self.clock()
+        with self._emit_lock:  # seq order == publish order
+            if self._held:
+                self._hold(fields, readers, ts)
+                return None
+            try:
+                event = self._store(fields, readers, ts)
+            except OutboxError as exc:
+                self._hold(fields, readers, ts)
+                self._store_failed(exc)
+                return None
+        self._stored(event)
+        return event
+
+    def _store(self, fields: dict[str, Any], readers: dict[int, Lying | None] | None,
+               ts: float) -> HubEvent:
+        """Store then publish one event (under ``_emit_lock``)."""
         topic = self.topics.hub_event
         built: list[HubEvent] = []
 
         def make(seq: int) -> bytes:
             event = sign_hub(HubEvent(
-                hub_id=self.hub_id, epoch=self.outbox.epoch, seq=seq, ts=self.clock(), **fields
+                hub_id=self.hub_id, epoch=self.outbox.epoch, seq=seq, ts=ts, **fields
             ), self.table, self.key)
             assert isinstance(event, HubEvent)
             built.append(event)
             return encode(event)
 
-        with self._emit_lock:  # seq order == publish order
-            seq, payload = self.outbox.append(topic, make, readers)
-            self.client.publish_raw(topic, payload, on_ack=self._acker(seq))
+        seq, payload = self.outbox.append(topic, make, readers)
+        self.client.publish_raw(topic, payload, on_ack=self._acker(seq))
+        return built[0]
+
+    def _stored(self, event: HubEvent) -> None:
         self.counts["events"] += 1
-        event = built[0]
         for listener in list(self.listeners):
             try:
                 listener(event)
             except Exception:  # a display problem must never cost an event
                 log.exception("event listener failed")
-        return event
+
+    def _hold(self, fields: dict[str, Any], readers: dict[int, Lying | None] | None,
+              ts: float) -> None:
+        if len(self._held) >= MAX_HELD:
+            self.counts["dropped"] = self.counts.get("dropped", 0) + 1
+            if self.counts["dropped"] == 1:
+                log.error("%d events wait for the outbox: dropping the newest (the engine "
+                          "resyncs from the hub's snapshot once it can store again)", MAX_HELD)
+            return
+        self._held.append((fields, readers, ts))
+
+    def _flush_held(self) -> int:
+        """Store the held events, in order, as far as the outbox takes them; returns how
+        many are still held."""
+        stored: list[HubEvent] = []
+        with self._emit_lock:
+            while self._held:
+                fields, readers, ts = self._held[0]
+                try:
+                    stored.append(self._store(fields, readers, ts))
+                except OutboxError as exc:
+                    self._store_failed(exc)
+                    break
+                self._held.pop(0)
+            left = len(self._held)
+        for event in stored:
+            self._stored(event)
+        if stored:
+            log.warning("stored %d held event(s)%s", len(stored),
+                        f"; {left} still held" if left else "")
+            self._snapshot_due = True
+        return left
+
+    def _store_failed(self, exc: OutboxError) -> None:
+        self.counts["store_failures"] = self.counts.get("store_failures", 0) + 1
+        trouble = exc.trouble
+        self._set_trouble("store", HubDegraded(
+            code=trouble.code,
+            reason=f"the hub cannot store its events ({trouble.words}): {exc}"[:500]))
+
+    def _store_checks(self) -> None:
+        """While degraded or holding events: store the held ones (at most once a second);
+        every ``probe_interval``: write and sync a probe in the outbox's folder, so an idle
+        hub finds a read-only or full disk too."""
+        now = time.monotonic()
+        if (self._held or "store" in self._troubles) and now - self._last_flush >= 1.0:
+            self._last_flush = now
+            if self._flush_held() == 0 and self._probe() is None:
+                self._set_trouble("store", None)
+        if now - self._last_probe >= self.probe_interval:
+            self._last_probe = now
+            trouble = self._probe()
+            if trouble is not None:
+                self._set_trouble("store", HubDegraded(
+                    code=trouble.code,
+                    reason=(f"the hub's data dir {self.outbox.path.parent} cannot be written "
+                            f"({trouble.words})")))
+            elif not self._held:
+                self._set_trouble("store", None)
+
+    def _probe(self) -> DiskTrouble | None:
+        if str(self.outbox.path) == ":memory:":
+            return None
+        return probe_dir(self.outbox.path.parent, PROBE_BYTES)
+
+    def _set_trouble(self, source: str, trouble: HubDegraded | None) -> None:
+        before = self._troubles.get(source)
+        if trouble == before:
+            return
+        if trouble is None:
+            del self._troubles[source]
+            log.warning("degraded no more: %s", before.reason if before else source)
+        else:
+            self._troubles[source] = trouble
+            if before is None or before.code != trouble.code:
+                log.error("degraded (%s): %s", trouble.code, trouble.reason)
+        self._snapshot_due = True
+
+    @property
+    def degraded(self) -> HubDegraded | None:
+        """Why the hub cannot do its work now (storing events first, then the readers), or
+        None."""
+        for source in ("store", "readers"):
+            if source in self._troubles:
+                return self._troubles[source]
+        board = self.backend.board()
+        if board is not None and board.state != "ok":
+            said = ("hung: it stopped answering and the hub resets it" if board.state == "hung"
+                    else "disconnected: check its USB cable (or the SPI wiring)")
+            return HubDegraded(code="readers_failed", reason=f"the scan board is {said}")
+        return None
 
     def _acker(self, seq: int) -> Callable[[], None]:
-        return lambda: self.outbox.mark_delivered(seq)
+        def delivered() -> None:
+            try:
+                self.outbox.mark_delivered(seq)
+            except OutboxError as exc:  # left undelivered: sent again later (deduplicated)
+                self._store_failed(exc)
+        return delivered
 
     def button_pressed(self, button: str, seat: int | None) -> None:
         if button == "confirm":
@@ -589,11 +771,19 @@ class Hub:
         self._snapshot_due = False
         self._last_snapshot = time.monotonic()
         snapshot = self.snapshot()
-        self.client.publish(self.topics.hub_snapshot, snapshot, retain=True)
-        health = HubHealth.of(snapshot)
+        if not self._held:  # else it would show changes no stored event told yet
+            self.client.publish(self.topics.hub_snapshot, snapshot, retain=True)
+        health = HubHealth.of(snapshot, self.degraded)
         if not health.same_as(self._last_health):  # the card-free part changes seldom
             self.client.publish(self.topics.hub_health, health, retain=True)
             self._last_health = health
+
+    def _publish_health_now(self) -> None:
+        """The health (degraded) when the back-end fails and no poll publishes it."""
+        try:
+            self.publish_snapshot()
+        except Exception:  # the back-end may fail to say its state too
+            log.debug("no snapshot while the back-end fails", exc_info=True)
 
     # ------------------------------------------------------------ engine -> table I/O
 
@@ -614,6 +804,10 @@ class Hub:
         try:
             self.guard.admit(request, self.table, info.verb or "", self.cmd_key.get,
                              time.time())
+        except OutboxError as exc:  # the replay ledger cannot note it: do nothing
+            self._store_failed(exc)
+            raise CommandRefused(f"hub/cmd/{info.verb}: the hub cannot note commands now "
+                                 f"({exc.trouble.words})", code="hub_degraded") from None
         except Unauthorised as exc:
             self.counts["refused_commands"] = self.counts.get("refused_commands", 0) + 1
             self._refusals.warning("refused_cmd", "refused hub/cmd/%s (%s; %d refused so far): "

@@ -410,6 +410,7 @@ export function renderBanners(status, socketUp) {
     if (!status.broker) items.push(["broker", t("offline_broker")]);
     else {
       if (status.hub === "offline") items.push(["hub", t("offline_hub")]);
+      if (status.hub_degraded) items.push(["hub-degraded", t("hub_degraded") + " " + status.hub_degraded]);
       if (status.engine === "offline") items.push(["engine", t("offline_engine")]);
       else if (status.engine_degraded) items.push(["degraded", t("engine_degraded") + " " + status.engine_degraded]);
     }

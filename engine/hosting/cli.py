@@ -154,7 +154,7 @@ def _setup(args: argparse.Namespace) -> int:
     changed = len(installer.changed)
     print(f"Done: {changed} file(s) changed." if changed else "Done: nothing to change.")
     env = paths.dashboard_env
-    print(f"Host PIN for /host: in {env} (sudo grep PIN {env}).")
+    print(f"Host PIN for /host: in {env} ({'sudo ' if not scratch else ''}grep PIN {env}).")
     print(f"Next: {'sudo ' if not scratch else ''}cauldron doctor"
           + (f" --root {root}" if scratch else "") + f"; then open http://<this Pi>:"
           f"{answers.dashboard_port}/host to enrol the cards and start a game.")

@@ -10,7 +10,6 @@ answers; the tag map holds the whole box; the clock is sane; the disk has room.
 from __future__ import annotations
 
 import contextlib
-import errno
 import grp
 import json
 import os
@@ -31,6 +30,7 @@ from typing import Any
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
+from engine.datadir import probe_dir
 from engine.hosting.setup import (
     SERVICES,
     Answers,
@@ -377,6 +377,7 @@ class Doctor:
                 found.append(f"the engine cannot follow table {a.table}: {degraded}; "
                              f"{_disk_advice(str(degraded))}")
             health = dashboard.retained.get(topics[2])
+            found += self._hub_degraded(_field(health, "degraded"))
             backend = _field(health, "backend")
             if health is not None and backend != a.backend:
                 found.append(f"the hub reads with the {backend!r} back-end but setup chose "
@@ -392,6 +393,20 @@ class Doctor:
                              "`sudo cauldron setup` again")
         return self._report(say, "hub, engine and dashboard are alive and serve table "
                             f"{a.table!r}", found)
+
+    def _hub_degraded(self, degraded: Any) -> list[str]:
+        """The hub's own health (``hub/health`` ``degraded``): it cannot store its events,
+        or its readers fail."""
+        if not isinstance(degraded, dict):
+            return []
+        code, reason = degraded.get("code"), str(degraded.get("reason", ""))
+        if code == "readers_failed":
+            advice = ("check the readers' cable and power, then `journalctl -u cauldron-hub "
+                      "-n 50`")
+        else:
+            advice = _disk_advice(reason)
+        return [f"the hub of table {self.answers.table} is degraded ({code}): {reason}; "
+                f"{advice}"]
 
     def _dashboard_answers(self) -> list[str]:
         a = self.answers
@@ -658,10 +673,10 @@ class Doctor:
             if not folder.is_dir():
                 found.append(f"{folder} is missing: run `sudo cauldron setup` again")
                 continue
-            trouble = probe_dir(folder)
+            trouble = probe_dir(folder, PROBE_BYTES)
             if trouble is not None:
-                found.append(f"{folder} cannot be written ({trouble}): "
-                             f"{_disk_advice(trouble)}")
+                found.append(f"{folder} cannot be written ({trouble.words}): "
+                             f"{_disk_advice(trouble.words)}")
                 continue
             st = os.stat(folder)
             if st.st_dev in seen_fs:
@@ -674,27 +689,6 @@ class Doctor:
                              f"{folder}: {_disk_advice('disk is full')}")
         free = f" ({least // (1024 * 1024)} MB free)" if least is not None else ""
         return self._report(say, f"every data dir can be written and synced{free}", found)
-
-
-def probe_dir(folder: Path) -> str | None:
-    """Write, sync and remove a probe in `folder`; None when it took it, else why not."""
-    path = folder / f".doctor-probe-{uuid.uuid4().hex[:8]}"
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            block = b"\0" * 65536
-            left = PROBE_BYTES
-            while left > 0:
-                left -= os.write(fd, block[:left])
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-            path.unlink(missing_ok=True)
-    except OSError as exc:
-        return {errno.EROFS: "read-only file system", errno.ENOSPC: "the disk is full",
-                errno.EDQUOT: "the disk is full", errno.EACCES: "permission denied",
-                errno.EIO: "input/output error"}.get(exc.errno or 0, exc.strerror or str(exc))
-    return None
 
 
 def _disk_advice(trouble: str) -> str:

@@ -603,8 +603,8 @@ class Installer:
     def restart(self) -> None:
         if self.scratch:
             restarts = ", ".join(f"cauldron-{s}" for s in self.touched()) or "no service"
-            self.say(f"  (scratch root: nothing restarted; on a Pi this run restarts {restarts})"
-                     " Start the table by hand, each in a terminal of its own, in this order:")
+            self.say(f"  (scratch root: nothing restarted; on a Pi this run restarts {restarts})")
+            self.say("  Start the table by hand, each in a terminal of its own, in this order:")
             for command in self.by_hand():
                 self.say(f"    {command}")
             return

@@ -295,10 +295,24 @@ class ReaderHealthSeen(WireModel):
     occupied: bool = False
 
 
+HubTroubleCode = Literal["read_only", "disk_full", "permission_denied", "io_error",
+                         "write_failed", "readers_failed"]
+
+
+class HubDegraded(WireModel):
+    """Why a hub cannot do its work now (it retries by itself): it cannot store its events
+    (the disk codes of `engine.datadir.TROUBLES`, ``write_failed``) or its readers' bus
+    fails (``readers_failed``). ``reason`` is for a host."""
+
+    code: HubTroubleCode
+    reason: str = Field(max_length=500)
+
+
 class HubHealth(WireModel):
-    """``hub/health`` (retained): each reader's health and enrolment progress, with no UID
-    and no card id. The dashboard reads this, never `HubSnapshot`, which names the cards
-    laid on the pads (covered cards); the ACL keeps it to that."""
+    """``hub/health`` (retained): each reader's health and enrolment progress, and the hub's
+    own (``degraded``), with no UID and no card id. The dashboard reads this, never
+    `HubSnapshot`, which names the cards laid on the pads (covered cards); the ACL keeps it
+    to that."""
 
     hub_id: str = Field(min_length=1, max_length=64)
     ts: float = Field(ge=0)
@@ -309,13 +323,15 @@ class HubHealth(WireModel):
     )
     board: BoardHealth | None = None
     pawns: list[int] | None = Field(default=None, max_length=N_PERIMETER)
+    degraded: HubDegraded | None = None
 
     @classmethod
-    def of(cls, snapshot: HubSnapshot) -> HubHealth:
+    def of(cls, snapshot: HubSnapshot, degraded: HubDegraded | None = None) -> HubHealth:
         """The card-free part of a snapshot."""
         return cls(
             hub_id=snapshot.hub_id, ts=snapshot.ts, backend=snapshot.backend,
             enrolment=snapshot.enrolment, board=snapshot.board, pawns=snapshot.pawns,
+            degraded=degraded,
             readers=[ReaderHealthSeen(reader=r.reader, cell=r.cell, seat=r.seat,
                                       position=r.position, health=r.health,
                                       occupied=r.uid is not None)

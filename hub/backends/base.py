@@ -116,6 +116,11 @@ class ReaderBackend(ABC):
         (a seeded tag no longer there is ``removed``, another tag ``removed`` + ``placed``).
         Readers outside the layout are ignored."""
 
+    def settled(self) -> bool:
+        """Whether the confirmed state says what lies on the readers now: the sweeps (or
+        the full report) that confirm a tag lifted while the hub was down are in."""
+        return True
+
     def tag_memory(self, uid: str) -> str | None:
         """The card id written in tag ``uid``'s memory (NDEF text, `hub.ndef`), when the
         back-end read one: a box works without its tag map. None otherwise."""
@@ -152,6 +157,8 @@ class RawBackend(ReaderBackend):
     def __init__(self, layout: Layout, confirm_reads: int = 2, miss_sweeps: int = 2) -> None:
         super().__init__(layout)
         self.tracker = PresenceTracker(layout.n_readers, confirm_reads, miss_sweeps)
+        self._settle_sweeps = max(confirm_reads, miss_sweeps)
+        self._sweeps = 0
         self._health: dict[int, Health] = {i: "ok" for i in range(layout.n_readers)}
         self.pawn_switches = SimPawns() if layout.perimeter else None
 
@@ -165,6 +172,7 @@ class RawBackend(ReaderBackend):
     def poll(self) -> PollResult:
         result = PollResult()
         tracker = self.tracker
+        self._sweeps += 1
         for reader, read in enumerate(self.sweep()):
             for kind, index, uid in tracker.update(reader, read.uid, read.fault):
                 result.changes.append(Change(kind, index, uid))
@@ -178,6 +186,9 @@ class RawBackend(ReaderBackend):
 
     def state(self) -> dict[int, str | None]:
         return dict(self.tracker.state())
+
+    def settled(self) -> bool:
+        return self._sweeps >= self._settle_sweeps
 
     def health(self) -> dict[int, Health]:
         return dict(self._health)

@@ -392,6 +392,9 @@ class SerialBackend(ReaderBackend):
     def state(self) -> dict[int, str | None]:
         return dict(self._state)
 
+    def settled(self) -> bool:
+        return self._synced  # the board's first full report is in
+
     def seed_state(self, state: Mapping[int, str]) -> None:
         # The next FULL report (the link opens with SYNC; the firmware boots with one) is
         # compared with this: a tag lifted while the hub was down becomes a removal.

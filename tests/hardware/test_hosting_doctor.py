@@ -38,10 +38,8 @@ def _mount(*args: str) -> None:
     subprocess.run(["mount", *args], check=True, capture_output=True)
 
 
-@pytest.fixture
-def engine_disk(table: Table) -> Iterator[Path]:  # noqa: F811
-    """The engine's data dir on a 256 MB tmpfs (mounted before the services start)."""
-    folder = table.root / "var/lib/cauldron/engine"
+def _disk(folder: Path) -> Iterator[Path]:
+    """``folder`` on a 256 MB tmpfs (mounted before the services start)."""
     _mount("-t", "tmpfs", "-o", "size=256m,mode=700", "tmpfs", str(folder))
     try:
         yield folder
@@ -50,6 +48,18 @@ def engine_disk(table: Table) -> Iterator[Path]:  # noqa: F811
             if subprocess.run(["umount", str(folder)], capture_output=True).returncode == 0:
                 break
             time.sleep(0.1)
+
+
+@pytest.fixture
+def engine_disk(table: Table) -> Iterator[Path]:  # noqa: F811
+    """The engine's data dir on a tmpfs of its own."""
+    yield from _disk(table.root / "var/lib/cauldron/engine")
+
+
+@pytest.fixture
+def hub_disk(table: Table) -> Iterator[Path]:  # noqa: F811
+    """The hub's data dir (its outbox) on a tmpfs of its own."""
+    yield from _disk(table.root / "var/lib/cauldron/hub")
 
 
 def doctor_until(root: Path, wanted: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -102,13 +112,9 @@ def test_doctor_and_undo_name_a_read_only_disk_mid_game(
     assert new_game(table).status_code < 300
     tables = engine_disk / "tables"
     assert (tables / "club-1.sqlite").exists()
-    engine = _engine_pid(table.root)
-    os.kill(engine, 15)
-    deadline = time.monotonic() + 20
-    while _is_running(engine) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _stop(table.root, "engine")
     _mount("-o", "remount,ro", str(engine_disk))
-    restarted = _start_engine(table.root)
+    restarted = _start(table.root, "engine")
     try:
         out = doctor_until(table.root, "the engine cannot follow table club-1")
         assert out.returncode == 1 and "The table is ready." not in out.stdout
@@ -138,6 +144,55 @@ def test_doctor_names_a_full_engine_disk_mid_game(
     assert reply.status_code >= 400
     filler.unlink()  # room again: the doctor is green again
     assert wait_doctor_ok(table.root).returncode == 0
+
+
+def _hub_degraded(table: Table) -> str | None:  # noqa: F811
+    """What the dashboard's status says of the hub's own health."""
+    reply = httpx.get(f"http://127.0.0.1:{table.dashboard_port}/api/table", timeout=10)
+    return reply.json()["status"].get("hub_degraded")  # type: ignore[no-any-return]
+
+
+def test_doctor_and_the_dashboard_name_a_full_hub_disk_mid_game(
+        table: Table, hub_disk: Path, services: None) -> None:  # noqa: F811
+    """The hub's disk fills up during a game: the hub finds it by itself (its probe) and
+    says so on hub/health; doctor is not green and names it; the dashboard shows it; once
+    room is back all is well again."""
+    assert wait_doctor_ok(table.root).returncode == 0
+    assert new_game(table).status_code < 300
+    filler = hub_disk / "filler"
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True,
+                   check=False)
+    out = doctor_until(table.root, "the hub of table club-1 is degraded")
+    assert out.returncode == 1 and "The table is ready." not in out.stdout
+    assert "the hub of table club-1 is degraded (disk_full): " in out.stdout, out.stdout
+    assert "the disk is full" in out.stdout.split("is degraded (disk_full): ")[1]
+    assert f"{hub_disk} cannot be written (the disk is full)" in out.stdout
+    wait_until(lambda: "the disk is full" in (_hub_degraded(table) or ""), timeout=30,
+               what="the dashboard shows the hub degraded")
+    filler.unlink()
+    assert wait_doctor_ok(table.root).returncode == 0
+    wait_until(lambda: _hub_degraded(table) is None, timeout=30, what="the hub heals")
+
+
+def test_a_hub_restarted_on_a_read_only_disk_says_why(
+        table: Table, hub_disk: Path, services: None) -> None:  # noqa: F811
+    """The card turned read-only and the hub restarts (as systemd restarts it): it cannot
+    open its outbox, says why in one sentence and on its retained health, and doctor names
+    it (and the dashboard shows it)."""
+    assert wait_doctor_ok(table.root).returncode == 0
+    _stop(table.root, "hub")
+    _mount("-o", "remount,ro", str(hub_disk))
+    restarted = _start(table.root, "hub")
+    assert restarted.wait(60) != 0
+    said = (table.root / "hub-again.log").read_text()
+    assert "read-only file system" in said and "Traceback" not in said, said
+    out = doctor_until(table.root, "the hub of table club-1 is degraded")
+    assert out.returncode == 1 and "The table is ready." not in out.stdout
+    assert ("the hub of table club-1 is degraded (read_only): the hub cannot open its outbox "
+            "(read-only file system)") in out.stdout, out.stdout
+    assert "the hub of table club-1 is not online" in out.stdout
+    assert f"{hub_disk} cannot be written (read-only file system)" in out.stdout
+    assert "read-only file system" in (_hub_degraded(table) or "")
 
 
 def test_with_the_broker_down_doctor_says_what_it_could_not_check(
@@ -195,9 +250,9 @@ def test_doctor_under_root_names_the_rehearsals_files(table: Table) -> None:  # 
     assert " /etc/mosquitto" not in out.stdout
 
 
-def _engine_pid(root: Path) -> int:
-    """The rehearsal's running engine (started by the `services` fixture)."""
-    wanted = f"engine --config {root}/etc/cauldron/engine.toml"
+def _pid(root: Path, service: str) -> int:
+    """The rehearsal's running hub or engine (started by the `services` fixture)."""
+    wanted = f"{service} --config {root}/etc/cauldron/{service}.toml"
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
@@ -205,7 +260,7 @@ def _engine_pid(root: Path) -> int:
             continue
         if wanted in cmd:
             return int(pid)
-    raise AssertionError("the engine is not running")
+    raise AssertionError(f"the {service} is not running")
 
 
 def _is_running(pid: int) -> bool:
@@ -215,10 +270,19 @@ def _is_running(pid: int) -> bool:
         return False
 
 
-def _start_engine(root: Path) -> subprocess.Popen[bytes]:
+def _stop(root: Path, service: str) -> None:
+    pid = _pid(root, service)
+    os.kill(pid, 15)
+    deadline = time.monotonic() + 20
+    while _is_running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def _start(root: Path, service: str) -> subprocess.Popen[bytes]:
+    """The service again, as its unit starts it (systemd would, after a crash)."""
     from test_setup_doctor import exec_start
 
-    command, env = exec_start(root / "etc/systemd/system/cauldron-engine.service")
-    log = (root / "engine-again.log").open("w")
+    command, env = exec_start(root / f"etc/systemd/system/cauldron-{service}.service")
+    log = (root / f"{service}-again.log").open("w")
     return subprocess.Popen(command, env={**os.environ, **env}, stdout=log, stderr=log,
                             stdin=subprocess.DEVNULL)

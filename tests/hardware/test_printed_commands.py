@@ -12,6 +12,8 @@ look (readers, doctor, games, grep PIN) run for real against the running table."
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shlex
@@ -223,3 +225,78 @@ def test_setup_links_cauldron_onto_the_path(table: Table) -> None:  # noqa: F811
     assert link.is_symlink() and os.readlink(link) == CAULDRON
     again = cauldron("setup", "--root", str(table.root), "--yes")
     assert f"unchanged {link}" in again.stdout and "nothing to change" in again.stdout
+
+
+# Every text a host or a player may read: the code's messages, and the docs.
+DOCS = ["README.md", "hub/README.md", "firmware/README.md", "hardware"]
+METAVAR = re.compile(r"^[A-Z][A-Z0-9_]{0,7}$")  # N, FILE, URL, DIR, TABLE...
+
+
+def _everywhere() -> list[tuple[str, str]]:
+    """(where, span) for every `cauldron ...` span in the project's code and docs."""
+    found: list[tuple[str, str]] = []
+    for package in ("engine", "hub", "dashboard"):
+        for path in sorted((CHECKOUT / package).rglob("*.py")):
+            for text in _strings(path.read_text()):
+                found += [(str(path.relative_to(CHECKOUT)), " ".join(s.split()))
+                          for s in re.findall(r"`([^`]+)`", text)]
+    for name in DOCS:
+        where = CHECKOUT / name
+        for path in sorted(where.rglob("*.md")) if where.is_dir() else [where]:
+            found += [(str(path.relative_to(CHECKOUT)), s) for s in _spans(path.read_text())]
+    return [(w, s) for w, s in found if _names_cauldron(s)]
+
+
+def _names_cauldron(span: str) -> bool:
+    words = span.split()
+    if words[:1] == ["sudo"]:
+        words = words[1:]
+    return (len(words) >= 2 and (words[0] == "cauldron" or words[0].endswith("/bin/cauldron"))
+            and re.match(r"^[a-z]", words[1]) is not None)
+
+
+def _argv(span: str, value: str) -> list[str] | None:
+    """The span as argv for the parser: a usage line's ``[optional]`` parts kept, ``a|b``
+    its first choice, placeholders (``{}`` a value filled in at run time, ``<...>``,
+    ``…``, a METAVAR) given ``value``. None: a family of commands (``games ...``)."""
+    text = re.sub(r"\s+#.*$", "", span).replace("\\|", "|")
+    text = re.sub(r"<[^>]*>", "PH", text).replace("…", "PH").replace("{}", "PH")
+    text = text.replace("[", " ").replace("]", " ")
+    words = shlex.split(text)
+    if words[0] == "sudo":
+        words = words[1:]
+    if "..." in words or "/" in words[2 if len(words) > 2 else 1]:
+        return None
+    argv = []
+    for word in words[1:]:
+        word = word.split("|")[0] if "|" in word and not word.startswith("|") else word
+        argv.append(value if METAVAR.match(word) or word == "PH" else word.replace("PH", value))
+    return argv
+
+
+def _parse_error(argv: list[str]) -> str | None:
+    from engine.app.cli import build_parser
+
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
+            build_parser().parse_args(argv)
+    except SystemExit as exc:
+        if exc.code != 0 and "the following arguments are required" not in said.getvalue():
+            return said.getvalue().strip().splitlines()[-1]  # (a command named, not run)
+    return None
+
+
+def test_every_cauldron_command_printed_anywhere_parses() -> None:
+    """Every `cauldron ...` in a message or a doc parses with the real CLI: no option
+    misspelt or gone, no sub-command renamed (values a message fills in at run time are
+    tried as a number and as a word)."""
+    found = _everywhere()
+    assert len(found) > 150, len(found)  # the collection finds them
+    failures = []
+    for where, span in sorted(set(found)):
+        tries = [_argv(span, value) for value in ("1", "x")]
+        errors = [_parse_error(argv) for argv in tries if argv is not None]
+        if errors and all(errors):
+            failures.append(f"{where}: `{span}`: {errors[-1]}")
+    assert not failures, "\n".join(failures)

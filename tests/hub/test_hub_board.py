@@ -113,4 +113,6 @@ def test_hub_health_carries_the_board_and_the_pawns(
     health = HubHealth.of(hub.snapshot())
     assert health.board is not None and health.board.state == "hung"
     assert health.board.resets == 1 and health.pawns == [0, 5]
+    assert hub.degraded is not None and hub.degraded.code == "readers_failed"
+    assert "the scan board is hung" in hub.degraded.reason
     hub.outbox.close()

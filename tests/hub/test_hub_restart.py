@@ -339,3 +339,53 @@ def test_a_sim_script_starts_from_an_empty_table(mqtt_broker: str, table_id: str
         ("removed", "1,1", "blue-a-4")]
     assert SimulatedTable(state_path=config.sim_state_path).truth() == {
         Layout().reader_for("2,2"): virtual_box_tagmap().uid_for("blue-a-4")}
+
+
+def test_a_restart_on_a_changed_tag_map_keeps_what_queued_events_meant(
+    watcher: Watcher, mqtt_broker: str, table_id: str, tmp_path: Path
+) -> None:
+    """Events queued while the broker was away, the hub killed, its tag map changed, then
+    restarted: the queued events go out as they were read; a card lifted meanwhile is
+    removed under the name it was laid with; one still lying is renamed (removed old,
+    placed new); and it is lifted later under its new name."""
+    from engine.wire.broker import free_port
+
+    outbox = tmp_path / "outbox.sqlite"
+    layout = Layout()
+    r1, r2, r3 = (layout.reader_for(w) for w in ("1,1", "1,2", "2,2"))
+    before = TagMap(tags={UID_A: "blue-a-4", UID_B: "red-b-2", UID_C: "accio-1"})
+    after = TagMap(tags={UID_A: "immuto-1", UID_B: "red-b-2", UID_C: "accio-2"})
+
+    def hub(url: str, lying: dict[int, str], tagmap: TagMap) -> Hub:
+        client = WireClient(url, client_id=f"hub-{table_id}",
+                            state_topic=Topics(table_id).hub_state)
+        return Hub(table=table_id, backend=Readers(lying), client=client,
+                   outbox=Outbox(outbox), tagmap=tagmap, poll_interval=0.002).start()
+
+    # No broker answers this one: its three events stay queued in the outbox.
+    first = hub(f"mqtt://127.0.0.1:{free_port()}", {r1: UID_A, r2: UID_B, r3: UID_C}, before)
+    wait_for(lambda: first.outbox.pending_count() == 3, what="three queued events")
+    first._stop.set()  # killed: no clean stop
+    assert first._thread is not None
+    first._thread.join(5)
+    first.client.stop()
+    lying = {r1: UID_A}  # the red and the accio card lifted while the hub was down
+    second = hub(mqtt_broker, lying, after)
+    try:
+        wait_for(lambda: len(watcher.events()) == 7, what="queued, lifted and renamed")
+        assert watcher.events() == [
+            (1, "cell", "placed", "1,1", "blue-a-4"),  # queued: sent as read
+            (2, "cell", "placed", "1,2", "red-b-2"),
+            (3, "cell", "placed", "2,2", "accio-1"),
+            (4, "cell", "removed", "1,2", "red-b-2"),  # lifted while down
+            (5, "cell", "removed", "2,2", "accio-1"),  # under the name it was laid with
+            (6, "cell", "removed", "1,1", "blue-a-4"),  # lying: named again
+            (7, "cell", "placed", "1,1", "immuto-1"),
+        ]
+        del lying[r1]
+        wait_for(lambda: len(watcher.events()) == 8, what="the renamed card lifted")
+        assert watcher.events()[-1] == (8, "cell", "removed", "1,1", "immuto-1")
+        time.sleep(0.3)
+        assert len(watcher.events()) == 8
+    finally:
+        second.stop()
