@@ -239,9 +239,9 @@ function renderOptions(v) {
     [`opt_players`, t("opt_players", { n: c.colours.length, colours: c.colours.map((col, i) => seatLabel(i, col)).join(", ") })],
     [`opt_first`, t("opt_first", { seat: seatLabel(c.first_seat, c.colours[c.first_seat]) })],
     ...(c.removed_colour ? [["opt_removed", t("opt_removed", { colour: colourName(c.removed_colour) })]] : []),
-    ["opt_recipes", `${t("variant_recipes")}: ${onOff(c.recipes)}`],
-    ["opt_bonus", `${t("variant_bonus")}: ${onOff(c.second_player_bonus)}`],
-    ["opt_memory", `${t("variant_memory_short")}: ${onOff(c.memory_aid)}`],
+    ["opt_recipes", t("opt_value", { name: t("variant_recipes"), value: onOff(c.recipes) })],
+    ["opt_bonus", t("opt_value", { name: t("variant_bonus"), value: onOff(c.second_player_bonus) })],
+    ["opt_memory", t("opt_value", { name: t("variant_memory_short"), value: onOff(c.memory_aid) })],
   ];
   const html = items.map(([k, text]) => `<li data-opt="${k}">${esc(text)}</li>`).join("");
   if (el.dataset.html !== html) { el.innerHTML = html; el.dataset.html = html; }

@@ -234,7 +234,7 @@ function send(body, verb = "play") {
   pending = key;
   queue = queue.then(async () => {
     try { await api("POST", q(`/api/seats/${SEAT}/${verb}`), body); playMsg(""); }
-    catch (e) { playMsg(refusalText(e), true); }
+    catch (e) { playMsg(refusalText(e, last && last.game ? last.game.view.seats : []), true); }
     finally { if (pending === key) pending = null; }
   });
   return queue;
@@ -265,7 +265,7 @@ document.getElementById("hint").addEventListener("click", async () => {
     setHtml(out, `<h2>${esc(t("hint_title"))}</h2>` +
       (h.card ? `<p>${esc(t("hint_for", { card: cardLabel(h.card) }))}${h.cell ? " — " + esc(cellLabel(h.cell)) : ""}</p>` : "") +
       `<p data-hint-reason="1">${esc(humanise(h.reason, last && last.game ? last.game.view.seats : []))}</p>`);
-  } catch (e) { setHtml(out, `<p class="error">${esc(e.message)}</p>`); }
+  } catch (e) { setHtml(out, `<p class="error">${esc(refusalText(e, last && last.game ? last.game.view.seats : []))}</p>`); }
 });
 
 const sock = liveSocket(`/ws/seat/${SEAT}`, (msg) => {

@@ -78,7 +78,7 @@ def waiting_codes() -> set[str]:
 REFUSERS: dict[str, tuple[int | None, str | None]] = {
     "CommandRefused": (None, None), "Refused": (None, "refused"), "Unauthorised": (1, None),
     "VirtualError": (1, "not_possible"), "Refusal": (2, None), "_refused": (0, None),
-    "CommandResult": (None, None), "CommandResponse": (None, None)}
+    "CommandResult": (None, None), "CommandResponse": (None, None), "CountRefused": (0, None)}
 
 
 def refusal_codes() -> set[str]:
