@@ -30,14 +30,17 @@ function msg(text, isError, action) {
   el.textContent = text;
   el.classList.toggle("error", !!isError);
   el.dataset.said = text;
+  const box = document.getElementById("host-msg-action");  // the way out, beside the words
+  box.replaceChildren();
+  box.hidden = !action;
   if (action) {
     const b = document.createElement("button");
     b.type = "button";
-    b.className = "btn small";
+    b.className = "btn";
     b.id = action.id;
     b.textContent = action.label;
     b.addEventListener("click", action.run);
-    el.append(" ", b);
+    box.append(b);
   }
   msgAt = Date.now();
   msgKey = gameKey(lastState);
@@ -209,6 +212,7 @@ function renderStatus(state) {
   const phone = who != null ? phoneState(state, who) : null;
   if (phone) text += ` · ${t(phone === "on" ? "phone_waiting" : "phone_gone_short", { seat: seatOf(v, who) })}`;
   st.textContent = text;
+  document.body.dataset.inputs = v && v.table ? String(v.table.inputs) : "";  // tests: what the page has seen
   renderOptions(v);
   // Mid-game the new-game form folds away (it stays one click away).
   const playing = !!(v && !v.over && v.table && v.table.status === "playing");
@@ -286,8 +290,8 @@ async function startGame(body, started) {
     await hostApi("POST", "/api/host/new_game", body);
     msg(started());
   } catch (e) {
-    if (e.code !== "game_in_progress") { msg(refused(e), true); return; }
-    msg(t("host_game_running_ask"), true, { id: "end-and-start", label: t("end_and_start"), run: () => endAndStart(body, started) });
+    msg(refused(e), true, e.code === "game_in_progress"
+      ? { id: "end-and-start", label: t("end_and_start"), run: () => endAndStart(body, started) } : null);
   }
 }
 
