@@ -27,7 +27,7 @@ from dashboard.deps import (
 )
 from dashboard.models import CommandResult, JoinInfo, SeatState
 from dashboard.routers import Refusal, answered
-from dashboard.routers.pages import render
+from dashboard.routers.pages import refused_page, render
 from dashboard.routers.table import pump
 from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
@@ -101,7 +101,7 @@ def join_qr(
 def join_seat(
     request: Request,
     bridge: BridgeDep,
-    seat: SeatNumberDep,
+    seat: int,
     page_lang: LangDep,
     token: Annotated[str | None, Query(max_length=64)] = None,
     lang: Annotated[str | None, Query(max_length=8)] = None,
@@ -109,7 +109,9 @@ def join_seat(
     """Where a seat's QR code leads: its one-time code is traded for the seat's secret,
     which only this phone gets, in a cookie (then the seat page, whose URL holds no
     secret). A used or stale code gets a page in the phone's language saying what to do
-    (403)."""
+    (403); so does a seat this game does not have (404)."""
+    if not 0 <= seat < bridge.seats():
+        return refused_page(request, page_lang, "no_such_seat", status.HTTP_404_NOT_FOUND)
     secret = bridge.secrets.redeem(bridge.game_id, seat, token)
     if secret is None:
         page = render(request, "join_used.html", page_lang, "join")

@@ -186,3 +186,24 @@ def test_a_closed_phone_is_not_connected_everywhere_on_the_big_screen(
     finally:
         screen.close()
         phone.close()
+
+
+def test_a_page_route_that_cannot_serve_says_so_in_the_pages_language(
+        dash: Dash, engine_service: Any, table_id: str) -> None:
+    """A phone scanning an old code for a seat this game lacks, or a wrong seat page, gets a
+    page in its language (it got the API's English JSON)."""
+    from dashkit import drive_engine
+
+    interp = drive_engine(engine_service, table_id, seed=7, until="take")  # 2 players
+    wait_until(lambda: dash.bridge.game_id == interp.game_id and dash.bridge.seats() == 2, 20,
+               "the dashboard's 2-seat game")
+    said = {"en": "That place is not at this table.",
+            "fr": "Cette place n'est pas à cette table.",
+            "de": "Diesen Platz gibt es an diesem Tisch nicht."}
+    with httpx.Client(base_url=dash.url, timeout=20) as client:
+        for lang, words in said.items():
+            for path in (f"/join/3?token=old&lang={lang}", f"/seat/7?lang={lang}"):
+                page = client.get(path, headers={"Accept": "text/html"})
+                assert page.status_code == 404, (path, page.status_code)
+                assert page.headers["content-type"].startswith("text/html"), path
+                assert words in page.text.replace("&#39;", "'"), (path, page.text[-600:])
