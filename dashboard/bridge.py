@@ -55,7 +55,7 @@ from engine.wire.contract import (
     WireError,
     WireModel,
 )
-from engine.wire.mqtt import MqttError, WireClient
+from engine.wire.mqtt import MqttError, RequestTimeout, WireClient
 from engine.wire.ratelog import RateLimitedLog
 
 log = logging.getLogger("cauldron.dashboard")
@@ -551,14 +551,17 @@ class Bridge:
                 unavailable=True,
                 error=f"the dashboard is not connected to the MQTT broker "
                 f"({self.client.broker.redacted()}); check that it is running",
+                code="not_connected",
             )
         try:
             reply = self.client.request(
                 topic, args or {}, timeout=timeout or self.settings.command_timeout, seat=seat,
                 source=source,
             )
+        except RequestTimeout as exc:
+            return CommandResult(ok=False, unavailable=True, error=str(exc), code="no_answer")
         except (MqttError, WireError) as exc:
-            return CommandResult(ok=False, unavailable=True, error=str(exc))
+            return CommandResult(ok=False, unavailable=True, error=str(exc), code="unavailable")
         if reply.status == "ok":
             return CommandResult(ok=True, data=reply.data)
         return CommandResult(ok=False, error=reply.error, code=reply.code, rule=reply.rule)

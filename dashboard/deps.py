@@ -9,13 +9,14 @@ import ipaddress
 import math
 from typing import Annotated
 
-from fastapi import Depends, Header, HTTPException, Path, Query, Request, Response, status
+from fastapi import Depends, Header, Path, Query, Request, Response, status
 from starlette.requests import HTTPConnection
 
 from dashboard.bridge import Bridge
 from dashboard.config import Lang, Settings
 from dashboard.guard import PinGuard, PinLocked, client_key
 from dashboard.i18n import COOKIE, negotiate
+from dashboard.routers import Refusal
 from dashboard.virtual import VirtualTable
 from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
@@ -49,11 +50,11 @@ def check_pin(request: Request, pin: str | None) -> bool:
         return guard.check(client_key(request.client.host if request.client else None), pin)
     except PinLocked as locked:
         seconds = math.ceil(locked.seconds)
-        raise HTTPException(
-            status.HTTP_429_TOO_MANY_REQUESTS,
-            f"too many wrong host PINs from this device: try again in {seconds} s",
-            headers={"Retry-After": str(seconds)},
-        ) from None
+        refusal = Refusal(status.HTTP_429_TOO_MANY_REQUESTS,
+                          f"too many wrong host PINs from this device: try again in {seconds} s",
+                          "pin_locked", params={"seconds": seconds})
+        refusal.headers = {"Retry-After": str(seconds)}
+        raise refusal from None
 
 
 SCREEN_COOKIE = "cauldron-screen"
@@ -79,11 +80,10 @@ def require_host(
     pin: Annotated[str | None, Header(alias=PIN_HEADER, description="the host PIN")] = None,
 ) -> None:
     if not pin:
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED, f"host PIN needed: send it in the {PIN_HEADER} header"
-        )
+        raise Refusal(status.HTTP_401_UNAUTHORIZED,
+                      f"host PIN needed: send it in the {PIN_HEADER} header", "needs_pin")
     if not check_pin(request, pin):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
+        raise Refusal(status.HTTP_403_FORBIDDEN, "wrong host PIN", "wrong_pin")
 
 
 HostDep = Annotated[None, Depends(require_host)]
@@ -93,7 +93,8 @@ def seat_number(
     bridge: BridgeDep, seat: Annotated[int, Path(ge=0, lt=N_SEATS, description="seat 0-3")]
 ) -> int:
     if seat >= bridge.seats():
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{seat_name(seat)} is not at this table")
+        raise Refusal(status.HTTP_404_NOT_FOUND, f"{seat_name(seat)} is not at this table",
+                      "no_such_seat", params={"seat": seat})
     return seat
 
 
@@ -139,11 +140,10 @@ def seat_secret_ok(conn: HTTPConnection, bridge: Bridge, seat: int) -> bool:
 def require_seat(request: Request, bridge: BridgeDep, seat: SeatNumberDep) -> int:
     """The seat, when the request carries that seat's secret for the current game (else 403)."""
     if not seat_secret_ok(request, bridge, seat):
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"this phone does not hold {seat_name(seat)} for the current game: scan the "
-            "seat's QR code on the table screen again",
-        )
+        raise Refusal(status.HTTP_403_FORBIDDEN,
+                      f"this phone does not hold {seat_name(seat)} for the current game: scan "
+                      "the seat's QR code on the table screen again", "seat_link_stale",
+                      params={"seat": seat})
     game_id = bridge.game_id
     if game_id is not None and bridge.secrets.mark_joined(game_id, seat):
         bridge.broadcast()
@@ -156,16 +156,13 @@ SeatDep = Annotated[int, Depends(require_seat)]
 def get_virtual(request: Request, bridge: BridgeDep) -> VirtualTable:
     virtual: VirtualTable | None = request.app.state.virtual
     if virtual is None:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND, "the virtual table is switched off on this dashboard"
-        )
+        raise Refusal(status.HTTP_404_NOT_FOUND,
+                      "the virtual table is switched off on this dashboard", "no_virtual_table")
     backend = bridge.status().hub_backend
     if backend is not None and backend != "sim":
-        raise HTTPException(
-            status.HTTP_409_CONFLICT,
-            f"the hub reads real cards ({backend} back-end): the virtual table needs "
-            "`cauldron hub --backend sim`",
-        )
+        raise Refusal(status.HTTP_409_CONFLICT,
+                      f"the hub reads real cards ({backend} back-end): the virtual table needs "
+                      "`cauldron hub --backend sim`", "real_cards")
     return virtual
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import HTTPException, Request, status
 from fastapi.responses import JSONResponse
 
@@ -9,14 +11,16 @@ from dashboard.models import CommandResult
 
 
 class Refusal(HTTPException):
-    """A command the engine or the hub refused: the reason, its stable ``code`` and the
-    rule id stay on the HTTP answer (`refusal_response`)."""
+    """A refusal (of the engine, the hub or the dashboard): the reason, its stable ``code``
+    (the pages say ``refusal_<code>`` in their language), the rule id and the code's
+    parameters (ids: cells, seats) stay on the HTTP answer (`refusal_response`)."""
 
     def __init__(self, status_code: int, message: str, code: str | None = None,
-                 rule: str | None = None) -> None:
+                 rule: str | None = None, params: dict[str, Any] | None = None) -> None:
         super().__init__(status_code, message)
         self.code = code
         self.rule = rule
+        self.params = params or {}
 
 
 def answered(result: CommandResult) -> CommandResult:
@@ -29,10 +33,11 @@ def answered(result: CommandResult) -> CommandResult:
 
 
 async def refusal_response(request: Request, exc: Exception) -> JSONResponse:
-    """``{"detail": reason, "error": {"code", "rule", "message"}}`` (``detail`` as every
-    other HTTP error of the dashboard has it)."""
+    """``{"detail": reason, "error": {"code", "rule", "message", "params"}}`` (``detail`` as
+    every other HTTP error of the dashboard has it)."""
     assert isinstance(exc, Refusal)
     message = str(exc.detail)
     return JSONResponse(
-        {"detail": message, "error": {"code": exc.code, "rule": exc.rule, "message": message}},
+        {"detail": message, "error": {"code": exc.code, "rule": exc.rule, "message": message,
+                                      "params": exc.params}},
         status_code=exc.status_code, headers=exc.headers)

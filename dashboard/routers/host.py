@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Request, Response, status
+from fastapi import APIRouter, Body, Request, Response, status
 
 from dashboard.deps import SCREEN_COOKIE, BridgeDep, HostDep
 from dashboard.models import (
@@ -62,7 +62,8 @@ def game_config(form: NewGameIn) -> dict[str, Any]:
             }
         )
     except RulesError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+        raise Refusal(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc), "bad_config",
+                      exc.rule) from None
     return config.to_wire()
 
 
@@ -81,7 +82,8 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
         sim = virtual is not None and bridge.status().hub_backend == "sim"
         deal = "virtual" if sim else "table"
     if deal == "virtual" and virtual is None:
-        raise HTTPException(status.HTTP_409_CONFLICT, "the virtual table is switched off")
+        raise Refusal(status.HTTP_409_CONFLICT, "the virtual table is switched off",
+                      "no_virtual_table")
     rng = random.Random(form.seed)
     # The recipe cards (G11) are dealt by the engine: on the broker a command is seen by
     # every client, each seat's recipes only on its own game/seat/<n>.
@@ -96,7 +98,8 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
         try:
             virtual.deal(config["removed_colour"], rng.randrange(2**32))
         except VirtualError as exc:
-            raise HTTPException(status.HTTP_409_CONFLICT, f"virtual deal: {exc}") from None
+            raise Refusal(status.HTTP_409_CONFLICT, f"virtual deal: {exc}", "deal_failed"
+                          ) from None
     return answered(bridge.command("new_game", config))
 
 
@@ -192,9 +195,10 @@ def seat_links(_: HostDep, bridge: BridgeDep, request: Request) -> list[JoinInfo
 def reissue(_: HostDep, bridge: BridgeDep, request: Request, seat: int) -> JoinInfo:
     game_id = bridge.game_id
     if game_id is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "no game yet")
+        raise Refusal(status.HTTP_404_NOT_FOUND, "no game yet", "no_game")
     if not 0 <= seat < bridge.seats():
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{seat_name(seat)} is not at this table")
+        raise Refusal(status.HTTP_404_NOT_FOUND, f"{seat_name(seat)} is not at this table",
+                      "no_such_seat", params={"seat": seat})
     bridge.secrets.rotate(game_id, seat)
     bridge.broadcast()
     info = bridge.join_info(seat, str(request.base_url))

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request, status
-from fastapi import Path as PathParam
+from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
@@ -15,6 +14,7 @@ from dashboard.config import LANGS, Lang, phones_reach
 from dashboard.deps import LangDep, SettingsDep, sees_table_screen
 from dashboard.geometry import geometry
 from dashboard.i18n import COOKIE, bundle, family_renames, strings
+from engine.wire.contract import N_SEATS
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parents[1] / "templates"))
 router = APIRouter(include_in_schema=False)
@@ -46,6 +46,15 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
     return response
 
 
+def refused_page(request: Request, lang: Lang, code: str, http_status: int) -> HTMLResponse:
+    """A page route that cannot serve its page: ``refusal_<code>`` in the page's language
+    (never the API's English JSON on a phone)."""
+    page = render(request, "refused.html", lang, "refused", code=code)
+    page.status_code = http_status
+    page.headers["Cache-Control"] = "no-store"
+    return page
+
+
 @router.get("/", response_class=HTMLResponse)
 def table_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
     # The join codes hold the public address: on a loopback one they would open the phone.
@@ -57,16 +66,14 @@ def table_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLRe
 @router.get("/virtual", response_class=HTMLResponse)
 def virtual_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
     if not settings.virtual:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND,
-            "this table has no virtual table (the dashboard runs with --no-virtual)")
+        return refused_page(request, lang, "no_virtual_table", status.HTTP_404_NOT_FOUND)
     return render(request, "virtual.html", lang, "virtual", table=settings.table)
 
 
 @router.get("/seat/{seat}", response_class=HTMLResponse)
-def seat_page(
-    request: Request, lang: LangDep, seat: Annotated[int, PathParam(ge=0, le=3)]
-) -> HTMLResponse:
+def seat_page(request: Request, lang: LangDep, seat: int) -> HTMLResponse:
+    if not 0 <= seat < N_SEATS:
+        return refused_page(request, lang, "no_such_seat", status.HTTP_404_NOT_FOUND)
     return render(request, "seat.html", lang, "seat", seat=seat)
 
 

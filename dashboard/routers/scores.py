@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, status
 
 from dashboard.deps import BridgeDep
 from dashboard.models import ScoresPublic
+from dashboard.routers import Refusal
 
 router = APIRouter(tags=["scores"])
 
@@ -21,5 +22,5 @@ def scores(bridge: BridgeDep) -> ScoresPublic:
     if (end is None or end.scores is None) and state.last_game is not None:
         end = state.last_game.view.end  # the last finished game, while the next one runs
     if end is None or end.scores is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "no finished game yet")
+        raise Refusal(status.HTTP_404_NOT_FOUND, "no finished game yet", "no_scores")
     return end.scores

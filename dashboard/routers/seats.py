@@ -8,7 +8,7 @@ from typing import Annotated
 
 import qrcode
 import qrcode.image.svg
-from fastapi import APIRouter, Header, HTTPException, Query, Request, Response, WebSocket, status
+from fastapi import APIRouter, Header, Query, Request, Response, WebSocket, status
 from fastapi.responses import RedirectResponse
 
 from dashboard.bridge import Bridge
@@ -26,8 +26,8 @@ from dashboard.deps import (
     set_seat_cookie,
 )
 from dashboard.models import CommandResult, JoinInfo, SeatState
-from dashboard.routers import answered
-from dashboard.routers.pages import render
+from dashboard.routers import Refusal, answered
+from dashboard.routers.pages import refused_page, render
 from dashboard.routers.table import pump
 from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
@@ -40,21 +40,19 @@ def _join(request: Request, bridge: Bridge, seat: int, pin: str | None) -> JoinI
     never for anyone else on the network, who could take every seat with it."""
     host = check_pin(request, pin)
     if pin and not host:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
+        raise Refusal(status.HTTP_403_FORBIDDEN, "wrong host PIN", "wrong_pin")
     if not host and not sees_table_screen(request):
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            "join codes are shown on the table's screen and the host page only: scan the code "
-            "on the table's screen",
-        )
+        raise Refusal(status.HTTP_403_FORBIDDEN,
+                      "join codes are shown on the table's screen and the host page only: scan "
+                      "the code on the table's screen", "codes_on_screen_only")
     info = bridge.join_info(seat, str(request.base_url))
     if info is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "no game yet: the host starts one first")
+        raise Refusal(status.HTTP_404_NOT_FOUND, "no game yet: the host starts one first",
+                      "no_game")
     if info.joined and not host:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"{seat_name(seat)} has joined already; the host can show its code again",
-        )
+        raise Refusal(status.HTTP_403_FORBIDDEN,
+                      f"{seat_name(seat)} has joined already; the host can show its code again",
+                      "seat_joined", params={"seat": seat})
     return info
 
 
@@ -103,7 +101,7 @@ def join_qr(
 def join_seat(
     request: Request,
     bridge: BridgeDep,
-    seat: SeatNumberDep,
+    seat: int,
     page_lang: LangDep,
     token: Annotated[str | None, Query(max_length=64)] = None,
     lang: Annotated[str | None, Query(max_length=8)] = None,
@@ -111,7 +109,9 @@ def join_seat(
     """Where a seat's QR code leads: its one-time code is traded for the seat's secret,
     which only this phone gets, in a cookie (then the seat page, whose URL holds no
     secret). A used or stale code gets a page in the phone's language saying what to do
-    (403)."""
+    (403); so does a seat this game does not have (404)."""
+    if not 0 <= seat < bridge.seats():
+        return refused_page(request, page_lang, "no_such_seat", status.HTTP_404_NOT_FOUND)
     secret = bridge.secrets.redeem(bridge.game_id, seat, token)
     if secret is None:
         page = render(request, "join_used.html", page_lang, "join")
@@ -176,7 +176,7 @@ def seat_hint(bridge: BridgeDep, seat: SeatDep, lang: LangDep) -> CommandResult:
 )
 def dismiss_reveal(bridge: BridgeDep, seat: SeatDep) -> Response:
     if not bridge.dismiss_reveal(seat):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "no Perluceo reveal to hide")
+        raise Refusal(status.HTTP_404_NOT_FOUND, "no Perluceo reveal to hide", "no_reveal")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

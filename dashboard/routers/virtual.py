@@ -26,7 +26,7 @@ from dashboard.deps import (
     seat_secret_ok,
 )
 from dashboard.models import CommandResult, SimIn, VirtualPublic
-from dashboard.routers import answered
+from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, VirtualTable, owner_of
 from engine.rules.names import seat_name
 from engine.wire.contract import N_SEATS
@@ -50,9 +50,10 @@ class Actor(BaseModel):
 
 def _check_seat_secret(request: Request, bridge: BridgeDep, seat: int) -> Actor:
     if not seat_secret_ok(request, bridge, seat):
-        raise HTTPException(status.HTTP_403_FORBIDDEN,
-                            f"this link does not open {seat_name(seat)} for the current "
-                            "game: scan the seat's QR code on the table screen again")
+        raise Refusal(status.HTTP_403_FORBIDDEN,
+                      f"this link does not open {seat_name(seat)} for the current "
+                      "game: scan the seat's QR code on the table screen again",
+                      "seat_link_stale", params={"seat": seat})
     return Actor(seat=seat)
 
 
@@ -67,11 +68,11 @@ def require_actor(
         return _check_seat_secret(request, bridge, seat)
     if pin:
         if not check_pin(request, pin):
-            raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
+            raise Refusal(status.HTTP_403_FORBIDDEN, "wrong host PIN", "wrong_pin")
         return Actor(seat=None)
-    raise HTTPException(status.HTTP_401_UNAUTHORIZED,
-                        f"a gesture needs the host PIN ({PIN_HEADER} header) or a seat's "
-                        "secret (?seat= and its cookie)")
+    raise Refusal(status.HTTP_401_UNAUTHORIZED,
+                  f"a gesture needs the host PIN ({PIN_HEADER} header) or a seat's "
+                  "secret (?seat= and its cookie)", "needs_credential")
 
 
 ActorDep = Annotated[Actor, Depends(require_actor)]
@@ -87,13 +88,13 @@ def do_gesture(virtual: VirtualDep, actor: Actor, body: SimIn) -> VirtualPublic:
     if actor.seat is None:
         hand = body.as_seat
     elif body.as_seat not in (None, actor.seat):
-        raise HTTPException(status.HTTP_403_FORBIDDEN,
-                            f"{seat_name(actor.seat)} acts with its own hand only")
+        raise Refusal(status.HTTP_403_FORBIDDEN,
+                      f"{seat_name(actor.seat)} acts with its own hand only", "own_hand_only")
     try:
         virtual.check_moment(body.action, body.where, body.seat, actor.seat)
         return virtual.gesture(body.action, body.where, body.seat, owner_of(hand))
     except VirtualError as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+        raise Refusal(status.HTTP_409_CONFLICT, str(exc), exc.code, params=exc.params) from None
 
 
 @router.post(
@@ -122,7 +123,7 @@ class WaitingIn(BaseModel):
              status_code=status.HTTP_204_NO_CONTENT)
 def waiting(virtual: VirtualDep, actor: ActorDep, body: WaitingIn) -> None:
     if actor.seat is not None:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "only the host's bots say this")
+        raise Refusal(status.HTTP_403_FORBIDDEN, "only the host's bots say this", "host_only")
     virtual.note_waiting(body.seat, body.reason, body.code, body.params)
 
 
@@ -130,8 +131,8 @@ def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
     state = bridge.table_state()
     seat = state.game.view.expected.seat if state.game else None
     if actor.seat is not None and seat != actor.seat:
-        raise HTTPException(status.HTTP_409_CONFLICT,
-                            f"it is not {seat_name(actor.seat)}'s turn")
+        raise Refusal(status.HTTP_409_CONFLICT, f"it is not {seat_name(actor.seat)}'s turn",
+                      "not_your_turn")
     return seat
 
 
@@ -139,7 +140,8 @@ def _decide(bridge: BridgeDep, actor: Actor, verb: str) -> CommandResult:
     seat = _active_seat(bridge, actor)
     state = bridge.table_state()
     if state.game is None or state.game.view.phase != "last_card" or seat is None:
-        raise HTTPException(status.HTTP_409_CONFLICT, "no last card to keep or discard now (G10a)")
+        raise Refusal(status.HTTP_409_CONFLICT, "no last card to keep or discard now (G10a)",
+                      "no_last_card", "G10a")
     return answered(bridge.command(verb, {"seat": seat}, seat=seat, source="virtual"))
 
 
@@ -157,7 +159,8 @@ def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
     seat = _active_seat(bridge, actor)
     state = bridge.table_state()
     if state.game is None or not state.game.view.expected.can_pass or seat is None:
-        raise HTTPException(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)")
+        raise Refusal(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)", "cannot_pass",
+                      "G7")
     # The seat's own confirm: the engine lets it pass and nothing else (a bare confirm is
     # the host's, which also ends a Vanesco wait or starts a dealt game).
     return answered(bridge.command("confirm", seat=seat, source="virtual"))
@@ -172,12 +175,11 @@ def _declinatio(bridge: BridgeDep, actor: Actor) -> CommandResult:
     _active_seat(bridge, actor)
     seat = corner_blocked(bridge.table_state().game)
     if seat is None:
-        raise HTTPException(
+        raise Refusal(
             status.HTTP_409_CONFLICT,
             "Declinatio cannot end the game now: only at a corner where it would face a line "
             "of Vanesco/Perluceo only (G7); otherwise use it by taking a card from the line "
-            "it reaches",
-        )
+            "it reaches", "declinatio_not_blocked", "G7")
     return answered(bridge.command("declinatio", {"seat": seat}, seat=seat, source="virtual"))
 
 
@@ -212,15 +214,16 @@ def require_seat_or_host(
 ) -> Actor:
     if pin:
         if not check_pin(request, pin):
-            raise HTTPException(status.HTTP_403_FORBIDDEN, "wrong host PIN")
+            raise Refusal(status.HTTP_403_FORBIDDEN, "wrong host PIN", "wrong_pin")
         return Actor(seat=seat)  # the host plays for that seat
     return _check_seat_secret(request, bridge, seat)
 
 
 def _refused(code: str, message: str, http: int = status.HTTP_409_CONFLICT,
-             rule: str | None = None) -> JSONResponse:
+             rule: str | None = None, params: dict[str, Any] | None = None) -> JSONResponse:
     return JSONResponse({"status": "error", "data": None,
-                         "error": {"code": code, "rule": rule, "message": message}},
+                         "error": {"code": code, "rule": rule, "message": message,
+                                   "params": params or {}}},
                         status_code=http)
 
 
@@ -267,10 +270,11 @@ def play(request: Request, bridge: BridgeDep, seat: SeatNumberDep,
             result = _declinatio(bridge, actor)
         return _answer(result.data)
     except VirtualError as exc:
-        return _refused(exc.code, str(exc))
+        return _refused(exc.code, str(exc), params=exc.params)
     except HTTPException as exc:  # a `Refusal` keeps the engine's code and rule id
         return _refused(getattr(exc, "code", None) or "refused", str(exc.detail),
-                        exc.status_code, getattr(exc, "rule", None))
+                        exc.status_code, getattr(exc, "rule", None),
+                        getattr(exc, "params", None))
 
 
 def _answer(data: Any) -> dict[str, Any]:

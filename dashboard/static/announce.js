@@ -1,6 +1,6 @@
 /* Spoken and screen-reader announcements of what changed on the table (big screen and
    virtual table). */
-import { alertWords, announce, cardLabel, cellLabel, isNotice, seatOf, t, tn } from "./core.js";
+import { alertWords, announce, cardLabel, cellLabel, isNotice, moveWords, seatOf, t, tn } from "./core.js";
 import { winnersText } from "./scoring.js";
 
 export function announceChanges(prev, next) {
@@ -15,7 +15,7 @@ export function announceChanges(prev, next) {
       if (was && was !== now) lines.push(t("ann_take", { seat: seatOf(a, a.turn), card: cardLabel(was), cell: cellLabel(`${r},${c}`) }));
       if (now && was !== now) lines.push(t("ann_refill", { card: cardLabel(now), cell: cellLabel(`${r},${c}`) }));
     }
-    if (!b.over && (a.turns !== b.turns || a.turn !== b.turn)) lines.push(t("ann_turn", { seat: seatOf(b, b.turn), moves: tn("move_value", b.move_value) }));
+    if (!b.over && (a.turns !== b.turns || a.turn !== b.turn)) lines.push(t("ann_turn", { seat: seatOf(b, b.turn), moves: moveWords(b.move_value) }));
     if (b.over && !a.over && b.end && b.end.scores) lines.push(t("ann_over", { winners: winnersText(b.end.scores, b.seats) }));
   }
   if (lines.length) announce(lines.join(" "));

@@ -205,6 +205,17 @@ function makeCardHtml(id, extraClass) {
   return `<span class="${cls.join(" ")}" ${data}><span class="band" aria-hidden="true">${esc(c.symbol)}</span><span class="fam">${esc(c.family)}</span></span>`;
 }
 
+/* A joined seat's phone, from one source (the table state's `joined` and `phones`): "on"
+   (its page is connected), "off" (joined, but the page is gone), null (nobody joined). */
+export function phoneState(state, seat) {
+  if (!state || !state.joined || !state.joined[seat]) return null;
+  return state.phones && state.phones[seat] ? "on" : "off";
+}
+
+/* How far the pawn of the seat to play moves: an Immuto on top (G5) moves it 0 steps, said
+   as "the pawn stays". */
+export function moveWords(n) { return n ? tn("move_value", n) : t("move_stays"); }
+
 export function usesText(uses) { return uses > 0 ? tn("uses_left", uses) : t("spent"); }
 
 /* ---- what the table waits for (the engine service's prompt, translated) ---- */
@@ -226,7 +237,7 @@ export function promptText(v) {
     params.pos = v.seats[p.seat].pawn + 1;
     params.line = v.seats[p.seat].faced_line != null ? lineLabel(v.seats[p.seat].faced_line) : "";
   }
-  const key = "prompt_" + p.code;
+  const key = "prompt_" + p.code + (p.code === "take" && !v.move_value ? "_stay" : "");
   return T[key] !== undefined ? t(key, params) : humanise(p.text, v.seats);
 }
 
@@ -234,11 +245,12 @@ export function promptText(v) {
 const NOTICE_RULES = new Set(["undo", "info", "notice"]);
 export function isNotice(a) { return a.kind === "notice" || a.severity === "info" || NOTICE_RULES.has(a.rule); }
 
-/* A refusal in the page's language when its code is known (refusal_<code>), else the
-   server's own words. */
-export function refusalText(e) {
-  const key = e && e.code ? "refusal_" + e.code : null;
-  return key && T[key] !== undefined ? t(key) : t("error", { message: e ? e.message : "" });
+/* A refusal in the page's language (refusal_<code> with its ids as words, and the rule it
+   names); the server's own words only for a code this page does not know. */
+export function refusalText(e, seats) {
+  const said = e && e.code ? filled("refusal_" + e.code, codeParams(e.params, seats)) : null;
+  if (said) return e.rule && !said.includes(e.rule) ? `${said} (${t("rule", { rule: e.rule })})` : said;
+  return t("error", { message: e ? e.message : "" });
 }
 
 /* An alert that holds a seat's gestures on the square until it is put right (the server
@@ -495,7 +507,10 @@ export async function api(method, path, body, headers) {
     if (detail && typeof detail === "object" && !Array.isArray(detail)) detail = detail.message || JSON.stringify(detail);
     if (Array.isArray(detail)) detail = detail.map((d) => d.msg || JSON.stringify(d)).join("; ");
     const err = new Error(humanise(String(detail))); err.status = res.status;
-    err.code = data && data.error && typeof data.error === "object" ? data.error.code : undefined;  // a refusal's stable id
+    const coded = data && data.error && typeof data.error === "object" ? data.error : {};
+    err.code = coded.code || undefined;  // a refusal's stable id, its rule and its ids
+    err.rule = coded.rule || undefined;
+    err.params = coded.params || {};
     throw err;
   }
   return data;

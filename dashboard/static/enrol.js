@@ -23,7 +23,7 @@
       said.textContent = (res && res.data && res.data.message) || "";
       said.classList.remove("error");
     } catch (e) {
-      said.textContent = e.message || String(e);
+      said.textContent = refusalText(e);
       said.classList.add("error");
     }
   });

@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
+import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, phoneState, posLabel, promptText, refusalText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -8,10 +8,13 @@ let timer = null;
 
 function hostApi(method, path, body) { return api(method, path, body, { "X-Host-Pin": pin }); }
 
-/* What the last command did. It stands until the game moves on (after a grace for the
-   command's own update to arrive) or for a minute, so an old error does not linger. */
+/* What the last command did. It stands long enough to be read (bots move every second),
+   then until the game moves on (the command's own updates, in its first seconds, do not
+   count), and at most a few minutes, so an old error does not linger. A message may carry
+   one button (the way out of a refusal: "End and start"). */
 const MSG_GRACE_MS = 3000;
-const MSG_KEEP_MS = 60000;
+const MSG_READ_MS = 15000;
+const MSG_KEEP_MS = 180000;
 let msgAt = 0;
 let msgKey = null;
 let msgTimer = null;
@@ -22,21 +25,50 @@ function gameKey(state) {
   return JSON.stringify([g && g.game_id, v && v.turn, v && v.phase, v && v.pile_size, v && v.table && v.table.status]);
 }
 
-function msg(text, isError) {
+function msg(text, isError, action) {
   const el = document.getElementById("host-msg");
   el.textContent = text;
   el.classList.toggle("error", !!isError);
+  el.dataset.said = text;
+  const box = document.getElementById("host-msg-action");  // the way out, beside the words
+  box.replaceChildren();
+  box.hidden = !action;
+  if (action) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "btn";
+    b.id = action.id;
+    b.textContent = action.label;
+    b.addEventListener("click", action.run);
+    box.append(b);
+  }
   msgAt = Date.now();
   msgKey = gameKey(lastState);
   clearTimeout(msgTimer);
-  if (text && text !== "…") msgTimer = setTimeout(() => { if (el.textContent === text) msg(""); }, MSG_KEEP_MS);
+  if (text && text !== "…") msgTimer = setTimeout(() => { if (el.dataset.said === text) msg(""); }, MSG_KEEP_MS);
 }
 
 function clearWhenMoved(state) {
-  if (!document.getElementById("host-msg").textContent) return;
+  const el = document.getElementById("host-msg");
+  if (!el.textContent || el.dataset.said === "…") return;
   const key = gameKey(state);
-  if (Date.now() - msgAt < MSG_GRACE_MS) msgKey = key;
-  else if (key !== msgKey) msg("");
+  const age = Date.now() - msgAt;
+  if (age < MSG_GRACE_MS) msgKey = key;
+  else if (age >= MSG_READ_MS && key !== msgKey) msg("");
+}
+
+/* Waits for a table state that `pred` holds for (the end of a game seen by this page). */
+const stateWaiters = [];
+function untilState(pred, ms) {
+  if (lastState && pred(lastState)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const w = { pred, resolve };
+    stateWaiters.push(w);
+    setTimeout(() => { const i = stateWaiters.indexOf(w); if (i >= 0) { stateWaiters.splice(i, 1); resolve(false); } }, ms);
+  });
+}
+function wakeWaiters(state) {
+  for (const w of [...stateWaiters]) if (w.pred(state)) { stateWaiters.splice(stateWaiters.indexOf(w), 1); w.resolve(true); }
 }
 
 function seatsNow() { return lastState && lastState.game ? lastState.game.view.seats : []; }
@@ -55,11 +87,8 @@ function undoneText(data) {
     : `${what} ${t("host_nothing_back")}`;
 }
 
-/* A refusal in the host's words where the page knows it (no raw game ids). */
-function refusalText(e) {
-  if (e.code === "game_in_progress") return t("host_game_running");
-  return e.message;
-}
+/* A refusal in the host's words (its code in the page's language; no raw game ids). */
+function refused(e) { return t("error", { message: refusalText(e, seatsNow()) }); }
 
 function colourOptions(selected) {
   return PLAYER_COLOURS.map((c) => `<option value="${c}"${c === selected ? " selected" : ""}>${esc(colourName(c))}</option>`).join("");
@@ -154,9 +183,10 @@ async function refreshPanels() {
       box.innerHTML = warn + links.map((l) => {
         const name = view ? seatOf(view, l.seat) : seatLabel(l.seat);
         const off = loopbackHost(l.url);
-        return `<figure class="qr${off ? " unusable" : ""}" data-seat="${l.seat}"${off ? ` data-unusable="loopback"` : ""}>${off ? `<span class="qr-off">${esc(t("link_loopback_short"))}</span>` : ""}<div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption>${l.joined ? "✓ " + esc(t("joined")) + " · " : ""}` +
+        return `<figure class="qr${off ? " unusable" : ""}" data-seat="${l.seat}"${off ? ` data-unusable="loopback"` : ""}>${off ? `<span class="qr-off">${esc(t("link_loopback_short"))}</span>` : ""}<div class="qr-img" id="qr-${l.seat}" role="img" aria-label="${esc(t("scan_me", { seat: name }))}"></div><figcaption><span class="link-phone" data-link-phone="${l.seat}"></span>` +
           `<a href="${esc(l.url)}">${esc(t("open_seat", { seat: name }))}</a> ${l.joined ? `<button type="button" class="btn small" data-free="${l.seat}">${esc(t("free_seat", { seat: name }))}</button>` : `<button type="button" class="btn small" data-reissue="${l.seat}" title="${esc(t("reissue_help"))}">${esc(t("reissue"))}</button>`}</figcaption></figure>`;
       }).join("");
+      renderLinkPhones(lastState);
       for (const l of links) {
         const res = await fetch(`/api/seats/${l.seat}/qr.svg`, { headers: { "X-Host-Pin": pin } });
         if (res.ok) document.getElementById(`qr-${l.seat}`).innerHTML = await res.text();
@@ -179,8 +209,11 @@ function renderStatus(state) {
   else if (v) text = promptText(v) || t("no_game");
   // The move waits for a joined seat's phone (M5): said here too, next to its "Give back".
   const who = v && !v.over && v.table && v.table.status === "playing" ? (v.table.prompt && v.table.prompt.seat != null ? v.table.prompt.seat : v.turn) : null;
-  if (who != null && state.joined[who]) text += ` · ${t(state.phones && state.phones[who] ? "phone_waiting" : "phone_gone_short", { seat: seatOf(v, who) })}`;
+  const phone = who != null ? phoneState(state, who) : null;
+  if (phone) text += ` · ${t(phone === "on" ? "phone_waiting" : "phone_gone_short", { seat: seatOf(v, who) })}`;
   st.textContent = text;
+  document.body.dataset.inputs = v && v.table ? String(v.table.inputs) : "";  // tests: what the page has seen
+  renderOptions(v);
   // Mid-game the new-game form folds away (it stays one click away).
   const playing = !!(v && !v.over && v.table && v.table.status === "playing");
   const details = document.getElementById("new-game-box");
@@ -188,6 +221,34 @@ function renderStatus(state) {
     details.dataset.auto = String(playing);
     details.open = !playing;
   }
+}
+
+/* Each seat link's phone, from the same state as the status line (never a stale tick). */
+function renderLinkPhones(state) {
+  for (const el of document.querySelectorAll("[data-link-phone]")) {
+    const phone = phoneState(state, Number(el.dataset.linkPhone));
+    const text = phone ? `${phone === "on" ? "✓" : "⚠"} ${t(phone === "on" ? "phone_on" : "phone_off")} · ` : "";
+    if (el.textContent !== text) { el.textContent = text; el.dataset.connected = phone === "on" ? "1" : phone ? "0" : ""; }
+  }
+}
+
+/* The running game's set-up (G2, G11, variants), so the host sees what was chosen. */
+function renderOptions(v) {
+  const el = document.getElementById("host-options");
+  const c = v && !gameOver(v) ? v.config : null;
+  el.hidden = !c;
+  if (!c) { el.innerHTML = ""; el.dataset.html = ""; return; }
+  const onOff = (on) => t(on ? "opt_on" : "opt_off");
+  const items = [
+    [`opt_players`, t("opt_players", { n: c.colours.length, colours: c.colours.map((col, i) => seatLabel(i, col)).join(", ") })],
+    [`opt_first`, t("opt_first", { seat: seatLabel(c.first_seat, c.colours[c.first_seat]) })],
+    ...(c.removed_colour ? [["opt_removed", t("opt_removed", { colour: colourName(c.removed_colour) })]] : []),
+    ["opt_recipes", t("opt_value", { name: t("variant_recipes"), value: onOff(c.recipes) })],
+    ["opt_bonus", t("opt_value", { name: t("variant_bonus"), value: onOff(c.second_player_bonus) })],
+    ["opt_memory", t("opt_value", { name: t("variant_memory_short"), value: onOff(c.memory_aid) })],
+  ];
+  const html = items.map(([k, text]) => `<li data-opt="${k}">${esc(text)}</li>`).join("");
+  if (el.dataset.html !== html) { el.innerHTML = html; el.dataset.html = html; }
 }
 
 /* A new hub waits for the host (engine/state): shown only then, with both hub ids. */
@@ -218,7 +279,40 @@ async function command(path, body, said) {
     const res = await hostApi("POST", path, body);
     msg(said ? said((res && res.data) || {}) : t("done"));
     return true;
-  } catch (e) { msg(t("error", { message: refusalText(e) }), true); return false; }
+  } catch (e) { msg(refused(e), true); return false; }
+}
+
+/* New game. While one runs the engine refuses it: the message says so and offers "End and
+   start" (the running game ends uncounted, then this one starts), in one click. */
+async function startGame(body, started) {
+  msg("…");
+  try {
+    await hostApi("POST", "/api/host/new_game", body);
+    msg(started());
+  } catch (e) {
+    msg(refused(e), true, e.code === "game_in_progress"
+      ? { id: "end-and-start", label: t("end_and_start"), run: () => endAndStart(body, started) } : null);
+  }
+}
+
+async function endAndStart(body, started) {
+  if (!confirm(t("end_sure"))) return;
+  msg("…");
+  try { await hostApi("POST", "/api/host/end"); } catch (e) {
+    if (e.code !== "no_game") { msg(refused(e), true); return; }
+  }
+  // The ended game must be seen (by the dashboard too) before the new deal is laid.
+  await untilState((s) => !s.game || gameOver(s.game.view), 15000);
+  for (let tries = 0; ; tries++) {
+    try {
+      await hostApi("POST", "/api/host/new_game", body);
+      msg(t("host_ended_started", { started: started() }));
+      return;
+    } catch (e) {
+      if (e.code !== "game_in_progress" || tries >= 10) { msg(`${t("host_ended")} ${refused(e)}`, true); return; }
+      await untilState(() => false, 500);
+    }
+  }
 }
 
 /* G2: one colour per seat, said next to the form as soon as two seats share one. */
@@ -256,7 +350,7 @@ function checkColours() {
     const colours = [...document.querySelectorAll("#colour-fields select.colour")].map((s) => s.value);
     const removed = document.getElementById("removed").value || null;
     const started = () => t("host_started", { n: colours.length, colours: colours.map(colourName).join(", ") });
-    command("/api/host/new_game", {
+    startGame({
       colours, first_seat: Number(document.getElementById("first").value),
       start_positions: [...document.querySelectorAll("#colour-fields select.start")].map((s) => Number(s.value)),
       removed_colour: colours.length === 2 ? removed : null,
@@ -276,7 +370,7 @@ function checkColours() {
     try {
       await hostApi("POST", "/api/host/hub/confirm", { hub_id: hub });
       msg(t("hub_accepted", { hub }));
-    } catch (e) { msg(t("error", { message: e.message }), true); }
+    } catch (e) { msg(refused(e), true); }
   });
   document.getElementById("links").addEventListener("click", async (ev) => {
     const b = ev.target.closest("[data-reissue], [data-free]");
@@ -292,8 +386,10 @@ function checkColours() {
   liveSocket("/ws/table", (state) => {
     if (state.type !== "table") return;
     lastState = state;
+    wakeWaiters(state);
     clearWhenMoved(state);
     renderStatus(state);
+    renderLinkPhones(state);
     renderHubChange(state.status);
     renderBanners(state.status, true);
   }, (up) => renderBanners(null, up));

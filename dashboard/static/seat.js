@@ -3,8 +3,8 @@
    table (POST /api/seats/{n}/play), the same as instructions at a real table. */
 import { boardParts } from "./board.js";
 import {
-  CAT, alertsHtml, announce, gameOver, holdsSquare, refusalText, api, cardHtml, cardLabel, cellLabel, colourName, esc, humanise,
-  lineLabel, liveSocket, patchChildren, posLabel, renderBanners, seatLabel, seatOf, setHtml, t,
+  CAT, GEO, alertsHtml, announce, gameOver, holdsSquare, refusalText, api, cardHtml, cardLabel, cellLabel, colourName, esc, humanise,
+  lineLabel, liveSocket, moveWords, patchChildren, posLabel, promptText, renderBanners, seatLabel, seatOf, setHtml, t,
   tn, usesText,
 } from "./core.js";
 
@@ -66,7 +66,10 @@ function situation(v) {
   const ex = v.expected || {};
   const s = v.seats[SEAT];
   if (!s) return "";
-  if (ex.phase === "take" && s.faced_line != null) return t("you_face", { pos: posLabel(s.pawn), line: lineLabel(s.faced_line), moves: tn("move_value", v.move_value) });
+  if (ex.phase === "take" && s.faced_line != null) {
+    if (!v.move_value) return t("you_face_stay", { pos: posLabel(s.pawn), line: lineLabel(s.faced_line) });
+    return t("you_face", { pos: posLabel(s.pawn), line: lineLabel(s.faced_line), moves: moveWords(v.move_value) });
+  }
   if (ex.declinatio_line != null) return t("you_corner_decl", { pos: posLabel(s.pawn), line: lineLabel(ex.declinatio_line) });
   return "";
 }
@@ -194,10 +197,35 @@ function stopWith(text) {
   document.getElementById("seat-board-box").hidden = true;
 }
 
-function playMsg(text, isError) {
-  const el = document.getElementById("play-msg");
+function playMsg(text, isError, id = "play-msg") {
+  const el = document.getElementById(id);
   if (el) { el.textContent = text || ""; el.classList.toggle("error", !!isError); }
   if (text && isError) announce(text, true);
+}
+
+/* Why a tap on a card of the square does nothing now, in the page's language: whose turn
+   it is, the alert to put right, the hole to fill first, or the cards that are offered. */
+function whyNot(state, key) {
+  const v = state && state.game && state.game.view;
+  if (!v || !v.seats.length) return t("no_game");
+  if (gameOver(v)) return t("game_over");
+  if (v.table && v.table.status === "dealing") return t("deal_wait");
+  if (!state.play) return t("tap_real_table");
+  if (state.alerts.some(holdsSquare)) return t("held_by_alert");
+  const p = (v.table && v.table.prompt) || {};
+  const who = p.seat != null ? p.seat : v.turn;
+  if (who !== SEAT) return t("tap_not_your_turn", { seat: seatOf(v, who) });
+  const ex = v.expected || {};
+  if (GEO.corners.includes(key)) return t("tap_corner");
+  if (p.code === "refill" && ex.refill_cell) return t("tap_refill_first", { cell: cellLabel(ex.refill_cell) });
+  if (ex.phase === "take" && (ex.take || []).length + (ex.accio || []).length + (ex.declinatio_take || []).length) {
+    const [r, c] = key.split(",").map(Number);
+    if (!v.grid[r][c]) return t("tap_empty");
+    const line = ex.declinatio_line != null ? ex.declinatio_line : ex.faced_line;
+    return line != null ? t("tap_not_offered_line", { line: lineLabel(line) }) : t("tap_not_offered");
+  }
+  const now = promptText(v);
+  return now ? t("tap_not_now_do", { what: now }) : t("tap_not_offered");
 }
 
 function send(body, verb = "play") {
@@ -206,7 +234,7 @@ function send(body, verb = "play") {
   pending = key;
   queue = queue.then(async () => {
     try { await api("POST", q(`/api/seats/${SEAT}/${verb}`), body); playMsg(""); }
-    catch (e) { playMsg(refusalText(e), true); }
+    catch (e) { playMsg(refusalText(e, last && last.game ? last.game.view.seats : []), true); }
     finally { if (pending === key) pending = null; }
   });
   return queue;
@@ -218,9 +246,12 @@ document.addEventListener("click", (ev) => {
   const cell = ev.target.closest("#seat-board [data-act='cell']");
   if (cell) {
     const x = needed(last || {}).find((n) => n.where === cell.dataset.where && n.body);
-    if (x) { ev.preventDefault(); send(x.body); }
+    if (x) { ev.preventDefault(); playMsg("", false, "board-msg"); send(x.body); }
     return;
   }
+  // A card the phone does not offer: say why, by the square (never silence).
+  const other = ev.target.closest("#seat-board .cell[data-cell]");
+  if (other) { playMsg(whyNot(last, other.dataset.cell), true, "board-msg"); return; }
   const verb = ev.target.closest("[data-verb]");
   if (verb) { ev.preventDefault(); send(undefined, verb.dataset.verb); return; }
   if (ev.target.closest("#hide-reveal")) api("POST", q(`/api/seats/${SEAT}/reveal/dismiss`)).catch(() => {});
@@ -234,7 +265,7 @@ document.getElementById("hint").addEventListener("click", async () => {
     setHtml(out, `<h2>${esc(t("hint_title"))}</h2>` +
       (h.card ? `<p>${esc(t("hint_for", { card: cardLabel(h.card) }))}${h.cell ? " — " + esc(cellLabel(h.cell)) : ""}</p>` : "") +
       `<p data-hint-reason="1">${esc(humanise(h.reason, last && last.game ? last.game.view.seats : []))}</p>`);
-  } catch (e) { setHtml(out, `<p class="error">${esc(e.message)}</p>`); }
+  } catch (e) { setHtml(out, `<p class="error">${esc(refusalText(e, last && last.game ? last.game.view.seats : []))}</p>`); }
 });
 
 const sock = liveSocket(`/ws/seat/${SEAT}`, (msg) => {

@@ -2,7 +2,7 @@
    codes; alerts in a fixed area; the podium at the end until the next game. */
 import { boardParts } from "./board.js";
 import {
-  BOOT, CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket,
+  BOOT, CAT, alertsHtml, cardHtml, cardLabel, cellLabel, colourName, esc, gameOver, lineLabel, liveSocket, moveWords, phoneState,
   patchChildren, posLabel, probeReceived, probeRendered, promptText, renderBanners, seatLabel, seatOf, setHtml, t, tn, usesText, waitingLines,
 } from "./core.js";
 import { announceChanges } from "./announce.js";
@@ -76,7 +76,7 @@ function renderTurn(state) {
   const seat = v.seats[v.turn];
   const who = seatLabel(v.turn, seat && seat.colour);
   let html = `<p class="big"><span class="turn-marker c-${esc(seat.colour)}" aria-hidden="true">${esc(CAT.colours[seat.colour] ? CAT.colours[seat.colour].symbol : "")}</span> ` +
-    `<strong>${esc(t("turn_of", { seat: who }))}</strong> — ${esc(tn("move_value", v.move_value))}</p>`;
+    `<strong>${esc(t("turn_of", { seat: who }))}</strong> — ${esc(moveWords(v.move_value))}</p>`;
   const todo = [`<span class="phase">${esc(t("phase_" + ex.phase))}</span>`];
   if (ex.phase === "take") {
     todo.push(`<span class="where">${esc(posLabel(seat.pawn))} · ${esc(seat.faced_line != null ? t("faces", { line: lineLabel(seat.faced_line) }) : t("at_corner"))}</span>`);
@@ -126,14 +126,15 @@ function renderAlerts(state) {
   // when the phone's page is not connected.
   const v = state.game && state.game.view;
   const who = v && !v.over && v.table && v.table.status === "playing" ? (v.table.prompt && v.table.prompt.seat != null ? v.table.prompt.seat : v.turn) : null;
-  const phoneHtml = who != null && state.joined[who] ? `<p class="phone-waiting" data-phone="${who}" data-connected="${state.phones && state.phones[who] ? 1 : 0}">${esc(t(state.phones && state.phones[who] ? "phone_waiting" : "phone_gone", { seat: seatOf(v, who) }))}</p>` : "";
+  const phone = who != null ? phoneState(state, who) : null;
+  const phoneHtml = phone ? `<p class="phone-waiting" data-phone="${who}" data-connected="${phone === "on" ? 1 : 0}">${esc(t(phone === "on" ? "phone_waiting" : "phone_gone", { seat: seatOf(v, who) }))}</p>` : "";
   setHtml(el, phoneHtml + waitHtml + (state.alerts.length ? alertsHtml(state.alerts, seats) : waitHtml || phoneHtml ? "" : `<p class="no-alerts">${esc(t("no_alerts"))}</p>`));
 }
 
 function renderJoin(state) {
   const el = document.getElementById("join");
   const game = state.game;
-  const key = game ? `${game.game_id}|${state.joined.join(",")}|${game.view.players}|${gameOver(game.view)}|${joinRound}` : "none";
+  const key = game ? `${game.game_id}|${game.view.seats.map((s) => phoneState(state, s.seat)).join(",")}|${game.view.players}|${gameOver(game.view)}|${joinRound}` : "none";
   if (key === joinKey) return;
   joinKey = key;
   if (!game || !game.game_id || gameOver(game.view) || !game.view.seats.length) { el.innerHTML = ""; return; }
@@ -145,8 +146,9 @@ function renderJoin(state) {
     const label = seatLabel(s.seat, s.colour);
     if (!phones && !state.joined[s.seat]) continue;
     if (BOOT.screen === false && !state.joined[s.seat]) { locked = true; continue; }
-    if (state.joined[s.seat]) {
-      html += `<figure class="qr joined" data-seat="${s.seat}"><div class="done" aria-hidden="true">✓</div><figcaption>${esc(label)} — ${esc(t("joined"))}</figcaption></figure>`;
+    const phone = phoneState(state, s.seat);
+    if (phone) {  // the same words as the alerts area's, from the same state
+      html += `<figure class="qr joined phone-${phone}" data-seat="${s.seat}" data-connected="${phone === "on" ? 1 : 0}"><div class="done" aria-hidden="true">${phone === "on" ? "✓" : "⚠"}</div><figcaption>${esc(label)} — ${esc(t(phone === "on" ? "phone_on" : "phone_off"))}</figcaption></figure>`;
     } else {
       html += `<figure class="qr" data-seat="${s.seat}"><img src="/api/seats/${s.seat}/qr.svg?g=${encodeURIComponent(game.game_id)}&r=${joinRound}" alt="${esc(t("scan_me", { seat: label }))}"><figcaption>${esc(label)}</figcaption></figure>`;
     }

@@ -3,8 +3,8 @@
 import { announceChanges } from "./announce.js";
 import { boardParts } from "./board.js";
 import {
-  CAT, alertsHtml, announce, api, cardHtml, cardLabel, esc, keepFocus, liveSocket,
-  patchChildren, posLabel, probeRendered, promptText, renderBanners, seatLabel, setHtml, t, tn,
+  CAT, alertsHtml, announce, api, cardHtml, cardLabel, esc, keepFocus, liveSocket, moveWords,
+  patchChildren, posLabel, probeRendered, promptText, refusalText, renderBanners, seatLabel, setHtml, t, tn,
   usesText, waitingLines,
 } from "./core.js";
 
@@ -44,7 +44,7 @@ function failed(e, text) {
     document.getElementById("unlock-pin").focus();
     return;
   }
-  playMsg(text || t("error", { message: e.message }), true);
+  playMsg(text || refusalText(e, current && current.game ? current.game.view.seats : []), true);
 }
 /* The positions the pawn sensors see a pawn on; null when the table has none (then pawns
    are not the table's to move: the engine infers them from the line taken from). */
@@ -74,7 +74,7 @@ function renderTurn(state) {
   const v = state.game && state.game.view;
   if (!v) { setHtml(el, `<p>${esc(t("no_game"))}</p>`); return; }
   const prompt = promptText(v);
-  const who = v.turn != null && v.seats[v.turn] ? `<strong>${esc(t("turn_of", { seat: seatLabel(v.turn, v.seats[v.turn].colour) }))}</strong> — ${esc(tn("move_value", v.move_value))}` : "";
+  const who = v.turn != null && v.seats[v.turn] ? `<strong>${esc(t("turn_of", { seat: seatLabel(v.turn, v.seats[v.turn].colour) }))}</strong> — ${esc(moveWords(v.move_value))}` : "";
   setHtml(el, (v.over ? `<p class="big">${esc(t("game_over"))}</p>` : who ? `<p class="big">${who}</p>` : "") +
     (prompt ? `<p class="prompt" data-prompt="${esc(v.table.prompt.code)}"><span aria-hidden="true">➜</span> ${esc(prompt)}</p>` : ""));
 }
@@ -216,7 +216,7 @@ async function onPos(p) {
     await vapi("POST", "/api/virtual/pawn", { from, to: p });
     playMsg(t("pawn_moved", { from: posLabel(from), to: posLabel(p) }));
   } catch (e) {
-    failed(e, t("pawn_move_failed", { from: posLabel(from), to: posLabel(p), message: e.message }));
+    failed(e, t("pawn_move_failed", { from: posLabel(from), to: posLabel(p), message: refusalText(e) }));
   }
 }
 
@@ -250,7 +250,7 @@ document.getElementById("unlock-form").addEventListener("submit", async (ev) => 
     document.getElementById("unlock-pin").value = "";
     playMsg(t("virtual_unlocked"));
   } catch (e) {
-    playMsg(e.status === 403 || e.status === 401 ? t("wrong_pin") : t("error", { message: e.message }), true);
+    playMsg(e.status === 403 || e.status === 401 ? t("wrong_pin") : refusalText(e), true);
   }
 });
 if (!hasCredential()) showUnlock(true);

@@ -1,6 +1,7 @@
 """Every text for people is a code with parameters, rendered by the pages in en/fr/de (issue 18,
 item 4): each code the engine, the bots and the dashboard send — alerts, the steps of an undo,
-what an undo took back, why a bot waits, refusals — is rendered in real Chromium by the
+what an undo took back, why a bot waits, every refusal of the hub, the engine and the
+dashboard — is rendered in real Chromium by the
 pages' own functions (dashboard/static/core.js) in every language with sample parameters. A
 missing key, a parameter left unfilled, or an English word left in fr/de fails.
 
@@ -9,6 +10,8 @@ here."""
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,7 @@ SAMPLE = {"card": "yellow-a-3", "held_card": "red-b-2", "top": "red-a-1", "owed"
           "expected": "yellow-a-3", "seen": "red-b-2", "cell": "1,2", "held_cell": "2,3",
           "hole": "0,2", "other": "3,4", "from": "4,1", "seat": 1, "victim": 0, "turn": 0,
           "pad": 1, "line": 3, "at": 4, "to": 6, "position": 7, "origin": "2,2", "who": "host",
-          "rule": "G4"}
+          "rule": "G4", "seconds": 30}
 
 
 def _source(path: str) -> str:
@@ -71,11 +74,51 @@ def waiting_codes() -> set[str]:
     return codes
 
 
+# Everything that refuses, and where its code is: (positional index, default code).
+REFUSERS: dict[str, tuple[int | None, str | None]] = {
+    "CommandRefused": (None, None), "Refused": (None, "refused"), "Unauthorised": (1, None),
+    "VirtualError": (1, "not_possible"), "Refusal": (2, None), "_refused": (0, None),
+    "CommandResult": (None, None), "CommandResponse": (None, None), "CountRefused": (0, None)}
+
+
 def refusal_codes() -> set[str]:
-    return set(re.findall(r'code="([a-z_]+)"', _source("dashboard/virtual.py")))
+    """Every code the hub, the engine and the dashboard can refuse with, read from their
+    sources: the ``code`` of each refusal they construct (or its default)."""
+    codes: set[str] = set()
+    for part in ("engine", "hub", "dashboard"):
+        for path in sorted((ROOT / part).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                name = (func.id if isinstance(func, ast.Name)
+                        else func.attr if isinstance(func, ast.Attribute) else "")
+                if name not in REFUSERS:
+                    continue
+                index, default = REFUSERS[name]
+                given = next((k.value for k in node.keywords if k.arg == "code"), None)
+                if given is None and index is not None and len(node.args) > index:
+                    given = node.args[index]
+                if isinstance(given, ast.Constant) and isinstance(given.value, str):
+                    codes.add(given.value)
+                elif given is None and default:
+                    codes.add(default)
+    hub = {c for c in codes if f'code="{c}"' in _source("hub/service.py")}
+    assert {"no_table_io", "sim_refused", "wrong_epoch", "game_in_progress", "held_by_alert",
+            "not_your_turn", "unauthorised", "no_answer"} <= codes and len(hub) > 15, codes
+    return codes
 
 
-RENDER = """async ([alerts, steps, undone, waiting, refusals]) => {
+def test_every_refusal_code_has_words_in_every_language() -> None:
+    """The i18n files themselves: a refusal code with no ``refusal_<code>`` in en, fr or de
+    fails here by name (the browser test below renders them)."""
+    missing = [f"{lang}: refusal_{code}" for lang in ("en", "fr", "de")
+               for code in sorted(refusal_codes())
+               if f"refusal_{code}" not in json.loads(_source(f"dashboard/i18n/{lang}.json"))]
+    assert not missing, missing
+
+
+RENDER = """async ([alerts, steps, undone, waiting, refusals, sample]) => {
   const m = await import("/static/core.js");
   const seats = [{colour: "yellow"}, {colour: "red"}];
   const out = {};
@@ -92,7 +135,8 @@ RENDER = """async ([alerts, steps, undone, waiting, refusals]) => {
     out["wait_" + code] = lines[0].text;
   }
   for (const code of refusals) {
-    out["refusal_" + code] = m.refusalText({code, message: "ENGLISH FALLBACK"});
+    const e = {code, message: "ENGLISH FALLBACK", params: sample};
+    out["refusal_" + code] = m.refusalText(e, seats);
   }
   return out;
 }"""
@@ -119,7 +163,7 @@ def test_every_code_renders_in_every_language_with_no_english_left(
         for lang in ("en", "fr", "de"):
             page.goto(f"{dash.url}/?lang={lang}")
             rendered: dict[str, str] = page.evaluate(RENDER, [alerts, steps, undone, waiting,
-                                                              refusals])
+                                                              refusals, SAMPLE])
             assert len(rendered) >= len(alerts) * 2 + len(steps) + len(undone)
             for key, text in sorted(rendered.items()):
                 if not text or FALLBACK in text:

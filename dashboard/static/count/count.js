@@ -2,7 +2,7 @@
    on the shared helpers (core.js) and the score breakdown of the score page (scoring.js). */
 import {
   BOOT, CAT, announce, cardHtml, cardLabel, colourName, esc, keepFocus, liveSocket,
-  patchChildren, renderBanners, seatLabel, setHtml, t, tn,
+  patchChildren, refusalText, renderBanners, seatLabel, setHtml, t, tn,
 } from "../core.js";
 import { scoresHtml } from "../scoring.js";
 
@@ -16,6 +16,11 @@ let pin = "";
 let state = null;
 let lastMessage = 0;
 let editingSetup = false;
+/* On a phone the host's page would be metres long (every seat's every card): a seat's list
+   folds to its card count unless it is the seat being counted, or the host opened it. */
+const NARROW = matchMedia("(max-width: 700px)");
+const opened = new Set();
+let breakdownOpen = false;
 
 /* ---- the host PIN: `cauldron count` opens the page with #pin=…; kept for this tab ---- */
 function takePinFromUrl() {
@@ -35,9 +40,10 @@ async function call(method, path, body) {
   try { data = await res.json(); } catch (e) { data = null; }
   if (!res.ok) {
     let detail = data && data.detail !== undefined ? data.detail : res.statusText;
+    const code = detail && typeof detail === "object" && !Array.isArray(detail) ? detail.code : undefined;
     if (detail && detail.message) detail = detail.message;
     if (Array.isArray(detail)) detail = detail.map((d) => d.msg || JSON.stringify(d)).join("; ");
-    const err = new Error(String(detail)); err.status = res.status;
+    const err = new Error(String(detail)); err.status = res.status; err.code = code;
     if (res.status === 401 || res.status === 403) { pin = ""; sessionStorage.removeItem(PIN_KEY); render(); }
     throw err;
   }
@@ -47,8 +53,9 @@ async function call(method, path, body) {
 function showError(err) {
   const el = document.getElementById("message");
   el.className = "count-message refused";
-  el.textContent = "⛔ " + err.message;
-  announce(err.message, true);
+  const text = err.code ? refusalText(err) : err.message;  // its code in the page's language
+  el.textContent = "⛔ " + text;
+  announce(text, true);
 }
 
 function isHost() { return SEAT === null && !!pin; }
@@ -185,7 +192,8 @@ function seatHtml(count, seat, score) {
     `<p class="seat-total">${esc(s("total"))}: <strong class="total" data-total="${score ? score.total : 0}">${score ? score.total : 0}</strong></p>`;
   if (active && !seat.done) html += `<p class="badge-now">▶ ${esc(s("counting"))}</p>`;
   if (seat.done) html += `<p class="badge-done">✓ ${esc(s("seat_done"))}</p>`;
-  html += `</header><p class="n-cards">${esc(tn("cards_n", seat.taps.length))}</p>`;
+  const open = !NARROW.matches || SEAT !== null || (active && !seat.done) || opened.has(seat.seat);
+  html += `</header><details class="taps" data-seat="${seat.seat}"${open ? " open" : ""}><summary class="n-cards">${esc(tn("cards_n", seat.taps.length))}</summary>`;
   if (!seat.taps.length) html += `<p class="hint">${esc(s("no_cards"))}</p>`;
   html += `<ol class="tap-list">`;
   for (const tap of seat.taps) {
@@ -195,20 +203,27 @@ function seatHtml(count, seat, score) {
   }
   html += `</ol>`;
   if (host) {
+    html += `<form class="manual" data-seat="${seat.seat}"><label>${esc(s("pick"))} ${pickerHtml("card", count, s("pick"))}</label> <button class="btn" type="submit">${esc(s("add"))}</button></form>` +
+      `<details class="phone"><summary>${esc(s("phone_link"))}</summary><a href="/count/seat/${seat.seat}">${esc(location.origin)}/count/seat/${seat.seat}</a><br><img alt="" width="140" height="140" loading="lazy" src="/api/count/seats/${seat.seat}/qr.svg"></details>`;
+  }
+  html += `</details>`;
+  if (host) {
     html += `<div class="seat-controls">` +
       (active && !seat.done ? "" : `<button class="btn" type="button" data-act="active" data-seat="${seat.seat}">${esc(s("count_this"))}</button> `) +
       `<button class="btn" type="button" data-act="undo" data-seat="${seat.seat}"${seat.taps.length ? "" : " disabled"}>↶ ${esc(s("undo"))}</button> ` +
       `<button class="btn" type="button" data-act="done" data-seat="${seat.seat}" data-done="${seat.done ? "0" : "1"}">${esc(seat.done ? s("reopen") : s("done"))}</button>` +
-      `</div><form class="manual" data-seat="${seat.seat}"><label>${esc(s("pick"))} ${pickerHtml("card", count, s("pick"))}</label> <button class="btn" type="submit">${esc(s("add"))}</button></form>` +
-      `<details class="phone"><summary>${esc(s("phone_link"))}</summary><a href="/count/seat/${seat.seat}">${esc(location.origin)}/count/seat/${seat.seat}</a><br><img alt="" width="140" height="140" loading="lazy" src="/api/count/seats/${seat.seat}/qr.svg"></details>`;
+      `</div>`;
   }
   return html + `</article>`;
 }
 
 function renderPodium(count) {
   const el = document.getElementById("podium");
+  const was = el.hidden;
   el.hidden = !(count && count.finished && count.scores);
   if (el.hidden) return;
+  // The last Done is pressed far down the page: the podium comes into view.
+  if (was) requestAnimationFrame(() => el.scrollIntoView({ block: "start" }));
   const seats = [...count.scores.seats].sort((a, b) => b.total - a.total);
   let place = 0, prev = null, html = `<h2>${esc(s("podium"))}</h2><ol class="podium-list">`;
   seats.forEach((sc, i) => {
@@ -232,6 +247,16 @@ function renderBreakdown(count) {
   if (h) h.textContent = count.finished ? s("final") : s("running");
   const winners = el.querySelector(".winners");
   if (winners && (!count.finished || SEAT !== null)) winners.remove();
+  if (NARROW.matches && SEAT === null && h) {  // a phone: the podium says who won; the details fold
+    const fold = document.createElement("details");
+    fold.className = "breakdown-fold";
+    fold.innerHTML = `<summary>${esc(h.textContent)}</summary>`;
+    h.remove();
+    fold.append(...el.childNodes);
+    fold.open = breakdownOpen;
+    fold.addEventListener("toggle", () => { breakdownOpen = fold.open; });
+    el.append(fold);
+  }
   if (!count.finished) {  // nobody has won yet: no stars while counting
     for (const art of el.querySelectorAll(".score-seat.winner")) {
       art.classList.remove("winner");
@@ -325,6 +350,13 @@ function render() {
 }
 
 /* ---- events ---- */
+document.addEventListener("click", (ev) => {  // the host opens or folds a seat's list
+  const d = ev.target.closest("details.taps > summary") ? ev.target.closest("details.taps") : null;
+  if (!d) return;
+  const seat = Number(d.dataset.seat);
+  if (d.open) opened.delete(seat); else opened.add(seat);  // before the browser toggles it
+});
+
 document.addEventListener("click", async (ev) => {
   const btn = ev.target.closest("button[data-act]");
   if (!btn) return;
