@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from engine.app.demo.shadow import ShadowError, ShadowGame
-from engine.bots import BotSeat, make_bot
+from engine.bots import Bot, BotSeat, make_bot
 from engine.rules import Game
 from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
 from engine.rules.board import PERIMETER, cell_name, parse_cell
@@ -47,6 +47,11 @@ GESTURE_INPUTS = {"lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 
                   "refill": 1, "take": 3, "vanesco": 2}
 MAX_REFUSED = 3  # refused gestures in a row before a bot waits for the table to change
 PIN_HEADER = "X-Host-Pin"
+
+
+def bot_decision(bot: Bot, game: Game, seat: int, seed: int) -> Action:
+    """`seat`'s bot decides on the shadow `game` (public information only)."""
+    return BotSeat(bot, game, seat, seed=seed).act()
 
 
 class DriverError(Exception):
@@ -582,7 +587,7 @@ class BotDriver:
 
     def _choose(self, game: Game, seat: int) -> Action:
         self._decisions += 1
-        return BotSeat(self.bot, game, seat, seed=self.rng.randrange(2**31)).act()
+        return bot_decision(self.bot, game, seat, self.rng.randrange(2**31))
 
     def _decide(self, state: dict[str, Any], view: dict[str, Any], seat: int) -> bool:
         game_id = (state.get("game") or {}).get("game_id")
