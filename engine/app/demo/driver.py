@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from engine.app.demo.shadow import ShadowError, ShadowGame
-from engine.bots import Bot, BotSeat, make_bot
+from engine.bots import Bot, decide, make_bot, observe_public
 from engine.rules import Game
 from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
 from engine.rules.board import PERIMETER, cell_name, parse_cell
@@ -49,9 +49,12 @@ MAX_REFUSED = 3  # refused gestures in a row before a bot waits for the table to
 PIN_HEADER = "X-Host-Pin"
 
 
-def bot_decision(bot: Bot, game: Game, seat: int, seed: int) -> Action:
-    """`seat`'s bot decides on the shadow `game` (public information only)."""
-    return BotSeat(bot, game, seat, seed=seed).act()
+def bot_decision(bot: Bot, game: Game, seat: int, seed: int,
+                 reveals: tuple[tuple[str, ...], ...] = ()) -> Action:
+    """`seat`'s bot decides on the shadow `game` (public information only), read as it is:
+    no replay. `reveals`: the seat's Perluceo reveals (`ShadowGame.reveals`)."""
+    observation = observe_public(game, seat, reveals=reveals)
+    return decide(bot, observation, random.Random(seed * 7919 + seat))
 
 
 class DriverError(Exception):
@@ -587,7 +590,9 @@ class BotDriver:
 
     def _choose(self, game: Game, seat: int) -> Action:
         self._decisions += 1
-        return bot_decision(self.bot, game, seat, self.rng.randrange(2**31))
+        with self._shadow_lock:
+            reveals = self.shadow.reveals(seat)
+        return bot_decision(self.bot, game, seat, self.rng.randrange(2**31), reveals)
 
     def _decide(self, state: dict[str, Any], view: dict[str, Any], seat: int) -> bool:
         game_id = (state.get("game") or {}).get("game_id")
