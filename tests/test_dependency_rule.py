@@ -412,3 +412,30 @@ def test_the_quacks_hidden_state_checker_catches_reads() -> None:
               "mine = view['bag']\n")  # fmt: skip
     assert [w for _, w in quacks_hidden_reads(ROOT / "x.py", source)] == [
         "game.deck", "self.game.rng", "game.players[1].hand"]  # fmt: skip
+
+
+# ---------------------------------------------------------------- simulation (issue 22)
+
+
+def backend_names_in(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """String constants naming a reader back-end ("sim", "spi", ...) in a module."""
+    from hub.config import BACKENDS
+
+    text = path.read_text(encoding="utf-8") if source is None else source
+    return sorted((node.lineno, node.value) for node in ast.walk(ast.parse(text))
+                  if isinstance(node, ast.Constant) and node.value in BACKENDS)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "engine" / "service").rglob("*.py")),
+                         ids=lambda p: module_name(p))
+def test_the_engine_knows_no_reader_backend_by_name(path: Path) -> None:
+    """Simulation stays out of the engine: it asks the hub by capability (a back-end that
+    lays its table out gets ``hub/cmd/layout``), never by which back-end it is."""
+    found = backend_names_in(path)
+    assert not found, (f"{module_name(path)} names reader back-ends {found}: ask the hub "
+                       "for a capability (HubSnapshot.capabilities) instead")
+
+
+def test_the_backend_name_checker_catches_a_branch() -> None:
+    source = 'if runtime.hub_backend == "sim":\n    pass\nlabel = "simulated"\n'
+    assert backend_names_in(ROOT / "x.py", source) == [(1, "sim")]

@@ -7,8 +7,9 @@ unknown, refills observed) through the engine's `TableInterpreter` until turn 60
   the game one decision back, the steps to put the cards back, the alerts), on a fresh copy
   of the table each time (the copy is not timed);
 - **bot decision at turn 60**: one decision of the demo's bot for the seat to play
-  (`engine.app.demo.driver.bot_decision`, the greedy bot the demo runs, and the search bot
-  with 50 simulations), from the public game as the demo follows it.
+  (`engine.app.demo.driver.bot_decision`: the random bot, whose choice costs nothing, so
+  the figure is what reading the seat's observation costs; the greedy bot the demo runs;
+  the search bot with 50 simulations), from the public game as the demo follows it.
 
 Each figure is the median over runs of the per-run median over `SAMPLES` positions.
 """
@@ -106,7 +107,8 @@ def decision_ms(bot_spec: str, interp: TableInterpreter, seed: int) -> float:
     return 1000 * _median_time(lambda: bot_decision(bot, shadow.copy(), seat, seed))
 
 
-BOTS = (("greedy", "greedy"), ("search", "search:simulations=50"))
+# The random bot's decision is the tracking alone: what the seat knows, read for it.
+BOTS = (("random", "random"), ("greedy", "greedy"), ("search", "search:simulations=50"))
 
 
 def run(runs: int, progress: ProgressFn) -> list[Figure]:

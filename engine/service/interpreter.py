@@ -1122,7 +1122,7 @@ class TableInterpreter:
 
     def physical_layout(self) -> dict[str, Any] | None:
         """Where every card of the game lies now, as a simulated table lays it out
-        (``hub/cmd/sim`` ``restore``): the square, each cauldron (bottom first), the spells
+        (``hub/cmd/layout``): the square, each cauldron (bottom first), the spells
         beside it, the pile's cards (unordered part, then those sent under it). Covered
         cards included: this goes to the simulated hub only, never to a public view."""
         game = self.game

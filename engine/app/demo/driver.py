@@ -39,12 +39,10 @@ from engine.rules.names import (
 )
 from engine.wire.contract import GameEvents, Topics, WireModel
 from engine.wire.mqtt import MqttError, WireClient
+from hub.backends.sim import GESTURE_INPUTS
 
 log = logging.getLogger("cauldron.demo")
 
-# Sensor events (hence engine inputs) each gesture makes on the simulated table.
-GESTURE_INPUTS = {"lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 0,
-                  "refill": 1, "take": 3, "vanesco": 2}
 MAX_REFUSED = 3  # refused gestures in a row before a bot waits for the table to change
 PIN_HEADER = "X-Host-Pin"
 
