@@ -156,6 +156,17 @@ class PublicGame:
         # Each Perluceo's reveal in the shadow: (observed action index, seat, cauldron).
         self._reveals: list[tuple[int, int, tuple[str, ...]]] = []
 
+    @classmethod
+    def of(cls, shadow: Game) -> PublicGame:
+        """Follow on from `shadow` as it stands (a game in real-table mode; one observed
+        action per action so far, which `rewind` can take back if they were pushed)."""
+        public = cls.__new__(cls)
+        public.config = shadow.config
+        public.shadow = shadow
+        public._marks = list(range(len(shadow.actions)))
+        public._reveals = []
+        return public
+
     @property
     def length(self) -> int:
         """How many of the real game's actions were observed."""
