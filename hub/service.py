@@ -753,6 +753,7 @@ class Hub:
             last_seq=self.outbox.last_seq,
             ts=self.clock(),
             backend=self.backend.name,
+            capabilities=sorted(self.backend.capabilities),
             readers=readers,
             enrolment=self.enrolment_status(),
             board=self._board(),
@@ -827,6 +828,7 @@ class Hub:
             "turn": self._turn,
             "buzz": self._buzz,
             "sim": self._sim,
+            "layout": self._layout,
             "enrol": self._enrol,
             "readers": lambda args: self.readers_answer(),
         }
@@ -892,6 +894,28 @@ class Hub:
     def _sim(self, args: dict[str, Any]) -> dict[str, Any]:
         try:
             return self._sim_action(args)
+        finally:
+            self.publish_sim()
+
+    def _layout(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``layout``: the game changed without the readers (an undo, a game's end or start);
+        a back-end with the ``lay_out`` capability (the simulated table) lays its table out
+        as the game now holds it. The engine asks only a hub that announced it."""
+        backend = self.backend
+        if "lay_out" not in backend.capabilities:
+            raise CommandRefused(f"layout: the {backend.name} back-end cannot lay a table out "
+                                 "(people put the cards back)", code="cannot_lay_out")
+        layout, pawns = args.get("layout"), args.get("pawns")
+        if layout is not None and not isinstance(layout, dict):
+            raise CommandRefused("layout: 'layout' is the game's layout (cells, stacks, beside, "
+                                 "pile) or null", code="bad_layout")
+        if pawns is not None and not (isinstance(pawns, list) and len(pawns) <= 4):
+            raise CommandRefused("layout: 'pawns' is a list of up to 4 positions or null",
+                                 code="bad_layout")
+        try:
+            return backend.lay_out(layout, pawns)
+        except (HubError, ValueError) as exc:
+            raise CommandRefused(f"layout: {exc}", code="layout_refused") from None
         finally:
             self.publish_sim()
 

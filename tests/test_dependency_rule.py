@@ -4,13 +4,15 @@
    (nothing for I/O, no clock, no threads) and itself; it calls no I/O built-ins and makes
    no module-level use of the global `random` state (a seeded `random.Random` is passed in).
 2. `hub`, `engine.service` and `dashboard` never import each other; across packages they
-   may use only `engine.wire`, `engine.rules`, `engine.benchkit`, `engine.datadir` and
-   `engine.cli`. (The hub may also use `firmware`: it runs the same presence and
-   line-protocol code as the readers.) Imports inside functions count too. Packages that
-   do not exist yet are skipped.
+   may use only `engine.wire`, `engine.rules`, `engine.datadir` and `engine.cli`. (The
+   hub may also use `firmware`: it runs the same presence and line-protocol code as the
+   readers.) Imports inside functions count too. Packages that do not exist yet are
+   skipped.
 3. Every other package has its own list (`ALLOWED`): the bots and the wire contract stand
-   on the rules alone; only the composition code (`COMPOSITION`) wires packages together,
-   and no package imports it. Every module of the project belongs to one of them.
+   on the rules alone; only the composition code (`COMPOSITION`: the composition root and
+   the benchmarks, `engine.bench`) wires packages together, and no package imports it.
+   Every module of the project belongs to one of them; benchmark code lives only in
+   `engine.bench`.
 4. Hidden game state (the cauldron stacks, the pile, the recipes) is read only inside
    `engine.rules`: everything else asks `engine.rules.observer` (views, and the referee's
    narrow questions). The bots read only their own shadow and sampled worlds.
@@ -48,7 +50,7 @@ IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "__import__"
 
 SERVICES = {"hub": ROOT / "hub", "engine.service": ROOT / "engine" / "service",
             "dashboard": ROOT / "dashboard"}  # fmt: skip
-SHARED = ("engine.wire", "engine.rules", "engine.benchkit", "engine.datadir", "engine.cli")
+SHARED = ("engine.wire", "engine.rules", "engine.datadir", "engine.cli")
 PROJECT_ROOTS = ("engine", "hub", "dashboard", "firmware")
 
 
@@ -213,20 +215,19 @@ def test_the_cross_package_checker_catches_violations() -> None:
 # What each package may import from the project besides itself. The composition code wires
 # the broker, hub, engine, dashboard and bots together: it may import anything, and
 # nothing but itself imports it. `engine.app` is the composition root: the `cauldron`
-# command, the demo and the score-only count.
-COMPOSITION = ("engine.app",)
+# command, the demo and the score-only count; `engine.bench` holds the benchmarks
+# (`cauldron bench …`), which measure every package from outside.
+BENCH = "engine.bench"
+COMPOSITION = ("engine.app", BENCH)
 ALLOWED: dict[str, tuple[str, ...]] = {
     "engine.rules": (),
     "engine.wire": ("engine.rules",),
-    "engine.bots": ("engine.rules", "engine.benchkit", "engine.cli", "engine.quacks.bots.cli"),
+    "engine.bots": ("engine.rules", "engine.cli", "engine.quacks.bots.cli"),
     "engine.quacks": (),  # pure, like engine.rules (and not even engine.rules)
-    "engine.quacks.bots": ("engine.quacks", "engine.bots.tournament", "engine.benchkit",
-                           "engine.cli"),
-    "engine.benchkit": ("engine.cli",),
+    "engine.quacks.bots": ("engine.quacks", "engine.bots.tournament", "engine.cli"),
     "engine.datadir": (),
     "engine.cli": (),  # CliError only: the command is engine.app.cli
     "engine.rules_cli": ("engine.rules", "engine.cli"),
-    "engine.rules_bench": ("engine.rules", "engine.benchkit", "engine.cli"),
     "engine.score_cli": ("engine.rules", "engine.cli"),
     # doctor checks a venue's store: its schema version and redaction are the store's
     "engine.hosting": (*SHARED, "engine.service.store"),
@@ -271,6 +272,35 @@ def bad_imports(path: Path, source: str | None = None) -> list[tuple[int, str]]:
 def test_every_package_imports_only_what_it_may(path: Path) -> None:
     bad = bad_imports(path)
     assert not bad, f"{module_name(path)} ({package_of(module_name(path))}) imports {bad}"
+
+
+# Not benchmarks: `cauldron readers --bench` measures a table's own readers before it is
+# built (hardware/bench-test.md), a tool of the hub's command.
+BENCH_NAMED_TOOLS = ("hub.bench_readers",)
+
+
+def test_benchmark_code_lives_only_in_the_bench_package() -> None:
+    """No product module is a benchmark or imports one (`imports_bench`); the benchmarks
+    are `engine.bench`'s, reached by `cauldron bench` through importlib."""
+    stray = [module_name(p) for p in project_files() if "bench" in p.stem
+             and not within(module_name(p), BENCH) and module_name(p) not in BENCH_NAMED_TOOLS]
+    assert not stray, f"benchmark modules outside {BENCH}: {stray}; move them there"
+    importing = {module_name(p): found for p in project_files()
+                 if not any(within(module_name(p), c) for c in COMPOSITION)
+                 and (found := imports_bench(p))}
+    assert not importing, f"product modules import benchmark code: {importing}"
+
+
+def imports_bench(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    return [(line, m) for line, m in imports(path, source) if within(m, BENCH)]
+
+
+def test_the_bench_checker_catches_imports() -> None:
+    source = "def lazy():\n    from engine.bench.kit import Figure\n"
+    assert imports_bench(ROOT / "hub" / "example.py", source) == [
+        (2, "engine.bench.kit"), (2, "engine.bench.kit.Figure")]
+    assert bad_imports(ROOT / "hub" / "example.py", source) == [
+        (2, "engine.bench.kit"), (2, "engine.bench.kit.Figure")]
 
 
 def test_the_package_checker_catches_violations() -> None:
@@ -382,3 +412,30 @@ def test_the_quacks_hidden_state_checker_catches_reads() -> None:
               "mine = view['bag']\n")  # fmt: skip
     assert [w for _, w in quacks_hidden_reads(ROOT / "x.py", source)] == [
         "game.deck", "self.game.rng", "game.players[1].hand"]  # fmt: skip
+
+
+# ---------------------------------------------------------------- simulation (issue 22)
+
+
+def backend_names_in(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """String constants naming a reader back-end ("sim", "spi", ...) in a module."""
+    from hub.config import BACKENDS
+
+    text = path.read_text(encoding="utf-8") if source is None else source
+    return sorted((node.lineno, node.value) for node in ast.walk(ast.parse(text))
+                  if isinstance(node, ast.Constant) and node.value in BACKENDS)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "engine" / "service").rglob("*.py")),
+                         ids=lambda p: module_name(p))
+def test_the_engine_knows_no_reader_backend_by_name(path: Path) -> None:
+    """Simulation stays out of the engine: it asks the hub by capability (a back-end that
+    lays its table out gets ``hub/cmd/layout``), never by which back-end it is."""
+    found = backend_names_in(path)
+    assert not found, (f"{module_name(path)} names reader back-ends {found}: ask the hub "
+                       "for a capability (HubSnapshot.capabilities) instead")
+
+
+def test_the_backend_name_checker_catches_a_branch() -> None:
+    source = 'if runtime.hub_backend == "sim":\n    pass\nlabel = "simulated"\n'
+    assert backend_names_in(ROOT / "x.py", source) == [(1, "sim")]

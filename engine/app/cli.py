@@ -22,7 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engine.rules_cli",
     "engine.score_cli",
     "engine.app.count",
-    "engine.benchkit",
+    "engine.bench.kit",
     "hub.cli",
     "engine.service.cli",
     "dashboard.cli",

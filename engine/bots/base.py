@@ -22,11 +22,13 @@ What a seat knows (documented for hosts and tested in tests/engine/bots):
   seen elsewhere), and the cards Vanesco sent under it lie at the bottom in a known order.
   The order of the rest is the hidden information: nobody at the table knows it.
 
-The tracker keeps a "shadow" `Game` built with `pile=None` (the engine's real-table mode:
-the pile is an unordered set plus the known bottom) and replays the public actions on it,
-refilling holes with the cards the public events show. Bots that search copy this shadow
-and fill in the hidden parts by sampling (`engine.bots.determinize`); they never see the
-real game.
+One tracker follows a game (`PublicGame`): a "shadow" `Game` built with `pile=None` (the
+engine's real-table mode: the pile is an unordered set plus the known bottom) on which the
+public actions are pushed, refilling holes with the cards the public events show; an undo
+pops them (the shadow's snapshots, no replay). `ObservationTracker` is one seat's view of
+it, and `observe_public` reads one seat's `Observation` off any such shadow. Bots that
+search copy the shadow and fill in the hidden parts by sampling
+(`engine.bots.determinize`); they never see the real game.
 """
 
 from __future__ import annotations
@@ -135,12 +137,132 @@ def _placeholder_recipes(
     return tuple(out)
 
 
+class PublicGame:
+    """One game followed from what everyone at the table sees: the one game tracker.
+
+    Its `shadow` is a `Game` in the engine's real-table mode (the pile an unordered set plus
+    the known bottom), started from the opening layout with `recipes` (stand-ins for the
+    recipes nobody here may know). `observe()` follows each action of the real game (and
+    the refill its public events show); `rewind()` steps back by the shadow's snapshots
+    (`Game.pop`), never by a replay. The bots' trackers (`ObservationTracker`) and the
+    demo's follower of the public stream (`engine.app.demo.shadow`) are built on it.
+    """
+
+    def __init__(self, config: GameConfig, grid: Sequence[str],
+                 recipes: tuple[tuple[str, ...], ...] = ()) -> None:
+        self.config = config
+        self.shadow = Game.from_deal(config, list(grid), None, recipes)
+        self._marks: list[int] = []  # the shadow's action count before each observed one
+        # Each Perluceo's reveal in the shadow: (observed action index, seat, cauldron).
+        self._reveals: list[tuple[int, int, tuple[str, ...]]] = []
+
+    @classmethod
+    def of(cls, shadow: Game) -> PublicGame:
+        """Follow on from `shadow` as it stands (a game in real-table mode; one observed
+        action per action so far, which `rewind` can take back if they were pushed)."""
+        public = cls.__new__(cls)
+        public.config = shadow.config
+        public.shadow = shadow
+        public._marks = list(range(len(shadow.actions)))
+        public._reveals = []
+        return public
+
+    @property
+    def length(self) -> int:
+        """How many of the real game's actions were observed."""
+        return len(self._marks)
+
+    def observe(self, action: Action, events: Iterable[Event] = ()) -> list[Event]:
+        """Follow one action of the real game; `events`: the public events it produced (a
+        simulated game's refill is one). Returns the shadow's own events. Raises
+        `IllegalAction` (and changes nothing) for an action that does not follow."""
+        shadow = self.shadow
+        mark = len(shadow.actions)
+        mine = shadow.push(action)
+        for event in events:
+            if type(event) is Refilled and shadow.phase is Phase.REFILL:
+                mine += shadow.push(REFILLS[event.card])
+        # At a real table (pile None) the refill is the next action and is observed then.
+        index = len(self._marks)
+        self._marks.append(mark)
+        self._reveals += [(index, e.seat, tuple(e.cauldron)) for e in mine
+                          if type(e) is PerluceoReveal]
+        return mine
+
+    def rewind(self, length: int) -> None:
+        """Back to the game after its first `length` observed actions (an undo)."""
+        if not 0 <= length <= len(self._marks):
+            raise BotError(f"cannot rewind to action {length}: {len(self._marks)} observed")
+        if length == len(self._marks):
+            return
+        shadow = self.shadow
+        target = self._marks[length]
+        while len(shadow.actions) > target:
+            shadow.pop()
+        del self._marks[length:]
+        self._reveals = [r for r in self._reveals if r[0] < length]
+
+    def reveals(self, seat: int) -> tuple[tuple[str, ...], ...]:
+        """`seat`'s own cauldron as each of its Perluceos showed it."""
+        return tuple(cauldron for _, s, cauldron in self._reveals if s == seat)
+
+    def observation(self, seat: int, memory: Memory = "perfect",
+                    recipes: Sequence[str] | None = None) -> Observation:
+        """What `seat` knows now; `recipes`: its own (default: the shadow's for it)."""
+        return observe_public(self.shadow, seat, memory, recipes, self.reveals(seat))
+
+
+def observe_public(shadow: Game, seat: int, memory: Memory = "perfect",
+                   recipes: Sequence[str] | None = None,
+                   reveals: tuple[tuple[str, ...], ...] = ()) -> Observation:
+    """The observation of `seat` from a public-information game (pile unknown, as a
+    `PublicGame` follows it): no replay. `recipes`: the seat's own (default: the game's
+    for that seat); the other seats' are stand-ins in the observation's shadow."""
+    if memory not in MEMORIES:
+        raise BotError(f"unknown memory model {memory!r}; use 'perfect' or 'own'")
+    config = shadow.config
+    if not 0 <= seat < config.players:
+        raise BotError(f"{seat_name(seat)} is not at this {config.players}-player table "
+                       f"(seats 1 to {config.players})")
+    if recipes is None:
+        recipes = shadow.recipes[seat] if shadow.recipes else ()
+    own = tuple(recipes)
+    unknown, bottom = pile_parts(shadow)
+    unseen: set[str] = set(unknown)
+    stacks: list[tuple[str | None, ...]] = []
+    for s, cauldron in enumerate(shadow.cauldrons):
+        if s == seat or memory == "perfect" or not cauldron:
+            stacks.append(tuple(cauldron))
+        else:
+            unseen.update(cauldron[:-1])
+            stacks.append((*([None] * (len(cauldron) - 1)), cauldron[-1]))
+    copy = shadow.copy(history=False)
+    placeholders = _placeholder_recipes(config, seat, own)
+    if copy.recipes != placeholders:
+        copy.recipes = placeholders  # other seats' recipes are not the seat's to know
+    return Observation(
+        seat=seat,
+        config=config,
+        memory=memory,
+        public=copy.view_public(),
+        legal=shadow.legal_actions() if shadow.seat == seat else (),
+        recipes=own,
+        stacks=tuple(stacks),
+        unseen=frozenset(unseen),
+        pile_bottom=bottom,
+        pile_size=len(shadow.pile),
+        perluceo_reveals=reveals,
+        shadow=copy,
+    )
+
+
 class ObservationTracker:
     """Builds `Observation`s for one seat from what that seat sees, turn after turn.
 
     Start it from the opening public view (the 32 cards face up) and the seat's recipes;
     then call `observe(action, events)` after every action applied to the real game, with
-    the events that action produced (they are filtered to what this seat sees here).
+    the events that action produced (they are filtered to what this seat sees here);
+    `rewind(length)` follows an undo. The game itself is followed by a `PublicGame`.
     """
 
     def __init__(
@@ -166,10 +288,15 @@ class ObservationTracker:
             if card is None:
                 raise BotError("the opening grid must show all 32 dealt cards")
             grid.append(card)
-        self.shadow = Game.from_deal(
-            config, grid, None, _placeholder_recipes(config, seat, self.recipes)
-        )
-        self.perluceo_reveals: list[tuple[str, ...]] = []
+        self.public = PublicGame(config, grid, _placeholder_recipes(config, seat, self.recipes))
+
+    @property
+    def shadow(self) -> Game:
+        return self.public.shadow
+
+    @property
+    def perluceo_reveals(self) -> tuple[tuple[str, ...], ...]:
+        return self.public.reveals(self.seat)
 
     @classmethod
     def for_new_game(cls, game: Game, seat: int, memory: Memory = "perfect") -> ObservationTracker:
@@ -182,50 +309,21 @@ class ObservationTracker:
 
     def observe(self, action: Action, events: Iterable[Event]) -> None:
         """Follow one action of the real game and the events it produced."""
-        seen = visible_to(self.seat, events)
-        shadow = self.shadow
         try:
-            shadow.apply(action)
+            self.public.observe(action, visible_to(self.seat, events))
         except IllegalAction as exc:
             raise BotError(
                 f"{seat_name(self.seat)}'s tracker is out of step with the game "
                 f"({action_label(action)}: {exc}); "
                 "feed it every action in order, or rebuild it with observe_game()"
             ) from None
-        for event in seen:
-            if type(event) is Refilled and shadow.phase is Phase.REFILL:
-                shadow.apply(REFILLS[event.card])
-            elif type(event) is PerluceoReveal and event.seat == self.seat:
-                self.perluceo_reveals.append(tuple(event.cauldron))
-        # At a real table (pile None) the refill is the next action and is applied then.
+
+    def rewind(self, length: int) -> None:
+        """Back to the game after its first `length` actions (an undo), by snapshots."""
+        self.public.rewind(length)
 
     def observation(self) -> Observation:
-        shadow = self.shadow
-        seat = self.seat
-        unknown, bottom = pile_parts(shadow)
-        unseen: set[str] = set(unknown)
-        stacks: list[tuple[str | None, ...]] = []
-        for s, cauldron in enumerate(shadow.cauldrons):
-            if s == seat or self.memory == "perfect" or not cauldron:
-                stacks.append(tuple(cauldron))
-            else:
-                unseen.update(cauldron[:-1])
-                stacks.append((*([None] * (len(cauldron) - 1)), cauldron[-1]))
-        legal = shadow.legal_actions() if shadow.seat == seat else ()
-        return Observation(
-            seat=seat,
-            config=self.config,
-            memory=self.memory,
-            public=shadow.view_public(),
-            legal=legal,
-            recipes=self.recipes,
-            stacks=tuple(stacks),
-            unseen=frozenset(unseen),
-            pile_bottom=bottom,
-            pile_size=len(shadow.pile),
-            perluceo_reveals=tuple(self.perluceo_reveals),
-            shadow=shadow.copy(),
-        )
+        return self.public.observation(self.seat, self.memory, self.recipes)
 
 
 def pile_parts(shadow: Game) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -282,7 +380,15 @@ class BotSeat:
         )
 
     def act(self) -> Action:
-        observation = self.tracker.observation()
-        if not observation.legal:
-            raise BotError(f"{seat_name(self.seat)} has nothing to decide now")
-        return self.bot.choose(observation, self.rng)
+        return decide(self.bot, self.tracker.observation(), self.rng)
+
+    def rewind(self, length: int) -> None:
+        """Follow an undo: back to the game after its first `length` actions."""
+        self.tracker.rewind(length)
+
+
+def decide(bot: Bot, observation: Observation, rng: random.Random) -> Action:
+    """`bot`'s choice for the seat `observation` is about, which must have one to make."""
+    if not observation.legal:
+        raise BotError(f"{seat_name(observation.seat)} has nothing to decide now")
+    return bot.choose(observation, rng)

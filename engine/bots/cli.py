@@ -54,11 +54,10 @@ def register(subparsers: Any) -> None:
 
 
 def _tournament(args: argparse.Namespace) -> int:
-    from engine.benchkit import Progress
     from engine.bots.base import MEMORIES, BotError
     from engine.bots.registry import make_bot
     from engine.bots.tournament import format_table, run_tournament
-    from engine.cli import CliError
+    from engine.cli import CliError, Progress
 
     if args.game == "quacks":
         from engine.quacks.bots.cli import tournament

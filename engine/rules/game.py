@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from engine.rules import board
 from engine.rules.actions import (
@@ -73,7 +73,7 @@ from engine.rules.events import (
     VanescoResolved,
 )
 from engine.rules.names import card_name, cell_label, line_label
-from engine.rules.pile import Pile
+from engine.rules.pile import Pile, PileSnapshot
 from engine.rules.scoring import GameScore, SeatCards, score_game, score_totals
 
 SCHEMA_VERSION: Final = 1
@@ -277,6 +277,30 @@ def shuffled_deal(config: GameConfig, rng: random.Random) -> Deal:
     return Deal(grid=tuple(cards[:n]), pile=tuple(cards[n:]), recipes=recipes)
 
 
+class Snapshot(NamedTuple):
+    """Everything an action can change, immutable: `Game.push` keeps one per action, so
+    `Game.pop` steps back without replaying the game from its deal (like python-chess's
+    move stack). Shared, never copied, by the copies of a game."""
+
+    grid: tuple[str | None, ...]
+    pile: PileSnapshot
+    pawns: tuple[int, ...]
+    cauldrons: tuple[tuple[str, ...], ...]
+    spells: tuple[tuple[tuple[str, int], ...], ...]
+    uses: tuple[tuple[tuple[str, int], ...], ...]
+    discarded: tuple[str, ...]
+    out_of_game: tuple[str, ...]
+    seat: int
+    phase: Phase
+    move_value: int
+    turns: int
+    refill_cell: int | None
+    last_card: tuple[int, str, int] | None
+    end_reason: str | None
+    last_card_seat: int | None
+    actions: int  # how many actions had been applied
+
+
 class Game:
     """One game of Glastonbury. Create with `Game.new()` (shuffled) or `Game.from_deal()`."""
 
@@ -320,6 +344,7 @@ class Game:
         self.end_reason: str | None = None
         self.last_card_seat: int | None = None
         self.actions: list[Action] = []
+        self._history: list[Snapshot] = []  # before each pushed action (`push`, `pop`)
         self._legal: tuple[Action, ...] | None = None
         self._score: GameScore | None = None
         self.opening_events: list[Event] = []
@@ -389,8 +414,9 @@ class Game:
         elif deal.recipes:
             raise InvalidSetup("G11", "recipes are dealt only in the recipe variant")
 
-    def copy(self) -> Game:
-        """An independent copy (for search: bots play out copies)."""
+    def copy(self, *, history: bool = True) -> Game:
+        """An independent copy (for search: bots play out copies). `history=False`: one
+        that cannot `pop()` back past this point (a search's sampled world needs none)."""
         new = Game.__new__(Game)
         new.__dict__.update(self.__dict__)
         new.grid = list(self.grid)
@@ -402,6 +428,7 @@ class Game:
         new.discarded = list(self.discarded)
         new.out_of_game = list(self.out_of_game)
         new.actions = list(self.actions)
+        new._history = list(self._history) if history else []
         new._legal = None
         return new
 
@@ -542,6 +569,79 @@ class Game:
         events: list[Event] = []
         self._do(action, events)
         return events
+
+    def push(self, action: Action) -> list[Event]:
+        """`apply()`, keeping a snapshot of the state before it, so that `pop()` can take
+        the action back. Raises `IllegalAction` like `apply()`, keeping nothing."""
+        snapshot = self.snapshot()
+        events: list[Event] = []
+        self._do(action, events)
+        self._history.append(snapshot)
+        return events
+
+    def pop(self) -> Action:
+        """Take back the last action, which `push()` applied; returns it. Raises
+        `IllegalAction` when it was not pushed (applied with `apply()`/`play()`, or the
+        game is a copy made with `history=False`) or there is none."""
+        history = self._history
+        if not self.actions:
+            raise IllegalAction("G4", "no action to take back: the game has not started")
+        if not history or history[-1].actions != len(self.actions) - 1:
+            raise IllegalAction("G4", "the last action was not kept with push(): it cannot "
+                                "be taken back without a replay")
+        action = self.actions[-1]
+        self.restore(history.pop())
+        return action
+
+    def snapshot(self) -> Snapshot:
+        """The state as it is now (see `Snapshot`)."""
+        return Snapshot(
+            tuple(self.grid),
+            self.pile.snapshot(),
+            tuple(self.pawns),
+            tuple(tuple(c) for c in self.cauldrons),
+            tuple(tuple((slot[0], slot[1]) for slot in seat) for seat in self.spells),
+            tuple(tuple(u.items()) for u in self._uses),
+            tuple(self.discarded),
+            tuple(self.out_of_game),
+            self.seat,
+            self.phase,
+            self.move_value,
+            self.turns,
+            self.refill_cell,
+            self.last_card,
+            self.end_reason,
+            self.last_card_seat,
+            len(self.actions),
+        )
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Back to `snapshot`, taken earlier in this game: later actions are forgotten
+        (and the snapshots kept after it)."""
+        if snapshot.actions > len(self.actions):
+            raise IllegalAction("G4", "a snapshot from later in the game cannot be restored")
+        self.grid = list(snapshot.grid)
+        self.pile = Pile.restored(snapshot.pile)
+        self.pawns = list(snapshot.pawns)
+        self.cauldrons = [list(c) for c in snapshot.cauldrons]
+        self.spells = [[[card, uses] for card, uses in seat] for seat in snapshot.spells]
+        self._uses = [dict(u) for u in snapshot.uses]
+        self.discarded = list(snapshot.discarded)
+        self.out_of_game = list(snapshot.out_of_game)
+        self.seat = snapshot.seat
+        self.phase = snapshot.phase
+        self.move_value = snapshot.move_value
+        self.turns = snapshot.turns
+        self.refill_cell = snapshot.refill_cell
+        self.last_card = snapshot.last_card
+        self.end_reason = snapshot.end_reason
+        self.last_card_seat = snapshot.last_card_seat
+        del self.actions[snapshot.actions:]
+        history = self._history
+        while history and history[-1].actions >= snapshot.actions:
+            history.pop()
+        self._legal = None
+        self._score = None
 
     def play(self, action: Action) -> None:
         """`apply()` without building events: the same rules, for search and benchmarks

@@ -1,6 +1,7 @@
 """The event-sourced game log: configuration, deal and every action.
 
-`replay(log)` rebuilds the identical game; undo is a replay without the last action(s).
+`replay(log)` rebuilds the identical game, keeping a snapshot per action (`Game.push`), so
+undo is `Game.pop()`: no replay.
 Shuffles are recorded as the deal, refills as `Refill` actions, so a log replays exactly
 whether the pile was known (simulation) or observed card by card (a real table).
 """
@@ -63,14 +64,15 @@ class GameLog:
 
 
 def replay(log: GameLog) -> Game:
-    """Rebuild the game from its log; raises `InvalidLog` naming the first bad action."""
+    """Rebuild the game from its log (pushed: it can `pop()` back); raises `InvalidLog`
+    naming the first bad action."""
     try:
         game = Game(log.config, log.deal)
     except InvalidSetup as exc:
         raise InvalidLog(exc.rule, f"bad deal: {exc.message}") from None
     for i, action in enumerate(log.actions):
         try:
-            game.apply(action)
+            game.push(action)
         except IllegalAction as exc:
             raise InvalidLog(
                 exc.rule, f"action #{i + 1} ({action}) is illegal: {exc.message}"

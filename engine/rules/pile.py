@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from engine.rules.names import card_name
 
@@ -111,3 +112,25 @@ class Pile:
 
     def state(self) -> tuple[object, ...]:
         return (self._known, tuple(self._order), frozenset(self._unknown), tuple(self._bottom))
+
+    def snapshot(self) -> PileSnapshot:
+        """The pile as it is now, immutable (`Game.push` keeps one per action)."""
+        return PileSnapshot(self._known, tuple(self._order), frozenset(self._unknown),
+                            tuple(self._bottom))
+
+    @classmethod
+    def restored(cls, snapshot: PileSnapshot) -> Pile:
+        new = cls.__new__(cls)
+        new._known = snapshot.known
+        new._order = deque(snapshot.order)
+        new._unknown = set(snapshot.unknown)
+        new._bottom = deque(snapshot.bottom)
+        new.size = len(snapshot.order) + len(snapshot.unknown) + len(snapshot.bottom)
+        return new
+
+
+class PileSnapshot(NamedTuple):
+    known: bool
+    order: tuple[str, ...]
+    unknown: frozenset[str]
+    bottom: tuple[str, ...]

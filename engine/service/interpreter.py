@@ -34,14 +34,12 @@ from engine.rules import (
     Action,
     Game,
     GameConfig,
-    GameLog,
     IllegalAction,
     InvalidSetup,
     Phase,
     Refill,
     Take,
     UseDeclinatio,
-    replay,
 )
 from engine.rules.actions import DISCARD, KEEP, PASS, TAKES, USE_DECLINATIO, Discard, Keep, Pass
 from engine.rules.board import (
@@ -609,7 +607,7 @@ class TableInterpreter:
 
     def _apply(self, game: Game, plan: tuple[Action, ...], out: Outcome) -> None:
         for action in plan:
-            events = game.apply(action)  # planned from legal_actions(): cannot be refused
+            events = game.push(action)  # planned from legal_actions(): cannot be refused
             out.actions.append(action)
             out.events.extend(events)
             for event in events:
@@ -845,7 +843,9 @@ class TableInterpreter:
         if (len(actions) > count and isinstance(actions[-count], Take)
                 and isinstance(actions[-count - 1], UseDeclinatio)):
             count += 1
-        previous = replay(GameLog.of(game).without_last(count))
+        previous = game.copy()  # the game stepped back: its snapshots, not a replay
+        for _ in range(count):
+            previous.pop()
         out.instructions = [step.text for step in undo_steps(game, previous)]
         out.undone = count
         self.game = previous
@@ -1122,7 +1122,7 @@ class TableInterpreter:
 
     def physical_layout(self) -> dict[str, Any] | None:
         """Where every card of the game lies now, as a simulated table lays it out
-        (``hub/cmd/sim`` ``restore``): the square, each cauldron (bottom first), the spells
+        (``hub/cmd/layout``): the square, each cauldron (bottom first), the spells
         beside it, the pile's cards (unordered part, then those sent under it). Covered
         cards included: this goes to the simulated hub only, never to a public view."""
         game = self.game

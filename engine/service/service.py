@@ -19,7 +19,8 @@ transaction, a group commit, and acknowledged after it: `_flush`), then publishe
   public events (config and dealt grid when a game starts): what a person at the table
   sees happen, for bots and audit; published before the views it leads to;
 - ``hub/cmd/turn`` ``{"seat"}`` when the turn changes, ``hub/cmd/buzz`` ``{"ms"}`` on an error
-  alert (the hub's LEDs and buzzer);
+  alert (the hub's LEDs and buzzer); ``hub/cmd/layout`` after an undo, a game's end or
+  start, to a hub whose back-end lays its table out itself (capability ``lay_out``);
 - ``engine/state`` (retained) ``online``; the MQTT last will says ``offline`` (on the one
   table's topic, or on ``cauldron/<name>/engine/state`` when serving several tables, which
   each table's ``engine/state`` then names as its ``liveness_topic``).
@@ -217,7 +218,9 @@ class TableRuntime:
         }
         self.turn: int | None = None
         self.sent_seats: dict[int, bytes] = {}
-        self.hub_backend: str | None = None  # from the hub's snapshots: "sim" is virtual
+        # What the hub's back-end can do (its snapshots): "lay_out", a table that lays itself
+        # out as the game holds it (the simulated one), gets ``hub/cmd/layout``.
+        self.hub_capabilities: frozenset[str] = frozenset()
         self.degraded: str | None = None  # why the table cannot be followed now
         self.pending_hub: str | None = None  # a new hub id waiting for the host
         self.registered_hub: str | None = None  # read once from the data dir
@@ -751,7 +754,7 @@ class EngineService:
     def _snapshot(self, table: str, model: HubSnapshot) -> None:
         self._flush()  # the events before it are stored (and its cursors are theirs)
         runtime = self.table(table)
-        runtime.hub_backend = model.backend
+        runtime.hub_capabilities = frozenset(model.capabilities)
         cursor = runtime.cursors.get(model.hub_id)
         if cursor is None or cursor.epoch != model.epoch or _renamed(runtime, model, cursor):
             # A hub not followed from its start (a new engine, a reset outbox), or its tag
@@ -1243,25 +1246,28 @@ class EngineService:
             if (outcome.actions or outcome.started or outcome.ended or outcome.undone
                     or not runtime.sent_seats):  # a seat's own view changes with the game
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
-        if (outcome.undone or outcome.ended) and runtime.hub_backend == "sim":
-            self._restore_sim(runtime)
-        if (outcome.started and runtime.hub_backend == "sim" and interp.game is not None
-                and interp.pawn_sensing.sensed is not None):
-            # Pawn sensors on a simulated table: its pawns go to their start, as the deal
-            # laid the cards (people then move them; a wrong move gets its G3/G4 alert).
-            self._hub_command(runtime, "sim", {"action": "pawns",
-                                               "positions": start_positions(interp.game)})
+        if "lay_out" in runtime.hub_capabilities:
+            self._lay_out(runtime, outcome)
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
             self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
 
-    def _restore_sim(self, runtime: TableRuntime) -> None:
-        """An undo on a simulated table is carried out physically: the hub lays the table
-        out as the game now holds it (its sensor events then clear the alerts). At the end of
-        a game too: a Vanesco kept as the last card sends tops out of the game that nobody
-        taps any more, and the last card goes from the pad to its cauldron."""
-        layout = runtime.interp.physical_layout()
-        if layout is not None:
-            self._hub_command(runtime, "sim", {"action": "restore", "layout": layout})
+    def _lay_out(self, runtime: TableRuntime, outcome: Outcome) -> None:
+        """A table that lays itself out (the hub's ``lay_out`` capability) is asked to, when
+        the game changed without its readers: after an undo, carried out physically (its
+        sensor events then clear the alerts), and at a game's end (a Vanesco kept as the last
+        card sends tops out of the game that nobody taps any more, and the last card goes
+        from the pad to its cauldron). At a start, with pawn sensors, its pawns go to their
+        start, as the deal laid the cards (people then move them; a wrong move gets its
+        G3/G4 alert)."""
+        interp = runtime.interp
+        if outcome.undone or outcome.ended:
+            layout = interp.physical_layout()
+            if layout is not None:
+                self._hub_command(runtime, "layout", {"layout": layout, "pawns": None})
+        if (outcome.started and interp.game is not None
+                and interp.pawn_sensing.sensed is not None):
+            self._hub_command(runtime, "layout", {"layout": None,
+                                                  "pawns": start_positions(interp.game)})
 
     @staticmethod
     def _game_events(runtime: TableRuntime, outcome: Outcome, now: float) -> GameEvents | None:

@@ -1,7 +1,8 @@
 """From rules actions to what a person does at the table (pure).
 
-`inputs_for(interp, decision)` lists the sensor inputs a person produces to play one
-decision of the active seat, given what the interpreter expects now:
+`gestures_for(interp, decision)` lists the gestures a person makes to play one decision of
+the active seat, given what the interpreter expects now (the simulated table's words:
+lift, lay, slide, tap, and a seat's button); `inputs_for` the sensor inputs they make:
 
 - ``(Take(c),)`` / ``(UseDeclinatio(), Take(c))``: lift the card from ``c``, lay it on the
   seat's pad and slide it off; after a Vanesco each seat that lost its top taps it on its
@@ -22,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from engine.rules import (
     Action,
@@ -57,19 +58,47 @@ class DriverError(Exception):
     """A decision that no physical gesture expresses at this moment."""
 
 
-def inputs_for(
+GestureKind = Literal["lift", "lay", "slide", "tap", "press"]
+
+
+@dataclass(frozen=True, slots=True)
+class Gesture:
+    """One thing a person does at the table, in the simulated table's words (`hub.backends.
+    sim`: lift, lay, slide, tap; and a seat's button): `where` a cell or a seat's pad."""
+
+    kind: GestureKind
+    seat: int  # whose hand makes it (the pad's seat for a pad)
+    card: str | None = None
+    cell: int | None = None  # None: on the seat's pad (lay, slide, tap)
+
+    def inputs(self, ts: float = 0.0) -> list[SensorInput]:
+        """The sensor inputs the gesture makes (as many as `GESTURE_INPUTS` says)."""
+        if self.kind == "press":
+            return [press("confirm", self.seat, ts)]
+        if self.kind == "lift":
+            assert self.cell is not None and self.card is not None
+            return [lift(self.cell, self.card, ts)]
+        if self.kind == "lay" and self.cell is not None:
+            return [lay(self.cell, self.card, ts)]
+        if self.kind == "lay":
+            return [pad_lay(self.seat, self.card, ts)]
+        if self.kind == "slide":  # the card goes on from the pad to the cauldron or beside it
+            return [pad_lift(self.seat, self.card, ts)]
+        return [pad_lay(self.seat, self.card, ts), pad_lift(self.seat, self.card, ts)]  # tap
+
+
+def gestures_for(
     interp: TableInterpreter, decision: Sequence[Action], refill: str | None = None,
-    ts: float = 0.0,
-) -> list[SensorInput]:
-    """The sensor inputs for one decision of the active seat (see the module doc)."""
+) -> list[Gesture]:
+    """The gestures a person makes for one decision of the active seat (see the module
+    doc); raises `DriverError` for a decision no gesture expresses now."""
     game = interp.game
     if game is None:
         raise DriverError("no game in progress")
     seat = game.seat
-    steps: list[SensorInput] = []
     first = decision[0]
     if isinstance(first, Pass):
-        return [press("confirm", seat, ts)]
+        return [Gesture("press", seat)]
     if isinstance(first, UseDeclinatio) and len(decision) == 1:
         # Declinatio onto a line of spells only ends the game (G7): tap the card on the pad.
         spell = next((slot[0] for slot in game.spells[seat]
@@ -77,11 +106,11 @@ def inputs_for(
         if spell is None:
             raise DriverError(f"{seat_name(seat, game.config.colours[seat])} holds no "
                               "Declinatio with uses left: choose another move")
-        return [pad_lay(seat, spell, ts), pad_lift(seat, spell, ts)]
+        return [Gesture("tap", seat, spell)]
     if isinstance(first, Refill):
         if game.refill_cell is None:
             raise DriverError("no hole to refill")
-        return [lay(game.refill_cell, first.card, ts)]
+        return [Gesture("lay", seat, first.card, game.refill_cell)]
     takes = [a for a in decision if isinstance(a, Take)]
     if not takes:
         said = ", then ".join(action_label(a) for a in decision)
@@ -90,24 +119,32 @@ def inputs_for(
     card = game.grid[cell]
     if card is None:
         raise DriverError(f"{cell_label(cell)} is empty: there is no card to take there")
-    steps.append(lift(cell, card, ts))
+    steps = [Gesture("lift", seat, card, cell)]
     last = decision[-1]
     if isinstance(last, Discard):
-        steps.append(press("confirm", seat, ts))
-        return steps
-    steps += [pad_lay(seat, card, ts), pad_lift(seat, card, ts)]
+        return [*steps, Gesture("press", seat)]
+    steps += [Gesture("lay", seat, card), Gesture("slide", seat, card)]
     if isinstance(last, Keep):
         return steps
     if CARDS[card].spell == "vanesco":
         seats = public_view(game).seats  # the tops are face up
         for k in range(1, game.players):
-            top = seats[(seat + k) % game.players].top
+            victim = (seat + k) % game.players
+            top = seats[victim].top
             if top is not None:
-                victim = (seat + k) % game.players
-                steps += [pad_lay(victim, top, ts), pad_lift(victim, top, ts)]
+                steps.append(Gesture("tap", victim, top))
     if refill is not None:
-        steps.append(lay(cell, refill, ts))
+        steps.append(Gesture("lay", seat, refill, cell))
     return steps
+
+
+def inputs_for(
+    interp: TableInterpreter, decision: Sequence[Action], refill: str | None = None,
+    ts: float = 0.0,
+) -> list[SensorInput]:
+    """The sensor inputs of the decision's gestures (`gestures_for`), in order."""
+    return [inp for gesture in gestures_for(interp, decision, refill)
+            for inp in gesture.inputs(ts)]
 
 
 def deal_inputs(grid: Sequence[str], ts: float = 0.0) -> list[SensorInput]:

@@ -92,9 +92,13 @@ GAME_VERBS: Final[tuple[str, ...]] = (
 #   sim       simulated table only: the physical gestures of `hub.backends.sim` (lift, lay,
 #             slide, draw, drop, tap, take, refill, vanesco, deal, restore, view, seat, and
 #             the low-level place, remove, clear, state), see `SimulatedTable.gesture`
-HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim"]
+#   layout    args {"layout": dict | None, "pawns": list[int] | None}  the game changed
+#             without the readers (an undo, a game's end: `layout`; a start: `pawns`): a
+#             back-end that lays its table out itself (capability "lay_out", announced in
+#             `HubSnapshot.capabilities`) does so; the engine asks no other
+HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim", "layout"]
 HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim", "enrol",
-                                     "readers")
+                                     "readers", "layout")
 
 EventKind = Literal["cell", "pad", "pawn", "button", "unknown_tag", "reader_health"]
 EventAction = Literal["placed", "removed", "pressed"]
@@ -271,6 +275,10 @@ class HubSnapshot(WireModel):
     last_seq: int = Field(ge=0, le=MAX_SEQ)
     ts: float = Field(ge=0)
     backend: str = Field(max_length=32)
+    capabilities: list[str] = Field(
+        default_factory=list, max_length=8,
+        description="what the back-end does besides reading: write_tag, lay_out (hub/cmd/layout)",
+    )
     readers: list[ReaderSeen] = Field(max_length=64)
     enrolment: dict[str, Any] | None = Field(
         default=None, description="enrolment progress {done, total, next} while enrolling"

@@ -13,8 +13,10 @@ After a restart the hub seeds the back-end (`ReaderBackend.seed_state`) with wha
 reported (kept in its outbox) before the first poll, so a card lifted while the hub was down
 is reported ``removed`` and one still lying there is not reported again.
 
-Capabilities (``capabilities``): ``"write_tag"`` when `write_tag` can store a card id in a
-tag's memory.
+Capabilities (``capabilities``, announced in ``hub/snapshot``): ``"write_tag"`` when
+`write_tag` can store a card id in a tag's memory; ``"lay_out"`` when `lay_out` lays the
+table out itself as the game holds it (the simulated table: ``hub/cmd/layout`` after an
+undo), so that no other package needs to know which back-end it is.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from firmware.presence import PresenceTracker
 from hub.backends.sim_pawns import SimPawns
@@ -137,6 +139,14 @@ class ReaderBackend(ABC):
     def write_tag(self, reader: int, card_id: str) -> None:
         raise UnsupportedError(
             f"the {self.name} back-end cannot write tags; enrol with the tag map only"
+        )
+
+    def lay_out(self, layout: dict[str, Any] | None,
+                pawns: list[int] | None) -> dict[str, Any]:
+        """Lay the table out as the game now holds it (capability ``lay_out``): the cards
+        as `layout` says (an undo, a game's end), or only the pawns (a game's start)."""
+        raise UnsupportedError(
+            f"the {self.name} back-end cannot lay a table out: people put the cards back"
         )
 
     def __enter__(self) -> ReaderBackend:

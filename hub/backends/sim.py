@@ -46,7 +46,7 @@ import random
 import threading
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from engine.rules.cards import CARDS
 from engine.rules.names import card_name, place_label, position_label, seat_name
@@ -109,10 +109,17 @@ def virtual_box_tagmap() -> TagMap:
 
 _MADE_UP = _made_up_uids()
 
+# The sensor events (hence engine inputs) each `gesture` makes, so that whoever makes one
+# (the demo's bots, the tests' players) knows when the engine has seen all of it.
+GESTURE_INPUTS: Final[dict[str, int]] = {
+    "lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 0, "refill": 1, "take": 3,
+    "vanesco": 2,
+}
+
 
 class SimulatedTable(RawBackend):
     name: ClassVar[str] = "sim"
-    capabilities = frozenset({"write_tag"})
+    capabilities = frozenset({"write_tag", "lay_out"})
 
     def __init__(
         self,
@@ -705,6 +712,19 @@ class SimulatedTable(RawBackend):
                          pawns=world["pawns"] if pawns is None else pawns)
         self._await_seen(changed)
         return {"moved": len(changed)}
+
+    def lay_out(self, layout: dict[str, Any] | None,
+                pawns: list[int] | None) -> dict[str, Any]:
+        """The game changed without the readers (``hub/cmd/layout``): the cards go where
+        `layout` says (`restore`: an undo carried out physically, or a game's end), or, at a
+        game's start, the pawns to `pawns` on a table with pawn sensors (people then move
+        them; a wrong move gets its G3/G4 alert)."""
+        with self._gesture_lock:
+            if layout is not None:
+                return self.restore(layout)
+            if pawns is not None and self.pawn_switches is not None:
+                return {"pawns": self.set_pawns(pawns)}
+            return {}
 
     def gesture(self, args: dict[str, Any]) -> dict[str, Any]:
         """One ``hub/cmd/sim`` gesture (see the module doc); raises `GestureRefused` or

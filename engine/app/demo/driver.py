@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from engine.app.demo.shadow import ShadowError, ShadowGame
-from engine.bots import BotSeat, make_bot
+from engine.bots import Bot, decide, make_bot, observe_public
 from engine.rules import Game
 from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
 from engine.rules.board import PERIMETER, cell_name, parse_cell
@@ -39,17 +39,23 @@ from engine.rules.names import (
 )
 from engine.wire.contract import GameEvents, Topics, WireModel
 from engine.wire.mqtt import MqttError, WireClient
+from hub.backends.sim import GESTURE_INPUTS
 
 log = logging.getLogger("cauldron.demo")
 
-# Sensor events (hence engine inputs) each gesture makes on the simulated table.
-GESTURE_INPUTS = {"lift": 1, "lay": 1, "slide": 1, "tap": 2, "draw": 0, "drop": 0,
-                  "refill": 1, "take": 3, "vanesco": 2}
 MAX_REFUSED = 3  # refused gestures in a row before a bot waits for the table to change
 # ... or for this many seconds: what it waits for may not change the table (the engine's
 # history it could not read, a hub too busy to answer), and a still table must not stop it.
 RETRY_AFTER = 5.0
 PIN_HEADER = "X-Host-Pin"
+
+
+def bot_decision(bot: Bot, game: Game, seat: int, seed: int,
+                 reveals: tuple[tuple[str, ...], ...] = ()) -> Action:
+    """`seat`'s bot decides on the shadow `game` (public information only), read as it is:
+    no replay. `reveals`: the seat's Perluceo reveals (`ShadowGame.reveals`)."""
+    observation = observe_public(game, seat, reveals=reveals)
+    return decide(bot, observation, random.Random(seed * 7919 + seat))
 
 
 class DriverError(Exception):
@@ -588,7 +594,9 @@ class BotDriver:
 
     def _choose(self, game: Game, seat: int) -> Action:
         self._decisions += 1
-        return BotSeat(self.bot, game, seat, seed=self.rng.randrange(2**31)).act()
+        with self._shadow_lock:
+            reveals = self.shadow.reveals(seat)
+        return bot_decision(self.bot, game, seat, self.rng.randrange(2**31), reveals)
 
     def _decide(self, state: dict[str, Any], view: dict[str, Any], seat: int) -> bool:
         game_id = (state.get("game") or {}).get("game_id")

@@ -2,10 +2,11 @@
 
 The engine publishes, after every applied input, the rules actions and their public events
 (`engine.wire.contract.GameEvents`); when a game starts, its configuration and the dealt
-square. `ShadowGame` replays them on `Game.from_deal(config, grid, pile=None)`: the rules
-engine's real-table mode, where the draw pile is an unordered set and each refill is an
-action naming the card laid into the hole. Nothing covered is ever needed, so bots fed from
-the shadow know exactly what a person watching the table knows.
+square. `ShadowGame` follows them with the bots' one game tracker (`engine.bots.PublicGame`:
+the rules engine's real-table mode, where the draw pile is an unordered set and each refill
+is an action naming the card laid into the hole); an undo steps back by its snapshots.
+Nothing covered is ever needed, so bots fed from the shadow know exactly what a person
+watching the table knows.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.bots import PublicGame
 from engine.rules import Game, GameConfig
 from engine.rules.actions import Action, action_from_wire
 from engine.rules.cards import RECIPE_A, RECIPE_B
@@ -36,11 +38,16 @@ class ShadowGame:
     status: str | None = None
     config: GameConfig | None = None
     grid: tuple[str, ...] = ()
-    game: Game | None = None
+    public: PublicGame | None = None
     actions: list[Action] = field(default_factory=list)
     mismatches: int = 0  # public events that differ from the engine's (should stay 0)
     resets: int = 0  # undo / rebuild count: followers holding state derived from us re-read
     recipes: dict[int, tuple[str, ...]] = field(default_factory=dict)  # seats' own, if known
+
+    @property
+    def game(self) -> Game | None:
+        """The game as followed (None until a game start is seen)."""
+        return self.public.shadow if self.public is not None else None
 
     def feed(self, message: GameEvents) -> list[tuple[Action, list[Event]]]:
         """Apply one message; returns the (action, events) newly applied, in order.
@@ -50,25 +57,23 @@ class ShadowGame:
         started = message.config is not None and message.grid is not None
         if started:
             self._start(message)
-        elif self.game is None or message.game_id != self.game_id:
+        elif self.public is None or message.game_id != self.game_id:
             self.status = message.status
             return []  # a game whose start we did not see: nothing to follow
-        game = self.game
-        assert game is not None
+        follower = self.public
+        assert follower is not None
         self.status = message.status
         if message.index < len(self.actions) or message.undone:
-            self._rebuild(message.index)
-            game = self.game
-            assert game is not None
+            self._rewind(message.index)
         if message.index != len(self.actions):
             self._lose(f"game {self.game_id}: message starts at action {message.index}, the "
                        f"shadow holds {len(self.actions)} (a message was lost)")
         applied: list[tuple[Action, list[Event]]] = []
-        mine: list[Event] = list(game.opening_events) if started else []
+        mine: list[Event] = list(follower.shadow.opening_events) if started else []
         for wire in message.actions:
             try:
                 action = action_from_wire(wire)
-                events = game.apply(action)
+                events = follower.observe(action)
             except RulesError as exc:
                 self._lose(f"game {self.game_id}: action {wire} does not apply: {exc}")
             self.actions.append(action)
@@ -96,14 +101,14 @@ class ShadowGame:
         assert message.config is not None and message.grid is not None
         try:
             config = GameConfig.from_wire(message.config)
-            game = Game.from_deal(config, list(message.grid), None, self._recipes(config))
+            public = PublicGame(config, list(message.grid), self._recipes(config))
         except RulesError as exc:
-            self.game = None
+            self.public = None
             raise ShadowError(f"game {message.game_id}: cannot set up the shadow: {exc}") from None
         self.game_id = message.game_id
         self.config = config
         self.grid = tuple(message.grid)
-        self.game = game
+        self.public = public
         self.actions = []
         self.resets += 1
 
@@ -117,18 +122,19 @@ class ShadowGame:
                                           RECIPE_B[s % len(RECIPE_B)]))
                      for s in range(config.players))
 
-    def _rebuild(self, length: int) -> None:
-        """An undo: replay the first `length` actions on a fresh shadow."""
-        assert self.config is not None
-        kept = self.actions[:length]
-        game = Game.from_deal(self.config, list(self.grid), None, self._recipes(self.config))
-        for action in kept:
-            game.apply(action)
-        self.game = game
-        self.actions = kept
+    def _rewind(self, length: int) -> None:
+        """An undo: back to the game after its first `length` actions (by snapshots)."""
+        assert self.public is not None
+        length = min(length, len(self.actions))  # further on: a lost message (`feed`)
+        self.public.rewind(length)
+        del self.actions[length:]
         self.resets += 1
 
+    def reveals(self, seat: int) -> tuple[tuple[str, ...], ...]:
+        """`seat`'s own cauldron as each of its Perluceos showed it (its bot's memory)."""
+        return self.public.reveals(seat) if self.public is not None else ()
+
     def _lose(self, why: str) -> None:
-        self.game = None
+        self.public = None
         self.game_id = None
         raise ShadowError(why + "; waiting for the next game")

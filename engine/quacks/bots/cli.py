@@ -9,8 +9,7 @@ DEFAULT_BOTS = "random,greedy,push"
 
 
 def tournament(args: argparse.Namespace) -> int:
-    from engine.benchkit import Progress
-    from engine.cli import CliError
+    from engine.cli import CliError, Progress
     from engine.quacks.bots.policies import BotError, make_bot
     from engine.quacks.bots.tournament import format_table, run_tournament
 

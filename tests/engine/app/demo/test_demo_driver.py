@@ -13,6 +13,7 @@ import pytest
 from people_words import leaks
 
 from engine.app.demo.driver import BotDriver, DriverConfig, DriverError
+from engine.bots import PublicGame
 from engine.rules import Game, GameConfig
 from engine.rules.actions import USE_DECLINATIO, Action, Take
 from engine.rules.board import cell_name
@@ -67,7 +68,7 @@ def driver_at(game: Game, *choices: Action) -> tuple[BotDriver, FakeDashboard]:
     fake = FakeDashboard(game.view_public())
     driver.http.close()
     driver.http = httpx.Client(base_url="http://dash", transport=httpx.MockTransport(fake.handle))
-    driver.shadow.game = game
+    driver.shadow.public = PublicGame.of(game)
     driver.shadow.game_id = "g"
     planned = iter(choices)
     driver._choose = lambda g, s: next(planned)  # type: ignore[method-assign]

@@ -30,7 +30,7 @@ from typing import Any
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
-from engine.benchkit import Figure, ProgressFn, percentile
+from engine.bench.kit import Figure, ProgressFn, percentile
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import Topics
 from engine.wire.mqtt import WireClient

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.benchkit import Figure, ProgressFn, percentile, stop_process
+from engine.bench.kit import Figure, ProgressFn, percentile, stop_process
 
 if TYPE_CHECKING:
     from engine.wire.contract import HubEvent, PublicTableView
@@ -70,9 +70,8 @@ FULL_WARMUP = 5  # events after each deal not counted (a new game's first render
 HUB_ID = "bench-hub"
 
 
-# The hub's games for the whole-path figures: made by the composition root
-# (`engine.app.bench_dashboard`, from the table driver's scripted games), which the
-# dashboard may not import: (seed) -> endless (new_game args, that game's hub events).
+# The hub's games for the whole-path figures: (seed) -> endless (new_game args, that game's
+# hub events); `hub_games` below, from the table driver's scripted games.
 HubGames = Callable[[int], Iterator[tuple[dict[str, object], list["HubEvent"]]]]
 
 
@@ -511,9 +510,8 @@ def _viewer_process(port: int, viewers: int, commands: Any, results: Any) -> Non
     asyncio.run(main())
 
 
-def run(runs: int, progress: ProgressFn, hub_games: HubGames | None = None) -> list[Figure]:
-    """The dashboard's figures; the whole-path ones only with `hub_games` (`cauldron bench
-    dashboard` gives them: `engine.app.bench_dashboard`)."""
+def run(runs: int, progress: ProgressFn) -> list[Figure]:
+    """The dashboard's figures, the whole path (hub events of `hub_games`) included."""
     from engine.cli import CliError
 
     if not os.path.exists(CHROMIUM):
@@ -610,10 +608,8 @@ def run(runs: int, progress: ProgressFn, hub_games: HubGames | None = None) -> l
                     detail.setdefault("clock_offset_ms", []).append(round(offset, 3))
                     detail.setdefault("clock_probe_rtt_ms", []).append(round(rtt, 3))
                 # The whole path: hub event -> engine -> game/public -> dashboard -> page.
-                full: dict[str, list[float]] = {}
-                if hub_games is not None:
-                    full = _full_path(page, broker.url, table, runs, Path(scratch) / "keys",
-                                      hub_games, progress)
+                full = _full_path(page, broker.url, table, runs, Path(scratch) / "keys",
+                                  hub_games, progress)
                 browser.close()
             # The server's share: the same updates to a plain WebSocket client (no browser).
             server_p50, server_p95 = _plain_client(port, publisher, topic, table, runs)
@@ -655,3 +651,35 @@ def run(runs: int, progress: ProgressFn, hub_games: HubGames | None = None) -> l
         Figure(f"viewers {VIEWERS}: of which kernel (socket sends)", "ms",
                many["server_kernel"]),
     ] if many["server_cpu"] else [])
+
+
+def hub_games(seed: int) -> Iterator[tuple[dict[str, object], list[HubEvent]]]:
+    """Random 4-player games as one hub's events, without end: (new_game args, the 32
+    deal events then up to `FULL_WARMUP` + `UPDATES` of the play's). One hub for all of
+    them, its `seq` running on (an engine takes a new hub only after the host says so)."""
+    from engine.service.table_driver import scripted_game
+    from engine.wire.contract import HubEvent
+
+    seq = 0
+    k = 0
+    while True:
+        script = scripted_game(4, seed + k, max_decisions=60)
+        k += 1
+        args = {key: v for key, v in script.new_game_args.items() if key != "game_id"}
+        events = []
+        play = [i for turn in script.turns for i in turn][:FULL_WARMUP + UPDATES]
+        for inp in script.deal + play:  # only what is sent: a gap in `seq` is a loss
+            seq += 1
+            fields: dict[str, object] = {"hub_id": HUB_ID, "epoch": "bench", "seq": seq,
+                                         "ts": 0.0}
+            if inp.kind == "button":
+                fields.update(kind="button", action="pressed", button=inp.button,
+                              seat=inp.seat)
+            elif inp.cell is not None:
+                fields.update(kind="cell", action=inp.kind, uid="04AABBCCDDEEFF",
+                              card_id=inp.card, cell=f"{inp.cell // 6},{inp.cell % 6}")
+            else:
+                fields.update(kind="pad", action=inp.kind, uid="04AABBCCDDEEFF",
+                              card_id=inp.card, seat=inp.pad)
+            events.append(HubEvent.model_validate(fields))
+        yield args, events

@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from engine.benchkit import Figure, ProgressFn, percentile, stop_process
+from engine.bench.kit import Figure, ProgressFn, percentile, stop_process
 from engine.wire.auth import ensure_key, sign_command, sign_hub
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import CommandRequest, HubEvent, Topics, encode

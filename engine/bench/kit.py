@@ -1,7 +1,10 @@
-"""`cauldron bench`: benchmark commands shared by every package.
+"""`cauldron bench`: the benchmark command and what its targets share.
 
-Each target module exposes `run(runs: int, progress: Progress) -> list[Figure]`. Figures are
-reported as medians over several runs, with the machine they ran on.
+Benchmarks live in this package (`engine.bench`), out of the product packages: they may
+import any of them (like the composition root, `engine.app`), and no product module imports
+them (tests/test_dependency_rule.py). Each target module exposes
+`run(runs: int, progress: Progress) -> list[Figure]`. Figures are reported as medians over
+several runs, with the machine they ran on.
 """
 
 from __future__ import annotations
@@ -13,17 +16,18 @@ import os
 import platform
 import statistics
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.cli import CliError, Progress
+
 BENCH_TARGETS: dict[str, str] = {
-    "engine": "engine.rules_bench",
-    "hub": "hub.bench",
-    "engine-service": "engine.service.bench",
-    "dashboard": "engine.app.bench_dashboard",  # dashboard.bench, wired to the table driver
+    "engine": "engine.bench.rules",
+    "history": "engine.bench.history",
+    "hub": "engine.bench.hub",
+    "engine-service": "engine.bench.service",
+    "dashboard": "engine.bench.dashboard",
 }
 
 
@@ -50,27 +54,6 @@ class Figure:
             "goal": self.goal,
             **({"detail": self.detail} if self.detail else {}),
         }
-
-
-class Progress:
-    """A one-line progress bar on stderr (silent when stderr is not a terminal)."""
-
-    def __init__(self, enabled: bool | None = None) -> None:
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self._last = 0.0
-
-    def __call__(self, label: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if done < total and now - self._last < 0.1:
-            return
-        self._last = now
-        width = 30
-        filled = int(width * done / max(total, 1))
-        bar = "#" * filled + "-" * (width - filled)
-        end = "\n" if done >= total else ""
-        print(f"\r{label:<28} [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
 
 
 ProgressFn = Callable[[str, int, int], None]
@@ -147,12 +130,8 @@ def _handle(args: argparse.Namespace) -> int:
     names = available if args.target == "all" else [args.target]
     for name in names:
         if name not in available:
-            from engine.cli import CliError
-
             raise CliError(f"unknown benchmark {name!r}; choose from: all, {', '.join(available)}")
     if args.store and not set(names) & STORE_TARGETS:
-        from engine.cli import CliError
-
         raise CliError(f"--store applies to {', '.join(sorted(STORE_TARGETS))} only")
     results = run_targets(
         names, runs=args.runs, progress=Progress(None if not args.json else False),

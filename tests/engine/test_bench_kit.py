@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from engine.benchkit import percentile, stop_process
+from engine.bench.kit import percentile, stop_process
 
 
 def test_percentile_is_linear_between_ranks() -> None:

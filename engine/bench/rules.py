@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import time
 
-from engine.benchkit import Figure, ProgressFn
+from engine.bench.kit import Figure, ProgressFn
 from engine.rules import Game, GameConfig
 
 GAMES_PER_RUN = 400

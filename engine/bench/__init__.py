@@ -1,0 +1,1 @@
+"""Benchmarks (`cauldron bench …`), out of the product packages: see `engine.bench.kit`."""
