@@ -26,9 +26,12 @@ replays them), so nothing here reads a clock or a random source.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Final, Literal
+
+from pydantic import BaseModel
 
 from engine.rules import (
     Action,
@@ -79,6 +82,7 @@ from engine.rules.observer import (
 from engine.service.deal_guide import deal_guidance
 from engine.service.errors import Refused
 from engine.service.pawn_check import PawnSensing, pawn_problems
+from engine.wire.api import GAME_API, GAME_CHANGING_VERBS, BadArgs, NewGameArgs, parse_args
 from engine.wire.contract import PublicTableView, TableInfo
 
 SensorKind = Literal["placed", "removed", "button"]
@@ -629,47 +633,45 @@ class TableInterpreter:
 
     # ------------------------------------------------------------------ commands
 
-    def command(self, verb: str, args: dict[str, Any] | None = None, *, seat: int | None = None,
-                ts: float = 0.0) -> Outcome:
-        """A host/dashboard command. Raises `Refused` (and changes nothing) when it does not
-        fit the moment or its arguments are wrong."""
-        args = dict(args or {})
-        out = Outcome()
-        if verb == "new_game":
-            self._new_game(args, out)
-        elif verb == "confirm":
-            self._confirm(seat, out)
-        elif verb == "undo":
-            self._undo(out)
-        elif verb in ("keep", "discard"):
-            self._keep_or_discard(verb == "keep", seat, out)
-        elif verb == "declinatio":
-            self._declinatio_command(seat, out)
-        elif verb == "end":
-            if self.status not in (Status.DEALING, Status.PLAYING):
-                raise Refused("no game is in progress: nothing to end", code="no_game")
-            self.status = Status.ENDED
-            self.held = None
-            self.vanesco_wait = []
-            out.ended = True
-        else:
+    def command(self, verb: str, args: Mapping[str, object] | BaseModel | None = None, *,
+                seat: int | None = None, ts: float = 0.0) -> Outcome:
+        """A host/dashboard command (`GAME_CHANGING_VERBS`, args as `engine.wire.api`
+        types them; a mapping, e.g. from the table's log, is parsed the same way). Raises
+        `Refused` (and changes nothing) when it does not fit the moment or its arguments are
+        wrong."""
+        handler = _COMMANDS.get(verb)
+        if handler is None:
             raise Refused(f"unknown command {verb!r}", code="unknown_command")
+        try:
+            typed = parse_args(GAME_API, verb, args)
+        except BadArgs as exc:
+            raise Refused(exc.message, code=exc.code, rule=exc.rule) from None
+        out = Outcome()
+        handler(self, typed, seat, out)
         self.inputs += 1
         self.last_ts = ts
         out.changed = True
         self._refresh_alerts(out, ts)
         return out
 
-    def _new_game(self, args: dict[str, Any], out: Outcome) -> None:
+    def _end(self, out: Outcome) -> None:
+        if self.status not in (Status.DEALING, Status.PLAYING):
+            raise Refused("no game is in progress: nothing to end", code="no_game")
+        self.status = Status.ENDED
+        self.held = None
+        self.vanesco_wait = []
+        out.ended = True
+
+    def _new_game(self, args: NewGameArgs, out: Outcome) -> None:
         if self.status in (Status.DEALING, Status.PLAYING):
             raise Refused(f"game {self.game_id} is in progress: end it first (command end)",
                           code="game_in_progress")
-        game_id = args.pop("game_id", None)
-        if not isinstance(game_id, str) or not game_id:
+        game_id = args.game_id
+        if not game_id:
             raise Refused("new_game needs a game_id", code="bad_args")
-        recipe_cards = args.pop("recipe_cards", [])
+        recipe_cards = args.recipe_cards or []
         try:
-            config = GameConfig.from_wire(args)
+            config = GameConfig.from_wire(args.config_wire())
         except InvalidSetup as exc:
             raise Refused(exc.message, code="bad_config", rule=exc.rule) from None
         if not isinstance(recipe_cards, list) or not all(
@@ -1158,6 +1160,19 @@ class UndoStep:
             return True
         return (cells.get(self.cell) != self.card) if self.gone else (
             cells.get(self.cell) == self.card)
+
+
+# verb -> handler (interpreter, args, seat, outcome): the game-changing verbs of `GAME_API`.
+_COMMANDS: Final[dict[str, Callable[[TableInterpreter, Any, int | None, Outcome], None]]] = {
+    "new_game": lambda it, args, _seat, out: it._new_game(args, out),
+    "confirm": lambda it, _args, seat, out: it._confirm(seat, out),
+    "undo": lambda it, _args, _seat, out: it._undo(out),
+    "keep": lambda it, _args, seat, out: it._keep_or_discard(True, seat, out),
+    "discard": lambda it, _args, seat, out: it._keep_or_discard(False, seat, out),
+    "declinatio": lambda it, _args, seat, out: it._declinatio_command(seat, out),
+    "end": lambda it, _args, _seat, out: it._end(out),
+}
+assert set(_COMMANDS) == set(GAME_CHANGING_VERBS), "one handler per game-changing verb"
 
 
 def undone_text(action: Action) -> str:

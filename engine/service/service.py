@@ -23,11 +23,11 @@ keeps is refused and shown as ``degraded``), feeds the table's
   table's topic, or on ``cauldron/<name>/engine/state`` when serving several tables, which
   each table's ``engine/state`` then names as its ``liveness_topic``).
 
-Commands ``cmd/<verb>`` (`GAME_VERBS`, one handler each in `EngineService.handlers`):
-``new_game`` (args: colours, first_seat, start_positions, removed_colour, recipes,
-second_player_bonus, memory_aid; the engine deals the recipe cards itself, so no seat's
-recipes cross the broker), ``confirm``, ``undo``, ``keep``, ``discard``, ``declinatio``,
-``end``, and the read-only ``hint`` and ``history``. Each must carry a ``deadline`` and be
+Commands ``cmd/<verb>`` (`engine.wire.api.GAME_API`: each verb's args and result; one
+handler each in `EngineService.handlers`, built from that map): ``new_game`` (the engine
+deals the recipe cards itself, so no seat's recipes cross the broker), ``confirm``,
+``undo``, ``keep``, ``discard``, ``declinatio``, ``end``, and the read-only ``hint`` and
+``history``. Each must carry a ``deadline`` and be
 signed with the table's command key (`engine.wire.auth`); an expired, unsigned, forged or
 replayed one is refused and never runs. The answer is ``{transaction, status, data, error,
 code, rule}``; a command that does not fit the moment is refused with a reason and changes
@@ -58,10 +58,12 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, JsonValue
 
 from engine.rules import GameLog, replay
 from engine.rules.cards import RECIPE_A, RECIPE_B
@@ -79,6 +81,24 @@ from engine.service.store import (
     sensor_input,
     snapshot_state,
 )
+from engine.wire import api
+from engine.wire.api import (
+    GAME_API,
+    BadArgs,
+    Bound,
+    ConfirmArgs,
+    GameAnswer,
+    HintAnswer,
+    HintArgs,
+    HistoryAnswer,
+    HubAccepted,
+    NewGameArgs,
+    NoArgs,
+    StoredAnswer,
+    dispatch,
+    dump,
+    handler_map,
+)
 from engine.wire.auth import (
     CommandGuard,
     TableKey,
@@ -91,7 +111,6 @@ from engine.wire.auth import (
     sign_command,
 )
 from engine.wire.contract import (
-    GAME_VERBS,
     CommandRequest,
     GameAlert,
     GameEvents,
@@ -99,6 +118,7 @@ from engine.wire.contract import (
     GameSeat,
     HubEvent,
     HubSnapshot,
+    Prompt,
     ServiceState,
     TopicInfo,
     Topics,
@@ -261,6 +281,15 @@ class TableRuntime:
         self._reopen = None
 
 
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """Who a command handler serves: the table, the verb, the seat asking (if any)."""
+
+    runtime: TableRuntime
+    verb: str
+    seat: int | None
+
+
 class EngineService:
     """The engine service for every table this process serves."""
 
@@ -286,14 +315,12 @@ class EngineService:
         self._keys: dict[tuple[str, str], tuple[float, TableKey | None]] = {}
         self._guard = CommandGuard(hint=" (send commands through the dashboard)")
         self._refusals = RateLimitedLog(log, burst=1, window=config.refusal_log_interval)
-        self.handlers: dict[str, Callable[[TableRuntime, str, dict[str, Any], int | None],
-                                          dict[str, Any]]] = {
-            "new_game": self._cmd_new_game, "hint": self._cmd_hint,
-            "history": self._cmd_history,
-            **{verb: self._cmd_game
-               for verb in ("undo", "keep", "discard", "declinatio", "confirm", "end")},
-        }
-        assert set(self.handlers) == set(GAME_VERBS), "one handler per verb of the contract"
+        self.handlers: dict[str, Bound[Asking]] = handler_map(GAME_API, [
+            api.NEW_GAME.bind(self._cmd_new_game), api.HINT.bind(self._cmd_hint),
+            api.HISTORY.bind(self._cmd_history), api.CONFIRM.bind(self._cmd_confirm),
+            *(c.bind(self._cmd_game)
+              for c in (api.UNDO, api.KEEP, api.DISCARD, api.DECLINATIO, api.END)),
+        ])
         single = sorted(config.tables)[0] if config.tables and len(config.tables) == 1 else None
         if self.store.claims:  # many engines, each its own liveness topic
             state_table = self.engine_id
@@ -825,7 +852,7 @@ class EngineService:
                                      "the engine's disk (`sudo cauldron doctor`)",
                                      code="log_unwritable")
         try:
-            return self.command(table, info.verb, dict(request.args), seat=request.seat,
+            return self.command(table, info.verb, request.args, seat=request.seat,
                                 transaction=request.transaction)
         except Refused as exc:
             self.stats["refused"] += 1
@@ -848,14 +875,15 @@ class EngineService:
                                       table, exc)
             raise CommandRefused(str(exc), code=exc.code) from None
 
-    def command(self, table: str, verb: str, args: dict[str, Any],
-                seat: int | None = None, transaction: str | None = None) -> dict[str, Any]:
+    def command(self, table: str, verb: str, args: Mapping[str, object] | None = None,
+                seat: int | None = None, transaction: str | None = None
+                ) -> dict[str, JsonValue]:
         """Run one command for `table` (already admitted); raises `Refused` (nothing
-        changed) when it does not fit. A `transaction` already stored (it ran, here or on
-        another engine, before a restart or a handover) runs no more: its stored answer."""
+        changed) when it does not fit or its args are malformed (`GAME_API`). A
+        `transaction` already stored (it ran, here or on another engine, before a restart or
+        a handover) runs no more: its stored answer."""
         with self._lock:
-            handler = self.handlers.get(verb)
-            if handler is None:
+            if verb not in self.handlers:
                 raise Refused(f"unknown command {verb!r}", code="unknown_command")
             stored = self._stored_answer(table, verb, transaction)
             if stored is not None:
@@ -863,7 +891,9 @@ class EngineService:
             runtime = self.table(table)
             runtime.transaction = transaction
             try:
-                return handler(runtime, verb, args, seat)
+                return dispatch(self.handlers, verb, Asking(runtime, verb, seat), args)
+            except BadArgs as exc:
+                raise Refused(exc.message, code=exc.code, rule=exc.rule) from None
             finally:
                 runtime.transaction = None
 
@@ -884,49 +914,51 @@ class EngineService:
                      transaction)
         return stored
 
-    def _cmd_hint(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
-                  seat: int | None) -> dict[str, Any]:  # read-only
-        return self._hint(runtime.interp, args, seat)
+    def _cmd_hint(self, asking: Asking, args: HintArgs) -> HintAnswer:  # read-only
+        return self._hint(asking.runtime.interp, args, asking.seat)
 
-    def _cmd_history(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
-                     seat: int | None) -> dict[str, Any]:  # read-only
-        return {"messages": [m.model_dump(exclude_none=True) for m in self._history(runtime)]}
+    def _cmd_history(self, asking: Asking, args: NoArgs) -> HistoryAnswer:  # read-only
+        return HistoryAnswer(messages=[m.model_dump(mode="json", exclude_none=True)
+                                       for m in self._history(asking.runtime)])
 
-    def _cmd_new_game(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
-                      seat: int | None) -> dict[str, Any]:
-        if "game_id" in args:
+    def _cmd_new_game(self, asking: Asking, args: NewGameArgs) -> GameAnswer | StoredAnswer:
+        runtime = asking.runtime
+        if args.game_id is not None:
             raise Refused("new_game: the engine names the game; do not send game_id",
                           code="bad_args")
         ts = self.clock()
-        args["game_id"] = time.strftime("%Y%m%d-%H%M%S", time.gmtime(ts)) + (
-            f"-{len(runtime.store.games()) + 1}")
-        if args.get("recipes") is True and "recipe_cards" not in args:
+        named: dict[str, object] = {"game_id": time.strftime(
+            "%Y%m%d-%H%M%S", time.gmtime(ts)) + f"-{len(runtime.store.games()) + 1}"}
+        if args.recipes and args.recipe_cards is None:
             # Dealt here, so no seat's recipes cross the broker in a command (G11): each
             # seat sees its own on game/seat/<n> only. Stored with the command for replay.
-            colours = args.get("colours")
-            players = len(colours) if isinstance(colours, list) else 0
+            players = len(args.colours)
             rng = random.SystemRandom()
             a, b = rng.sample(RECIPE_A, len(RECIPE_A)), rng.sample(RECIPE_B, len(RECIPE_B))
             if players <= min(len(a), len(b)):
-                args["recipe_cards"] = [[a[i], b[i]] for i in range(players)]
-        return self._run(runtime, "new_game", args, seat, ts, runtime.interp.observed())
+                named["recipe_cards"] = [[a[i], b[i]] for i in range(players)]
+        return self._run(runtime, "new_game", args.model_copy(update=named), asking.seat, ts,
+                         runtime.interp.observed())
 
-    def _cmd_game(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
-                  seat: int | None) -> dict[str, Any]:
-        if verb == "confirm" and "hub_id" in args:
-            return self._confirm_hub(runtime, args["hub_id"])
-        return self._run(runtime, verb, args, seat, self.clock(), None)
+    def _cmd_confirm(self, asking: Asking, args: ConfirmArgs
+                     ) -> GameAnswer | HubAccepted | StoredAnswer:
+        if args.hub_id is not None:
+            return self._confirm_hub(asking.runtime, args.hub_id)
+        return self._cmd_game(asking, args)
 
-    def _confirm_hub(self, runtime: TableRuntime, hub_id: Any) -> dict[str, Any]:
+    def _cmd_game(self, asking: Asking, args: BaseModel) -> GameAnswer | StoredAnswer:
+        return self._run(asking.runtime, asking.verb, args, asking.seat, self.clock(), None)
+
+    def _confirm_hub(self, runtime: TableRuntime, hub_id: str) -> HubAccepted:
         """The host accepts a new hub for the table (a replaced Raspberry Pi)."""
-        if not isinstance(hub_id, str) or hub_id != runtime.pending_hub:
-            raise Refused(f"confirm: no hub {str(hub_id)[:64]!r} is waiting to serve table "
+        if hub_id != runtime.pending_hub:
+            raise Refused(f"confirm: no hub {hub_id[:64]!r} is waiting to serve table "
                           f"{runtime.name}", code="no_pending_hub")
         self._register_hub(runtime, hub_id)
-        return {"table": runtime.name, "hub_id": hub_id}
+        return HubAccepted(table=runtime.name, hub_id=hub_id)
 
-    def _run(self, runtime: TableRuntime, verb: str, args: dict[str, Any], seat: int | None,
-             ts: float, observed: dict[str, Any] | None) -> dict[str, Any]:
+    def _run(self, runtime: TableRuntime, verb: str, args: BaseModel, seat: int | None,
+             ts: float, observed: dict[str, Any] | None) -> GameAnswer | StoredAnswer:
         """Apply a game command, store it (or undo it and refuse), publish."""
         try:
             runtime.fresh()
@@ -935,24 +967,25 @@ class EngineService:
                           "changed; try again in a moment", code="storage") from None
         interp = runtime.interp
         outcome = interp.command(verb, args, seat=seat, ts=ts)
-        answer = {
-            "table": runtime.name,
-            "game_id": interp.game_id,
-            "status": interp.status.value,
-            "actions": [a.to_wire() for a in outcome.actions],
-            "instructions": outcome.instructions,
-            "undone": outcome.undone_text,
-            "undone_codes": outcome.undone_codes,  # the same two, for the pages' languages
-            "steps": outcome.undo_steps,
-            "prompt": interp.prompt(),
-        }
-        if not self._store_command(runtime, ts, outcome, verb, args, seat, observed, answer):
+        answer = GameAnswer(
+            table=runtime.name,
+            game_id=interp.game_id,
+            status=interp.status.value,
+            actions=[a.to_wire() for a in outcome.actions],
+            instructions=outcome.instructions,
+            undone=outcome.undone_text,
+            undone_codes=outcome.undone_codes,  # the same two, for the pages' languages
+            steps=outcome.undo_steps,
+            prompt=Prompt.model_validate(interp.prompt()),
+        )
+        if not self._store_command(runtime, ts, outcome, verb, dump(args), seat, observed,
+                                   dump(answer)):
             runtime.reload()  # it ran before (another engine, a race): what it answered then
             stored = runtime.store.stored_answer(runtime.transaction or "")
             if stored is None:
                 raise Refused(f"{verb}: not stored, so nothing changed; try again",
                               code="storage")
-            return stored
+            return StoredAnswer(stored)
         self.stats["commands"] += 1
         if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
             self._heal(runtime)
@@ -960,8 +993,8 @@ class EngineService:
         return answer
 
     def _store_command(self, runtime: TableRuntime, ts: float, outcome: Outcome, verb: str,
-                       args: dict[str, Any], seat: int | None,
-                       observed: dict[str, Any] | None, answer: dict[str, Any]) -> bool:
+                       args: dict[str, JsonValue], seat: int | None,
+                       observed: dict[str, Any] | None, answer: dict[str, JsonValue]) -> bool:
         """Write a command (with its transaction id and answer) before anything is
         published; not written, it did not happen: the game goes back to what the log
         says. False: its transaction id was stored already (nothing written)."""
@@ -979,7 +1012,7 @@ class EngineService:
                           "moment", code="storage") from None
 
     @staticmethod
-    def _hint(interp: TableInterpreter, args: dict[str, Any], seat: int | None) -> dict[str, Any]:
+    def _hint(interp: TableInterpreter, args: HintArgs, seat: int | None) -> HintAnswer:
         """What a bot suggests to `seat`, seeing only what that seat sees (engine.bots)."""
         from engine.bots import BotError, hint
 
@@ -988,16 +1021,11 @@ class EngineService:
             raise Refused("no game is in progress: there is nothing to hint", code="no_game")
         if seat is None:
             raise Refused("hint: say which seat asks (the request's seat)", code="bad_args")
-        level = args.get("level", "greedy")
-        lang = args.get("lang", "en")
-        if level not in ("greedy", "search") or lang not in ("fr", "en", "de"):
-            raise Refused("hint: level is greedy or search, lang is fr, en or de",
-                          code="bad_args")
         try:
-            suggestion = hint(game, seat, level=level, lang=lang)
+            suggestion = hint(game, seat, level=args.level, lang=args.lang)
         except BotError as exc:
             raise Refused(f"hint: {exc}", code="not_your_turn") from None
-        return dict(suggestion.to_json())
+        return HintAnswer.model_validate(suggestion.to_json())
 
     @staticmethod
     def _history(runtime: TableRuntime) -> list[GameEvents]:
