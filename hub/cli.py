@@ -569,10 +569,11 @@ def _run_readers(args: argparse.Namespace) -> int:
 
 
 def _run_schema(args: argparse.Namespace) -> int:
+    from engine.wire.api import write_api_schemas
     from engine.wire.contract import write_schemas
 
     try:
-        paths = write_schemas(args.out)
+        paths = [*write_schemas(args.out), *write_api_schemas(args.out)]
     except OSError as exc:
         raise CliError(f"cannot write schemas into {args.out}: {exc.strerror}") from None
     for path in paths:
@@ -646,7 +647,8 @@ def register(subparsers: Any) -> None:
                             "wake-ups overlapped")
     readers.set_defaults(handler=_run_readers)
 
-    schema = subparsers.add_parser("schema", help="write the wire contract's JSON Schemas")
+    schema = subparsers.add_parser(
+        "schema", help="write the wire contract's and the API map's JSON Schemas")
     schema.add_argument("--out", type=Path, default=Path("schemas"),
                         help="directory to write into (default ./schemas)")
     schema.set_defaults(handler=_run_schema)
