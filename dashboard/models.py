@@ -90,7 +90,6 @@ class VirtualPublic(_Public):
                                     description="seat -> why its bot waits")
     waiting_codes: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="seat -> {code, ...params}: the same, for the pages")
-    restoring: bool = Field(default=False, description="always false (kept for old pages)")
 
 
 class TableState(_Public):

@@ -741,7 +741,7 @@ class Hub:
             if isinstance(gesture, Clear):
                 sim.clear()
                 return SimResult()
-            if isinstance(gesture, State):  # what really lies where (the virtual table resyncs)
+            if isinstance(gesture, State):  # what really lies where (tests, diagnostics)
                 pawns = sim.pawns()  # with pawn sensors only
                 if pawns is None:
                     return SimResult(lying=self._sim_lying(sim))

@@ -1213,8 +1213,3 @@ def undo_steps(before: Game, after: Game) -> list[UndoStep]:
                               f"on top of {seat_words(after, seat)}'s cauldron.", card=card,
                               code="to_cauldron", seat=seat))
     return steps
-
-
-def undo_instructions(before: Game, after: Game) -> list[str]:
-    """The steps' texts (`undo_steps`)."""
-    return [step.text for step in undo_steps(before, after)]

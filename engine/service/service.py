@@ -1311,7 +1311,3 @@ def engine_id(name: str) -> str:
     host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname().split(".")[0])[:20]
     return f"{name[:24]}-{host}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
 
-
-def open_games(service: EngineService) -> list[str]:
-    return [name for name, rt in service.tables.items()
-            if rt.interp.status in (Status.DEALING, Status.PLAYING)]

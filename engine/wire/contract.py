@@ -12,7 +12,8 @@ topic (after the base)      model                    notes
 ``hub/health``              `HubHealth`              retained: reader health, no card
 ``hub/sim``                 `SimTablePublic`         retained: the simulated table's
                                                      public physical view (sim hub only)
-``hub/cmd/<verb>``          `CommandRequest`         verbs in `HUB_VERBS` (LED, buzzer, ...)
+``hub/cmd/<verb>``          `CommandRequest`         verbs in `HUB_VERBS`; each verb's args
+                                                     and result: `engine.wire.api.HUB_API`
 ``hub/cmd/<verb>/response`` `CommandResponse`
 ``engine/state``            `ServiceState`           retained, last will ``offline``
 ``game/public``             `GamePublic`             retained; never a covered card
@@ -20,7 +21,8 @@ topic (after the base)      model                    notes
 ``game/alert``              `GameAlert`              rule id ``G…``, message, instruction
 ``game/events``             `GameEvents`             QoS 1, not retained: the public
                                                      action stream (bots, audit)
-``cmd/<verb>``              `CommandRequest`         verbs in `GAME_VERBS`
+``cmd/<verb>``              `CommandRequest`         verbs in `GAME_VERBS`; each verb's args
+                                                     and result: `engine.wire.api.GAME_API`
 ``cmd/<verb>/response``     `CommandResponse`        ``{transaction, status, data, error}``
 ==========================  =======================  =====================================
 
@@ -73,26 +75,11 @@ MAX_SEQ: Final[int] = 2**53 - 1
 # An HMAC-SHA256 in hex (engine.wire.auth): hub events and snapshots, signed commands.
 MAC_PATTERN: Final[str] = r"^[0-9a-f]{64}$"
 
-# `hint` is read-only: {"level": "greedy"|"search", "lang": "fr"|"en"|"de"} with the asking
-# seat -> data {"seat", "action", "card", "cell", "reason", "reasons"} (what a bot suggests).
-# `declinatio` {seat}: use Declinatio where it faces only Vanesco/Perluceo (ends the game, G7).
-# `history` is read-only: {} -> data {"messages": [GameEvents, ...]}, the current game's
-# public action stream from its start (for a follower that missed it: a restarted bot).
-GameVerb = Literal[
-    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint", "history"]
+# The verbs of ``cmd/<verb>`` (engine) and ``hub/cmd/<verb>`` (hub). What each one's args
+# and result are is `engine.wire.api` (`GAME_API`, `HUB_API`, one entry per verb here).
 GAME_VERBS: Final[tuple[str, ...]] = (
     "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint", "history",
 )
-# Hub-side verbs (engine or dashboard -> hub):
-#   turn      args {"seat": int | None}  light that seat's turn LED (None: all off)
-#   buzz      args {"ms": int}           sound the buzzer (an illegal move)
-#   snapshot  args {}                    republish hub/snapshot now
-#   replay    args {"epoch": str, "from_seq": int, "to_seq": int | None}
-#             republish kept events of that epoch (fill a gap seen in seq numbers)
-#   sim       simulated table only: the physical gestures of `hub.backends.sim` (lift, lay,
-#             slide, draw, drop, tap, take, refill, vanesco, deal, restore, view, seat, and
-#             the low-level place, remove, clear, state), see `SimulatedTable.gesture`
-HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim"]
 HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim", "enrol",
                                      "readers")
 
