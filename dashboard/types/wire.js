@@ -2,9 +2,9 @@
 // and engine.wire.api: do not edit. The pages import these types in their JSDoc,
 // e.g. /** @param {import("../types/wire.js").TableState} state */.
 
-/** @typedef {{alert_id: string, rule: string, kind?: string, message: string, instruction: string, severity?: string, seat?: (number | null), active?: boolean, params?: Object<string, any>}} AlertPublic */
+/** @typedef {{alert_id: string, rule: string, kind?: "breach" | "notice", message: string, instruction: string, severity?: "info" | "warning" | "error", seat?: (number | null), params?: Object<string, JsonValue>, ts?: (number | null), active?: boolean}} AlertPublic */
 /** @typedef {{schema_version?: 1, state?: "ok" | "hung" | "disconnected", resets?: number, firmware?: (string | null)}} BoardHealth */
-/** @typedef {{ok: boolean, data?: any, error?: (string | null), code?: (string | null), rule?: (string | null), unavailable?: boolean}} CommandResult */
+/** @typedef {{ok: boolean, data?: JsonValue, error?: (string | null), code?: (string | null), rule?: (string | null), unavailable?: boolean}} CommandResult */
 /** @typedef {{colours?: Array<string>, first_seat?: number, start_positions?: Array<number>, removed_colour?: (string | null), recipes?: boolean, second_player_bonus?: boolean, memory_aid?: boolean}} ConfigView */
 /** @typedef {{cell: string, name: string, state: "read" | "missing" | "wrong", card?: (string | null), why?: (string | null)}} DealCell */
 /** @typedef {{code: string, text?: string}} DealNext */
@@ -39,7 +39,7 @@
 /** @typedef {{action: "lift" | "lay" | "draw" | "tap" | "slide" | "drop" | "take" | "refill" | "vanesco", where?: (string | null), seat?: (number | null), as_seat?: (number | null)}} SimIn */
 /** @typedef {{card?: (string | null), grid?: (Array<string> | null), moved?: (number | null), seat?: (number | null), stack?: (Array<string> | null), uid?: (string | null), lying?: (Object<string, string> | null), pawns?: (Array<number> | null), dealt?: (boolean | null), cells?: (Object<string, string> | null), pads?: (Object<string, string> | null), hands?: (Object<string, JsonValue> | null), pile_size?: (number | null), tops?: (Object<string, (string | null)> | null), sizes?: (Object<string, number> | null), beside?: (Object<string, Array<string>> | null), view?: (Object<string, JsonValue> | null)}} SimResult */
 /** @typedef {{card: string, uses_left: number}} SpellView */
-/** @typedef {{alert_id: string, rule: string, kind?: "breach" | "notice", message: string, instruction: string, severity?: "info" | "warning" | "error", seat?: (number | null), params?: Object<string, any>, ts?: (number | null)}} TableAlert */
+/** @typedef {{alert_id: string, rule: string, kind?: "breach" | "notice", message: string, instruction: string, severity?: "info" | "warning" | "error", seat?: (number | null), params?: Object<string, JsonValue>, ts?: (number | null)}} TableAlert */
 /** @typedef {{status?: string, game_id?: (string | null), prompt?: (Prompt | null), held?: (Held | null), vanesco_wait?: Array<VanescoWait>, alerts?: Array<TableAlert>, dealing?: (Dealing | null), inputs?: number, pawns_sensed?: (Array<number> | null)}} TableInfo */
 /** @typedef {{type?: "table", table: string, game: (GamePublicOut | null), alerts: Array<AlertPublic>, status: ServiceStatus, joined: Array<boolean>, phones?: Array<boolean>, virtual?: (VirtualPublic | null), last_game?: (GamePublicOut | null)}} TableState */
 /** @typedef {{seat: number, card: string}} VanescoWait */

@@ -83,7 +83,7 @@ from engine.service.deal_guide import deal_guidance
 from engine.service.errors import Refused
 from engine.service.pawn_check import PawnSensing, pawn_problems
 from engine.wire.api import GAME_API, GAME_CHANGING_VERBS, BadArgs, NewGameArgs, parse_args
-from engine.wire.contract import PublicTableView, TableInfo
+from engine.wire.contract import PublicTableView, TableAlert, TableInfo
 
 SensorKind = Literal["placed", "removed", "button"]
 UNKNOWN_PREFIX: Final = "uid:"
@@ -169,7 +169,11 @@ class Alert:
     kind: Literal["breach", "notice"] = "breach"  # notice: informs, no rule was broken
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        return self.table_alert().model_dump(mode="json")
+
+    def table_alert(self) -> TableAlert:
+        """As the wire carries it (`engine.wire.contract.AlertFields`, the one definition)."""
+        return TableAlert.model_validate({
             "alert_id": self.alert_id,
             "rule": self.rule,
             "kind": self.kind,
@@ -179,7 +183,7 @@ class Alert:
             "seat": self.seat,
             "params": {"code": self.code, **self.params},
             "ts": self.ts,
-        }
+        })
 
 
 @dataclass(frozen=True, slots=True)
@@ -1076,7 +1080,7 @@ class TableInterpreter:
             "prompt": self.prompt(),
             "held": self.held.to_wire() if self.held else None,
             "vanesco_wait": [{"seat": s, "card": c} for s, c in self.vanesco_wait],
-            "alerts": [a.to_wire() for a in self.alerts.values()],
+            "alerts": [a.table_alert() for a in self.alerts.values()],
             "dealing": dealing,
             "inputs": self.inputs,
             "pawns_sensed": self.pawn_sensing.to_wire(),

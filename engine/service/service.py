@@ -61,7 +61,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, JsonValue
 
@@ -86,6 +86,7 @@ from engine.wire.api import (
     GAME_API,
     BadArgs,
     Bound,
+    Command,
     ConfirmArgs,
     GameAnswer,
     HintAnswer,
@@ -94,7 +95,9 @@ from engine.wire.api import (
     HubAccepted,
     NewGameArgs,
     NoArgs,
+    ReplayArgs,
     StoredAnswer,
+    TurnArgs,
     dispatch,
     dump,
     handler_map,
@@ -120,6 +123,7 @@ from engine.wire.contract import (
     HubSnapshot,
     Prompt,
     ServiceState,
+    TableAlert,
     TopicInfo,
     Topics,
     WireModel,
@@ -132,6 +136,7 @@ from engine.wire.sequence import HubCursor
 if TYPE_CHECKING:
     from engine.service.ownership import Ownership
 
+A = TypeVar("A", bound=BaseModel)
 log = logging.getLogger("cauldron.engine")
 VERSION = "1"
 VIEW_QOS = 0
@@ -707,8 +712,8 @@ class EngineService:
 
     def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int,
                     last: int | None) -> None:
-        self._hub_command(runtime, "replay",
-                          {"epoch": cursor.epoch, "from_seq": first, "to_seq": last})
+        self._hub_command(runtime, api.REPLAY,
+                          ReplayArgs(epoch=cursor.epoch, from_seq=first, to_seq=last))
 
     def _on_engine_state(self, topic: str, model: WireModel) -> None:
         """Another process's word on a table this engine serves (an engine that lost the
@@ -822,7 +827,7 @@ class EngineService:
 
     # ------------------------------------------------------------------ commands
 
-    def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
+    def _on_command(self, info: TopicInfo, request: CommandRequest) -> JsonValue:
         """A command from the broker: a served table, a signed request within its deadline
         (never one seen before), then its verb's handler."""
         table = info.table
@@ -1110,9 +1115,9 @@ class EngineService:
         now = self.clock()
         game_id = interp.game_id
         for alert in outcome.cleared:
-            self._publish(topics.game_alert, self._alert(alert.to_wire(), False, game_id, now))
+            self._publish(topics.game_alert, self._alert(alert.table_alert(), False, game_id, now))
         for alert in outcome.raised:
-            self._publish(topics.game_alert, self._alert(alert.to_wire(), True, game_id, now))
+            self._publish(topics.game_alert, self._alert(alert.table_alert(), True, game_id, now))
         if outcome.actions or outcome.started or outcome.undone or outcome.ended:
             self._publish_game_events(runtime, outcome, now)
         if outcome.changed:
@@ -1125,7 +1130,7 @@ class EngineService:
             if turn != runtime.turn:
                 runtime.turn = turn
                 if self.config.hub_io:
-                    self._hub_command(runtime, "turn", {"seat": turn})
+                    self._hub_command(runtime, api.TURN, TurnArgs(seat=turn))
             if (outcome.actions or outcome.started or outcome.ended or outcome.undone
                     or not runtime.sent_seats):  # a seat's own view changes with the game
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
@@ -1135,10 +1140,10 @@ class EngineService:
                 and interp.pawn_sensing.sensed is not None):
             # Pawn sensors on a simulated table: its pawns go to their start, as the deal
             # laid the cards (people then move them; a wrong move gets its G3/G4 alert).
-            self._hub_command(runtime, "sim", {"action": "pawns",
+            self._hub_command(runtime, api.SIM, {"action": "pawns",
                                                "positions": start_positions(interp.game)})
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
-            self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
+            self._hub_command(runtime, api.BUZZ, {"ms": self.config.buzz_ms})
 
     def _restore_sim(self, runtime: TableRuntime) -> None:
         """An undo on a simulated table is carried out physically: the hub lays the table
@@ -1147,7 +1152,7 @@ class EngineService:
         taps any more, and the last card goes from the pad to its cauldron."""
         layout = runtime.interp.physical_layout()
         if layout is not None:
-            self._hub_command(runtime, "sim", {"action": "restore", "layout": layout})
+            self._hub_command(runtime, api.SIM, {"action": "restore", "layout": layout})
 
     def _publish_game_events(self, runtime: TableRuntime, outcome: Outcome, now: float) -> None:
         interp = runtime.interp
@@ -1193,22 +1198,24 @@ class EngineService:
                 self._publish(runtime.topics.game_seat(seat), once)
 
     @staticmethod
-    def _alert(wire: dict[str, Any], active: bool, game_id: str | None, now: float) -> GameAlert:
-        rule = wire["rule"]
-        params = dict(wire["params"])
-        return GameAlert(
-            alert_id=wire["alert_id"], rule=rule, kind=wire.get("kind", "breach"),
-            message=wire["message"][:500],
-            instruction=wire["instruction"][:500], severity=wire["severity"], seat=wire["seat"],
-            active=active, game_id=game_id, ts=now, params=params,
-        )
+    def _alert(alert: TableAlert, active: bool, game_id: str | None, now: float) -> GameAlert:
+        return GameAlert(**{**dict(alert), "ts": now}, active=active, game_id=game_id)
 
-    def _hub_command(self, runtime: TableRuntime, verb: str, args: dict[str, Any]) -> None:
-        """``hub/cmd/<verb>``, signed with the table's command key (the hub refuses anything
-        else); a unique transaction, since the hub refuses one it has seen."""
+    def _hub_command(self, runtime: TableRuntime, command: Command[A, Any],
+                     args: A | Mapping[str, object]) -> None:
+        """``hub/cmd/<verb>`` (`HUB_API`: its args typed, so a malformed one fails here, not
+        at the hub), signed with the table's command key (the hub refuses anything else); a
+        unique transaction, since the hub refuses one it has seen."""
+        verb = command.verb
+        try:
+            typed = command.parse(args)
+        except BadArgs as exc:  # a bad setting (e.g. buzz_ms): said, and the game goes on
+            self._log_bounded(f"bad_hub_{verb}", "table %s: hub/cmd/%s not sent: %s",
+                              runtime.name, verb, exc)
+            return
         self.stats[f"hub_{verb}"] = self.stats.get(f"hub_{verb}", 0) + 1
         request = CommandRequest(transaction=f"engine-{verb}-{uuid.uuid4().hex[:16]}",
-                                 args=args, source="engine",
+                                 args=dump(typed), source="engine",
                                  deadline=time.time() + HUB_COMMAND_LIFE)  # the hub's clock
         table = runtime.name
         key = self._key(table, "cmd") or self._key(table, "cmd", reload=True)

@@ -46,6 +46,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     TypeAdapter,
     ValidationError,
     model_validator,
@@ -381,19 +382,27 @@ class Dealing(Part):
     next: DealNext | None = None
 
 
-class TableAlert(Part):
-    """A standing alert as the table state lists it (`GameAlert` announces each one)."""
+class AlertFields(BaseModel):
+    """An alert, defined once: an illegal or unexpected physical action, the rule broken
+    and how to put it right (``kind`` notice: information only, e.g. what an undo took
+    back). `TableAlert` (in the table state) and `GameAlert` (``game/alert``) are it."""
 
     alert_id: str = Field(min_length=1, max_length=64)
-    rule: str = Field(pattern=RULE_PATTERN)
-    kind: Literal["breach", "notice"] = Field(default="breach",
-                      description="breach, or notice (information only)")
-    message: str = Field(max_length=500)
-    instruction: str = Field(max_length=500)
+    rule: str = Field(pattern=RULE_PATTERN, description="rule id, e.g. 'G4'")
+    kind: Literal["breach", "notice"] = Field(
+        default="breach", description="breach: a rule was broken; notice: information only "
+        "(e.g. what an undo took back), not to be shown as a breach")
+    message: str = Field(min_length=1, max_length=500)
+    instruction: str = Field(max_length=500, description="what to do to put it right")
     severity: Severity = "error"
     seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
-    params: dict[str, Any] = Field(default_factory=dict, description="for translations")
+    params: dict[str, JsonValue] = Field(default_factory=dict,
+                                         description="for translations (code and ids)")
     ts: float | None = Field(default=None, ge=0)
+
+
+class TableAlert(AlertFields, Part):
+    """A standing alert as the table state lists it (`GameAlert` announces each one)."""
 
 
 class TableInfo(Part):
@@ -496,23 +505,12 @@ class GameSeat(WireModel):
         return self
 
 
-class GameAlert(WireModel):
-    """``game/alert``: an illegal or unexpected physical action (``active``) or its end
-    (``active=False``, same ``alert_id``), with the rule broken and how to put it right."""
+class GameAlert(AlertFields, WireModel):
+    """``game/alert``: an alert (`AlertFields`) raised (``active``) or ended
+    (``active=False``, same ``alert_id``)."""
 
-    alert_id: str = Field(min_length=1, max_length=64)
-    rule: str = Field(pattern=RULE_PATTERN, description="rule id, e.g. 'G4'")
-    kind: Literal["breach", "notice"] = Field(
-        default="breach", description="breach: a rule was broken; notice: information only "
-        "(e.g. what an undo took back), not to be shown as a breach")
-    message: str = Field(min_length=1, max_length=500)
-    instruction: str = Field(max_length=500, description="what to do to put it right")
-    severity: Severity = "error"
-    seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
     active: bool = True
     game_id: str | None = Field(default=None, max_length=64)
-    ts: float | None = Field(default=None, ge=0)
-    params: dict[str, Any] = Field(default_factory=dict, description="for translations")
     # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
     # ignores a word with a lower one than it has seen (a stale owner's).
     fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
@@ -523,7 +521,8 @@ class CommandRequest(WireModel):
     plus ``/response`` with the same ``transaction``."""
 
     transaction: str = Field(pattern=TRANSACTION_PATTERN)
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, JsonValue] = Field(
+        default_factory=dict, description="the verb's args (engine.wire.api: one model each)")
     seat: int | None = Field(default=None, ge=0, lt=N_SEATS, description="seat asking, if any")
     source: str | None = Field(default=None, max_length=32, description="dashboard, button, …")
     auth: str | None = Field(default=None, max_length=128,
@@ -537,7 +536,8 @@ class CommandResponse(WireModel):
 
     transaction: str = Field(pattern=TRANSACTION_PATTERN)
     status: Literal["ok", "error"]
-    data: Any = None
+    data: JsonValue = Field(default=None,
+                            description="the verb's result (engine.wire.api: one model each)")
     error: str | None = Field(default=None, max_length=1000)
     code: str | None = Field(default=None, max_length=64, description="stable id of a refusal")
     rule: str | None = Field(default=None, pattern=RULE_PATTERN, description="rule id G…")
