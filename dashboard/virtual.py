@@ -34,7 +34,7 @@ class VirtualError(Exception):
     """A gesture the virtual table cannot do (nothing in hand, the cell is taken, ...);
     ``code``: its stable id, for the pages to say it in their language."""
 
-    def __init__(self, message: str, code: str = "not_possible",
+    def __init__(self, message: str, code: str,
                  params: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
@@ -133,7 +133,8 @@ class VirtualTable:
             raise VirtualError(exc.message, exc.code) from None
         result = self.bridge.hub_command(SIM, args, timeout)
         if not result.ok:
-            raise VirtualError(result.error or "the simulated hub refused")
+            raise VirtualError(result.error or "the simulated hub refused",
+                               result.code or "hub_refused")
         data = SimResult.model_validate(result.data if isinstance(result.data, dict) else {})
         if data.view is not None:  # the view after it, if hub/sim is not in yet
             view = SimTablePublic.model_validate(data.view)
@@ -171,16 +172,17 @@ class VirtualTable:
             hole = expected.get("refill_cell")
             if not playing or expected.get("phase") != "refill" or hole is None:
                 raise VirtualError("the draw pile is only for refilling a hole, and no hole "
-                                   "is waiting for its refill now")
+                                   "is waiting for its refill now", "no_refill_due")
             if action == "refill" and where != hole:
                 raise VirtualError(f"the hole to refill is {cell_label(hole)}, not "
-                                   f"{cell_label(where) if where else 'that'}")
+                                   f"{cell_label(where) if where else 'that'}", "wrong_hole")
             with self._lock:
                 sim = self._sim
             drawn = [o for o, h in (sim.hands.items() if sim else []) if h.origin == "pile"]
             if drawn:
                 who = "the host" if drawn[0] == HOST else seat_name(int(drawn[0]))
-                raise VirtualError(f"the refill card is already in {who}'s hand")
+                raise VirtualError(f"the refill card is already in {who}'s hand",
+                                   "refill_in_hand")
         if acting is None:
             return
         if action == "lay":
@@ -189,23 +191,24 @@ class VirtualTable:
             hole = expected.get("refill_cell")
             if held is not None and held.origin == "pile" and where != hole:
                 raise VirtualError("a card drawn from the pile goes into the hole "
-                                   f"{cell_label(hole) if hole else ''}, nowhere else")
+                                   f"{cell_label(hole) if hole else ''}, nowhere else",
+                                   "drawn_card_to_hole")
         turn = view.get("turn")
         taps = [w.get("seat") for w in table.get("vanesco_wait") or [] if isinstance(w, dict)]
         if action in ("tap", "vanesco"):
             if seat != acting or acting not in taps:
                 raise VirtualError(f"{seat_name(acting)} taps only its own card, when a "
-                                   "Vanesco takes it")
+                                   "Vanesco takes it", "not_own_tap")
             return
         if seat is not None and seat != acting:
-            raise VirtualError(f"{seat_name(acting)} acts on its own pad only")
+            raise VirtualError(f"{seat_name(acting)} acts on its own pad only", "own_pad_only")
         if where is not None and where.startswith("pad:") and where != f"pad:{acting}":
-            raise VirtualError(f"{seat_name(acting)} acts on its own pad only")
+            raise VirtualError(f"{seat_name(acting)} acts on its own pad only", "own_pad_only")
         takes = action == "take" or (action == "lift" and where is not None
                                      and not where.startswith("pad:"))
         if (takes or action in ("draw", "refill")) and (not playing or turn != acting):
             # Its own hand and pad are a seat's at any time; the square only at its turn.
-            raise VirtualError(f"it is not {seat_name(acting)}'s turn")
+            raise VirtualError(f"it is not {seat_name(acting)}'s turn", "not_your_turn")
 
     def _held_by_alert(self, action: str, where: str | None) -> None:
         """While the square is wrong (an alert about one of its cells stands), a seat's

@@ -7,11 +7,11 @@ No second process reads the pad or writes the hub's topics.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, status
 
 from dashboard.deps import BridgeDep, HostDep
 from dashboard.models import CommandResult, EnrolIn
-from dashboard.routers import answered, host
+from dashboard.routers import Refusal, answered, host
 from dashboard.virtual import in_progress
 from engine.wire import api
 from engine.wire.api import EnrolArgs
@@ -35,7 +35,7 @@ def enrol(_: HostDep, bridge: BridgeDep, form: EnrolIn) -> CommandResult:
     if form.action == "start":
         if in_progress(bridge.public) is not None:
             # While enrolling, the chosen pad's taps are enrolment, not play.
-            raise HTTPException(status.HTTP_409_CONFLICT, "a game is in progress: end it "
-                                "first (enrolment takes over a seat's pad)")
+            raise Refusal(status.HTTP_409_CONFLICT, "a game is in progress: end it first "
+                          "(enrolment takes over a seat's pad)", "game_in_progress")
         args = EnrolArgs(action="start", pad=form.seat - 1, write=form.write)
     return answered(bridge.hub_command(api.ENROL, args))

@@ -64,7 +64,8 @@ def game_config(form: NewGameIn) -> dict[str, Any]:
             }
         )
     except RulesError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+        raise Refusal(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc), "bad_config",
+                      exc.rule) from None
     return config.to_wire()
 
 
@@ -83,7 +84,8 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
         sim = virtual is not None and bridge.status().hub_backend == "sim"
         deal = "virtual" if sim else "table"
     if deal == "virtual" and virtual is None:
-        raise HTTPException(status.HTTP_409_CONFLICT, "the virtual table is switched off")
+        raise Refusal(status.HTTP_409_CONFLICT, "the virtual table is switched off",
+                      "virtual_off")
     rng = random.Random(form.seed)
     # The recipe cards (G11) are dealt by the engine: on the broker a command is seen by
     # every client, each seat's recipes only on its own game/seat/<n>.
@@ -98,7 +100,7 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
         try:
             virtual.deal(config["removed_colour"], rng.randrange(2**32))
         except VirtualError as exc:
-            raise HTTPException(status.HTTP_409_CONFLICT, f"virtual deal: {exc}") from None
+            raise Refusal(status.HTTP_409_CONFLICT, f"virtual deal: {exc}", exc.code) from None
     return answered(bridge.command(api.NEW_GAME, api.NEW_GAME.parse(config)))
 
 

@@ -26,7 +26,7 @@ from dashboard.deps import (
     seat_secret_ok,
 )
 from dashboard.models import CommandResult, SimIn, VirtualPublic
-from dashboard.routers import answered
+from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, VirtualTable, owner_of
 from engine.rules.names import seat_name
 from engine.wire import api
@@ -95,7 +95,7 @@ def do_gesture(virtual: VirtualDep, actor: Actor, body: SimIn) -> VirtualPublic:
         virtual.check_moment(body.action, body.where, body.seat, actor.seat)
         return virtual.gesture(body.action, body.where, body.seat, owner_of(hand))
     except VirtualError as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+        raise Refusal(status.HTTP_409_CONFLICT, str(exc), exc.code) from None
 
 
 @router.post(
@@ -132,8 +132,8 @@ def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
     state = bridge.table_state()
     seat = state.game.view.expected.seat if state.game else None
     if actor.seat is not None and seat != actor.seat:
-        raise HTTPException(status.HTTP_409_CONFLICT,
-                            f"it is not {seat_name(actor.seat)}'s turn")
+        raise Refusal(status.HTTP_409_CONFLICT, f"it is not {seat_name(actor.seat)}'s turn",
+                      "not_your_turn")
     return seat
 
 
@@ -141,7 +141,8 @@ def _decide(bridge: BridgeDep, actor: Actor, verb: Command[SeatArgs, Any]) -> Co
     seat = _active_seat(bridge, actor)
     state = bridge.table_state()
     if state.game is None or state.game.view.phase != "last_card" or seat is None:
-        raise HTTPException(status.HTTP_409_CONFLICT, "no last card to keep or discard now (G10a)")
+        raise Refusal(status.HTTP_409_CONFLICT, "no last card to keep or discard now (G10a)",
+                      "no_last_card", "G10a")
     return answered(bridge.command(verb, SeatArgs(seat=seat), seat=seat, source="virtual"))
 
 
@@ -159,7 +160,8 @@ def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
     seat = _active_seat(bridge, actor)
     state = bridge.table_state()
     if state.game is None or not state.game.view.expected.can_pass or seat is None:
-        raise HTTPException(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)")
+        raise Refusal(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)", "cannot_pass",
+                      "G7")
     # The seat's own confirm: the engine lets it pass and nothing else (a bare confirm is
     # the host's, which also ends a Vanesco wait or starts a dealt game).
     return answered(bridge.command(api.CONFIRM, seat=seat, source="virtual"))
@@ -174,11 +176,11 @@ def _declinatio(bridge: BridgeDep, actor: Actor) -> CommandResult:
     _active_seat(bridge, actor)
     seat = corner_blocked(bridge.table_state().game)
     if seat is None:
-        raise HTTPException(
+        raise Refusal(
             status.HTTP_409_CONFLICT,
             "Declinatio cannot end the game now: only at a corner where it would face a line "
             "of Vanesco/Perluceo only (G7); otherwise use it by taking a card from the line "
-            "it reaches",
+            "it reaches", "declinatio_not_now", "G7",
         )
     return answered(bridge.command(api.DECLINATIO, SeatArgs(seat=seat), seat=seat,
                                    source="virtual"))

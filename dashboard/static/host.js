@@ -1,5 +1,6 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
 import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, posLabel, promptText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
+/** @typedef {import("../types/wire.js").TableState} TableState */
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -16,6 +17,7 @@ let msgAt = 0;
 let msgKey = null;
 let msgTimer = null;
 
+/** @param {TableState} state */
 function gameKey(state) {
   const g = state && state.game;
   const v = g && g.view;
@@ -32,6 +34,7 @@ function msg(text, isError) {
   if (text && text !== "…") msgTimer = setTimeout(() => { if (el.textContent === text) msg(""); }, MSG_KEEP_MS);
 }
 
+/** @param {TableState} state */
 function clearWhenMoved(state) {
   if (!document.getElementById("host-msg").textContent) return;
   const key = gameKey(state);
@@ -168,6 +171,7 @@ async function refreshPanels() {
 }
 
 /* The status line, in every state (no game, dealing, playing, over): never throws. */
+/** @param {TableState} state */
 function renderStatus(state) {
   const g = state.game;
   const v = g ? g.view : null;
