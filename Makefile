@@ -20,6 +20,13 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
+# TypeScript (pinned in package.json) type-checks the pages' JS: nothing is built.
+NODE_STAMP := node_modules/.installed
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $(NODE_STAMP)
+
 system-deps:
 	@bash .ci/system-deps
 
@@ -35,9 +42,11 @@ demo: $(STAMP)
 event: $(STAMP)
 	$(VENV)/bin/cauldron demo --host 0.0.0.0 $(DEMO_ARGS)
 
-lint: $(STAMP)
+lint: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy --strict engine hub dashboard
+	$(PY) -m dashboard.jsdoc --check
+	node_modules/.bin/tsc -p dashboard/tsconfig.json
 
 test: $(STAMP) system-deps lint
 	$(VENV)/bin/pytest -n $(XDIST) --dist worksteal $(PYTEST_ARGS)
@@ -52,4 +61,4 @@ venue-check: $(STAMP) system-deps
 	$(PY) tests/venue_check.py $(VENUE_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -26,9 +26,9 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from dashboard.config import Settings
 from dashboard.models import (
@@ -44,6 +44,7 @@ from dashboard.models import (
 )
 from dashboard.seats import SeatSecrets
 from dashboard.serving import FRAME, shared_message
+from engine.wire.api import Command, dump
 from engine.wire.contract import (
     N_SEATS,
     GameAlert,
@@ -58,6 +59,7 @@ from engine.wire.contract import (
 from engine.wire.mqtt import MqttError, RequestTimeout, WireClient
 from engine.wire.ratelog import RateLimitedLog
 
+A = TypeVar("A", bound=BaseModel)
 log = logging.getLogger("cauldron.dashboard")
 refusals = RateLimitedLog(log)  # malformed or refused input: a flood writes a few lines
 
@@ -528,21 +530,23 @@ class Bridge:
     # ------------------------------------------------------------ commands
 
     def command(
-        self, verb: str, args: dict[str, Any] | None = None, *, seat: int | None = None,
+        self, command: Command[A, Any], args: A | None = None, *, seat: int | None = None,
         source: str = "dashboard",
     ) -> CommandResult:
-        """Ask the engine (``cmd/<verb>``) and wait for its answer."""
-        return self._request(self.topics.cmd(verb), args, seat=seat, source=source)
+        """Ask the engine (``cmd/<verb>``, `engine.wire.api.GAME_API`) and wait for its
+        answer; no args: the verb's defaults."""
+        return self._request(self.topics.cmd(command.verb), dump(command.parse(args)),
+                             seat=seat, source=source)
 
-    def hub_command(self, verb: str, args: dict[str, Any] | None = None,
+    def hub_command(self, command: Command[A, Any], args: A | None = None,
                     timeout: float | None = None) -> CommandResult:
-        """Ask the hub (``hub/cmd/<verb>``) and wait for its answer (`timeout`: longer than
-        the usual command's, for a slow one)."""
-        return self._request(self.topics.hub_cmd(verb), args, seat=None, source="dashboard",
-                             timeout=timeout)
+        """Ask the hub (``hub/cmd/<verb>``, `engine.wire.api.HUB_API`) and wait for its
+        answer (`timeout`: longer than the usual command's, for a slow one)."""
+        return self._request(self.topics.hub_cmd(command.verb), dump(command.parse(args)),
+                             seat=None, source="dashboard", timeout=timeout)
 
     def _request(
-        self, topic: str, args: dict[str, Any] | None, *, seat: int | None, source: str,
+        self, topic: str, args: dict[str, JsonValue], *, seat: int | None, source: str,
         timeout: float | None = None,
     ) -> CommandResult:
         if not self.connected:
@@ -555,7 +559,7 @@ class Bridge:
             )
         try:
             reply = self.client.request(
-                topic, args or {}, timeout=timeout or self.settings.command_timeout, seat=seat,
+                topic, args, timeout=timeout or self.settings.command_timeout, seat=seat,
                 source=source,
             )
         except RequestTimeout as exc:

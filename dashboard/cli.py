@@ -49,8 +49,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--data-dir", type=Path, default=None,
-        help="where the seat secrets and the virtual table's state are kept, so a restart "
-        "loses neither (default $XDG_DATA_HOME/cauldron/dashboard, else "
+        help="where the seat secrets, the host PIN and the score-only count are kept, so a "
+        "restart loses none (default $XDG_DATA_HOME/cauldron/dashboard, else "
         "~/.local/share/cauldron/dashboard)",
     )
     parser.add_argument("--lang", choices=["fr", "en", "de"], default="fr", help="default language")

@@ -85,11 +85,12 @@ class Settings(BaseModel):
     table: str = Field(default="t1", pattern=TABLE_ID_PATTERN)
     # At least 6 characters (a million guesses; dashboard.guard makes each one slow).
     pin: str = Field(default_factory=random_pin, min_length=6, max_length=32)
-    # Seat secrets and the virtual table's state (None: kept in memory only, lost on restart)
+    # Seat secrets, the host PIN, the count (None: kept in memory only, lost on restart); the
+    # virtual table's cards are the simulated hub's, saved in the hub's data dir.
     data_dir: Path | None = None
     default_lang: Lang = "fr"
     virtual: bool = True  # offer the virtual table (works only with the simulated hub)
-    # How long a saved virtual table waits, at start, for the engine's game and the hub.
+    # How long a command to the engine or the hub waits for its answer (seconds).
     command_timeout: float = Field(default=5.0, gt=0, le=60)
     # The table's address for phones (QR codes, seat links), e.g. http://192.168.1.20:8000/.
     # None: the LAN address when listening on every interface, else the browser's address.

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.dataclasses import dataclass as view_dataclass
 
 from engine.rules.observer import ScoresView
-from engine.wire.contract import BoardHealth, PublicTableView
+from engine.wire.api import GestureAction
+from engine.wire.contract import AlertFields, BoardHealth, PublicTableView
 
 CardId = str
 
@@ -39,16 +40,10 @@ class GamePublicOut(_Public):
     view: ViewPublic
 
 
-class AlertPublic(_Public):
-    alert_id: str
-    rule: str
-    kind: str = Field(default="breach", description="breach, or notice (information only)")
-    message: str
-    instruction: str
-    severity: str = "error"
-    seat: int | None = None
+class AlertPublic(AlertFields, _Public):
+    """A standing alert as the pages get it (`AlertFields`: the one definition)."""
+
     active: bool = True
-    params: dict[str, Any] = Field(default_factory=dict)
 
 
 class HubChangePublic(_Public):
@@ -92,7 +87,6 @@ class VirtualPublic(_Public):
                                     description="seat -> why its bot waits")
     waiting_codes: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="seat -> {code, ...params}: the same, for the pages")
-    restoring: bool = Field(default=False, description="always false (kept for old pages)")
 
 
 class TableState(_Public):
@@ -147,7 +141,7 @@ class CommandResult(BaseModel):
     """What a command (new game, undo, keep, …) answered."""
 
     ok: bool
-    data: Any = None
+    data: JsonValue = None
     error: str | None = None
     code: str | None = Field(default=None, description="a refusal's stable id (translations)")
     rule: str | None = Field(default=None, description="the rule a refusal names (G…)")
@@ -225,8 +219,7 @@ class SimIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["lift", "lay", "draw", "tap", "slide", "drop", "take", "refill",
-                    "vanesco"] = Field(
+    action: GestureAction = Field(
         description="lift: pick up the card at `where` (cell or pad); lay: put the card in "
         "hand on `where` (cell or pad); draw: lay the pile's top card into hole `where`; "
         "tap: tap the top card of seat `seat`'s cauldron on its pad (Vanesco); slide: slide "

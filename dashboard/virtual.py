@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from dashboard.bridge import Bridge
 from dashboard.models import VirtualPublic
 from engine.rules.names import cell_label, seat_name
+from engine.wire.api import SIM, BadArgs, SimResult
 from engine.wire.contract import GamePublic, SimTablePublic, WireModel
 
 log = logging.getLogger("cauldron.dashboard")
@@ -33,7 +35,7 @@ class VirtualError(Exception):
     """A gesture the virtual table cannot do (nothing in hand, the cell is taken, ...);
     ``code``: its stable id, for the pages to say it in their language."""
 
-    def __init__(self, message: str, code: str = "not_possible",
+    def __init__(self, message: str, code: str,
                  params: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
@@ -136,19 +138,23 @@ class VirtualTable:
 
     # ------------------------------------------------------------ the hub
 
-    def _sim_command(self, args: dict[str, Any], timeout: float | None = None
-                     ) -> dict[str, Any]:
+    def _sim_command(self, gesture: Mapping[str, object], timeout: float | None = None
+                     ) -> SimResult:
+        try:
+            args = SIM.parse(gesture)
+        except BadArgs as exc:
+            raise VirtualError(exc.message, exc.code) from None
         # A gesture answers once the readers saw it (up to 3 s, `hub.backends.sim`), and may
         # start as late as its deadline (60 % of the wait): the usual command's 5 s left a
         # gesture done but unanswered on a busy machine ("no answer ... within 5 s").
         timeout = timeout or 2 * self.bridge.settings.command_timeout
-        result = self.bridge.hub_command("sim", args, timeout)
+        result = self.bridge.hub_command(SIM, args, timeout)
         if not result.ok:
             raise VirtualError(result.error or "the simulated hub refused",
                                result.code or "sim_refused")
-        data = result.data if isinstance(result.data, dict) else {}
-        if isinstance(data.get("view"), dict):  # the view after it, if hub/sim is not in yet
-            view = SimTablePublic.model_validate(data["view"])
+        data = SimResult.model_validate(result.data if isinstance(result.data, dict) else {})
+        if data.view is not None:  # the view after it, if hub/sim is not in yet
+            view = SimTablePublic.model_validate(data.view)
             with self._lock:
                 if not _older(view, self._sim):
                     self._sim = view
@@ -162,7 +168,7 @@ class VirtualTable:
         # here leaves the table dealt and the host's game not started.
         data = self._sim_command({"action": "deal", "removed_colour": removed_colour,
                                   "seed": seed}, 3 * self.bridge.settings.command_timeout)
-        return [str(c) for c in data.get("grid", [])]
+        return list(data.grid or [])
 
     # ------------------------------------------------------------ gestures
 
@@ -241,7 +247,7 @@ class VirtualTable:
     def gesture(self, action: str, where: str | None = None, seat: int | None = None,
                 owner: str = HOST) -> VirtualPublic:
         """One gesture with `owner`'s hand; returns the public view after it."""
-        args: dict[str, Any] = {"action": action, "owner": owner}
+        args: dict[str, object] = {"action": action, "owner": owner}
         if where is not None:
             args["where"] = where
         if seat is not None:

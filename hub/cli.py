@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from engine.cli import CliError
 
 if TYPE_CHECKING:
+    from engine.wire.api import A, Command, EnrolStatus, R
     from hub.backends.base import ReaderBackend
     from hub.config import HubConfig
     from hub.tagmap import TagMap
@@ -284,22 +285,32 @@ def _hub_link(config: HubConfig, purpose: str, timeout: float = 3.0) -> Any:
     return client
 
 
-def _ask_hub(client: Any, table: str, verb: str, args: dict[str, Any],
-             timeout: float = 5.0) -> dict[str, Any] | None:
-    """``hub/cmd/<verb>``; the answer's data, None when no hub answers; refusals raise."""
+def _ask_hub(client: Any, table: str, command: Command[A, R], args: Mapping[str, object],
+             timeout: float = 5.0) -> R | None:
+    """``hub/cmd/<verb>`` (`engine.wire.api.HUB_API`); its typed result, None when no hub
+    answers; refusals (and an answer this program cannot read) raise."""
+    from pydantic import ValidationError
+
+    from engine.wire.api import BadArgs, dump
     from engine.wire.contract import Topics
     from engine.wire.mqtt import MqttError, RequestTimeout
 
+    verb = command.verb
     try:
-        reply = client.request(Topics(table).hub_cmd(verb), args, timeout=timeout)
+        reply = client.request(Topics(table).hub_cmd(verb), dump(command.parse(args)),
+                               timeout=timeout)
     except RequestTimeout:
         return None
-    except MqttError as exc:  # no command key here
+    except (MqttError, BadArgs) as exc:  # no command key here
         raise CliError(str(exc)) from None
     if reply.status != "ok":
         raise CliError(reply.error or f"the hub refused {verb}")
-    data = reply.data
-    return data if isinstance(data, dict) else {}
+    assert isinstance(command.result, type), "one result model for the hub's verbs"
+    try:
+        return command.result.model_validate(reply.data)
+    except ValidationError as exc:
+        raise CliError(f"the hub's answer to {verb} is not what this program knows ({exc}); "
+                       "are the hub and this program the same version?") from None
 
 
 def _seat_pad(text: str) -> int:
@@ -319,10 +330,11 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     import select
 
     from engine.rules.names import pad_label
+    from engine.wire.api import ENROL
     from hub.enroll import COMMANDS_HELP
 
-    def ask(action: str, **more: Any) -> dict[str, Any] | None:
-        return _ask_hub(client, config.table, "enrol", {"action": action, **more})
+    def ask(action: str, **more: object) -> EnrolStatus | None:
+        return _ask_hub(client, config.table, ENROL, {"action": action, **more})
 
     status = ask("start", pad=args.pad, write=args.write)
     if status is None:
@@ -334,13 +346,13 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     idle_since = time.monotonic()
     try:
         while True:
-            message = status.get("message")
+            message = status.message
             if message != said:
                 said = message
                 idle_since = time.monotonic()
                 print(message, flush=True)
-            if not status.get("active"):
-                done, total = status.get("done"), status.get("total")
+            if not status.active:
+                done, total = status.done, status.total
                 return 0 if done is not None and done == total else 1
             word = None
             ready, _, _ = select.select([sys.stdin], [], [], 0.2)
@@ -358,12 +370,12 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
                     and time.monotonic() - idle_since > args.idle_timeout):
                 print(f"No tag for {args.idle_timeout:g} s.", flush=True)
                 status = ask("stop") or status
-                print(status.get("message"), flush=True)
+                print(status.message, flush=True)
                 return 1
             status = ask("status") or status
     except KeyboardInterrupt:
         status = ask("stop") or status
-        print(f"\n{status.get('message')}", flush=True)
+        print(f"\n{status.message}", flush=True)
         return 1
 
 
@@ -507,23 +519,24 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
 
 def _readers_live(args: argparse.Namespace, config: HubConfig, client: Any) -> int | None:
     """Show the running hub's readers (``hub/cmd/readers``); None when no hub answers."""
+    from engine.wire.api import READERS
     from hub.layout import Layout
 
     live = sys.stdout.isatty() and not args.once
     try:
         while True:
-            data = _ask_hub(client, config.table, "readers", {})
+            data = _ask_hub(client, config.table, READERS, {})
             if data is None:
                 return None
-            rows = data.get("readers", [])
-            layout = Layout(pads=int(data.get("pads", config.pads)),
-                            perimeter=any(r.get("position") is not None for r in rows))
-            state = {r["reader"]: r["uid"] for r in rows if r.get("uid")}
-            cards = {r["reader"]: r.get("card_id") for r in rows}
-            health = {r["reader"]: r.get("health", "ok") for r in rows}
+            rows = data.readers
+            layout = Layout(pads=data.pads,
+                            perimeter=any(r.position is not None for r in rows))
+            state = {r.reader: r.uid for r in rows if r.uid}
+            cards = {r.reader: r.card_id for r in rows}
+            health = {r.reader: r.health for r in rows}
             grid = render_readers(layout, state, cards, health)
-            head = (f"hub {data.get('hub_id')} ({data.get('backend')} back-end, "
-                    f"{data.get('tags_known')} tags known), live")
+            head = (f"hub {data.hub_id} ({data.backend} back-end, "
+                    f"{data.tags_known} tags known), live")
             if not live:  # a pipe or a log: one grid, then done (a terminal redraws)
                 with contextlib.suppress(BrokenPipeError):
                     print(head + "\n" + grid, flush=True)
@@ -592,10 +605,11 @@ def _run_readers(args: argparse.Namespace) -> int:
 
 
 def _run_schema(args: argparse.Namespace) -> int:
+    from engine.wire.api import write_api_schemas
     from engine.wire.contract import write_schemas
 
     try:
-        paths = write_schemas(args.out)
+        paths = [*write_schemas(args.out), *write_api_schemas(args.out)]
     except OSError as exc:
         raise CliError(f"cannot write schemas into {args.out}: {exc.strerror}") from None
     for path in paths:
@@ -669,7 +683,8 @@ def register(subparsers: Any) -> None:
                             "wake-ups overlapped")
     readers.set_defaults(handler=_run_readers)
 
-    schema = subparsers.add_parser("schema", help="write the wire contract's JSON Schemas")
+    schema = subparsers.add_parser(
+        "schema", help="write the wire contract's and the API map's JSON Schemas")
     schema.add_argument("--out", type=Path, default=Path("schemas"),
                         help="directory to write into (default ./schemas)")
     schema.set_defaults(handler=_run_schema)

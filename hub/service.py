@@ -40,11 +40,43 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import JsonValue
 
 from engine.datadir import DiskTrouble, probe_dir
 from engine.rules.cards import is_card_id
 from engine.rules.names import seat_name
+from engine.wire import api
+from engine.wire.api import (
+    HUB_API,
+    BadArgs,
+    Bound,
+    BuzzArgs,
+    BuzzResult,
+    Clear,
+    EnrolArgs,
+    EnrolStatus,
+    Gesture,
+    LayoutArgs,
+    MovePawn,
+    NoArgs,
+    Place,
+    ReadersResult,
+    Remove,
+    ReplayArgs,
+    ReplayResult,
+    SetPawns,
+    SimArgs,
+    SimResult,
+    SnapshotResult,
+    State,
+    TurnArgs,
+    TurnResult,
+    dispatch,
+    dump,
+    handler_map,
+)
 from engine.wire.auth import CommandGuard, KeyFile, Unauthorised, ensure_key, keys_dir, sign_hub
 from engine.wire.contract import (
     BoardHealth,
@@ -66,6 +98,9 @@ from hub.enroll import Enrolment
 from hub.errors import BackendError, HubError, OutboxError, TagMapError
 from hub.outbox import Lying, Outbox
 from hub.tagmap import TagMap
+
+if TYPE_CHECKING:
+    from hub.backends.sim import SimulatedTable
 
 log = logging.getLogger("cauldron.hub")
 
@@ -154,6 +189,7 @@ class Hub:
         # settled (what was lifted meanwhile is reported, under the names it was laid with),
         # the tags still lying there are named again (`_reresolve`).
         self._renamed_since_start = False
+        self._handlers = self._bind_handlers()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -409,7 +445,7 @@ class Hub:
                     f"{', '.join(enrolment.skipped)} (start again to enrol them).")
         return f"Every card is enrolled ({enrolment.done}/{enrolment.total})."
 
-    def enrolment_status(self) -> dict[str, Any] | None:
+    def enrolment_status(self) -> EnrolStatus | None:
         """What the snapshot says about enrolment (None when none ran since the start)."""
         with self._enrol_lock:
             enrolment = self._enrolment
@@ -417,14 +453,15 @@ class Hub:
                 if self._enrol_said is None:
                     return None
                 done = sum(1 for _ in self.tagmap.cards())
-                return {"active": False, "message": self._enrol_said, "enrolled": done}
+                return EnrolStatus(active=False, message=self._enrol_said, enrolled=done)
             assert self._enrol_pad is not None
             pad = self.backend.layout.place(self._enrol_pad).seat
-            return {"active": True, "pad": pad, "message": self._enrol_said,
-                    **enrolment.status()}
+            return EnrolStatus.model_validate({"active": True, "pad": pad,
+                                               "message": self._enrol_said,
+                                               **enrolment.status()})
 
-    def _enrol(self, args: dict[str, Any]) -> dict[str, Any]:
-        action = args.get("action", "status")
+    def _enrol(self, _ctx: None, args: EnrolArgs) -> EnrolStatus:
+        action = args.action
         with self._enrol_lock:
             enrolment = self._enrolment
             if action == "start":
@@ -446,25 +483,18 @@ class Hub:
                     self._reresolve(before)  # an undone tag may lie on the grid
                     if enrolment.current is None:
                         self._enrol_said += " " + self._finish_enrolment()
-            else:
-                raise CommandRefused(f"enrol: action {action!r} is not start, undo, skip, stop "
-                                     "or status", code="bad_enrol_action")
             self._snapshot_due = True
             status = self.enrolment_status()
         self.publish_snapshot()
-        return status or {"active": False}
+        return status or EnrolStatus(active=False)
 
-    def _start_enrolment(self, args: dict[str, Any]) -> None:
+    def _start_enrolment(self, args: EnrolArgs) -> None:
         if self.tagmap.path is None:
             raise CommandRefused(
                 "enrol: nothing to enrol: this simulated table knows every card already (a "
                 "virtual box). To rehearse enrolment, write {\"tags\": {}} into the file its "
                 "config's tagmap names and restart the hub", code="nothing_to_enrol")
-        pad = args.get("pad", 0)
-        write = args.get("write", False)
-        if not isinstance(pad, int) or isinstance(pad, bool) or not isinstance(write, bool):
-            raise CommandRefused("enrol start: pad must be a seat number, write true or false",
-                                 code="bad_enrol_args")
+        pad, write = args.pad, args.write
         try:
             reader = self.backend.layout.pad_reader(pad)
         except ValueError:
@@ -486,13 +516,13 @@ class Hub:
         self._enrol_said = (f"Enrolling on Seat {pad + 1}'s pad: tap each card as asked. "
                             + enrolment.prompt())
 
-    def readers_answer(self) -> dict[str, Any]:
+    def readers_answer(self) -> ReadersResult:
         """``hub/cmd/readers``: what every reader sees now (card ids and UIDs: the ACL lets
         only the engine and the hub's own account read this answer)."""
         snapshot = self.snapshot()
-        return {"hub_id": self.hub_id, "backend": self.backend.name,
-                "pads": self.backend.layout.pads, "tags_known": len(self.tagmap),
-                "readers": [r.model_dump(mode="json") for r in snapshot.readers]}
+        return ReadersResult(hub_id=self.hub_id, backend=self.backend.name,
+                             pads=self.backend.layout.pads, tags_known=len(self.tagmap),
+                             readers=list(snapshot.readers))
 
     def _health_events(self) -> list[HubEvent]:
         """A reader's health is reported once it has held for ``health_hold`` seconds, so a
@@ -755,7 +785,7 @@ class Hub:
             backend=self.backend.name,
             capabilities=sorted(self.backend.capabilities),
             readers=readers,
-            enrolment=self.enrolment_status(),
+            enrolment=None if (status := self.enrolment_status()) is None else dump(status),
             board=self._board(),
             pawns=None if (pawns := self.backend.pawns()) is None else sorted(pawns),
         ), self.table, self.key)
@@ -788,9 +818,9 @@ class Hub:
 
     # ------------------------------------------------------------ engine -> table I/O
 
-    def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
-        """``hub/cmd/<verb>``: a request signed with the table's command key, then one
-        handler per verb (`_handlers`), each taking the args.
+    def _on_command(self, info: TopicInfo, request: CommandRequest) -> dict[str, JsonValue]:
+        """``hub/cmd/<verb>``: a request signed with the table's command key, then its verb's
+        handler (`HUB_API`, bound in `_handlers`), given the typed args.
 
         Every verb is signed, the read-only ones too: ``sim`` (state, view, seat), ``readers``
         and ``enrol`` status name covered cards, ``replay`` and ``snapshot`` make the hub
@@ -799,43 +829,42 @@ class Hub:
         if info.table != self.table:
             raise CommandRefused(f"this hub serves table {self.table}, not {info.table}",
                                  code="unknown_table")
-        handler = self._handlers().get(info.verb or "")
-        if handler is None:
-            raise CommandRefused(f"unknown hub command {info.verb!r}", code="unknown_command")
+        verb = info.verb or ""  # one of HUB_VERBS (parse_topic), each with a handler
         try:
-            self.guard.admit(request, self.table, info.verb or "", self.cmd_key.get,
-                             time.time())
+            self.guard.admit(request, self.table, verb, self.cmd_key.get, time.time())
         except OutboxError as exc:  # the replay ledger cannot note it: do nothing
             self._store_failed(exc)
-            raise CommandRefused(f"hub/cmd/{info.verb}: the hub cannot note commands now "
+            raise CommandRefused(f"hub/cmd/{verb}: the hub cannot note commands now "
                                  f"({exc.trouble.words})", code="hub_degraded") from None
         except Unauthorised as exc:
             self.counts["refused_commands"] = self.counts.get("refused_commands", 0) + 1
             self._refusals.warning("refused_cmd", "refused hub/cmd/%s (%s; %d refused so far): "
-                                   "%s", info.verb, request.transaction[:64],
+                                   "%s", verb, request.transaction[:64],
                                    self.counts["refused_commands"], exc)
             raise CommandRefused(str(exc), code=exc.code) from None
         try:
-            return handler(request.args)
+            return dispatch(self._handlers, verb, None, request.args)
+        except BadArgs as exc:
+            raise CommandRefused(exc.message, code=exc.code, rule=exc.rule) from None
         except HubError as exc:  # a reader or table I/O failing under a verb: say why
-            raise CommandRefused(f"hub/cmd/{info.verb}: {exc}", code="hub_error") from None
+            raise CommandRefused(f"hub/cmd/{verb}: {exc}", code="hub_error") from None
 
-    def _handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
-        """The verb -> handler map of ``hub/cmd/<verb>`` (HUB_VERBS)."""
-        return {
-            "snapshot": self._snapshot_now,
-            "replay": self._replay,
-            "turn": self._turn,
-            "buzz": self._buzz,
-            "sim": self._sim,
-            "layout": self._layout,
-            "enrol": self._enrol,
-            "readers": lambda args: self.readers_answer(),
-        }
+    def _bind_handlers(self) -> dict[str, Bound[None]]:
+        """The verb -> handler map of ``hub/cmd/<verb>``, built from `HUB_API`."""
+        return handler_map(HUB_API, [
+            api.SNAPSHOT.bind(self._snapshot_now),
+            api.REPLAY.bind(self._replay),
+            api.TURN.bind(self._turn),
+            api.BUZZ.bind(self._buzz),
+            api.SIM.bind(self._sim),
+            api.ENROL.bind(self._enrol),
+            api.READERS.bind(lambda _ctx, _args: self.readers_answer()),
+            api.LAYOUT.bind(self._layout),
+        ])
 
-    def _snapshot_now(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _snapshot_now(self, _ctx: None, _args: NoArgs) -> SnapshotResult:
         self.publish_snapshot()
-        return {"last_seq": self.outbox.last_seq}
+        return SnapshotResult(last_seq=self.outbox.last_seq)
 
     def _table_io(self) -> Any:
         if self.io is None:
@@ -843,39 +872,27 @@ class Hub:
                                  code="no_table_io")
         return self.io
 
-    def _turn(self, args: dict[str, Any]) -> dict[str, Any]:
-        io = self._table_io()
-        seat = args.get("seat")
-        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < 4):
-            raise CommandRefused(f"turn: seat {seat!r} is not 0..3 or null", code="bad_seat")
-        io.set_turn(seat)
-        return {"seat": seat}
+    def _turn(self, _ctx: None, args: TurnArgs) -> TurnResult:
+        self._table_io().set_turn(args.seat)
+        return TurnResult(seat=args.seat)
 
-    def _buzz(self, args: dict[str, Any]) -> dict[str, Any]:
-        io = self._table_io()
-        ms = args.get("ms", 300)
-        if not isinstance(ms, int) or not 0 < ms <= 5000:
-            raise CommandRefused(f"buzz: ms {ms!r} is not 1..5000", code="bad_duration")
-        io.buzz(ms / 1000)
-        return {"ms": ms}
+    def _buzz(self, _ctx: None, args: BuzzArgs) -> BuzzResult:
+        self._table_io().buzz(args.ms / 1000)
+        return BuzzResult(ms=args.ms)
 
-    def _replay(self, args: dict[str, Any]) -> dict[str, Any]:
-        epoch, first, last = args.get("epoch"), args.get("from_seq"), args.get("to_seq")
-        if epoch != self.outbox.epoch:
+    def _replay(self, _ctx: None, args: ReplayArgs) -> ReplayResult:
+        if args.epoch != self.outbox.epoch:
             raise CommandRefused(
-                f"replay: epoch {epoch!r} is not this hub's ({self.outbox.epoch}); "
+                f"replay: epoch {args.epoch!r} is not this hub's ({self.outbox.epoch}); "
                 "start afresh from hub/snapshot", code="wrong_epoch"
             )
-        bad_last = last is not None and not isinstance(last, int)
-        if not isinstance(first, int) or first < 1 or bad_last:
-            raise CommandRefused("replay: from_seq must be an integer >= 1, to_seq an integer",
-                                 code="bad_replay_range")
-        rows = self.outbox.rows(first, last)
+        rows = self.outbox.rows(args.from_seq, args.to_seq)
         with self._emit_lock:
             for row in rows:
                 self.client.publish_raw(row.topic, row.payload, on_ack=self._acker(row.seq))
         kept_from = rows[0].seq if rows else None
-        return {"replayed": len(rows), "first_kept": kept_from, "last_seq": self.outbox.last_seq}
+        return ReplayResult(replayed=len(rows), first_kept=kept_from,
+                            last_seq=self.outbox.last_seq)
 
     def sim_view(self) -> SimTablePublic | None:
         from hub.backends.sim import SimulatedTable
@@ -891,13 +908,13 @@ class Hub:
         if view is not None:
             self.client.publish(self.topics.hub_sim, view, retain=True)
 
-    def _sim(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _sim(self, _ctx: None, args: SimArgs) -> SimResult:
         try:
-            return self._sim_action(args)
+            return self._sim_action(args.gesture)
         finally:
             self.publish_sim()
 
-    def _layout(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _layout(self, _ctx: None, args: LayoutArgs) -> SimResult:
         """``layout``: the game changed without the readers (an undo, a game's end or start);
         a back-end with the ``lay_out`` capability (the simulated table) lays its table out
         as the game now holds it. The engine asks only a hub that announced it."""
@@ -905,76 +922,58 @@ class Hub:
         if "lay_out" not in backend.capabilities:
             raise CommandRefused(f"layout: the {backend.name} back-end cannot lay a table out "
                                  "(people put the cards back)", code="cannot_lay_out")
-        layout, pawns = args.get("layout"), args.get("pawns")
-        if layout is not None and not isinstance(layout, dict):
-            raise CommandRefused("layout: 'layout' is the game's layout (cells, stacks, beside, "
-                                 "pile) or null", code="bad_layout")
-        if pawns is not None and not (isinstance(pawns, list) and len(pawns) <= 4):
-            raise CommandRefused("layout: 'pawns' is a list of up to 4 positions or null",
-                                 code="bad_layout")
         try:
-            return backend.lay_out(layout, pawns)
+            return backend.lay_out(args.layout, args.pawns)
         except (HubError, ValueError) as exc:
             raise CommandRefused(f"layout: {exc}", code="layout_refused") from None
         finally:
             self.publish_sim()
 
-    def _sim_action(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _sim_action(self, gesture: Gesture) -> SimResult:
         from hub.backends.sim import SimulatedTable
 
         sim = self.backend
         if not isinstance(sim, SimulatedTable):
             raise CommandRefused(f"sim: this hub reads real cards ({sim.name} back-end)",
                                  code="not_simulated")
-        action, where = args.get("action"), args.get("where")
-        if action not in ("place", "remove", "clear", "state", "pawn", "pawns"):
+        if not isinstance(gesture, Place | Remove | Clear | State | MovePawn | SetPawns):
             try:
-                data = sim.gesture(args)
+                result = sim.gesture(gesture)
             except (HubError, ValueError) as exc:
                 raise CommandRefused(str(exc), code="sim_refused") from None
             view = self.sim_view()
-            return {**data, "view": view.model_dump() if view else None}
-        for key in ("where", "card_id", "uid"):
-            value = args.get(key)
-            if value is not None and not isinstance(value, str):
-                raise CommandRefused(f"sim {action}: {key} {value!r} is not a string",
-                                     code="bad_sim_args")
+            return result.model_copy(update={"view": view.model_dump() if view else None})
+        action = gesture.action
         try:
-            if action == "place":
-                uid = sim.place(str(where), card_id=args.get("card_id"), uid=args.get("uid"))
-                return {"uid": uid}
-            if action == "remove":
-                return {"uid": sim.remove(str(where))}
-            if action == "clear":
+            if isinstance(gesture, Place):
+                return SimResult(uid=sim.place(gesture.place, card_id=gesture.card_id,
+                                               uid=gesture.uid))
+            if isinstance(gesture, Remove):
+                return SimResult(uid=sim.remove(gesture.place))
+            if isinstance(gesture, Clear):
                 sim.clear()
-                return {}
-            if action == "state":  # what really lies where (the virtual table resyncs)
+                return SimResult()
+            if isinstance(gesture, State):  # what really lies where (tests, diagnostics)
                 pawns = sim.pawns()  # with pawn sensors only
-                return {"lying": self._sim_lying(sim),
-                        **({} if pawns is None else {"pawns": sorted(pawns)})}
-            if action in ("pawn", "pawns"):  # pawn sensors (hardware issue 13)
-                return self._sim_pawns(sim, action, args)
+                if pawns is None:
+                    return SimResult(lying=self._sim_lying(sim))
+                return SimResult(lying=self._sim_lying(sim), pawns=sorted(pawns))
+            return self._sim_pawns(sim, gesture)  # pawn sensors (hardware issue 13)
         except (HubError, ValueError) as exc:
             raise CommandRefused(f"sim {action}: {exc}", code="sim_refused") from None
-        raise CommandRefused(f"sim: action {action!r} is not place, remove, clear, state, pawn "
-                             "or pawns", code="bad_sim_action")
 
     @staticmethod
-    def _sim_pawns(sim: Any, action: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _sim_pawns(sim: SimulatedTable, gesture: MovePawn | SetPawns) -> SimResult:
         """``pawn`` {"from": 3, "to": 5} moves one pawn; ``pawns`` {"positions": [...]} sets
         them all (a game's start)."""
         if sim.pawn_switches is None:
             raise CommandRefused("sim: this table has no pawn sensors (perimeter = true)",
                                  code="no_pawn_sensors")
-        if action == "pawn":  # saved with the table, like its cards
-            sim.move_pawn(args.get("from"), args.get("to"))
+        if isinstance(gesture, MovePawn):  # saved with the table, like its cards
+            sim.move_pawn(gesture.from_, gesture.to)
         else:
-            positions = args.get("positions")
-            if not isinstance(positions, list) or len(positions) > 4:
-                raise CommandRefused("sim pawns: positions must be a list of up to 4 positions",
-                                     code="bad_sim_args")
-            sim.set_pawns(positions)
-        return {"pawns": sorted(sim.pawn_switches.sensed())}
+            sim.set_pawns(list(gesture.positions))
+        return SimResult(pawns=sorted(sim.pawn_switches.sensed()))
 
     def _sim_lying(self, sim: Any) -> dict[str, str]:
         """``{"2,3" | "pad:1" | "pos:7": card id (or "uid:<UID>" for an unknown tag)}``."""

@@ -13,6 +13,8 @@ from dashboard.deps import BridgeDep, HostDep
 from dashboard.models import CommandResult, EnrolIn
 from dashboard.routers import Refusal, answered, host
 from dashboard.virtual import in_progress
+from engine.wire import api
+from engine.wire.api import EnrolArgs
 
 router = APIRouter(prefix=host.router.prefix, tags=["host"], responses={
     **host.router.responses,
@@ -29,11 +31,11 @@ router = APIRouter(prefix=host.router.prefix, tags=["host"], responses={
     "`GET /api/host/enrolment` say which card comes next.",
 )
 def enrol(_: HostDep, bridge: BridgeDep, form: EnrolIn) -> CommandResult:
-    args: dict[str, object] = {"action": form.action}
+    args = EnrolArgs(action=form.action)
     if form.action == "start":
         if in_progress(bridge.public) is not None:
             # While enrolling, the chosen pad's taps are enrolment, not play.
             raise Refusal(status.HTTP_409_CONFLICT, "a game is in progress: end it first "
                           "(enrolment takes over a seat's pad)", "game_in_progress")
-        args.update(pad=form.seat - 1, write=form.write)
-    return answered(bridge.hub_command("enrol", args))
+        args = EnrolArgs(action="start", pad=form.seat - 1, write=form.write)
+    return answered(bridge.hub_command(api.ENROL, args))

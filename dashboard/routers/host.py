@@ -22,6 +22,8 @@ from engine.rules.cards import PLAYER_COLOURS
 from engine.rules.errors import RulesError
 from engine.rules.game import GameConfig
 from engine.rules.names import seat_name
+from engine.wire import api
+from engine.wire.api import ConfirmArgs
 from engine.wire.contract import N_SEATS
 
 router = APIRouter(
@@ -100,19 +102,19 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -
         except VirtualError as exc:
             raise Refusal(status.HTTP_409_CONFLICT, f"virtual deal: {exc}", "deal_failed"
                           ) from None
-    return answered(bridge.command("new_game", config))
+    return answered(bridge.command(api.NEW_GAME, api.NEW_GAME.parse(config)))
 
 
 @router.post("/undo", summary="Undo the last action", responses=REFUSALS)
 def undo(_: HostDep, bridge: BridgeDep) -> CommandResult:
-    return answered(bridge.command("undo"))
+    return answered(bridge.command(api.UNDO))
 
 
 @router.post(
     "/confirm", summary="Confirm what the table waits for (e.g. a Vanesco)", responses=REFUSALS
 )
 def confirm(_: HostDep, bridge: BridgeDep) -> CommandResult:
-    return answered(bridge.command("confirm"))
+    return answered(bridge.command(api.CONFIRM))
 
 
 @router.post(
@@ -124,12 +126,12 @@ def confirm(_: HostDep, bridge: BridgeDep) -> CommandResult:
 def confirm_hub(_: HostDep, bridge: BridgeDep,
                 hub_id: Annotated[str, Body(embed=True, min_length=1, max_length=64)]
                 ) -> CommandResult:
-    return answered(bridge.command("confirm", {"hub_id": hub_id}))
+    return answered(bridge.command(api.CONFIRM, ConfirmArgs(hub_id=hub_id)))
 
 
 @router.post("/end", summary="End the game now", responses=REFUSALS)
 def end(_: HostDep, bridge: BridgeDep) -> CommandResult:
-    return answered(bridge.command("end"))
+    return answered(bridge.command(api.END))
 
 
 @router.get("/readers", summary="Reader health: each cell and pad ok / silent / flickering")

@@ -30,6 +30,8 @@ from dashboard.routers import Refusal, answered
 from dashboard.routers.pages import refused_page, render
 from dashboard.routers.table import pump
 from engine.rules.names import seat_name
+from engine.wire import api
+from engine.wire.api import HintArgs, SeatArgs
 from engine.wire.contract import N_SEATS
 
 router = APIRouter(tags=["seats"])
@@ -137,7 +139,7 @@ def seat_view(bridge: BridgeDep, seat: SeatDep) -> SeatState:
     responses={409: {"description": "refused by the engine"}, 503: {"description": "no engine"}},
 )
 def keep(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
-    return answered(bridge.command("keep", {"seat": seat}, seat=seat))
+    return answered(bridge.command(api.KEEP, SeatArgs(seat=seat), seat=seat))
 
 
 @router.post(
@@ -145,7 +147,7 @@ def keep(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
     responses={409: {"description": "refused by the engine"}, 503: {"description": "no engine"}},
 )
 def discard(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
-    return answered(bridge.command("discard", {"seat": seat}, seat=seat))
+    return answered(bridge.command(api.DISCARD, SeatArgs(seat=seat), seat=seat))
 
 
 @router.post(
@@ -157,7 +159,7 @@ def discard(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
     responses={409: {"description": "refused by the engine"}, 503: {"description": "no engine"}},
 )
 def declinatio(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
-    return answered(bridge.command("declinatio", {"seat": seat}, seat=seat))
+    return answered(bridge.command(api.DECLINATIO, SeatArgs(seat=seat), seat=seat))
 
 
 @router.post(
@@ -166,7 +168,7 @@ def declinatio(bridge: BridgeDep, seat: SeatDep) -> CommandResult:
     responses={409: {"description": "refused by the engine"}, 503: {"description": "no engine"}},
 )
 def seat_hint(bridge: BridgeDep, seat: SeatDep, lang: LangDep) -> CommandResult:
-    return answered(bridge.command("hint", {"level": "greedy", "lang": lang}, seat=seat))
+    return answered(bridge.command(api.HINT, HintArgs(level="greedy", lang=lang), seat=seat))
 
 
 @router.post(

@@ -29,6 +29,8 @@ from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, VirtualTable, owner_of
 from engine.rules.names import seat_name
+from engine.wire import api
+from engine.wire.api import Command, SeatArgs
 from engine.wire.contract import N_SEATS
 
 router = APIRouter(
@@ -136,23 +138,23 @@ def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
     return seat
 
 
-def _decide(bridge: BridgeDep, actor: Actor, verb: str) -> CommandResult:
+def _decide(bridge: BridgeDep, actor: Actor, verb: Command[SeatArgs, Any]) -> CommandResult:
     seat = _active_seat(bridge, actor)
     state = bridge.table_state()
     if state.game is None or state.game.view.phase != "last_card" or seat is None:
         raise Refusal(status.HTTP_409_CONFLICT, "no last card to keep or discard now (G10a)",
                       "no_last_card", "G10a")
-    return answered(bridge.command(verb, {"seat": seat}, seat=seat, source="virtual"))
+    return answered(bridge.command(verb, SeatArgs(seat=seat), seat=seat, source="virtual"))
 
 
 @router.post("/keep", summary="Keep the last card (for the seat whose turn it is)")
 def keep(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandResult:
-    return _decide(bridge, actor, "keep")
+    return _decide(bridge, actor, api.KEEP)
 
 
 @router.post("/discard", summary="Discard the last card (for the seat whose turn it is)")
 def discard(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandResult:
-    return _decide(bridge, actor, "discard")
+    return _decide(bridge, actor, api.DISCARD)
 
 
 def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
@@ -163,7 +165,7 @@ def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
                       "G7")
     # The seat's own confirm: the engine lets it pass and nothing else (a bare confirm is
     # the host's, which also ends a Vanesco wait or starts a dealt game).
-    return answered(bridge.command("confirm", seat=seat, source="virtual"))
+    return answered(bridge.command(api.CONFIRM, seat=seat, source="virtual"))
 
 
 @router.post("/pass", summary="Pass at a corner instead of using Declinatio (the seat's button)")
@@ -180,7 +182,8 @@ def _declinatio(bridge: BridgeDep, actor: Actor) -> CommandResult:
             "Declinatio cannot end the game now: only at a corner where it would face a line "
             "of Vanesco/Perluceo only (G7); otherwise use it by taking a card from the line "
             "it reaches", "declinatio_not_blocked", "G7")
-    return answered(bridge.command("declinatio", {"seat": seat}, seat=seat, source="virtual"))
+    return answered(bridge.command(api.DECLINATIO, SeatArgs(seat=seat), seat=seat,
+                                   source="virtual"))
 
 
 @router.post(
@@ -263,7 +266,7 @@ def play(request: Request, bridge: BridgeDep, seat: SeatNumberDep,
             view = virtual.gesture(body.action, where, gesture_seat, owner_of(seat))
             return _answer(view.model_dump())
         if body.action in ("keep", "discard"):
-            result = _decide(bridge, actor, body.action)
+            result = _decide(bridge, actor, api.KEEP if body.action == "keep" else api.DISCARD)
         elif body.action == "pass":
             result = _pass(bridge, actor)
         else:
@@ -299,5 +302,5 @@ class PawnIn(BaseModel):
 )
 def move_pawn(_: HostDep, virtual: VirtualDep, bridge: BridgeDep,
               body: PawnIn) -> CommandResult:
-    return answered(bridge.hub_command("sim", {"action": "pawn", "from": body.source,
-                                               "to": body.target}))
+    move = api.SIM.parse({"action": "pawn", "from": body.source, "to": body.target})
+    return answered(bridge.hub_command(api.SIM, move))

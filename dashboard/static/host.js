@@ -1,5 +1,6 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
 import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, phoneState, posLabel, promptText, refusalText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
+/** @typedef {import("../types/wire.js").TableState} TableState */
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
@@ -19,6 +20,7 @@ let msgAt = 0;
 let msgKey = null;
 let msgTimer = null;
 
+/** @param {TableState} state */
 function gameKey(state) {
   const g = state && state.game;
   const v = g && g.view;
@@ -48,6 +50,7 @@ function msg(text, isError, action) {
   if (text && text !== "…") msgTimer = setTimeout(() => { if (el.dataset.said === text) msg(""); }, MSG_KEEP_MS);
 }
 
+/** @param {TableState} state */
 function clearWhenMoved(state) {
   const el = document.getElementById("host-msg");
   if (!el.textContent || el.dataset.said === "…") return;
@@ -198,6 +201,7 @@ async function refreshPanels() {
 }
 
 /* The status line, in every state (no game, dealing, playing, over): never throws. */
+/** @param {TableState} state */
 function renderStatus(state) {
   const g = state.game;
   const v = g ? g.view : null;

@@ -7,6 +7,8 @@ import {
   lineLabel, liveSocket, moveWords, patchChildren, posLabel, promptText, renderBanners, seatLabel, seatOf, setHtml, t,
   tn, usesText,
 } from "./core.js";
+/** @typedef {import("../types/wire.js").SeatState} SeatState */
+/** @typedef {import("../types/wire.js").HintAnswer} HintAnswer */
 
 const SEAT = Number(location.pathname.split("/").pop());
 let socketUp = false;
@@ -74,6 +76,7 @@ function situation(v) {
   return "";
 }
 
+/** @param {SeatState} state */
 function renderAction(state) {
   const el = document.getElementById("seat-action");
   const v = state.game && state.game.view;
@@ -124,6 +127,7 @@ function renderAction(state) {
   return todo;
 }
 
+/** @param {SeatState} state */
 function renderMine(state) {
   const pub = document.getElementById("seat-public");
   const v = state.game && state.game.view;
@@ -135,6 +139,7 @@ function renderMine(state) {
     `<p class="pile">${esc(t("pile"))}: ${esc(tn("cards_n", v.pile_size))}</p>`);
 }
 
+/** @param {SeatState} state */
 function render(state) {
   last = state;
   window.__seat = state; // tests read what the page was last told
@@ -261,6 +266,7 @@ document.getElementById("hint").addEventListener("click", async () => {
   const out = document.getElementById("hint-text");
   try {
     const res = await api("POST", q(`/api/seats/${SEAT}/hint`));
+    /** @type {HintAnswer} */
     const h = res.data;
     setHtml(out, `<h2>${esc(t("hint_title"))}</h2>` +
       (h.card ? `<p>${esc(t("hint_for", { card: cardLabel(h.card) }))}${h.cell ? " — " + esc(cellLabel(h.cell)) : ""}</p>` : "") +

@@ -7,6 +7,7 @@ import {
 } from "./core.js";
 import { announceChanges } from "./announce.js";
 import { podiumHtml, winnersText } from "./scoring.js";
+/** @typedef {import("../types/wire.js").TableState} TableState */
 
 let current = null;
 let socketUp = false;
@@ -53,6 +54,7 @@ function dealHtml(v) {
   return html;
 }
 
+/** @param {TableState} state */
 function renderTurn(state) {
   const el = document.getElementById("turn");
   const game = state.game;
@@ -88,11 +90,13 @@ function renderTurn(state) {
   setHtml(el, html);
 }
 
+/** @param {TableState} state */
 function renderBoard(state) {
   const v = state.game ? state.game.view : null;
   patchChildren(document.getElementById("board"), boardParts(v));
 }
 
+/** @param {TableState} state */
 function renderSeats(state) {
   const el = document.getElementById("seats");
   const game = state.game;
@@ -110,12 +114,14 @@ function renderSeats(state) {
   patchChildren(el, parts);
 }
 
+/** @param {TableState} state */
 function renderPile(state) {
   const el = document.getElementById("pile");
   const v = state.game && state.game.view;
   setHtml(el, v && v.seats.length ? `<span aria-hidden="true">▤</span> ${esc(t("pile"))}: <strong class="pile-size">${esc(tn("cards_n", v.pile_size))}</strong>` : "");
 }
 
+/** @param {TableState} state */
 function renderAlerts(state) {
   const el = document.getElementById("alerts");
   const seats = state.game ? state.game.view.seats : [];
@@ -131,6 +137,7 @@ function renderAlerts(state) {
   setHtml(el, phoneHtml + waitHtml + (state.alerts.length ? alertsHtml(state.alerts, seats) : waitHtml || phoneHtml ? "" : `<p class="no-alerts">${esc(t("no_alerts"))}</p>`));
 }
 
+/** @param {TableState} state */
 function renderJoin(state) {
   const el = document.getElementById("join");
   const game = state.game;
@@ -156,6 +163,7 @@ function renderJoin(state) {
   el.innerHTML = html + `</div>` + (locked ? `<p class="codes-locked">${esc(t("join_codes_locked"))}</p>` : "");
 }
 
+/** @param {TableState} state */
 function renderPodium(state) {
   const el = document.getElementById("podium");
   const end = state.game && state.game.view.over && state.game.view.end;
@@ -164,6 +172,7 @@ function renderPodium(state) {
   el.hidden = false;
 }
 
+/** @param {TableState} state */
 function render(state) {
   renderTurn(state);
   renderBoard(state);
@@ -176,6 +185,7 @@ function render(state) {
   probeRendered(state);
 }
 
+/** @param {TableState} state */
 function onState(state) {
   if (state.type !== "table") return;
   probeReceived(state);

@@ -7,6 +7,7 @@ import {
   patchChildren, posLabel, probeRendered, promptText, refusalText, renderBanners, seatLabel, setHtml, t, tn,
   usesText, waitingLines,
 } from "./core.js";
+/** @typedef {import("../types/wire.js").TableState} TableState */
 
 let current = null;
 let socketUp = false;
@@ -48,12 +49,14 @@ function failed(e, text) {
 }
 /* The positions the pawn sensors see a pawn on; null when the table has none (then pawns
    are not the table's to move: the engine infers them from the line taken from). */
+/** @param {TableState} state */
 function sensedPawns(state) {
   const v = state && state.game && state.game.view;
   const sensed = v && v.table && v.table.pawns_sensed;
   return Array.isArray(sensed) ? new Set(sensed) : null;
 }
 /* Which positions are buttons: all 20, for the host, on a virtual table with pawn sensors. */
+/** @param {TableState} state */
 function posButtons(state) {
   const sensed = sensedPawns(state);
   if (!state.virtual || !sensed || PLAY_OWNER !== "host") { pawnFrom = null; return undefined; }
@@ -69,6 +72,7 @@ function waitingHtml(virtual, seats) {
   return waitingLines(virtual, seats).map((w) => `<p class="bot-waiting" data-waiting="${esc(w.seat)}">${esc(w.text)}</p>`).join("");
 }
 
+/** @param {TableState} state */
 function renderTurn(state) {
   const el = document.getElementById("turn");
   const v = state.game && state.game.view;
@@ -79,6 +83,7 @@ function renderTurn(state) {
     (prompt ? `<p class="prompt" data-prompt="${esc(v.table.prompt.code)}"><span aria-hidden="true">➜</span> ${esc(prompt)}</p>` : ""));
 }
 
+/** @param {TableState} state */
 function renderSeats(state) {
   const el = document.getElementById("seats");
   const game = state.game;
@@ -111,6 +116,7 @@ function renderSeats(state) {
   patchChildren(el, parts);
 }
 
+/** @param {TableState} state */
 function renderHand(state) {
   const virtual = state.virtual;
   const el = document.getElementById("hand");
@@ -131,6 +137,7 @@ function renderHand(state) {
   document.getElementById("draw-btn").textContent = `${t("draw")} (${tn("cards_n", virtual.pile_size)})`;
 }
 
+/** @param {TableState} state */
 function render(state) {
   const v = state.game ? state.game.view : null;
   keepFocus(() => {

@@ -86,6 +86,8 @@ def _full_path(page: Any, broker_url: str, table: str, runs: int, keys: Path,
     ``table.inputs`` (the command, then one per event). Per run: p50/p95 of hub publish ->
     shown, hub publish -> message in the page, and hub publish -> engine's publish (the
     engine's ``ts``; same machine, same clock)."""
+    from engine.wire import api
+    from engine.wire.api import dump
     from engine.wire.auth import ensure_key, sign_hub
     from engine.wire.contract import HubEvent, Topics, encode
     from engine.wire.mqtt import WireClient
@@ -111,7 +113,8 @@ def _full_path(page: Any, broker_url: str, table: str, runs: int, keys: Path,
                 _wait_for_engine(hub, table, engine, time.monotonic() + 60)
             else:  # the previous game ends first (the host's End)
                 hub.request(topics.cmd("end"), {}, timeout=10)
-            reply = hub.request(topics.cmd("new_game"), dict(args), timeout=10)
+            reply = hub.request(topics.cmd("new_game"), dump(api.NEW_GAME.parse(args)),
+                                timeout=10)
             if reply.status != "ok":
                 raise RuntimeError(f"the engine refused new_game: {reply.error}")
             signed = [sign_hub(e, table, key) for e in events]

@@ -39,6 +39,8 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.bench.kit import Figure, ProgressFn, percentile, stop_process
+from engine.wire import api
+from engine.wire.api import dump
 from engine.wire.auth import ensure_key, sign_command, sign_hub
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import CommandRequest, HubEvent, Topics, encode
@@ -152,7 +154,8 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
     for name, (args, payloads) in zip(names, scripts, strict=False):
         topics = Topics(name)
         request = sign_command(
-            CommandRequest(transaction=uuid.uuid4().hex, args=args, deadline=time.time() + 60),
+            CommandRequest(transaction=uuid.uuid4().hex, args=dump(api.NEW_GAME.parse(args)),
+                           deadline=time.time() + 60),
             name, "new_game", client.command_key(name))
         client.publish(topics.cmd("new_game"), request)
         for payload in payloads[:32]:

@@ -41,6 +41,7 @@ from engine.hosting.setup import (
     ownership,
 )
 from engine.rules.board import SIZE, parse_cell
+from engine.wire.api import ReadersResult
 from engine.wire.contract import doctor_probe
 
 Say = Callable[[str], None]
@@ -505,14 +506,19 @@ class Doctor:
             return self._report(say, "every reader answers", [
                 f"the hub did not say what its readers see ({why}): is cauldron-hub running? "
                 "`journalctl -u cauldron-hub -n 50`"])
+        try:
+            readers = ReadersResult.model_validate(answers[0].data).readers
+        except ValueError as exc:
+            return self._report(say, "every reader answers", [
+                f"the hub's answer about its readers is not what this doctor knows ({exc}): "
+                "are the hub and this program the same version?"])
         found = []
-        for reader in answers[0].data.get("readers", []):
-            health = reader.get("health", "ok")
-            if health != "ok":
-                found.append(f"{place_name(reader)} is {health}: check its cable and "
-                             "antenna (hardware/wiring.md), then `sudo cauldron readers "
-                             f"--config {self.paths.config('hub')}`")
-        count = len(answers[0].data.get("readers", []))
+        for reader in readers:
+            if reader.health != "ok":
+                found.append(f"{place_name(reader.model_dump())} is {reader.health}: check "
+                             "its cable and antenna (hardware/wiring.md), then `sudo cauldron "
+                             f"readers --config {self.paths.config('hub')}`")
+        count = len(readers)
         return self._report(say, f"every reader answers ({count} readers)", found)
 
     def check_tags(self, say: Say) -> list[str]:

@@ -26,9 +26,12 @@ replays them), so nothing here reads a clock or a random source.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Final, Literal
+
+from pydantic import BaseModel
 
 from engine.rules import (
     Action,
@@ -77,7 +80,8 @@ from engine.rules.observer import (
 from engine.service.deal_guide import deal_guidance
 from engine.service.errors import Refused
 from engine.service.pawn_check import PawnSensing, pawn_problems
-from engine.wire.contract import PublicTableView, TableInfo
+from engine.wire.api import GAME_API, GAME_CHANGING_VERBS, BadArgs, NewGameArgs, parse_args
+from engine.wire.contract import PublicTableView, TableAlert, TableInfo
 
 SensorKind = Literal["placed", "removed", "button"]
 UNKNOWN_PREFIX: Final = "uid:"
@@ -163,7 +167,11 @@ class Alert:
     kind: Literal["breach", "notice"] = "breach"  # notice: informs, no rule was broken
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        return self.table_alert().model_dump(mode="json")
+
+    def table_alert(self) -> TableAlert:
+        """As the wire carries it (`engine.wire.contract.AlertFields`, the one definition)."""
+        return TableAlert.model_validate({
             "alert_id": self.alert_id,
             "rule": self.rule,
             "kind": self.kind,
@@ -173,7 +181,7 @@ class Alert:
             "seat": self.seat,
             "params": {"code": self.code, **self.params},
             "ts": self.ts,
-        }
+        })
 
 
 @dataclass(frozen=True, slots=True)
@@ -627,47 +635,45 @@ class TableInterpreter:
 
     # ------------------------------------------------------------------ commands
 
-    def command(self, verb: str, args: dict[str, Any] | None = None, *, seat: int | None = None,
-                ts: float = 0.0) -> Outcome:
-        """A host/dashboard command. Raises `Refused` (and changes nothing) when it does not
-        fit the moment or its arguments are wrong."""
-        args = dict(args or {})
-        out = Outcome()
-        if verb == "new_game":
-            self._new_game(args, out)
-        elif verb == "confirm":
-            self._confirm(seat, out)
-        elif verb == "undo":
-            self._undo(out)
-        elif verb in ("keep", "discard"):
-            self._keep_or_discard(verb == "keep", seat, out)
-        elif verb == "declinatio":
-            self._declinatio_command(seat, out)
-        elif verb == "end":
-            if self.status not in (Status.DEALING, Status.PLAYING):
-                raise Refused("no game is in progress: nothing to end", code="no_game")
-            self.status = Status.ENDED
-            self.held = None
-            self.vanesco_wait = []
-            out.ended = True
-        else:
+    def command(self, verb: str, args: Mapping[str, object] | BaseModel | None = None, *,
+                seat: int | None = None, ts: float = 0.0) -> Outcome:
+        """A host/dashboard command (`GAME_CHANGING_VERBS`, args as `engine.wire.api`
+        types them; a mapping, e.g. from the table's log, is parsed the same way). Raises
+        `Refused` (and changes nothing) when it does not fit the moment or its arguments are
+        wrong."""
+        handler = _COMMANDS.get(verb)
+        if handler is None:
             raise Refused(f"unknown command {verb!r}", code="unknown_command")
+        try:
+            typed = parse_args(GAME_API, verb, args)
+        except BadArgs as exc:
+            raise Refused(exc.message, code=exc.code, rule=exc.rule) from None
+        out = Outcome()
+        handler(self, typed, seat, out)
         self.inputs += 1
         self.last_ts = ts
         out.changed = True
         self._refresh_alerts(out, ts)
         return out
 
-    def _new_game(self, args: dict[str, Any], out: Outcome) -> None:
+    def _end(self, out: Outcome) -> None:
+        if self.status not in (Status.DEALING, Status.PLAYING):
+            raise Refused("no game is in progress: nothing to end", code="no_game")
+        self.status = Status.ENDED
+        self.held = None
+        self.vanesco_wait = []
+        out.ended = True
+
+    def _new_game(self, args: NewGameArgs, out: Outcome) -> None:
         if self.status in (Status.DEALING, Status.PLAYING):
             raise Refused(f"game {self.game_id} is in progress: end it first (command end)",
                           code="game_in_progress")
-        game_id = args.pop("game_id", None)
-        if not isinstance(game_id, str) or not game_id:
+        game_id = args.game_id
+        if not game_id:
             raise Refused("new_game needs a game_id", code="bad_args")
-        recipe_cards = args.pop("recipe_cards", [])
+        recipe_cards = args.recipe_cards or []
         try:
-            config = GameConfig.from_wire(args)
+            config = GameConfig.from_wire(args.config_wire())
         except InvalidSetup as exc:
             raise Refused(exc.message, code="bad_config", rule=exc.rule) from None
         if not isinstance(recipe_cards, list) or not all(
@@ -1074,7 +1080,7 @@ class TableInterpreter:
             "prompt": self.prompt(),
             "held": self.held.to_wire() if self.held else None,
             "vanesco_wait": [{"seat": s, "card": c} for s, c in self.vanesco_wait],
-            "alerts": [a.to_wire() for a in self.alerts.values()],
+            "alerts": [a.table_alert() for a in self.alerts.values()],
             "dealing": dealing,
             "inputs": self.inputs,
             "pawns_sensed": self.pawn_sensing.to_wire(),
@@ -1160,6 +1166,19 @@ class UndoStep:
             cells.get(self.cell) == self.card)
 
 
+# verb -> handler (interpreter, args, seat, outcome): the game-changing verbs of `GAME_API`.
+_COMMANDS: Final[dict[str, Callable[[TableInterpreter, Any, int | None, Outcome], None]]] = {
+    "new_game": lambda it, args, _seat, out: it._new_game(args, out),
+    "confirm": lambda it, _args, seat, out: it._confirm(seat, out),
+    "undo": lambda it, _args, _seat, out: it._undo(out),
+    "keep": lambda it, _args, seat, out: it._keep_or_discard(True, seat, out),
+    "discard": lambda it, _args, seat, out: it._keep_or_discard(False, seat, out),
+    "declinatio": lambda it, _args, seat, out: it._declinatio_command(seat, out),
+    "end": lambda it, _args, _seat, out: it._end(out),
+}
+assert set(_COMMANDS) == set(GAME_CHANGING_VERBS), "one handler per game-changing verb"
+
+
 def undone_text(action: Action) -> str:
     """An undone action in a host's words (rows and columns counted from 1)."""
     if isinstance(action, Take):
@@ -1198,8 +1217,3 @@ def undo_steps(before: Game, after: Game) -> list[UndoStep]:
                               f"on top of {seat_words(after, seat)}'s cauldron.", card=card,
                               code="to_cauldron", seat=seat))
     return steps
-
-
-def undo_instructions(before: Game, after: Game) -> list[str]:
-    """The steps' texts (`undo_steps`)."""
-    return [step.text for step in undo_steps(before, after)]

@@ -25,11 +25,11 @@ transaction, a group commit, and acknowledged after it: `_flush`), then publishe
   table's topic, or on ``cauldron/<name>/engine/state`` when serving several tables, which
   each table's ``engine/state`` then names as its ``liveness_topic``).
 
-Commands ``cmd/<verb>`` (`GAME_VERBS`, one handler each in `EngineService.handlers`):
-``new_game`` (args: colours, first_seat, start_positions, removed_colour, recipes,
-second_player_bonus, memory_aid; the engine deals the recipe cards itself, so no seat's
-recipes cross the broker), ``confirm``, ``undo``, ``keep``, ``discard``, ``declinatio``,
-``end``, and the read-only ``hint`` and ``history``. Each must carry a ``deadline`` and be
+Commands ``cmd/<verb>`` (`engine.wire.api.GAME_API`: each verb's args and result; one
+handler each in `EngineService.handlers`, built from that map): ``new_game`` (the engine
+deals the recipe cards itself, so no seat's recipes cross the broker), ``confirm``,
+``undo``, ``keep``, ``discard``, ``declinatio``, ``end``, and the read-only ``hint`` and
+``history``. Each must carry a ``deadline`` and be
 signed with the table's command key (`engine.wire.auth`); an expired, unsigned, forged or
 replayed one is refused and never runs. The answer is ``{transaction, status, data, error,
 code, rule}``; a command that does not fit the moment is refused with a reason and changes
@@ -60,10 +60,12 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, JsonValue
 
 from engine.rules import GameLog, replay
 from engine.rules.cards import RECIPE_A, RECIPE_B
@@ -82,6 +84,27 @@ from engine.service.store import (
     sensor_input,
     snapshot_state,
 )
+from engine.wire import api
+from engine.wire.api import (
+    GAME_API,
+    BadArgs,
+    Bound,
+    Command,
+    ConfirmArgs,
+    GameAnswer,
+    HintAnswer,
+    HintArgs,
+    HistoryAnswer,
+    HubAccepted,
+    NewGameArgs,
+    NoArgs,
+    ReplayArgs,
+    StoredAnswer,
+    TurnArgs,
+    dispatch,
+    dump,
+    handler_map,
+)
 from engine.wire.auth import (
     CommandGuard,
     TableKey,
@@ -94,7 +117,6 @@ from engine.wire.auth import (
     sign_command,
 )
 from engine.wire.contract import (
-    GAME_VERBS,
     CommandRequest,
     GameAlert,
     GameEvents,
@@ -102,7 +124,9 @@ from engine.wire.contract import (
     GameSeat,
     HubEvent,
     HubSnapshot,
+    Prompt,
     ServiceState,
+    TableAlert,
     TopicInfo,
     Topics,
     WireModel,
@@ -115,6 +139,7 @@ from engine.wire.sequence import HubCursor
 if TYPE_CHECKING:
     from engine.service.ownership import Ownership
 
+A = TypeVar("A", bound=BaseModel)
 log = logging.getLogger("cauldron.engine")
 VERSION = "1"
 VIEW_QOS = 0
@@ -279,6 +304,15 @@ class TableRuntime:
         self._reopen = None
 
 
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """Who a command handler serves: the table, the verb, the seat asking (if any)."""
+
+    runtime: TableRuntime
+    verb: str
+    seat: int | None
+
+
 class EngineService:
     """The engine service for every table this process serves."""
 
@@ -304,14 +338,12 @@ class EngineService:
         self._keys: dict[tuple[str, str], tuple[float, TableKey | None]] = {}
         self._guard = CommandGuard(hint=" (send commands through the dashboard)")
         self._refusals = RateLimitedLog(log, burst=1, window=config.refusal_log_interval)
-        self.handlers: dict[str, Callable[[TableRuntime, str, dict[str, Any], int | None],
-                                          dict[str, Any]]] = {
-            "new_game": self._cmd_new_game, "hint": self._cmd_hint,
-            "history": self._cmd_history,
-            **{verb: self._cmd_game
-               for verb in ("undo", "keep", "discard", "declinatio", "confirm", "end")},
-        }
-        assert set(self.handlers) == set(GAME_VERBS), "one handler per verb of the contract"
+        self.handlers: dict[str, Bound[Asking]] = handler_map(GAME_API, [
+            api.NEW_GAME.bind(self._cmd_new_game), api.HINT.bind(self._cmd_hint),
+            api.HISTORY.bind(self._cmd_history), api.CONFIRM.bind(self._cmd_confirm),
+            *(c.bind(self._cmd_game)
+              for c in (api.UNDO, api.KEEP, api.DISCARD, api.DECLINATIO, api.END)),
+        ])
         single = sorted(config.tables)[0] if config.tables and len(config.tables) == 1 else None
         if self.store.claims:  # many engines, each its own liveness topic
             state_table = self.engine_id
@@ -707,8 +739,8 @@ class EngineService:
 
     def _ask_replay(self, runtime: TableRuntime, cursor: HubCursor, first: int,
                     last: int | None) -> None:
-        self._hub_command(runtime, "replay",
-                          {"epoch": cursor.epoch, "from_seq": first, "to_seq": last})
+        self._hub_command(runtime, api.REPLAY,
+                          ReplayArgs(epoch=cursor.epoch, from_seq=first, to_seq=last))
 
     def _on_engine_state(self, topic: str, model: WireModel) -> None:
         """Another process's word on a table this engine serves (an engine that lost the
@@ -922,7 +954,7 @@ class EngineService:
 
     # ------------------------------------------------------------------ commands
 
-    def _on_command(self, info: TopicInfo, request: CommandRequest) -> Any:
+    def _on_command(self, info: TopicInfo, request: CommandRequest) -> JsonValue:
         """A command from the broker: a served table, a signed request within its deadline
         (never one seen before), then its verb's handler."""
         table = info.table
@@ -952,7 +984,7 @@ class EngineService:
                                      "the engine's disk (`sudo cauldron doctor`)",
                                      code="log_unwritable")
         try:
-            return self.command(table, info.verb, dict(request.args), seat=request.seat,
+            return self.command(table, info.verb, request.args, seat=request.seat,
                                 transaction=request.transaction)
         except Refused as exc:
             self.stats["refused"] += 1
@@ -975,14 +1007,15 @@ class EngineService:
                                       table, exc)
             raise CommandRefused(str(exc), code=exc.code) from None
 
-    def command(self, table: str, verb: str, args: dict[str, Any],
-                seat: int | None = None, transaction: str | None = None) -> dict[str, Any]:
+    def command(self, table: str, verb: str, args: Mapping[str, object] | None = None,
+                seat: int | None = None, transaction: str | None = None
+                ) -> dict[str, JsonValue]:
         """Run one command for `table` (already admitted); raises `Refused` (nothing
-        changed) when it does not fit. A `transaction` already stored (it ran, here or on
-        another engine, before a restart or a handover) runs no more: its stored answer."""
+        changed) when it does not fit or its args are malformed (`GAME_API`). A
+        `transaction` already stored (it ran, here or on another engine, before a restart or
+        a handover) runs no more: its stored answer."""
         with self._lock:
-            handler = self.handlers.get(verb)
-            if handler is None:
+            if verb not in self.handlers:
                 raise Refused(f"unknown command {verb!r}", code="unknown_command")
             self._flush()  # the events before it are stored before it (the log's order)
             stored = self._stored_answer(table, verb, transaction)
@@ -991,7 +1024,9 @@ class EngineService:
             runtime = self.table(table)
             runtime.transaction = transaction
             try:
-                return handler(runtime, verb, args, seat)
+                return dispatch(self.handlers, verb, Asking(runtime, verb, seat), args)
+            except BadArgs as exc:
+                raise Refused(exc.message, code=exc.code, rule=exc.rule) from None
             finally:
                 runtime.transaction = None
 
@@ -1012,49 +1047,51 @@ class EngineService:
                      transaction)
         return stored
 
-    def _cmd_hint(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
-                  seat: int | None) -> dict[str, Any]:  # read-only
-        return self._hint(runtime.interp, args, seat)
+    def _cmd_hint(self, asking: Asking, args: HintArgs) -> HintAnswer:  # read-only
+        return self._hint(asking.runtime.interp, args, asking.seat)
 
-    def _cmd_history(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
-                     seat: int | None) -> dict[str, Any]:  # read-only
-        return {"messages": [m.model_dump(exclude_none=True) for m in self._history(runtime)]}
+    def _cmd_history(self, asking: Asking, args: NoArgs) -> HistoryAnswer:  # read-only
+        return HistoryAnswer(messages=[m.model_dump(mode="json", exclude_none=True)
+                                       for m in self._history(asking.runtime)])
 
-    def _cmd_new_game(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
-                      seat: int | None) -> dict[str, Any]:
-        if "game_id" in args:
+    def _cmd_new_game(self, asking: Asking, args: NewGameArgs) -> GameAnswer | StoredAnswer:
+        runtime = asking.runtime
+        if args.game_id is not None:
             raise Refused("new_game: the engine names the game; do not send game_id",
                           code="bad_args")
         ts = self.clock()
-        args["game_id"] = time.strftime("%Y%m%d-%H%M%S", time.gmtime(ts)) + (
-            f"-{len(runtime.store.games()) + 1}")
-        if args.get("recipes") is True and "recipe_cards" not in args:
+        named: dict[str, object] = {"game_id": time.strftime(
+            "%Y%m%d-%H%M%S", time.gmtime(ts)) + f"-{len(runtime.store.games()) + 1}"}
+        if args.recipes and args.recipe_cards is None:
             # Dealt here, so no seat's recipes cross the broker in a command (G11): each
             # seat sees its own on game/seat/<n> only. Stored with the command for replay.
-            colours = args.get("colours")
-            players = len(colours) if isinstance(colours, list) else 0
+            players = len(args.colours)
             rng = random.SystemRandom()
             a, b = rng.sample(RECIPE_A, len(RECIPE_A)), rng.sample(RECIPE_B, len(RECIPE_B))
             if players <= min(len(a), len(b)):
-                args["recipe_cards"] = [[a[i], b[i]] for i in range(players)]
-        return self._run(runtime, "new_game", args, seat, ts, runtime.interp.observed())
+                named["recipe_cards"] = [[a[i], b[i]] for i in range(players)]
+        return self._run(runtime, "new_game", args.model_copy(update=named), asking.seat, ts,
+                         runtime.interp.observed())
 
-    def _cmd_game(self, runtime: TableRuntime, verb: str, args: dict[str, Any],
-                  seat: int | None) -> dict[str, Any]:
-        if verb == "confirm" and "hub_id" in args:
-            return self._confirm_hub(runtime, args["hub_id"])
-        return self._run(runtime, verb, args, seat, self.clock(), None)
+    def _cmd_confirm(self, asking: Asking, args: ConfirmArgs
+                     ) -> GameAnswer | HubAccepted | StoredAnswer:
+        if args.hub_id is not None:
+            return self._confirm_hub(asking.runtime, args.hub_id)
+        return self._cmd_game(asking, args)
 
-    def _confirm_hub(self, runtime: TableRuntime, hub_id: Any) -> dict[str, Any]:
+    def _cmd_game(self, asking: Asking, args: BaseModel) -> GameAnswer | StoredAnswer:
+        return self._run(asking.runtime, asking.verb, args, asking.seat, self.clock(), None)
+
+    def _confirm_hub(self, runtime: TableRuntime, hub_id: str) -> HubAccepted:
         """The host accepts a new hub for the table (a replaced Raspberry Pi)."""
-        if not isinstance(hub_id, str) or hub_id != runtime.pending_hub:
-            raise Refused(f"confirm: no hub {str(hub_id)[:64]!r} is waiting to serve table "
+        if hub_id != runtime.pending_hub:
+            raise Refused(f"confirm: no hub {hub_id[:64]!r} is waiting to serve table "
                           f"{runtime.name}", code="no_pending_hub")
         self._register_hub(runtime, hub_id)
-        return {"table": runtime.name, "hub_id": hub_id}
+        return HubAccepted(table=runtime.name, hub_id=hub_id)
 
-    def _run(self, runtime: TableRuntime, verb: str, args: dict[str, Any], seat: int | None,
-             ts: float, observed: dict[str, Any] | None) -> dict[str, Any]:
+    def _run(self, runtime: TableRuntime, verb: str, args: BaseModel, seat: int | None,
+             ts: float, observed: dict[str, Any] | None) -> GameAnswer | StoredAnswer:
         """Apply a game command, store it (or undo it and refuse), publish."""
         try:
             runtime.fresh()
@@ -1063,24 +1100,25 @@ class EngineService:
                           "changed; try again in a moment", code="storage") from None
         interp = runtime.interp
         outcome = interp.command(verb, args, seat=seat, ts=ts)
-        answer = {
-            "table": runtime.name,
-            "game_id": interp.game_id,
-            "status": interp.status.value,
-            "actions": [a.to_wire() for a in outcome.actions],
-            "instructions": outcome.instructions,
-            "undone": outcome.undone_text,
-            "undone_codes": outcome.undone_codes,  # the same two, for the pages' languages
-            "steps": outcome.undo_steps,
-            "prompt": interp.prompt(),
-        }
-        if not self._store_command(runtime, ts, outcome, verb, args, seat, observed, answer):
+        answer = GameAnswer(
+            table=runtime.name,
+            game_id=interp.game_id,
+            status=interp.status.value,
+            actions=[a.to_wire() for a in outcome.actions],
+            instructions=outcome.instructions,
+            undone=outcome.undone_text,
+            undone_codes=outcome.undone_codes,  # the same two, for the pages' languages
+            steps=outcome.undo_steps,
+            prompt=Prompt.model_validate(interp.prompt()),
+        )
+        if not self._store_command(runtime, ts, outcome, verb, dump(args), seat, observed,
+                                   dump(answer)):
             runtime.reload()  # it ran before (another engine, a race): what it answered then
             stored = runtime.store.stored_answer(runtime.transaction or "")
             if stored is None:
                 raise Refused(f"{verb}: not stored, so nothing changed; try again",
                               code="storage")
-            return stored
+            return StoredAnswer(stored)
         self.stats["commands"] += 1
         if runtime.degraded is not None and runtime.degraded.startswith("cannot write"):
             self._heal(runtime)
@@ -1088,8 +1126,8 @@ class EngineService:
         return answer
 
     def _store_command(self, runtime: TableRuntime, ts: float, outcome: Outcome, verb: str,
-                       args: dict[str, Any], seat: int | None,
-                       observed: dict[str, Any] | None, answer: dict[str, Any]) -> bool:
+                       args: dict[str, JsonValue], seat: int | None,
+                       observed: dict[str, Any] | None, answer: dict[str, JsonValue]) -> bool:
         """Write a command (with its transaction id and answer) before anything is
         published; not written, it did not happen: the game goes back to what the log
         says. False: its transaction id was stored already (nothing written)."""
@@ -1107,7 +1145,7 @@ class EngineService:
                           "moment", code="storage") from None
 
     @staticmethod
-    def _hint(interp: TableInterpreter, args: dict[str, Any], seat: int | None) -> dict[str, Any]:
+    def _hint(interp: TableInterpreter, args: HintArgs, seat: int | None) -> HintAnswer:
         """What a bot suggests to `seat`, seeing only what that seat sees (engine.bots)."""
         from engine.bots import BotError, hint
 
@@ -1116,16 +1154,11 @@ class EngineService:
             raise Refused("no game is in progress: there is nothing to hint", code="no_game")
         if seat is None:
             raise Refused("hint: say which seat asks (the request's seat)", code="bad_args")
-        level = args.get("level", "greedy")
-        lang = args.get("lang", "en")
-        if level not in ("greedy", "search") or lang not in ("fr", "en", "de"):
-            raise Refused("hint: level is greedy or search, lang is fr, en or de",
-                          code="bad_args")
         try:
-            suggestion = hint(game, seat, level=level, lang=lang)
+            suggestion = hint(game, seat, level=args.level, lang=args.lang)
         except BotError as exc:
             raise Refused(f"hint: {exc}", code="not_your_turn") from None
-        return dict(suggestion.to_json())
+        return HintAnswer.model_validate(suggestion.to_json())
 
     @staticmethod
     def _history(runtime: TableRuntime) -> list[GameEvents]:
@@ -1217,10 +1250,10 @@ class EngineService:
         game_id = runtime.interp.game_id
         for alert in outcome.cleared:
             self._publish(runtime.topics.game_alert,
-                          self._alert(alert.to_wire(), False, game_id, now))
+                          self._alert(alert.table_alert(), False, game_id, now))
         for alert in outcome.raised:
             self._publish(runtime.topics.game_alert,
-                          self._alert(alert.to_wire(), True, game_id, now))
+                          self._alert(alert.table_alert(), True, game_id, now))
 
     def _publish_state(self, runtime: TableRuntime, outcome: Outcome, now: float) -> None:
         """The views (public, seats), the hub's turn LED and buzzer, a simulated table's
@@ -1242,14 +1275,14 @@ class EngineService:
             if turn != runtime.turn:
                 runtime.turn = turn
                 if self.config.hub_io:
-                    self._hub_command(runtime, "turn", {"seat": turn})
+                    self._hub_command(runtime, api.TURN, TurnArgs(seat=turn))
             if (outcome.actions or outcome.started or outcome.ended or outcome.undone
                     or not runtime.sent_seats):  # a seat's own view changes with the game
                 self._publish_seats(runtime, outcome.private_events, game_id, now)
         if "lay_out" in runtime.hub_capabilities:
             self._lay_out(runtime, outcome)
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
-            self._hub_command(runtime, "buzz", {"ms": self.config.buzz_ms})
+            self._hub_command(runtime, api.BUZZ, {"ms": self.config.buzz_ms})
 
     def _lay_out(self, runtime: TableRuntime, outcome: Outcome) -> None:
         """A table that lays itself out (the hub's ``lay_out`` capability) is asked to, when
@@ -1263,11 +1296,11 @@ class EngineService:
         if outcome.undone or outcome.ended:
             layout = interp.physical_layout()
             if layout is not None:
-                self._hub_command(runtime, "layout", {"layout": layout, "pawns": None})
+                self._hub_command(runtime, api.LAYOUT, {"layout": layout, "pawns": None})
         if (outcome.started and interp.game is not None
                 and interp.pawn_sensing.sensed is not None):
-            self._hub_command(runtime, "layout", {"layout": None,
-                                                  "pawns": start_positions(interp.game)})
+            self._hub_command(runtime, api.LAYOUT, {"layout": None,
+                                                   "pawns": start_positions(interp.game)})
 
     @staticmethod
     def _game_events(runtime: TableRuntime, outcome: Outcome, now: float) -> GameEvents | None:
@@ -1318,22 +1351,24 @@ class EngineService:
                 self._publish(runtime.topics.game_seat(seat), once)
 
     @staticmethod
-    def _alert(wire: dict[str, Any], active: bool, game_id: str | None, now: float) -> GameAlert:
-        rule = wire["rule"]
-        params = dict(wire["params"])
-        return GameAlert(
-            alert_id=wire["alert_id"], rule=rule, kind=wire.get("kind", "breach"),
-            message=wire["message"][:500],
-            instruction=wire["instruction"][:500], severity=wire["severity"], seat=wire["seat"],
-            active=active, game_id=game_id, ts=now, params=params,
-        )
+    def _alert(alert: TableAlert, active: bool, game_id: str | None, now: float) -> GameAlert:
+        return GameAlert(**{**dict(alert), "ts": now}, active=active, game_id=game_id)
 
-    def _hub_command(self, runtime: TableRuntime, verb: str, args: dict[str, Any]) -> None:
-        """``hub/cmd/<verb>``, signed with the table's command key (the hub refuses anything
-        else); a unique transaction, since the hub refuses one it has seen."""
+    def _hub_command(self, runtime: TableRuntime, command: Command[A, Any],
+                     args: A | Mapping[str, object]) -> None:
+        """``hub/cmd/<verb>`` (`HUB_API`: its args typed, so a malformed one fails here, not
+        at the hub), signed with the table's command key (the hub refuses anything else); a
+        unique transaction, since the hub refuses one it has seen."""
+        verb = command.verb
+        try:
+            typed = command.parse(args)
+        except BadArgs as exc:  # a bad setting (e.g. buzz_ms): said, and the game goes on
+            self._log_bounded(f"bad_hub_{verb}", "table %s: hub/cmd/%s not sent: %s",
+                              runtime.name, verb, exc)
+            return
         self.stats[f"hub_{verb}"] = self.stats.get(f"hub_{verb}", 0) + 1
         request = CommandRequest(transaction=f"engine-{verb}-{uuid.uuid4().hex[:16]}",
-                                 args=args, source="engine",
+                                 args=dump(typed), source="engine",
                                  deadline=time.time() + HUB_COMMAND_LIFE)  # the hub's clock
         table = runtime.name
         key = self._key(table, "cmd") or self._key(table, "cmd", reload=True)
@@ -1436,7 +1471,3 @@ def engine_id(name: str) -> str:
     host = re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname().split(".")[0])[:20]
     return f"{name[:24]}-{host}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
 
-
-def open_games(service: EngineService) -> list[str]:
-    return [name for name, rt in service.tables.items()
-            if rt.interp.status in (Status.DEALING, Status.PLAYING)]

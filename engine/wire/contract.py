@@ -12,7 +12,8 @@ topic (after the base)      model                    notes
 ``hub/health``              `HubHealth`              retained: reader health, no card
 ``hub/sim``                 `SimTablePublic`         retained: the simulated table's
                                                      public physical view (sim hub only)
-``hub/cmd/<verb>``          `CommandRequest`         verbs in `HUB_VERBS` (LED, buzzer, ...)
+``hub/cmd/<verb>``          `CommandRequest`         verbs in `HUB_VERBS`; each verb's args
+                                                     and result: `engine.wire.api.HUB_API`
 ``hub/cmd/<verb>/response`` `CommandResponse`
 ``engine/state``            `ServiceState`           retained, last will ``offline``
 ``game/public``             `GamePublic`             retained; never a covered card
@@ -20,7 +21,8 @@ topic (after the base)      model                    notes
 ``game/alert``              `GameAlert`              rule id ``G…``, message, instruction
 ``game/events``             `GameEvents`             QoS 1, not retained: the public
                                                      action stream (bots, audit)
-``cmd/<verb>``              `CommandRequest`         verbs in `GAME_VERBS`
+``cmd/<verb>``              `CommandRequest`         verbs in `GAME_VERBS`; each verb's args
+                                                     and result: `engine.wire.api.GAME_API`
 ``cmd/<verb>/response``     `CommandResponse`        ``{transaction, status, data, error}``
 ==========================  =======================  =====================================
 
@@ -44,6 +46,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     TypeAdapter,
     ValidationError,
     model_validator,
@@ -73,30 +76,11 @@ MAX_SEQ: Final[int] = 2**53 - 1
 # An HMAC-SHA256 in hex (engine.wire.auth): hub events and snapshots, signed commands.
 MAC_PATTERN: Final[str] = r"^[0-9a-f]{64}$"
 
-# `hint` is read-only: {"level": "greedy"|"search", "lang": "fr"|"en"|"de"} with the asking
-# seat -> data {"seat", "action", "card", "cell", "reason", "reasons"} (what a bot suggests).
-# `declinatio` {seat}: use Declinatio where it faces only Vanesco/Perluceo (ends the game, G7).
-# `history` is read-only: {} -> data {"messages": [GameEvents, ...]}, the current game's
-# public action stream from its start (for a follower that missed it: a restarted bot).
-GameVerb = Literal[
-    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint", "history"]
+# The verbs of ``cmd/<verb>`` (engine) and ``hub/cmd/<verb>`` (hub). What each one's args
+# and result are is `engine.wire.api` (`GAME_API`, `HUB_API`, one entry per verb here).
 GAME_VERBS: Final[tuple[str, ...]] = (
     "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint", "history",
 )
-# Hub-side verbs (engine or dashboard -> hub):
-#   turn      args {"seat": int | None}  light that seat's turn LED (None: all off)
-#   buzz      args {"ms": int}           sound the buzzer (an illegal move)
-#   snapshot  args {}                    republish hub/snapshot now
-#   replay    args {"epoch": str, "from_seq": int, "to_seq": int | None}
-#             republish kept events of that epoch (fill a gap seen in seq numbers)
-#   sim       simulated table only: the physical gestures of `hub.backends.sim` (lift, lay,
-#             slide, draw, drop, tap, take, refill, vanesco, deal, restore, view, seat, and
-#             the low-level place, remove, clear, state), see `SimulatedTable.gesture`
-#   layout    args {"layout": dict | None, "pawns": list[int] | None}  the game changed
-#             without the readers (an undo, a game's end: `layout`; a start: `pawns`): a
-#             back-end that lays its table out itself (capability "lay_out", announced in
-#             `HubSnapshot.capabilities`) does so; the engine asks no other
-HubVerb = Literal["turn", "buzz", "snapshot", "replay", "sim", "layout"]
 HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim", "enrol",
                                      "readers", "layout")
 
@@ -418,19 +402,27 @@ class Dealing(Part):
     next: DealNext | None = None
 
 
-class TableAlert(Part):
-    """A standing alert as the table state lists it (`GameAlert` announces each one)."""
+class AlertFields(BaseModel):
+    """An alert, defined once: an illegal or unexpected physical action, the rule broken
+    and how to put it right (``kind`` notice: information only, e.g. what an undo took
+    back). `TableAlert` (in the table state) and `GameAlert` (``game/alert``) are it."""
 
     alert_id: str = Field(min_length=1, max_length=64)
-    rule: str = Field(pattern=RULE_PATTERN)
-    kind: Literal["breach", "notice"] = Field(default="breach",
-                      description="breach, or notice (information only)")
-    message: str = Field(max_length=500)
-    instruction: str = Field(max_length=500)
+    rule: str = Field(pattern=RULE_PATTERN, description="rule id, e.g. 'G4'")
+    kind: Literal["breach", "notice"] = Field(
+        default="breach", description="breach: a rule was broken; notice: information only "
+        "(e.g. what an undo took back), not to be shown as a breach")
+    message: str = Field(min_length=1, max_length=500)
+    instruction: str = Field(max_length=500, description="what to do to put it right")
     severity: Severity = "error"
     seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
-    params: dict[str, Any] = Field(default_factory=dict, description="for translations")
+    params: dict[str, JsonValue] = Field(default_factory=dict,
+                                         description="for translations (code and ids)")
     ts: float | None = Field(default=None, ge=0)
+
+
+class TableAlert(AlertFields, Part):
+    """A standing alert as the table state lists it (`GameAlert` announces each one)."""
 
 
 class TableInfo(Part):
@@ -533,23 +525,12 @@ class GameSeat(WireModel):
         return self
 
 
-class GameAlert(WireModel):
-    """``game/alert``: an illegal or unexpected physical action (``active``) or its end
-    (``active=False``, same ``alert_id``), with the rule broken and how to put it right."""
+class GameAlert(AlertFields, WireModel):
+    """``game/alert``: an alert (`AlertFields`) raised (``active``) or ended
+    (``active=False``, same ``alert_id``)."""
 
-    alert_id: str = Field(min_length=1, max_length=64)
-    rule: str = Field(pattern=RULE_PATTERN, description="rule id, e.g. 'G4'")
-    kind: Literal["breach", "notice"] = Field(
-        default="breach", description="breach: a rule was broken; notice: information only "
-        "(e.g. what an undo took back), not to be shown as a breach")
-    message: str = Field(min_length=1, max_length=500)
-    instruction: str = Field(max_length=500, description="what to do to put it right")
-    severity: Severity = "error"
-    seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
     active: bool = True
     game_id: str | None = Field(default=None, max_length=64)
-    ts: float | None = Field(default=None, ge=0)
-    params: dict[str, Any] = Field(default_factory=dict, description="for translations")
     # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
     # ignores a word with a lower one than it has seen (a stale owner's).
     fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
@@ -560,7 +541,8 @@ class CommandRequest(WireModel):
     plus ``/response`` with the same ``transaction``."""
 
     transaction: str = Field(pattern=TRANSACTION_PATTERN)
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, JsonValue] = Field(
+        default_factory=dict, description="the verb's args (engine.wire.api: one model each)")
     seat: int | None = Field(default=None, ge=0, lt=N_SEATS, description="seat asking, if any")
     source: str | None = Field(default=None, max_length=32, description="dashboard, button, …")
     auth: str | None = Field(default=None, max_length=128,
@@ -574,7 +556,8 @@ class CommandResponse(WireModel):
 
     transaction: str = Field(pattern=TRANSACTION_PATTERN)
     status: Literal["ok", "error"]
-    data: Any = None
+    data: JsonValue = Field(default=None,
+                            description="the verb's result (engine.wire.api: one model each)")
     error: str | None = Field(default=None, max_length=1000)
     code: str | None = Field(default=None, max_length=64, description="stable id of a refusal")
     rule: str | None = Field(default=None, pattern=RULE_PATTERN, description="rule id G…")

@@ -53,7 +53,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -61,6 +61,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+from pydantic import JsonValue
 
 from engine.wire.auth import ensure_key, key_path, keys_dir, load_key, sign_command
 from engine.wire.contract import (
@@ -86,7 +87,7 @@ MAX_PACKET: Final = MAX_PAYLOAD_BYTES + 64 * 1024
 
 Handler = Callable[[str, WireModel], None]
 RejectHandler = Callable[[str, bytes, WireError], None]
-ServeHandler = Callable[[TopicInfo, CommandRequest], Any]
+ServeHandler = Callable[[TopicInfo, CommandRequest], JsonValue]
 
 
 # The share of a request's wait in which the service must take it up (the rest is for the
@@ -681,7 +682,7 @@ class WireClient:
     def request(
         self,
         topic: str,
-        args: dict[str, Any] | None = None,
+        args: Mapping[str, JsonValue] | None = None,
         *,
         timeout: float = 5.0,
         seat: int | None = None,
@@ -706,7 +707,7 @@ class WireClient:
         done = threading.Event()
         box: list[CommandResponse] = []
         request = CommandRequest(
-            transaction=transaction, args=args or {}, seat=seat, source=source, auth=auth,
+            transaction=transaction, args=dict(args or {}), seat=seat, source=source, auth=auth,
             deadline=deadline if deadline is not None else time.time() + ANSWER_TIME * timeout,
         )
         if auth is None and self.sign_commands and info.verb is not None:
@@ -763,7 +764,8 @@ class WireClient:
     def serve(self, pattern: str, handler: ServeHandler, *, wait: float | None = None) -> None:
         """Answer every `CommandRequest` on topics matching ``pattern``: ``handler(info,
         request)`` returns the response data, or raises `CommandRefused` / `WireError`
-        (status error with that reason). Other exceptions answer ``internal error``.
+        (status error with that reason). Other exceptions answer ``internal error`` (code
+        ``internal_error``).
         With ``wait``, block until the broker confirms the subscription."""
 
         def on_request(topic: str, model: WireModel) -> None:
@@ -790,7 +792,7 @@ class WireClient:
                 response = CommandResponse(
                     transaction=model.transaction,
                     status="error",
-                    error=f"internal error: {type(exc).__name__}",
+                    error=f"internal error: {type(exc).__name__}", code="internal_error",
                 )
             self.publish(Topics.response(topic), response)
 

@@ -24,12 +24,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, ClassVar, Literal, cast
 
 from firmware.presence import PresenceTracker
 from hub.backends.sim_pawns import SimPawns
 from hub.errors import UnsupportedError
 from hub.layout import Layout
+
+if TYPE_CHECKING:
+    from engine.wire.api import RestoreLayout, SimResult
 
 ChangeKind = Literal["placed", "removed"]
 Health = Literal["ok", "silent", "flicker", "absent"]
@@ -141,8 +144,7 @@ class ReaderBackend(ABC):
             f"the {self.name} back-end cannot write tags; enrol with the tag map only"
         )
 
-    def lay_out(self, layout: dict[str, Any] | None,
-                pawns: list[int] | None) -> dict[str, Any]:
+    def lay_out(self, layout: RestoreLayout | None, pawns: list[int] | None) -> SimResult:
         """Lay the table out as the game now holds it (capability ``lay_out``): the cards
         as `layout` says (an undo, a game's end), or only the pawns (a game's start)."""
         raise UnsupportedError(

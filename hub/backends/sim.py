@@ -45,11 +45,34 @@ import os
 import random
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from pydantic import ValidationError
+
 from engine.rules.cards import CARDS
 from engine.rules.names import card_name, place_label, position_label, seat_name
+from engine.wire.api import (
+    BadArgs,
+    Deal,
+    Draw,
+    Drop,
+    Gesture,
+    Lay,
+    Lift,
+    Refill,
+    Restore,
+    RestoreLayout,
+    SeatStack,
+    SimResult,
+    Slide,
+    TakeCard,
+    Tap,
+    Vanesco,
+    ViewTable,
+    parse_gesture,
+)
 from hub.backends.base import PollResult, RawBackend, ReaderRead
 from hub.backends.sim_pawns import check_position
 from hub.errors import BackendError, TagMapError
@@ -654,7 +677,7 @@ class SimulatedTable(RawBackend):
         self._await_seen(readers | old)
         return list(grid)
 
-    def restore(self, layout: dict[str, Any]) -> dict[str, Any]:
+    def restore(self, layout: RestoreLayout | Mapping[str, object]) -> int:
         """Lay the table out as `layout` says (what the engine's game holds): ``cells``
         ``{"r,c": card}``, ``stacks`` (per seat, bottom first), ``beside`` (per seat),
         ``pile`` (the cards in the pile, in any order) and ``pile_bottom`` (cards under the
@@ -665,13 +688,18 @@ class SimulatedTable(RawBackend):
         changed."""
         from engine.rules.board import parse_cell
 
-        cells = dict(layout.get("cells") or {})
-        stacks = [list(s) for s in (layout.get("stacks") or [[]] * SEATS)]
-        beside = [list(b) for b in (layout.get("beside") or [[]] * SEATS)]
+        if not isinstance(layout, RestoreLayout):
+            try:
+                layout = RestoreLayout.model_validate(dict(layout))
+            except ValidationError as exc:
+                raise self._refuse(f"restore: {exc.errors()[0]['msg']}") from None
+        cells = dict(layout.cells)
+        stacks = [list(s) for s in layout.stacks]
+        beside = [list(b) for b in layout.beside]
         stacks += [[] for _ in range(SEATS - len(stacks))]
         beside += [[] for _ in range(SEATS - len(beside))]
-        in_pile = set(layout.get("pile") or [])
-        bottom = list(layout.get("pile_bottom") or [])
+        in_pile = set(layout.pile)
+        bottom = list(layout.pile_bottom)
         placed = [*cells.values(), *(c for s in (*stacks, *beside) for c in s), *in_pile,
                   *bottom]
         unknown = sorted({c for c in placed if c not in CARDS})
@@ -681,10 +709,8 @@ class SimulatedTable(RawBackend):
             raise self._refuse("restore: a card is in two places at once")
         for key in cells:
             parse_cell(key)
-        pawns = layout.get("pawns")
+        pawns: list[int] | None = layout.pawns
         if pawns is not None and self.pawn_switches is not None:
-            if not isinstance(pawns, list) or len(pawns) > SEATS:
-                raise self._refuse(f"restore: pawns is a list of up to {SEATS} positions")
             pawns = sorted(check_position(p) for p in pawns)
         else:
             pawns = None  # no sensors: the pawns are not the table's to know
@@ -711,69 +737,56 @@ class SimulatedTable(RawBackend):
                          drawn=[c for c in self._drawn if c not in in_pile],
                          pawns=world["pawns"] if pawns is None else pawns)
         self._await_seen(changed)
-        return {"moved": len(changed)}
+        return len(changed)
 
-    def lay_out(self, layout: dict[str, Any] | None,
-                pawns: list[int] | None) -> dict[str, Any]:
+    def lay_out(self, layout: RestoreLayout | None, pawns: list[int] | None) -> SimResult:
         """The game changed without the readers (``hub/cmd/layout``): the cards go where
         `layout` says (`restore`: an undo carried out physically, or a game's end), or, at a
         game's start, the pawns to `pawns` on a table with pawn sensors (people then move
         them; a wrong move gets its G3/G4 alert)."""
         with self._gesture_lock:
             if layout is not None:
-                return self.restore(layout)
+                return SimResult(moved=self.restore(layout))
             if pawns is not None and self.pawn_switches is not None:
-                return {"pawns": self.set_pawns(pawns)}
-            return {}
+                return SimResult(pawns=self.set_pawns(pawns))
+            return SimResult()
 
-    def gesture(self, args: dict[str, Any]) -> dict[str, Any]:
-        """One ``hub/cmd/sim`` gesture (see the module doc); raises `GestureRefused` or
-        `BackendError` naming what is wrong, and then nothing changed."""
-        action = args.get("action")
-        owner = args.get("owner", HOST)
-        if owner not in OWNERS:
-            raise self._refuse(f"owner {owner!r} is not one of {', '.join(OWNERS)}")
-        where = args.get("where")
-        if where is not None and (not isinstance(where, str) or len(where) > 16):
-            raise self._refuse(f"where {where!r} is not a place ('r,c' or 'pad:<seat>')")
-        seat = _seat(args.get("seat")) if action in ("slide", "tap", "take", "vanesco",
-                                                     "seat") else 0
-        if action in ("lift", "lay", "take", "refill") and where is None:
-            raise self._refuse(f"{action} needs 'where': a cell 'r,c' or a pad 'pad:<seat>'")
+    def gesture(self, args: Gesture | Mapping[str, object]) -> SimResult:
+        """One ``hub/cmd/sim`` gesture (`engine.wire.api.GESTURES`; a mapping is parsed as
+        the hub parses its args); raises `GestureRefused` or `BackendError` naming what is
+        wrong, and then nothing changed."""
+        if not isinstance(args, Gesture):
+            try:
+                args = parse_gesture(args)
+            except BadArgs as exc:
+                raise self._refuse(exc.message) from None
+        g, owner = args, args.owner
         with self._gesture_lock:
-            if action == "lift":
-                return {"card": self._lift(str(where), owner)}
-            if action == "lay":
-                return {"card": self._lay(str(where), owner)}
-            if action == "slide":
-                return {"card": self._slide(seat)}
-            if action == "draw":
-                return {"card": self._draw(owner)}
-            if action == "drop":
-                return {"card": self._drop(owner)}
-            if action in ("tap", "vanesco"):
-                return {"card": self._tap(seat)}
-            if action == "take":
-                return {"card": self._take(str(where), seat, owner)}
-            if action == "refill":
-                return {"card": self._refill(str(where), owner)}
-            if action == "deal":
-                removed, rng_seed = args.get("removed_colour"), args.get("seed")
-                if removed is not None and not isinstance(removed, str):
-                    raise self._refuse("deal: removed_colour is a colour name or null")
-                if rng_seed is not None and not isinstance(rng_seed, int):
-                    raise self._refuse("deal: seed is an integer or null")
-                return {"grid": self.deal(removed, rng_seed)}
-            if action == "restore":
-                layout = args.get("layout")
-                if not isinstance(layout, dict):
-                    raise self._refuse("restore needs 'layout': cells, stacks, beside, pile")
-                return self.restore(layout)
-            if action == "view":
-                return self.public()
-            if action == "seat":
-                return self.private(seat)
-        raise self._refuse(f"unknown gesture {action!r}")
+            if isinstance(g, Lift):
+                return SimResult(card=self._lift(g.place, owner))
+            if isinstance(g, Lay):
+                return SimResult(card=self._lay(g.place, owner))
+            if isinstance(g, Slide):
+                return SimResult(card=self._slide(g.seat_no))
+            if isinstance(g, Draw):
+                return SimResult(card=self._draw(owner))
+            if isinstance(g, Drop):
+                return SimResult(card=self._drop(owner))
+            if isinstance(g, Tap | Vanesco):
+                return SimResult(card=self._tap(g.seat_no))
+            if isinstance(g, TakeCard):
+                return SimResult(card=self._take(g.place, g.seat_no, owner))
+            if isinstance(g, Refill):
+                return SimResult(card=self._refill(g.place, owner))
+            if isinstance(g, Deal):
+                return SimResult(grid=self.deal(g.removed_colour, g.seed))
+            if isinstance(g, Restore):
+                return SimResult(moved=self.restore(g.layout))
+            if isinstance(g, ViewTable):
+                return SimResult.model_validate(self.public())
+            if isinstance(g, SeatStack):
+                return SimResult.model_validate(self.private(g.seat_no))
+        raise self._refuse(f"unknown gesture {type(g).__name__}")
 
     # ------------------------------------------------------------ faults
 

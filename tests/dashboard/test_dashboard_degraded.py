@@ -17,6 +17,7 @@ from hub_events import hub_event
 from engine.rules import Game, GameConfig
 from engine.service.interpreter import TableInterpreter
 from engine.service.table_driver import deal_inputs, inputs_for, next_decision, refill_of
+from engine.wire import api
 
 
 def _script(seed: int, decisions: int) -> tuple[dict[str, Any], list[Any]]:
@@ -65,7 +66,7 @@ def test_disk_full_then_freed_shows_degraded_then_heals_with_nothing_lost(
         banner.wait_for()
         assert "disk is full" in banner.inner_text() and "retrying" in banner.inner_text()
     # A command while the disk is full is refused with the reason, and changes nothing.
-    reply = dash.bridge.command("undo")
+    reply = dash.bridge.command(api.UNDO)
     assert not reply.ok and "full" in (reply.error or "")
     # Space is freed: the engine writes what it holds by itself, on its timer.
     db.execute("PRAGMA max_page_count = 1000000")
@@ -81,4 +82,4 @@ def test_disk_full_then_freed_shows_degraded_then_heals_with_nothing_lost(
     assert runtime.interp.inputs == reference.inputs == len(inputs) + 1
     rebuilt = runtime.store.rebuild()
     assert rebuilt.public_view() == reference.public_view() == runtime.interp.public_view()
-    assert dash.bridge.command("undo").ok  # and the table takes commands again
+    assert dash.bridge.command(api.UNDO).ok  # and the table takes commands again

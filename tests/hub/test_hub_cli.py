@@ -39,6 +39,12 @@ def cauldron(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
 def test_schema_command(tmp_path: Path) -> None:
     assert main(["schema", "--out", str(tmp_path / "s")]) == 0
     assert json.loads((tmp_path / "s" / "hub-event.schema.json").read_text())["title"] == "HubEvent"
+    # The API map too: each verb's args and result, and the map itself (engine.wire.api).
+    index = json.loads((tmp_path / "s" / "api.json").read_text())
+    assert index["cmd"]["new_game"] == {"args": "NewGameArgs", "result": ["GameAnswer"],
+                                        "doc": "deal and start a game (G2)",
+                                        "refusal_code": "bad_config"}
+    assert (tmp_path / "s" / "api-gesture.schema.json").exists()
 
 
 def test_readers_once_shows_the_grid(tmp_path: Path) -> None:

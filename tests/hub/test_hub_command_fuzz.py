@@ -111,7 +111,7 @@ def test_fuzz_hub_commands(hub: Hub, verb: str, args: dict[str, Any]) -> None:
 def test_one_handler_per_hub_verb(hub: Hub) -> None:
     """hub/cmd/<verb> goes through one verb -> handler map that covers the contract's
     HUB_VERBS exactly; a refusal names the problem."""
-    assert set(hub._handlers()) == set(HUB_VERBS)
+    assert set(hub._handlers) == set(HUB_VERBS)
     assert call(hub, "turn", {"seat": 1}) == {"seat": 1}
     with pytest.raises(CommandRefused, match="buzz: ms"):
         call(hub, "buzz", {"ms": 0})

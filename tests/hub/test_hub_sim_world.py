@@ -12,11 +12,12 @@ import pytest
 
 from engine.rules.board import TAKEABLE_CELLS, cell_name
 from engine.rules.cards import CARDS, deck_for
+from engine.wire.api import dump
 from hub.backends.sim import GestureRefused, SimulatedTable
 
 
 def gesture(sim: SimulatedTable, **args: object) -> dict[str, object]:
-    return sim.gesture(dict(args))
+    return dict(dump(sim.gesture(dict(args))))
 
 
 def test_deal_lays_32_and_keeps_the_rest_as_the_pile() -> None:
@@ -140,7 +141,7 @@ def test_bad_gestures_are_refused_with_a_reason_and_change_nothing() -> None:
     before = sim.physical()
     for args, reason in [({"action": "lift", "where": "0,0"}, "corner"),
                          ({"action": "lay", "where": "1,1"}, "hand is empty"),
-                         ({"action": "slide", "seat": 9}, "not 0..3"),
+                         ({"action": "slide", "seat": 9}, "seat 9"),
                          ({"action": "tap", "seat": 1}, "cauldron is empty"),
                          ({"action": "lift", "where": "9,9"}, "9,9"),
                          ({"action": "lift", "where": "1,1", "owner": "mallory"}, "owner"),

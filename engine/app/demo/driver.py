@@ -37,6 +37,7 @@ from engine.rules.names import (
     position_label,
     seat_name,
 )
+from engine.wire.api import HistoryAnswer
 from engine.wire.contract import GameEvents, Topics, WireModel
 from engine.wire.mqtt import MqttError, WireClient
 from hub.backends.sim import GESTURE_INPUTS
@@ -582,7 +583,7 @@ class BotDriver:
             return False
         with self._shadow_lock:
             try:
-                for raw in answer.data.get("messages", []):
+                for raw in HistoryAnswer.model_validate(answer.data).messages:
                     self.shadow.feed(GameEvents.model_validate(raw))
             except (ShadowError, ValueError) as exc:
                 log.warning("demo bots: the history does not rebuild the game: %s", exc)

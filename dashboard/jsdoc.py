@@ -1,0 +1,157 @@
+"""The pages' JSDoc types, generated from the JSON Schemas of what they receive.
+
+The pages (``dashboard/static/*.js``) read the dashboard's answers (`dashboard.models`),
+which carry the wire contract's views and the API map's results (`engine.wire.api`). This
+module turns those models' JSON Schemas into JSDoc ``@typedef``s in
+``dashboard/types/wire.js`` (a file of comments, never served), which the pages import in
+their JSDoc and ``tsc --checkJs`` checks (``make lint``; the dashboard's JS-types test checks
+that the committed file is what the schemas give).
+
+    python -m dashboard.jsdoc          # rewrite dashboard/types/wire.js
+    python -m dashboard.jsdoc --check  # exit 1 when it differs (drift)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from dashboard import models
+from engine.wire import api
+
+TYPES_FILE = Path(__file__).resolve().parent / "types" / "wire.js"
+
+# What the pages receive (answers and pushed states) and send (request bodies).
+PAGE_MODELS: tuple[type[BaseModel], ...] = (
+    models.TableState, models.SeatState, models.VirtualPublic, models.CommandResult,
+    models.ReadersOut, models.EnrolmentOut, models.JoinInfo, models.NewGameIn,
+    models.SimIn, models.EnrolIn,
+    api.GameAnswer, api.HintAnswer, api.EnrolStatus, api.SimResult, api.HubAccepted,
+)
+
+_TYPING_KEYS = frozenset({"type", "$ref", "const", "enum", "anyOf", "oneOf", "allOf", "not",
+                          "properties", "items", "prefixItems", "additionalProperties"})
+_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+
+class SchemaShapeError(ValueError):
+    """A schema this generator does not know how to say in JSDoc."""
+
+
+def _ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def ts_type(schema: dict[str, Any] | bool) -> str:
+    """One JSON Schema as a TypeScript type expression (as JSDoc reads them)."""
+    if schema is True or schema == {}:
+        return "any"
+    if schema is False:
+        return "never"
+    assert isinstance(schema, dict)
+    if "$ref" in schema:
+        return _ref_name(schema["$ref"])
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if "enum" in schema:
+        return " | ".join(json.dumps(v) for v in schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            parts = list(dict.fromkeys(ts_type(s) for s in schema[key]))
+            return "(" + " | ".join(parts) + ")" if len(parts) > 1 else parts[0]
+    if "allOf" in schema and len(schema["allOf"]) == 1:
+        return ts_type(schema["allOf"][0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(ts_type({**schema, "type": k}) for k in kind)
+    if kind == "string":
+        return "string"
+    if kind in ("integer", "number"):
+        return "number"
+    if kind == "boolean":
+        return "boolean"
+    if kind == "null":
+        return "null"
+    if kind == "array":
+        if "prefixItems" in schema:
+            return "[" + ", ".join(ts_type(s) for s in schema["prefixItems"]) + "]"
+        return f"Array<{ts_type(schema.get('items', True))}>"
+    if kind == "object" or "properties" in schema:
+        return _object(schema)
+    if kind is None and not set(schema) & _TYPING_KEYS:
+        return "any"  # anything JSON (a description, a default, nothing more)
+    raise SchemaShapeError(f"cannot type {json.dumps(schema)[:200]}")
+
+
+def _object(schema: dict[str, Any]) -> str:
+    props: dict[str, Any] = schema.get("properties", {})
+    extra = schema.get("additionalProperties", not props)
+    if not props:
+        return f"Object<string, {ts_type(extra)}>" if extra is not False else "{}"
+    required = set(schema.get("required", ()))
+    fields = []
+    for name, sub in props.items():
+        key = name if _IDENT.match(name) else json.dumps(name)
+        optional = "" if name in required else "?"
+        fields.append(f"{key}{optional}: {ts_type(sub)}")
+    return "{" + ", ".join(fields) + "}"
+
+
+def typedefs(page_models: Iterable[type[BaseModel]] = PAGE_MODELS) -> dict[str, str]:
+    """name -> TypeScript type of every model and every definition they use (one name,
+    one shape: two different shapes under one name is an error)."""
+    out: dict[str, str] = {}
+
+    def add(name: str, schema: dict[str, Any]) -> None:
+        typed = ts_type(schema)
+        if out.get(name, typed) != typed:
+            raise SchemaShapeError(f"two different shapes are both named {name!r}")
+        out[name] = typed
+
+    for model in page_models:
+        schema = model.model_json_schema(mode="serialization")
+        for name, sub in schema.pop("$defs", {}).items():
+            add(name, sub)
+        add(model.__name__, schema)
+    return dict(sorted(out.items()))
+
+
+def render(page_models: Iterable[type[BaseModel]] = PAGE_MODELS) -> str:
+    lines = [
+        "// Generated by `python -m dashboard.jsdoc` from the JSON Schemas of dashboard.models",
+        "// and engine.wire.api: do not edit. The pages import these types in their JSDoc,",
+        '// e.g. /** @param {import("../types/wire.js").TableState} state */.',
+        "",
+    ]
+    for name, typed in typedefs(page_models).items():
+        lines.append(f"/** @typedef {{{typed}}} {name} */")
+    lines += ["", "export {};", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    text = render()
+    if args == ["--check"]:
+        if not TYPES_FILE.exists() or TYPES_FILE.read_text(encoding="utf-8") != text:
+            print(f"{TYPES_FILE} differs from the schemas: run python -m dashboard.jsdoc",
+                  file=sys.stderr)
+            return 1
+        return 0
+    if args:
+        print("usage: python -m dashboard.jsdoc [--check]", file=sys.stderr)
+        return 2
+    TYPES_FILE.parent.mkdir(parents=True, exist_ok=True)
+    TYPES_FILE.write_text(text, encoding="utf-8")
+    print(TYPES_FILE)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
