@@ -510,7 +510,8 @@ C = TypeVar("C")
 
 
 def _where_of(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "args"
+    # A key the sender made up is shown escaped: a refusal is one printable line.
+    return ".".join(str(p) if str(p).isprintable() else repr(p) for p in loc) or "args"
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,8 @@ def test_a_layout_is_laid_out_by_the_simulated_table(sim_hub: Hub) -> None:
 
 
 @pytest.mark.parametrize(("args", "why"), [
-    ({"layout": "everything"}, "'layout' is the game's layout"),
-    ({"layout": None, "pawns": [1, 2, 3, 4, 5]}, "up to 4 positions"),
+    ({"layout": "everything"}, "layout 'everything': Input should be a valid dictionary"),
+    ({"layout": None, "pawns": [1, 2, 3, 4, 5]}, "pawns .*at most 4 items"),
     ({"layout": {"cells": {"0,1": "no-such-card"}}}, "unknown card ids"),
 ])
 def test_a_bad_layout_is_refused_naming_the_problem(sim_hub: Hub, args: dict[str, Any],
