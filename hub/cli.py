@@ -175,9 +175,9 @@ def _run_hub(args: argparse.Namespace) -> int:
     except OutboxError as exc:
         backend.close()
         _say_degraded(client, Topics(config.table, client.base).hub_health, config.hub_name,
-                      backend.name, exc)
-        raise CliError(f"{exc.trouble.words}: {exc}; the hub cannot run without its outbox "
-                       "(`sudo cauldron doctor` says what to do)") from None
+                      backend.name, config.outbox_path, exc)
+        raise CliError(f"{exc}: the hub cannot run without its outbox (`sudo cauldron "
+                       "doctor` says what to do)") from None
     except (HubError, OSError, CliError) as exc:
         backend.close()
         raise CliError(str(exc)) from None
@@ -238,7 +238,8 @@ def _run_hub(args: argparse.Namespace) -> int:
     return 0
 
 
-def _say_degraded(client: Any, topic: str, hub_id: str, backend: str, exc: Any) -> None:
+def _say_degraded(client: Any, topic: str, hub_id: str, backend: str, path: Path,
+                  exc: Any) -> None:
     """A hub that cannot open its outbox says why on its retained ``hub/health`` before it
     exits (doctor and the dashboard show it while systemd starts it again)."""
     from engine.wire.contract import HubDegraded, HubHealth
@@ -246,7 +247,7 @@ def _say_degraded(client: Any, topic: str, hub_id: str, backend: str, exc: Any) 
     trouble = exc.trouble
     health = HubHealth(hub_id=hub_id, ts=time.time(), backend=backend, readers=[],
                        degraded=HubDegraded(code=trouble.code, reason=(
-                           f"the hub cannot open its outbox ({trouble.words}): {exc}")[:500]))
+                           f"the hub cannot open its outbox {path} ({trouble.words})")[:500]))
     done = threading.Event()
     client.start()
     if client.wait_connected(5):

@@ -77,7 +77,7 @@ class Outbox:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.keep = keep
         self._lock = threading.Lock()
-        with self._writing("open"):
+        with self._writing("open the outbox"):
             self._db = sqlite3.connect(str(path), check_same_thread=False,
                                        isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -167,6 +167,14 @@ class Outbox:
                                       (txid, deadline))
             return cursor.rowcount == 1
 
+    def command_claimed(self, txid: str, now: float) -> bool:
+        """Whether a command's transaction is noted and not yet past its deadline (reads
+        only: works on a disk that takes no write)."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM commands WHERE txid=? AND deadline >= ?",
+                                   (txid, now)).fetchone()
+        return row is not None
+
     def mark_delivered(self, seq: int) -> None:
         with self._lock, self._writing("mark an event delivered"):
             self._db.execute(
@@ -220,8 +228,8 @@ class Outbox:
             yield
         except sqlite3.OperationalError as exc:
             trouble = disk_trouble(exc, self.path.parent)
-            raise OutboxError(f"cannot {what} in the outbox {self.path} ({trouble.words}): "
-                              f"{exc}", trouble) from exc
+            raise OutboxError(f"cannot {what} in {self.path} ({trouble.words}; SQLite: "
+                              f"{exc})", trouble) from exc
 
     def close(self) -> None:
         with self._lock:

@@ -147,7 +147,8 @@ class Hub:
         self.cmd_key = KeyFile(folder, table, "cmd")
         self.guard = CommandGuard(hub=True, hint=(
             f" (this hub reads it from {self.cmd_key.path}: a hub on another machine needs a "
-            "copy of the engine's file, see hub/README.md)"), ledger=outbox.claim_command)
+            "copy of the engine's file, see hub/README.md)"), ledger=self._claim)
+        self._claimed: dict[str, float] = {}  # noted in memory while the outbox takes none
         self.io = io
         self.poll_interval = poll_interval
         self.snapshot_interval = snapshot_interval
@@ -692,7 +693,9 @@ class Hub:
         trouble = exc.trouble
         self._set_trouble("store", HubDegraded(
             code=trouble.code,
-            reason=f"the hub cannot store its events ({trouble.words}): {exc}"[:500]))
+            reason=f"the hub cannot store its events in {self.outbox.path} "
+                   f"({trouble.words})"[:500]))
+        log.debug("outbox: %s", exc)
 
     def _store_checks(self) -> None:
         """While degraded or holding events: store the held ones (at most once a second);
@@ -745,6 +748,22 @@ class Hub:
                     else "disconnected: check its USB cable (or the SPI wiring)")
             return HubDegraded(code="readers_failed", reason=f"the scan board is {said}")
         return None
+
+    def _claim(self, txid: str, deadline: float, now: float) -> bool:
+        """The command guard's replay ledger: the outbox, or, while it takes no write (a
+        full or read-only disk), memory; so the turn LEDs and the buzzer keep working and a
+        replay is still refused within this run."""
+        try:
+            claimed = self.outbox.claim_command(txid, deadline, now)
+        except OutboxError as exc:
+            self._store_failed(exc)
+            with self._emit_lock:
+                self._claimed = {t: d for t, d in self._claimed.items() if d >= now}
+                if txid in self._claimed or self.outbox.command_claimed(txid, now):
+                    return False
+                self._claimed[txid] = deadline
+                return True
+        return claimed and txid not in self._claimed
 
     def _acker(self, seq: int) -> Callable[[], None]:
         def delivered() -> None:
@@ -832,10 +851,6 @@ class Hub:
         verb = info.verb or ""  # one of HUB_VERBS (parse_topic), each with a handler
         try:
             self.guard.admit(request, self.table, verb, self.cmd_key.get, time.time())
-        except OutboxError as exc:  # the replay ledger cannot note it: do nothing
-            self._store_failed(exc)
-            raise CommandRefused(f"hub/cmd/{verb}: the hub cannot note commands now "
-                                 f"({exc.trouble.words})", code="hub_degraded") from None
         except Unauthorised as exc:
             self.counts["refused_commands"] = self.counts.get("refused_commands", 0) + 1
             self._refusals.warning("refused_cmd", "refused hub/cmd/%s (%s; %d refused so far): "

@@ -189,7 +189,7 @@ def test_a_hub_restarted_on_a_read_only_disk_says_why(
     out = doctor_until(table.root, "the hub of table club-1 is degraded")
     assert out.returncode == 1 and "The table is ready." not in out.stdout
     assert ("the hub of table club-1 is degraded (read_only): the hub cannot open its outbox "
-            "(read-only file system)") in out.stdout, out.stdout
+            f"{hub_disk}/outbox-club-1.sqlite (read-only file system)") in out.stdout, out.stdout
     assert "the hub of table club-1 is not online" in out.stdout
     assert f"{hub_disk} cannot be written (read-only file system)" in out.stdout
     assert "read-only file system" in (_hub_degraded(table) or "")

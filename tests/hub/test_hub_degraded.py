@@ -105,6 +105,9 @@ def test_a_full_disk_degrades_the_hub_and_loses_no_event(
         assert "the disk is full" in health.reason(), health.reason()
         wait_for(lambda: hub.counts.get("store_failures", 0) > 0, what="a refused store")
         assert len(watcher.events()) == 1  # the new card waits in memory, not sent unstored
+        # Commands still work (the turn LEDs, the buzzer): their replay ledger is in memory.
+        reply = watcher.client.request(watcher.topics.hub_cmd("readers"), {}, timeout=10)
+        assert reply.status == "ok", reply.error
         (disk / "filler").unlink()
         wait_for(lambda: len(watcher.events()) == 2, what="the held event, once stored")
         wait_for(lambda: health.code() is None, what="degraded no more")

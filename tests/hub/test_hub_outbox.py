@@ -95,3 +95,33 @@ def test_reader_state_and_event_share_one_transaction(tmp_path: Path) -> None:
     again = Outbox(path)
     assert again.reader_state() == {3: "04AA"}
     again.close()
+
+
+def test_each_reader_keeps_the_card_its_event_named(tmp_path: Path) -> None:
+    """The name an event gave (a card id, or none for an unknown tag) is kept with the
+    reader's tag, so a change of the tag map cannot rename what an event meant."""
+    from hub.outbox import Lying
+
+    path = tmp_path / "o.sqlite"
+    box = Outbox(path)
+    box.append("t", lambda s: b"placed 3", {3: Lying("04AA", "blue-a-4")})
+    box.append("t", lambda s: b"placed 5", {5: Lying("04BB", None)})  # an unknown tag
+    box.append("t", lambda s: b"placed 6", {6: "04CC"})  # no name given
+    box.close()
+    again = Outbox(path)
+    assert again.reader_names() == {3: Lying("04AA", "blue-a-4"), 5: Lying("04BB", None)}
+    assert again.reader_state() == {3: "04AA", 5: "04BB", 6: "04CC"}
+    again.close()
+
+
+def test_an_outbox_from_before_names_were_kept_opens(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "o.sqlite"
+    old = sqlite3.connect(str(path), isolation_level=None)
+    old.executescript("CREATE TABLE readers (reader INTEGER PRIMARY KEY, uid TEXT NOT NULL);"
+                      "INSERT INTO readers VALUES (3, '04AA');")
+    old.close()
+    box = Outbox(path)
+    assert box.reader_state() == {3: "04AA"} and box.reader_names() == {}
+    box.close()
