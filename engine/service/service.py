@@ -995,8 +995,9 @@ class EngineService:
                           code="bad_args")
         try:
             suggestion = hint(game, seat, level=level, lang=lang)
-        except BotError as exc:
-            raise Refused(f"hint: {exc}", code="not_your_turn") from None
+        except BotError as exc:  # its own turn with nothing to choose (a refill) is not "not yours"
+            raise Refused(f"hint: {exc}", code="not_your_turn" if game.seat != seat
+                          else "no_choice_now") from None
         return dict(suggestion.to_json())
 
     @staticmethod
