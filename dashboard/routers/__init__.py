@@ -33,11 +33,12 @@ def answered(result: CommandResult) -> CommandResult:
 
 
 async def refusal_response(request: Request, exc: Exception) -> JSONResponse:
-    """``{"detail": reason, "error": {"code", "rule", "message", "params"}}`` (``detail`` as
-    every other HTTP error of the dashboard has it)."""
+    """``{"detail": reason, "error": {"code", "rule", "message"[, "params"]}}`` (``detail`` as
+    every other HTTP error of the dashboard has it; ``params`` only when the code has some)."""
     assert isinstance(exc, Refusal)
     message = str(exc.detail)
-    return JSONResponse(
-        {"detail": message, "error": {"code": exc.code, "rule": exc.rule, "message": message,
-                                      "params": exc.params}},
-        status_code=exc.status_code, headers=exc.headers)
+    error: dict[str, Any] = {"code": exc.code, "rule": exc.rule, "message": message}
+    if exc.params:
+        error["params"] = exc.params
+    return JSONResponse({"detail": message, "error": error}, status_code=exc.status_code,
+                        headers=exc.headers)

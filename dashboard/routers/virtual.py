@@ -224,10 +224,10 @@ def require_seat_or_host(
 
 def _refused(code: str, message: str, http: int = status.HTTP_409_CONFLICT,
              rule: str | None = None, params: dict[str, Any] | None = None) -> JSONResponse:
-    return JSONResponse({"status": "error", "data": None,
-                         "error": {"code": code, "rule": rule, "message": message,
-                                   "params": params or {}}},
-                        status_code=http)
+    error: dict[str, Any] = {"code": code, "rule": rule, "message": message}
+    if params:  # the ids a code's words need (a cell, a seat)
+        error["params"] = params
+    return JSONResponse({"status": "error", "data": None, "error": error}, status_code=http)
 
 
 def _virtual_or_none(request: Request, bridge: BridgeDep) -> VirtualTable | None:

@@ -189,7 +189,7 @@ function render(state) {
 
   // A hint belongs to one moment of one turn: cleared when the turn or phase changes.
   const key = v ? `${state.game.game_id}|${v.turns}|${v.turn}|${v.phase}` : "";
-  if (key !== turnKey) { turnKey = key; setHtml(document.getElementById("hint-text"), ""); }
+  if (key !== turnKey) { turnKey = key; setHtml(document.getElementById("hint-text"), ""); playMsg("", false, "board-msg"); }
   document.body.dataset.todo = todo.map((x) => x.kind + (x.where ? ":" + x.where : "")).join(" ");
   document.body.dataset.inputs = v && v.table ? String(v.table.inputs) : "";
   renderBanners(null, socketUp);

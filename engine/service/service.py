@@ -1156,8 +1156,9 @@ class EngineService:
             raise Refused("hint: say which seat asks (the request's seat)", code="bad_args")
         try:
             suggestion = hint(game, seat, level=args.level, lang=args.lang)
-        except BotError as exc:
-            raise Refused(f"hint: {exc}", code="not_your_turn") from None
+        except BotError as exc:  # its own turn with nothing to choose (a refill) is not "not yours"
+            raise Refused(f"hint: {exc}", code="not_your_turn" if game.seat != seat
+                          else "no_choice_now") from None
         return HintAnswer.model_validate(suggestion.to_json())
 
     @staticmethod

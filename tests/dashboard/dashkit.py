@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -212,10 +212,12 @@ def make_dash(mqtt_broker: str, table_id: str, tmp_path: Path, serve: bool,
         publisher.stop()
 
 
-def drive_engine(engine: Any, table: str, seed: int, until: str, players: int = 2) -> Any:
+def drive_engine(engine: Any, table: str, seed: int, until: str | Callable[[Any], bool],
+                 players: int = 2) -> Any:
     """Start a game on a real `EngineService` (in-process, no hub) and feed it the hub events
     of random play (`engine.service.table_driver`, the reference game's pile known from
-    `seed`) until the table prompt's code is `until`; returns the table's interpreter.
+    `seed`) until the table prompt's code is `until` (or `until(interpreter)` holds); returns
+    the table's interpreter.
     Seed 24 (2 players) reaches ``corner_blocked`` (as the engine-service tests find)."""
     from engine.service.table_driver import deal_inputs, inputs_for, next_decision, refill_of
 
@@ -232,7 +234,8 @@ def drive_engine(engine: Any, table: str, seed: int, until: str, players: int = 
             engine.receive(table, hub_event(inp, seq, hub_id="hub-dash-test"))
 
     feed(deal_inputs(ref.deal.grid))
-    while engine.tables[table].interp.prompt()["code"] != until:
+    done = until if callable(until) else (lambda interp: interp.prompt()["code"] == until)
+    while not done(engine.tables[table].interp):
         assert not ref.is_over(), f"seed {seed}: the game ended before the prompt {until!r}"
         decision = next_decision(ref, rng)
         feed(inputs_for(engine.tables[table].interp, decision, refill_of(ref, decision)))

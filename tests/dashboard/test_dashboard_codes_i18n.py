@@ -99,13 +99,20 @@ def refusal_codes() -> set[str]:
                 given = next((k.value for k in node.keywords if k.arg == "code"), None)
                 if given is None and index is not None and len(node.args) > index:
                     given = node.args[index]
-                if isinstance(given, ast.Constant) and isinstance(given.value, str):
-                    codes.add(given.value)
-                elif given is None and default:
-                    codes.add(default)
+                if given is None:
+                    codes |= {default} if default else set()
+                    continue
+                choices = [given]  # a code chosen by a condition: each of its constants
+                while choices:
+                    one = choices.pop()
+                    if isinstance(one, ast.IfExp):
+                        choices += [one.body, one.orelse]
+                    elif isinstance(one, ast.Constant) and isinstance(one.value, str):
+                        codes.add(one.value)
     hub = {c for c in codes if f'code="{c}"' in _source("hub/service.py")}
     assert {"no_table_io", "sim_refused", "wrong_epoch", "game_in_progress", "held_by_alert",
-            "not_your_turn", "unauthorised", "no_answer"} <= codes and len(hub) > 15, codes
+            "not_your_turn", "no_choice_now", "unauthorised", "no_answer"} <= codes, codes
+    assert len(hub) > 15, hub
     return codes
 
 

@@ -13,16 +13,11 @@ Chromium:
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Dash, Stack, hold_seat_cookie, wait_until
-from hub_events import hub_event
-
-from engine.rules import Game, GameConfig
-from engine.service.table_driver import deal_inputs, inputs_for, next_decision, refill_of
+from dashkit import PIN, Dash, Stack, drive_engine, hold_seat_cookie, wait_until
 
 pytestmark = pytest.mark.browser
 HOST = {"X-Host-Pin": PIN}
@@ -34,35 +29,16 @@ ZERO = ("0 step", "0 case", "0 Feld", "to 0", "move your pawn to", "avancez votr
         "ziehe deine Figur")
 
 
-def drive_to_a_pawn_that_stays(engine: Any, table: str) -> Any:
-    """Random play fed to the real engine until a take with a move value of 0."""
-    rng = random.Random(STAY_SEED)
-    colours = ("yellow", "red")
-    ref = Game.new(GameConfig(colours=colours), rng)
-    engine.command(table, "new_game", {"colours": list(colours)})
-    seq = 0
-
-    def feed(steps: Any) -> None:
-        nonlocal seq
-        for inp in steps:
-            seq += 1
-            engine.receive(table, hub_event(inp, seq, hub_id="hub-words-test"))
-
-    feed(deal_inputs(ref.deal.grid))
-    interp = engine.tables[table].interp
-    while True:
-        view = interp.public_view()
-        if (interp.prompt()["code"] == "take" and view.move_value == 0
-                and view.expected.faced_line is not None):
-            return interp
-        assert not ref.is_over(), f"seed {STAY_SEED}: no pawn stayed"
-        decision = next_decision(ref, rng)
-        feed(inputs_for(interp, decision, refill_of(ref, decision)))
+def stays(interp: Any) -> bool:
+    """A take whose pawn does not move (move value 0) and faces a line."""
+    view = interp.public_view()
+    return bool(interp.prompt()["code"] == "take" and view.move_value == 0
+                and view.expected.faced_line is not None)
 
 
 def test_a_pawn_that_does_not_move_is_said_to_stay(dash: Dash, engine_service: Any,
                                                     table_id: str, browser: Any) -> None:
-    interp = drive_to_a_pawn_that_stays(engine_service, table_id)
+    interp = drive_engine(engine_service, table_id, seed=STAY_SEED, until=stays)
     seat = interp.turn
     inputs = str(interp.inputs)
     wait_until(lambda: dash.bridge.game_id == interp.game_id, 20, "the dashboard's game")
@@ -160,8 +136,6 @@ def test_a_refusal_on_the_virtual_table_is_in_the_pages_language(
 
 def test_a_closed_phone_is_not_connected_everywhere_on_the_big_screen(
         dash: Dash, engine_service: Any, table_id: str, browser: Any) -> None:
-    from dashkit import drive_engine
-
     interp = drive_engine(engine_service, table_id, seed=7, until="take")
     seat = interp.turn
     wait_until(lambda: dash.bridge.game_id == interp.game_id, 20, "the dashboard's game")
@@ -192,8 +166,6 @@ def test_a_page_route_that_cannot_serve_says_so_in_the_pages_language(
         dash: Dash, engine_service: Any, table_id: str) -> None:
     """A phone scanning an old code for a seat this game lacks, or a wrong seat page, gets a
     page in its language (it got the API's English JSON)."""
-    from dashkit import drive_engine
-
     interp = drive_engine(engine_service, table_id, seed=7, until="take")  # 2 players
     wait_until(lambda: dash.bridge.game_id == interp.game_id and dash.bridge.seats() == 2, 20,
                "the dashboard's 2-seat game")
