@@ -197,7 +197,16 @@ def test_a_game_the_host_deals_is_played_by_the_bots(tmp_path: Path) -> None:
             return bool(game) and game["game_id"] == game_id and int(
                 game["view"]["table"]["inputs"]) >= 10
 
-        wait_until(played, 120, "ten inputs of the host's game", report=lambda: str(said))
+        def stood() -> str:
+            game = _state(http)["game"] or {}
+            driver = stack.driver
+            return (f"table: game {game.get('game_id')} "
+                    f"{((game.get('view') or {}).get('table') or {}).get('status')}, turn "
+                    f"{(game.get('view') or {}).get('turn')}; bots: game {driver._game_id}, "
+                    f"awaiting {driver._awaiting}, over at {driver._over_at}, refused "
+                    f"{driver._refused}, held {not driver.resumed.is_set()}; said {said}")
+
+        wait_until(played, 120, "ten inputs of the host's game", report=stood)
         assert any(f"game {game_id} started from the host page" in s for s in said), said
         assert not any("left over" in s for s in said), said
         http.close()
