@@ -4,11 +4,11 @@ checking every pawn move as it happens, never finds one out of place for long.""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from waiting import wait_until
 
 from engine.app.demo.stack import DemoOptions, DemoStack
 from engine.service.pawn_check import pawn_problems
@@ -18,31 +18,25 @@ pytestmark = pytest.mark.e2e  # the whole table, as processes
 PIN = "432198"
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(400)
 def test_bots_move_their_sensed_pawns_and_the_game_goes_on(tmp_path: Path) -> None:
     stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=8, linger=30, pin=PIN,
                                   data_dir=tmp_path / "demo", pawns=True), say=lambda _: None)
     stack.start()
     try:
         interp = stack.engine.tables["demo"].interp
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            game = interp.game
-            if game is not None and len(game.actions) >= 8:
-                break
-            time.sleep(0.05)
-        game = interp.game
-        assert game is not None and len(game.actions) >= 8, stack.driver.state()
+        wait_until(lambda: interp.game is not None and len(interp.game.actions) >= 8, 240,
+                   "eight actions of the bots' game", report=lambda: str(stack.driver.state()))
         # Sensed, not inferred: the pawn sensors reported every move the bots made.
         assert interp.pawn_sensing.sensed is not None
         with httpx.Client(base_url=stack.url, timeout=10) as http:
             state = http.get("/api/table").json()
         assert state["game"]["view"]["table"]["pawns_sensed"] is not None
         stack.driver.pause()
-        deadline = time.monotonic() + 10
-        while pawn_problems(interp.game, interp.pawn_sensing.sensed) and \
-                time.monotonic() < deadline:
-            time.sleep(0.05)  # a bot's pawn move may be on its way
-        assert pawn_problems(interp.game, interp.pawn_sensing.sensed) == []
+        wait_until(stack.driver.idle.is_set, 60, "the bots to hold")
+        # a bot's pawn move may be on its way
+        wait_until(lambda: pawn_problems(interp.game, interp.pawn_sensing.sensed) == [], 60,
+                   "the pawns sensed where the game puts them",
+                   report=lambda: str(pawn_problems(interp.game, interp.pawn_sensing.sensed)))
     finally:
         stack.stop()

@@ -11,9 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
+from waiting import wait_until
 from websockets.sync.client import connect
 
 from dashboard.deps import SEAT_HEADER
+from engine.app.demo.driver import GESTURE_INPUTS
 from engine.app.demo.stack import DemoOptions, DemoStack
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
@@ -42,9 +44,16 @@ def _person_step(http: httpx.Client, state: dict[str, Any], seat: int, secret: s
     virtual = state["virtual"]
     expected = view["expected"]
 
+    before = int(view["table"]["inputs"])
+
+    def seen(count: int) -> None:  # the next step is read from a table that shows this one
+        wait_until(lambda: _state(http)["game"]["view"]["table"]["inputs"] >= before + count,
+                   30, "the engine to see the person's step")
+
     def gesture(**body: Any) -> None:
         reply = http.post("/api/virtual/gesture", json=body, params=creds, headers=auth)
         assert reply.status_code == 200, (body, reply.text, state["virtual"])
+        seen(GESTURE_INPUTS[body["action"]])
 
     creds, auth = {"seat": seat}, {SEAT_HEADER: secret}
     mine = (virtual.get("hands") or {}).get(str(seat))
@@ -56,26 +65,42 @@ def _person_step(http: httpx.Client, state: dict[str, Any], seat: int, secret: s
     elif str(seat) in virtual["pads"]:
         gesture(action="slide", seat=seat)
     elif view["table"]["vanesco_wait"]:
-        gesture(action="tap", seat=view["table"]["vanesco_wait"][0]["seat"])
+        if any(w["seat"] == seat for w in view["table"]["vanesco_wait"]):
+            gesture(action="tap", seat=seat)  # the other seats' cards are their bots' to tap
     elif expected["phase"] == "refill":
         gesture(action="draw")
     elif expected["can_pass"]:
         http.post("/api/virtual/pass", params=creds, headers=auth).raise_for_status()
+        seen(1)
     elif expected["take"] or expected["accio"]:
         gesture(action="lift", where=(expected["take"] or expected["accio"])[0])
 
 
-@pytest.mark.timeout(90)
+def _counting_ticks(demo: DemoStack) -> list[int]:
+    """The bot driver's looks at the table, counted: each tick is a chance to play."""
+    driver = demo.driver
+    ticks = [0]
+    tick = driver.tick
+
+    def counted() -> None:
+        tick()
+        ticks[0] += 1
+
+    driver.tick = counted
+    return ticks
+
+
+@pytest.mark.timeout(300)
 def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
-    http = httpx.Client(base_url=demo.url, timeout=10, headers={"X-Host-Pin": PIN})
-    deadline = time.monotonic() + 20
-    state = _state(http)
-    while time.monotonic() < deadline:
-        state = _state(http)
-        game = state["game"]
-        if game and (game["view"].get("table") or {}).get("status") == "playing":
-            break
-        time.sleep(0.05)
+    """The bots are held while the visitor joins seat 0 (no game can end meanwhile, so
+    seat 0's turn comes by construction: at most one bot turn away). At seat 0's turn the
+    bots look at the table again and again and do nothing; the person plays the turn, then
+    the bot plays seat 1's."""
+    http = httpx.Client(base_url=demo.url, timeout=20, headers={"X-Host-Pin": PIN})
+    wait_until(lambda: ((_state(http)["game"] or {}).get("view") or {}).get("table", {})
+               .get("status") == "playing", 60, "the bots' game")
+    demo.driver.pause()
+    wait_until(demo.driver.idle.is_set, 30, "the bots to hold")
     links = http.get("/api/host/seats").json()
     seat0 = next(link for link in links if link["seat"] == 0)
     # The QR code's one-time code is traded for the seat's secret (the phone's scan), which
@@ -85,53 +110,51 @@ def test_a_joined_seat_is_left_to_the_person(demo: DemoStack) -> None:
     assert "secret" not in joined.headers["location"]
     ws_url = demo.url.rstrip("/").replace("http://", "ws://") + "/ws/seat/0"
     secret = re.findall(r"cauldron-seat-0=([^;]+);", joined.headers["set-cookie"])[0]
+    ticks = _counting_ticks(demo)
     # A phone reads every frame; this one reads only the first, so it keeps them all
     # (a full queue would stop it reading the server's close frame: a 10 s close).
     with connect(ws_url, max_queue=None, additional_headers={SEAT_HEADER: secret}) as phone:
-        phone.recv(timeout=5)
-        deadline = time.monotonic() + 10
-        while not _state(http)["joined"][0] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _state(http)["joined"][0]
-        # Wait for seat 0's turn to come with nothing in hand: the bots then do nothing.
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        phone.recv(timeout=30)
+        wait_until(lambda: _state(http)["joined"][0], 30, "seat 0 joined")
+        demo.driver.pause(False)
+
+        def seat0_to_take() -> bool:
+            """Seat 0's turn with a card to take; a turn the bot began before the join
+            (a card in seat 0's hand or on its pad) is finished by the person."""
             state = _state(http)
             view = state["game"]["view"]
-            if view.get("over"):
-                pytest.skip("the game ended before seat 0's turn came")
-            if view["turn"] == 0 and view["expected"]["phase"] in ("take", "refill"):
-                break
-            if view["turn"] == 0:
-                _person_step(http, state, 0, secret)  # the person finishes a turn the bot began
-            time.sleep(0.05)
-        # A gesture a bot began before it saw the join may still land: let it settle.
-        inputs = -1
-        while inputs != state["game"]["view"]["table"]["inputs"]:
-            inputs = state["game"]["view"]["table"]["inputs"]
-            time.sleep(0.5)
-            state = _state(http)
-        time.sleep(1.5)
+            assert not view.get("over"), "the game ended: it was two turns from its start"
+            if view["turn"] != 0:
+                return False
+            virtual = state["virtual"] or {}
+            if view["expected"]["phase"] == "take" and not virtual.get("hands") \
+                    and not virtual.get("pads") and not view["table"]["vanesco_wait"]:
+                return True
+            _person_step(http, state, 0, secret)
+            return False
+
+        wait_until(seat0_to_take, 120, "seat 0's turn, a card to take",
+                   report=lambda: str(_state(http)["game"]["view"]["expected"]))
+        inputs = _state(http)["game"]["view"]["table"]["inputs"]
+        looked = ticks[0]
+        wait_until(lambda: ticks[0] >= looked + 20, 60, "the bots to look at the table 20 times")
         still = _state(http)
         assert still["game"]["view"]["table"]["inputs"] == inputs, "a bot played the person's seat"
         assert still["game"]["view"]["turn"] == 0
         # The person plays seat 0's turn; then the bot plays seat 1's.
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+
+        def person_turn_done() -> bool:
             state = _state(http)
             if state["game"]["view"]["turn"] != 0 or state["game"]["view"].get("over"):
-                break
+                return True
             _person_step(http, state, 0, secret)
-            time.sleep(0.05)
-        assert state["game"]["view"]["turn"] == 1 or state["game"]["view"].get("over")
+            return False
+
+        wait_until(person_turn_done, 120, "the person's turn to end")
+        state = _state(http)
         assert not state["alerts"], state["alerts"]
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            view = _state(http)["game"]["view"]
-            if view["turn"] == 0 or view.get("over"):
-                break
-            time.sleep(0.05)
-        assert view["turn"] == 0 or view.get("over"), "the bot did not play seat 1"
+        wait_until(lambda: (v := _state(http)["game"]["view"])["turn"] == 0 or v.get("over"),
+                   120, "the bot to play seat 1")
     http.close()
 
 
@@ -154,32 +177,36 @@ def test_stop_leaves_no_thread_behind(tmp_path: Path) -> None:
     assert not left, [t.name for t in left]
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(300)
 def test_a_game_the_host_deals_is_played_by_the_bots(tmp_path: Path) -> None:
     said: list[str] = []
     stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=2, linger=60, pin=PIN,
                                   data_dir=tmp_path / "demo"), say=said.append)
     stack.start()
     try:
-        http = httpx.Client(base_url=stack.url, timeout=10, headers={"X-Host-Pin": PIN})
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not any("started" in s for s in said):
-            time.sleep(0.05)
+        http = httpx.Client(base_url=stack.url, timeout=20, headers={"X-Host-Pin": PIN})
+        wait_until(lambda: any("started" in s for s in said), 60, "the demo's own game")
         assert http.post("/api/host/end").status_code == 200
         answer = http.post("/api/host/new_game", json={
             "colours": ["yellow", "red", "green"], "deal": "virtual", "seed": 5})
         assert answer.status_code == 200, answer.text
         game_id = answer.json()["data"]["game_id"]
-        deadline = time.monotonic() + 20
-        inputs = 0
-        while time.monotonic() < deadline:
+
+        def played() -> bool:  # the bots play the host's 3-player game
             game = _state(http)["game"]
-            if game and game["game_id"] == game_id:
-                inputs = game["view"]["table"]["inputs"]
-                if inputs >= 10:
-                    break
-            time.sleep(0.1)
-        assert inputs >= 10, said  # the bots play the host's 3-player game
+            return bool(game) and game["game_id"] == game_id and int(
+                game["view"]["table"]["inputs"]) >= 10
+
+        def stood() -> str:
+            game = _state(http)["game"] or {}
+            driver = stack.driver
+            return (f"table: game {game.get('game_id')} "
+                    f"{((game.get('view') or {}).get('table') or {}).get('status')}, turn "
+                    f"{(game.get('view') or {}).get('turn')}; bots: game {driver._game_id}, "
+                    f"awaiting {driver._awaiting}, over at {driver._over_at}, refused "
+                    f"{driver._refused}, held {not driver.resumed.is_set()}; said {said}")
+
+        wait_until(played, 120, "ten inputs of the host's game", report=stood)
         assert any(f"game {game_id} started from the host page" in s for s in said), said
         assert not any("left over" in s for s in said), said
         http.close()
