@@ -829,6 +829,8 @@ class EngineService:
         except StoreError as exc:
             # Not written: forget it here too (the log is the truth), keep the event and
             # retry on the tick (no new event needed); the table is degraded meanwhile.
+            if runtime.name in self._staged:  # the log first gets what came before it
+                self._flush()
             self.stats["store_failures"] += 1
             log.error("table %s: event %s/%s not stored: %s", runtime.name, event.epoch,
                       event.seq, exc)
@@ -840,6 +842,8 @@ class EngineService:
             self._degrade(runtime, write_trouble(exc))
             return None
         except Exception:
+            if runtime.name in self._staged:  # the log first gets what came before it
+                self._flush()
             self.stats["errors"] += 1
             log.exception("table %s: event %s/%s failed; state rebuilt from the log",
                           runtime.name, event.epoch, event.seq)
@@ -872,14 +876,15 @@ class EngineService:
     def _stage(self, runtime: TableRuntime, event: HubEvent, outcome: Outcome,
                interpreted: bool) -> None:
         """Keep a handled hub event's rows for the batch's one transaction (`_flush`)."""
+        prepared = runtime.store.prepare(ts=event.ts, interp=runtime.interp,
+                                         actions=outcome.actions, hub_event=event,
+                                         undone=outcome.undone)
         staged = self._staged.get(runtime.name)
         if staged is None:
             staged = self._staged[runtime.name] = _Staged(runtime)
         staged.start.setdefault(event.hub_id, (event.epoch, event.seq - 1))
         staged.events.append(event)
-        staged.inputs.append(runtime.store.prepare(
-            ts=event.ts, interp=runtime.interp, actions=outcome.actions, hub_event=event,
-            undone=outcome.undone))
+        staged.inputs.append(prepared)
         if interpreted:
             staged.outcomes.append((outcome, self._game_events(runtime, outcome, self.clock())))
 

@@ -228,6 +228,7 @@ class _Subscription:
 
 
 _STOP = object()
+_ROUTES_KEPT = 4096  # topics whose matching subscriptions are remembered
 
 
 def _is_message(item: Any) -> bool:
@@ -298,6 +299,7 @@ class WireClient:
         self.refusals = RateLimitedLog(log)
         self.last_error: str | None = None
         self._subs: dict[str, _Subscription] = {}
+        self._routes: dict[str, list[_Subscription]] = {}  # topic -> its subscriptions
         self._lock = threading.RLock()
         self._connected = threading.Event()
         self._ready = threading.Event()  # connected and every subscription acknowledged
@@ -573,7 +575,12 @@ class WireClient:
             self.stats["doctor_probes"] += 1
             return
         with self._lock:
-            subs = [s for s in self._subs.values() if paho.topic_matches_sub(s.pattern, topic)]
+            subs = self._routes.get(topic)
+            if subs is None:  # (paho's matcher is built anew for each test: cached per topic)
+                if len(self._routes) >= _ROUTES_KEPT:
+                    self._routes.clear()
+                subs = self._routes[topic] = [
+                    s for s in self._subs.values() if paho.topic_matches_sub(s.pattern, topic)]
         typed = [s for s in subs if s.handler is not None]
         for sub in subs:
             if sub.raw_handler is not None:
@@ -659,6 +666,7 @@ class WireClient:
         ``wait``, block until the broker confirms the subscription."""
         with self._lock:
             self._subs[pattern] = _Subscription(pattern, handler, raw, qos)
+            self._routes.clear()
         self._send_subscribe(pattern, qos, wait)
 
     def _send_subscribe(self, pattern: str, qos: int, wait: float | None) -> None:
@@ -675,6 +683,7 @@ class WireClient:
     def unsubscribe(self, pattern: str) -> None:
         with self._lock:
             self._subs.pop(pattern, None)
+            self._routes.clear()
         self._client.unsubscribe(pattern)
 
     # ------------------------------------------------------------ request / response

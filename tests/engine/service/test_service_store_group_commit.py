@@ -10,9 +10,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from service_helpers import hub_event
 from waiting import wait_for
 
+from engine.service.interpreter import TableInterpreter
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.store import ExportedInput, open_store
 from engine.service.table_driver import scripted_game
@@ -128,3 +130,40 @@ def test_the_dispatcher_acknowledges_a_batch_only_after_its_end() -> None:
     thread.join(30)
     assert steps == ["begin", "handle 1", "handle 2", "handle 3", "end",
                      "ack 1", "ack 2", "ack 3"]
+
+
+def test_an_event_failing_mid_batch_keeps_the_ones_before_it(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The failing event's table goes back to its log: the events staged before it are
+    # written first, so the game and the log agree (nothing handled is forgotten).
+    service, _ = _service(store_url, "t1")
+    args, events = _events(6)
+    service.command("t1", "new_game", dict(args))
+    for event in events[:32]:
+        service.receive("t1", event)
+    log = open_store(store_url).table("t1")
+    before = log.count_inputs()
+    real = TableInterpreter.handle
+
+    failed: list[bool] = []
+
+    def handle(self: TableInterpreter, inp: Any) -> Any:
+        if not failed:  # once: the rebuild that follows replays normally
+            failed.append(True)
+            raise RuntimeError("injected")
+        return real(self, inp)
+
+    service._begin_batch()
+    try:
+        for event in events[32:35]:
+            service.receive("t1", event)
+        monkeypatch.setattr(TableInterpreter, "handle", handle)
+        service.receive("t1", events[35])
+        monkeypatch.setattr(TableInterpreter, "handle", real)
+    finally:
+        service._end_batch()
+    assert log.count_inputs() == before + 3
+    assert service.tables["t1"].interp.public_view() == log.rebuild().public_view()
+    assert service.stats["errors"] == 1
+    service.stop()
