@@ -928,22 +928,9 @@ class Game:
             # from its wire form, which spells the defaults out, compares equal.
             (config.colours, config.first_seat, config.positions, config.removed),
             (config.recipes, config.second_player_bonus, config.memory_aid),
-            tuple(self.grid),
-            self.pile.state(),
-            tuple(self.pawns),
-            tuple(tuple(c) for c in self.cauldrons),
-            tuple(tuple(tuple(s) for s in seat) for seat in self.spells),
+            # What actions change (the spells' summed uses follow from the spells).
+            self.snapshot()._replace(uses=()),
             self.recipes,
-            tuple(self.discarded),
-            tuple(self.out_of_game),
-            self.seat,
-            self.phase,
-            self.move_value,
-            self.turns,
-            self.refill_cell,
-            self.last_card,
-            self.end_reason,
-            self.last_card_seat,
             tuple(self.actions),
         )
 
