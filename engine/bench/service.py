@@ -8,7 +8,10 @@ measured end to end: from publishing a hub event to receiving the ``game/public`
 reflects it (the view's ``table.inputs`` count), so it includes two broker hops; it is
 sampled on every 4th table (all tables get the load) so that the load generator's own
 MQTT client does not take the CPU the engine is measured on. "Engine alone" figures feed
-the same events straight into `EngineService.receive` (no MQTT): the engine's own cost.
+the same events straight into `EngineService.receive` (no MQTT): the engine's own cost,
+one event at a time and 10 at a time (one group commit each, as the dispatcher hands over
+what is queued). A view counting N inputs answers every event up to N (the engine
+publishes a table's views once per batch).
 
 The ladder of table counts (25 … 300, new tables each level; earlier tables stay open)
 stops when the engine saturates (over 10 % of the events unanswered after the window);
