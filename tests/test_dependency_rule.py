@@ -329,7 +329,8 @@ HIDDEN_OK = ("engine.rules", "engine.bots")
 
 def hidden_reads(path: Path, source: str | None = None) -> list[tuple[int, str]]:
     """``x.cauldrons`` / ``x.pile`` / ``x.recipes`` read from a game (not from ``self``, a
-    configuration or the virtual table's own saved state)."""
+    configuration, a command's args, or the physical layout the simulated hub is asked to
+    lay out: `engine.wire.api.RestoreLayout`, for the hub that holds the physical cards)."""
     text = path.read_text(encoding="utf-8") if source is None else source
     found = []
     for node in ast.walk(ast.parse(text)):
@@ -338,7 +339,8 @@ def hidden_reads(path: Path, source: str | None = None) -> list[tuple[int, str]]
         owner = ast.unparse(node.value)
         if node.attr == "recipes" and not owner.endswith("game"):
             continue  # a score sheet's, a form's, a seat view's own recipes
-        if owner == "self" or owner.endswith(("config", "form", "saved", "options", "args")):
+        if owner == "self" or owner.endswith(("config", "form", "saved", "options", "args",
+                                              "layout")):
             continue
         found.append((node.lineno, f"{owner}.{node.attr}"))
     return sorted(found)

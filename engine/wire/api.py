@@ -13,7 +13,13 @@ checks that the map covers the verbs exactly), then `dispatch` refuses an unknow
 malformed arguments in one place, raising `BadArgs` with a stable ``code`` (and the rule
 id where one applies), before any handler runs. `api_schemas` exports the map as JSON
 Schema (``cauldron schema``), from which the pages' JSDoc types are generated
-(`engine.wire.jsdoc`).
+(`dashboard.jsdoc`).
+
+A new command touches: its verb in `GAME_VERBS`/`HUB_VERBS` (the topics), its args and result
+models and its `Command` entry here, and its handler where the map is bound
+(`EngineService.handlers`, the interpreter's `_COMMANDS` for a verb that changes the game,
+or `Hub._bind_handlers`); a missing or extra handler stops the service at start. A caller
+sends the typed args (`Bridge.command(api.KEEP, SeatArgs(seat=1))`).
 """
 
 from __future__ import annotations
