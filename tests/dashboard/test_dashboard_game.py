@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from dashkit import PIN, Stack, screenshot, wait_until
-from virtual_player import expected_inputs, inputs, next_step
+from virtual_player import MOVE_WAIT, expected_inputs, inputs, next_step
 
 pytestmark = pytest.mark.browser
 
@@ -74,7 +74,7 @@ def synced(page: Any, stack: Stack) -> dict[str, Any]:
         shown = page.evaluate("() => [document.body.dataset.inputs, document.body.dataset.virtual]")
         return state if shown == [str(inputs(state)), virtual_key(state)] else None
 
-    result: dict[str, Any] = wait_until(check, 10, "the page to show the table state")
+    result: dict[str, Any] = wait_until(check, MOVE_WAIT, "the page to show the table state")
     return result
 
 
@@ -86,7 +86,7 @@ def click(page: Any, stack: Stack, selector: str) -> dict[str, Any]:
 
 
 def wait_engine(stack: Stack, state: dict[str, Any], target: int, what: str,
-                timeout: float = 10,
+                timeout: float = MOVE_WAIT,
                 virtual: Callable[[dict[str, Any]], bool] = lambda v: True) -> dict[str, Any]:
     """The table state once the engine has counted `target` inputs and the virtual table
     shows what `virtual` expects."""
@@ -107,7 +107,7 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
     page.wait_for_selector("#board [data-act='cell'] .card")
     steps = 0
     retries = 0
-    deadline = time.monotonic() + 100
+    deadline = time.monotonic() + 240  # a whole game on a loaded 2-core machine
     while True:
         state = synced(page, table_stack)
         if state["game"]["view"]["over"]:
@@ -119,7 +119,7 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
         before = virtual_key(state)
         if kind == "gesture":
             try:  # the gesture itself shows at once on the virtual table ...
-                wait_until(lambda b=before: virtual_key(table_state(table_stack)) != b, 3,
+                wait_until(lambda b=before: virtual_key(table_state(table_stack)) != b, 10,
                            "the gesture")
             except AssertionError:
                 # ... unless the element was redrawn between finding and clicking it (a
@@ -128,7 +128,7 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
                 assert retries <= 5, f"{kind} {body} had no effect, 5 times"
                 continue
         wait_engine(table_stack, state, expected_inputs(state, kind, body), f"{kind} {body}",
-                    timeout=20)
+                    timeout=MOVE_WAIT)
         steps += 1
         if steps == 40:
             screenshot(page, "virtual-table")
