@@ -315,8 +315,9 @@ export function enrolWords(said, fallback) {
     }
     if (p.total != null) p.progress = t("enrol_done_of", { done: p.done, total: p.total }) + (p.skipped ? tn("enrol_skipped_n", Number(p.skipped)) : "");
     const base = "enrol_" + code;
-    const form = p.n != null ? `${base}#${PLURAL.select(Number(p.n))}` : base;
-    return filled(T[form] !== undefined || p.n == null ? form : `${base}#other`, p);
+    if (p.n == null || T[`${base}#other`] === undefined) return filled(base, p);
+    const form = `${base}#${PLURAL.select(Number(p.n))}`;
+    return filled(T[form] !== undefined ? form : `${base}#other`, p);
   });
   return lines.length && lines.every(Boolean) ? lines.join(" ") : fallback || "";
 }

@@ -129,7 +129,7 @@ def refusal_codes() -> set[str]:
     hub = {c for c in codes if f'code="{c}"' in _source("hub/service.py")}
     assert {"no_table_io", "sim_refused", "wrong_epoch", "game_in_progress", "held_by_alert",
             "not_your_turn", "no_choice_now", "unauthorised", "no_answer"} <= codes, codes
-    assert len(hub) > 15, hub
+    assert len(hub) >= 15, hub  # a floor: the derivation still finds the hub's codes
     return codes
 
 
