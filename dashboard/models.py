@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.dataclasses import dataclass as view_dataclass
 
 from engine.rules.observer import ScoresView
-from engine.wire.api import GestureAction
+from engine.wire.api import EnrolSaid, GestureAction
 from engine.wire.contract import AlertFields, BoardHealth, PublicTableView
 
 CardId = str
@@ -179,6 +179,7 @@ class EnrolmentOut(BaseModel):
     total: int | None = None
     next: str | None = None
     message: str | None = Field(default=None, description="what the hub last said")
+    said: list[EnrolSaid] | None = Field(default=None, description="the same, as codes")
     detail: dict[str, Any] = Field(default_factory=dict)
 
 

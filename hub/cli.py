@@ -465,7 +465,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
         complete = run_enrolment(enrolment, backend, pad, read_command, say,
                                  idle_timeout=args.idle_timeout)
     except KeyboardInterrupt:
-        print("\n" + enrolment.stopped())
+        print(f"\n{enrolment.stopped()}")
         complete = False
     finally:
         stop.set()

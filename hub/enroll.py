@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from engine.rules.cards import enrolment_order
 from engine.rules.names import card_name
@@ -19,6 +20,102 @@ from hub.errors import BackendError, TagMapError, UnsupportedError
 from hub.tagmap import TagMap
 
 COMMANDS_HELP = "u = undo the last step, s = skip this card, q = stop (what is enrolled stays)"
+
+# Everything enrolment says to people, as a code with parameters: the host page words each
+# code in its language (dashboard/i18n ``enrol_<code>``, core.js `enrolWords`), the terminal
+# gets the English below. Parameters ``card`` and ``before`` are card ids (worded by name,
+# with ``<key>_copy``/``<key>_copies`` for identical cards), ``n`` picks a plural form,
+# ``done``/``total``/``skipped`` make the progress.
+WORDS: Final[dict[str, str]] = {
+    "enrolling": "Enrolling on Seat {seat}'s pad: tap each card as asked.",
+    "next": "{progress}  next: {card}: tap it on the pad",
+    "all_done": "{progress} every card is enrolled.",
+    "nothing_left": "Nothing left to enrol.",
+    "tag_taken": "Refused: tag {uid} is already enrolled as {card}; use another card, or "
+                 "undo that enrolment first",
+    "card_taken": "Refused: {card} is already enrolled with tag {uid}; undo that enrolment "
+                  "first to change it",
+    "refused": "Refused: {reason}",
+    "write_failed": "Could not write {card} into tag {uid}: {error}. Tap it again.",
+    "enrolled": "Enrolled {card} (tag {uid}). Lift it.",
+    "enrolled_written": "Enrolled {card} (tag {uid}) (written into the tag). Lift it.",
+    "nothing_to_undo": "Nothing to undo in this session.",
+    "skip_undone": "Skip undone: {card} is asked again; tap it on the pad.",
+    "undone": "Undone: {card} (tag {uid}) is no longer enrolled; tap it again.",
+    "undone_written": "Tag {uid} still carries {card}: the next time it lies on the pad, that "
+                      "is erased (then lift it and tap the card asked for).",
+    "erase_unsupported": "Tag {uid} still carries {card} ({error}): enrol that tag as its own "
+                         "card to overwrite it.",
+    "erase_failed": "Could not erase {card} from tag {uid}: {error}. Lay it on the pad again.",
+    "erased_back": "Tag {uid} carries {before} again (undone: {card}). Lift it.",
+    "erased": "Tag {uid} carries no card id any more (undone: {card}). Lift it.",
+    "pad_back": "The reader of Seat {seat}'s pad is back.",
+    "pad_gone": "The reader of Seat {seat}'s pad is gone (unplugged?): plug it back in; "
+                "enrolment goes on by itself when it is back{hint}. What is enrolled is saved; "
+                "q stops.",
+    "nothing_to_skip": "Nothing to skip.",
+    "skipped": "Skipped {card} (not enrolled; enrol again later to do it, or u to undo).",
+    "still_carrying": "Still carrying an undone card's id: tag {uid} ({card}); enrol with "
+                      "--write again and lay it on the pad to erase it.",
+    "stopped_nothing": "Stopped. {progress}; nothing new was enrolled this time.",
+    "stopped_saved": "Stopped. {progress}; the {n} card(s) enrolled this time are saved. "
+                     "Enrol again to resume.",
+    "ended_skipped": "Enrolment ended: {done}/{total} cards; {skipped} skipped (start again "
+                     "to enrol them).",
+    "ended": "Every card is enrolled ({done}/{total}).",
+}
+CARD_PARAMS: Final = ("card", "before")
+Param = str | int
+
+
+def card_words(params: dict[str, Param], key: str = "card") -> str:
+    """The English name of card parameter ``key``: "Accio (copy 2 of 3)" for a copy."""
+    name, copy = card_name(str(params[key])), params.get(f"{key}_copy")
+    return f"{name} (copy {copy} of {params[f'{key}_copies']})" if copy else name
+
+
+@dataclass(frozen=True)
+class Line:
+    """One thing enrolment says: a `WORDS` code and its parameters."""
+
+    code: str
+    params: dict[str, Param] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        assert self.code in WORDS, self.code
+
+    def english(self) -> str:
+        p: dict[str, object] = dict(self.params)
+        for key in CARD_PARAMS:
+            if key in p:
+                p[key] = card_words(self.params, key)
+        if "total" in p:
+            done, total = int(self.params["done"]), max(int(self.params["total"]), 1)
+            filled = int(30 * done / total)
+            skipped = f", {p['skipped']} skipped" if p.get("skipped") else ""
+            p["progress"] = f"[{'#' * filled}{'-' * (30 - filled)}] {done}/{p['total']}{skipped}"
+        return WORDS[self.code].format(**p)
+
+
+@dataclass(frozen=True)
+class Said:
+    """What enrolment says at one step: lines in order. `str` gives the terminal's
+    English; `wire` the codes for the host page."""
+
+    lines: tuple[Line, ...]
+
+    def __str__(self) -> str:
+        return " ".join(line.english() for line in self.lines)
+
+    def __add__(self, other: Said) -> Said:
+        return Said(self.lines + other.lines)
+
+    def wire(self) -> list[dict[str, object]]:
+        return [{"code": line.code, "params": dict(line.params)} for line in self.lines]
+
+
+def said(code: str, **params: Param) -> Said:
+    return Said((Line(code, params),))
 
 
 @dataclass
@@ -62,39 +159,44 @@ class Enrolment:
     def total(self) -> int:
         return len(self.order)
 
-    def progress(self, width: int = 30) -> str:
-        filled = int(width * self.done / max(self.total, 1))
-        bar = "#" * filled + "-" * (width - filled)
-        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
-        return f"[{bar}] {self.done}/{self.total}{skipped}"
+    def progress(self) -> dict[str, Param]:
+        return {"done": self.done, "total": self.total, "skipped": len(self.skipped)}
 
-    def name(self, card: str) -> str:
+    def card(self, card: str, key: str = "card") -> dict[str, Param]:
         """A card as the person finds it in the box: by its printed name, never its id (the
         cards carry no printed id; the id lives in the tag map, and in the tag with --write).
         Identical cards (Accio, Immuto) are counted: "Accio (copy 2 of 3)"."""
         name = card_name(card)
         same = [c for c in self.order if card_name(c) == name]
         if len(same) < 2 or card not in same:
-            return name
-        return f"{name} (copy {same.index(card) + 1} of {len(same)})"
+            return {key: card}
+        return {key: card, f"{key}_copy": same.index(card) + 1, f"{key}_copies": len(same)}
 
-    def prompt(self) -> str:
+    def name(self, card: str) -> str:
+        return card_words(self.card(card))
+
+    def prompt(self) -> Said:
         card = self.current
         if card is None:
-            return f"{self.progress()} every card is enrolled."
-        return f"{self.progress()}  next: {self.name(card)}: tap it on the pad"
+            return said("all_done", **self.progress())
+        return said("next", **self.progress(), **self.card(card))
 
-    def tag_seen(self, uid: str) -> str:
+    def tag_seen(self, uid: str) -> Said:
         """A tag was laid on the pad: enrol it as the current card. Returns what to say."""
         if uid in self.to_erase:
             return self._erase(uid)
         card = self.current
         if card is None:
-            return "Nothing left to enrol."
+            return said("nothing_left")
         try:
             self.tagmap.add(uid, card)
         except TagMapError as exc:
-            return f"Refused: {exc}"
+            held, other = self.tagmap.card_for(uid), self.tagmap.uid_for(card)
+            if held is not None:
+                return said("tag_taken", uid=uid, **self.card(held))
+            if other is not None:
+                return said("card_taken", uid=other, **self.card(card))
+            return said("refused", reason=str(exc))
         if self.write_tags:
             assert self.backend is not None and self.reader is not None
             self.carried.setdefault(uid, self.backend.tag_memory(uid))
@@ -102,35 +204,34 @@ class Enrolment:
                 self.backend.write_tag(self.reader, card)
             except BackendError as exc:
                 self.tagmap.remove_card(card)
-                return f"Could not write {self.name(card)} into tag {uid}: {exc}. Tap it again."
+                return said("write_failed", uid=uid, error=str(exc), **self.card(card))
         self.tagmap.save()
         self.history.append(("enrolled", card))
-        written = " (written into the tag)" if self.write_tags else ""
-        return f"Enrolled {self.name(card)} (tag {uid}){written}. Lift it."
+        return said("enrolled_written" if self.write_tags else "enrolled", uid=uid,
+                    **self.card(card))
 
     @property
     def enrolled_now(self) -> int:
         """Cards enrolled (and saved) in this session."""
         return sum(1 for kind, _ in self.history if kind == "enrolled")
 
-    def undo(self) -> str:
+    def undo(self) -> Said:
         if not self.history:
-            return "Nothing to undo in this session."
+            return said("nothing_to_undo")
         kind, card = self.history.pop()
         if kind == "skipped":
             self.skipped.remove(card)
-            return f"Skip undone: {self.name(card)} is asked again; tap it on the pad."
+            return said("skip_undone", **self.card(card))
         uid = self.tagmap.remove_card(card)
         self.tagmap.save()
-        said = f"Undone: {self.name(card)} (tag {uid}) is no longer enrolled; tap it again."
+        words = said("undone", uid=str(uid), **self.card(card))
         if self.write_tags and uid is not None:
             self.to_erase[uid] = card
             self._erase_due = True
-            said += (f" Tag {uid} still carries {self.name(card)}: the next time it lies on the "
-                     "pad, that is erased (then lift it and tap the card asked for).")
-        return said
+            words += said("undone_written", uid=uid, **self.card(card))
+        return words
 
-    def erase_lying(self, uid: str | None) -> str | None:
+    def erase_lying(self, uid: str | None) -> Said | None:
         """Right after an undo: erase the undone tag if it still lies on the pad (``uid``:
         what lies there now). None when there is nothing to do."""
         if not self._erase_due:
@@ -138,7 +239,7 @@ class Enrolment:
         self._erase_due = False
         return self._erase(uid) if uid is not None and uid in self.to_erase else None
 
-    def _erase(self, uid: str) -> str:
+    def _erase(self, uid: str) -> Said:
         """Give tag ``uid`` back what it carried before this session wrote it (nothing, or
         another card's id): an undone enrolment leaves no card id in the tag."""
         assert self.backend is not None and self.reader is not None
@@ -153,52 +254,54 @@ class Enrolment:
                 erase(self.reader)
         except UnsupportedError as exc:
             del self.to_erase[uid]
-            return (f"Tag {uid} still carries {self.name(card)} ({exc}): enrol that tag as its "
-                    "own card to overwrite it.")
+            return said("erase_unsupported", uid=uid, error=str(exc), **self.card(card))
         except BackendError as exc:
-            return (f"Could not erase {self.name(card)} from tag {uid}: {exc}. Lay it on the "
-                    "pad again.")
+            return said("erase_failed", uid=uid, error=str(exc), **self.card(card))
         del self.to_erase[uid]
         self.carried.pop(uid, None)
-        now = f"carries {self.name(before)} again" if before else "carries no card id any more"
-        return f"Tag {uid} {now} (undone: {self.name(card)}). Lift it."
+        if before:
+            return said("erased_back", uid=uid, **self.card(card), **self.card(before, "before"))
+        return said("erased", uid=uid, **self.card(card))
 
-    def pad_health(self, health: str) -> str | None:
+    def pad_health(self, health: str) -> Said | None:
         """What to say when the pad's reader goes away (unplugged) or comes back; None when
         that did not change. Without it a person taps cards on a dead reader in silence."""
         gone = health == "absent"
         if gone == self._pad_gone:
             return None
         self._pad_gone = gone
-        where = ("the pad" if self.backend is None or self.reader is None
-                 else self.backend.layout.place(self.reader).label())
+        seat = (None if self.backend is None or self.reader is None
+                else self.backend.layout.place(self.reader).seat)
+        where = 1 if seat is None else seat + 1
         if not gone:
-            return f"The reader of {where} is back. {self.prompt()}"
+            return said("pad_back", seat=where) + self.prompt()
         hint = str(getattr(self.backend, "absent_hint", ""))
-        return (f"The reader of {where} is gone (unplugged?): plug it back in; enrolment goes "
-                f"on by itself when it is back{hint}. What is enrolled is saved; q stops.")
+        return said("pad_gone", seat=where, hint=hint)
 
-    def skip(self) -> str:
+    def skip(self) -> Said:
         card = self.current
         if card is None:
-            return "Nothing to skip."
+            return said("nothing_to_skip")
         self.skipped.append(card)
         self.history.append(("skipped", card))
-        return (f"Skipped {self.name(card)} (not enrolled; enrol again later to do it, "
-                "or u to undo).")
+        return said("skipped", **self.card(card))
 
-    def stopped(self) -> str:
+    def stopped(self) -> Said:
         """What to say when the person stops: saved only when something was."""
-        still = ""
-        if self.to_erase:
-            still = (" Still carrying an undone card's id: " + ", ".join(
-                f"tag {uid} ({self.name(card)})" for uid, card in self.to_erase.items())
-                + "; enrol with --write again and lay it on the pad to erase it.")
         if not self.enrolled_now:
-            return f"Stopped. {self.progress()}; nothing new was enrolled this time.{still}"
-        where = f" in {self.tagmap.path}" if self.tagmap.path else ""
-        return (f"Stopped. {self.progress()}; the {self.enrolled_now} card(s) enrolled this "
-                f"time are saved{where}. Enrol again to resume.{still}")
+            words = said("stopped_nothing", **self.progress())
+        else:
+            words = said("stopped_saved", n=self.enrolled_now, **self.progress())
+        for uid, card in self.to_erase.items():
+            words += said("still_carrying", uid=uid, **self.card(card))
+        return words
+
+    def ended(self) -> Said:
+        """What to say when the last card is done (or skipped)."""
+        if self.skipped:
+            return said("ended_skipped", done=self.done, total=self.total,
+                        n=len(self.skipped), skipped=len(self.skipped))
+        return said("ended", done=self.done, total=self.total)
 
     def status(self) -> dict[str, object]:
         """Progress for the host page (no UID: the tags' numbers mean nothing to people)."""
@@ -220,7 +323,7 @@ def run_enrolment(
 ) -> bool:
     """Enrol until every card is done, ``q`` is given, or nothing happens for
     ``idle_timeout`` seconds. Returns True when every card is enrolled."""
-    say(enrolment.prompt())
+    say(str(enrolment.prompt()))
     last_activity = time.monotonic()
     while enrolment.current is not None:
         command = read_command()
@@ -228,25 +331,26 @@ def run_enrolment(
             last_activity = time.monotonic()
             word = command.strip().lower()[:1]
             if word == "q":
-                say(enrolment.stopped())
+                say(str(enrolment.stopped()))
                 return False
             message = {"u": enrolment.undo, "s": enrolment.skip}.get(word)
-            say(message() if message else f"Unknown command {command.strip()!r}: {COMMANDS_HELP}")
+            say(str(message()) if message
+                else f"Unknown command {command.strip()!r}: {COMMANDS_HELP}")
             erased = enrolment.erase_lying(backend.state().get(pad_reader))
             if erased is not None:
-                say(erased)
-            say(enrolment.prompt())
+                say(str(erased))
+            say(str(enrolment.prompt()))
         for change in backend.poll().changes:
             if change.reader == pad_reader and change.kind == "placed":
                 last_activity = time.monotonic()
-                say(enrolment.tag_seen(change.uid))
-                say(enrolment.prompt())
+                say(str(enrolment.tag_seen(change.uid)))
+                say(str(enrolment.prompt()))
         health = enrolment.pad_health(backend.health().get(pad_reader, "ok"))
         if health is not None:
             last_activity = time.monotonic()
-            say(health)
+            say(str(health))
         if idle_timeout is not None and time.monotonic() - last_activity > idle_timeout:
-            say(f"No tag for {idle_timeout:g} s. " + enrolment.stopped())
+            say(f"No tag for {idle_timeout:g} s. {enrolment.stopped()}")
             return False
         time.sleep(poll_interval)
     return not enrolment.skipped

@@ -94,7 +94,8 @@ from engine.wire.contract import (
 from engine.wire.mqtt import CommandRefused, WireClient
 from engine.wire.ratelog import RateLimitedLog
 from hub.backends.base import Change, PollResult, ReaderBackend
-from hub.enroll import Enrolment
+from hub.enroll import Enrolment, Said
+from hub.enroll import said as enrol_words
 from hub.errors import BackendError, HubError, OutboxError, TagMapError
 from hub.outbox import Lying, Outbox
 from hub.tagmap import TagMap
@@ -174,7 +175,7 @@ class Hub:
         self._enrol_lock = threading.RLock()
         self._enrolment: Enrolment | None = None
         self._enrol_pad: int | None = None
-        self._enrol_said: str | None = None
+        self._enrol_said: Said | None = None
         self._enrol_held: dict[int, str] = {}  # tags laid on the pad while enrolling
         self._tagmap_stamp = self._stamp()
         self._last_tagmap_check = time.monotonic()
@@ -417,7 +418,7 @@ class Hub:
                 self._reresolve(before)
                 self._tagmap_stamp = self._stamp()
                 if enrolment.current is None:
-                    said += " " + self._finish_enrolment()
+                    said += self._finish_enrolment()
                 self._enrol_said = said
                 log.info("enrolment: %s", said)
             self._snapshot_due = True
@@ -437,14 +438,11 @@ class Hub:
                 self._snapshot_due = True
                 log.info("enrolment: %s", note)
 
-    def _finish_enrolment(self) -> str:
+    def _finish_enrolment(self) -> Said:
         enrolment = self._enrolment
         assert enrolment is not None
         self._enrolment = None
-        if enrolment.skipped:
-            return (f"Enrolment ended: {enrolment.done}/{enrolment.total} cards; skipped: "
-                    f"{', '.join(enrolment.skipped)} (start again to enrol them).")
-        return f"Every card is enrolled ({enrolment.done}/{enrolment.total})."
+        return enrolment.ended()
 
     def enrolment_status(self) -> EnrolStatus | None:
         """What the snapshot says about enrolment (None when none ran since the start)."""
@@ -454,11 +452,15 @@ class Hub:
                 if self._enrol_said is None:
                     return None
                 done = sum(1 for _ in self.tagmap.cards())
-                return EnrolStatus(active=False, message=self._enrol_said, enrolled=done)
+                return EnrolStatus.model_validate(
+                    {"active": False, "message": str(self._enrol_said),
+                     "said": self._enrol_said.wire(), "enrolled": done})
             assert self._enrol_pad is not None
             pad = self.backend.layout.place(self._enrol_pad).seat
+            said = self._enrol_said
             return EnrolStatus.model_validate({"active": True, "pad": pad,
-                                               "message": self._enrol_said,
+                                               "message": said and str(said),
+                                               "said": said and said.wire(),
                                                **enrolment.status()})
 
     def _enrol(self, _ctx: None, args: EnrolArgs) -> EnrolStatus:
@@ -483,7 +485,7 @@ class Hub:
                     self._tagmap_stamp = self._stamp()
                     self._reresolve(before)  # an undone tag may lie on the grid
                     if enrolment.current is None:
-                        self._enrol_said += " " + self._finish_enrolment()
+                        self._enrol_said += self._finish_enrolment()
             self._snapshot_due = True
             status = self.enrolment_status()
         self.publish_snapshot()
@@ -514,8 +516,7 @@ class Hub:
             raise CommandRefused(f"enrol start: every card is already enrolled "
                                  f"({enrolment.done}/{enrolment.total})", code="all_enrolled")
         self._enrolment, self._enrol_pad = enrolment, reader
-        self._enrol_said = (f"Enrolling on Seat {pad + 1}'s pad: tap each card as asked. "
-                            + enrolment.prompt())
+        self._enrol_said = enrol_words("enrolling", seat=pad + 1) + enrolment.prompt()
 
     def readers_answer(self) -> ReadersResult:
         """``hub/cmd/readers``: what every reader sees now (card ids and UIDs: the ACL lets

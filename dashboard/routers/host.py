@@ -6,6 +6,7 @@ import random
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response, status
+from pydantic import TypeAdapter
 
 from dashboard.deps import SCREEN_COOKIE, BridgeDep, HostDep
 from dashboard.models import (
@@ -177,6 +178,7 @@ def enrolment(_: HostDep, bridge: BridgeDep) -> EnrolmentOut:
         total=as_int(data.get("total")),
         next=str(nxt) if nxt is not None else None,
         message=message if isinstance(message, str) else None,
+        said=TypeAdapter(list[api.EnrolSaid] | None).validate_python(data.get("said")),
         detail=data,
     )
 

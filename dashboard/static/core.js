@@ -302,6 +302,26 @@ export function undoStepWords(step, seats) {
   return (step.code && filled("undo_step_" + step.code, codeParams(step, seats))) || humanise(step.text, seats);
 }
 
+/* What enrolment says (hub/enroll.py WORDS: [{code, params}]) in the page's language:
+   card ids by the card's name ("<name> (copy 2 of 3)" for identical cards), a plural by
+   ``n``; the hub's English ``fallback`` when a code is unknown here. */
+export function enrolWords(said, fallback) {
+  const lines = (said || []).map(({ code, params }) => {
+    const p = Object.assign({}, params || {});
+    for (const k of ["card", "before"]) {
+      if (p[k] == null) continue;
+      p[k] = cardLabel(String(p[k]));
+      if (p[k + "_copy"]) p[k] = t("enrol_copy", { name: p[k], copy: p[k + "_copy"], of: p[k + "_copies"] });
+    }
+    if (p.total != null) p.progress = t("enrol_done_of", { done: p.done, total: p.total }) + (p.skipped ? tn("enrol_skipped_n", Number(p.skipped)) : "");
+    const base = "enrol_" + code;
+    if (p.n == null || T[`${base}#other`] === undefined) return filled(base, p);
+    const form = `${base}#${PLURAL.select(Number(p.n))}`;
+    return filled(T[form] !== undefined ? form : `${base}#other`, p);
+  });
+  return lines.length && lines.every(Boolean) ? lines.join(" ") : fallback || "";
+}
+
 /* "Seat N's bot is waiting: <why>" for each waiting bot, in the page's language (the
    demo's bots send a code with ids; their English words only for an unknown code). */
 export function waitingLines(virtual, seats) {

@@ -20,7 +20,7 @@
     if (action === "start") body.seat = Number(document.getElementById("enrol-seat").value);
     try {
       const res = await api("POST", "/api/host/enrol", body, { "X-Host-Pin": pinNow() });
-      said.textContent = (res && res.data && res.data.message) || "";
+      said.textContent = res && res.data ? enrolWords(res.data.said, res.data.message) : "";
       said.classList.remove("error");
     } catch (e) {
       said.textContent = refusalText(e);
@@ -31,7 +31,7 @@
     if (pinNow()) {
       try {
         const en = await api("GET", "/api/host/enrolment", undefined, { "X-Host-Pin": pinNow() });
-        if (en && en.message && !said.classList.contains("error")) said.textContent = en.message;
+        if (en && en.message && !said.classList.contains("error")) said.textContent = enrolWords(en.said, en.message);
         for (const b of box.querySelectorAll("[data-enrol]")) if (b.dataset.enrol !== "start") b.disabled = !(en && en.active);
       } catch (e) { /* the host page shows the connection problems */ }
     }

@@ -45,3 +45,4 @@ declare const t: typeof import("../static/core.js").t;
 declare const esc: typeof import("../static/core.js").esc;
 declare const api: typeof import("../static/core.js").api;
 declare const refusalText: typeof import("../static/core.js").refusalText;
+declare const enrolWords: typeof import("../static/core.js").enrolWords;

@@ -11,8 +11,9 @@
 /** @typedef {{filled?: number, missing?: Array<string>, total?: number, counts?: Object<string, number>, cells?: Array<DealCell>, set_aside?: (SetAside | null), next?: (DealNext | null)}} Dealing */
 /** @typedef {{reason?: (string | null), last_card_seat?: (number | null), line?: (number | null), scores?: (ScoresView | null)}} EndView */
 /** @typedef {{action: "start" | "undo" | "skip" | "stop", seat?: number, write?: boolean}} EnrolIn */
-/** @typedef {{active: boolean, pad?: (number | null), message?: (string | null), enrolled?: (number | null), done?: (number | null), total?: (number | null), next?: (string | null), next_label?: (string | null), skipped?: (Array<string> | null), enrolled_now?: (number | null)}} EnrolStatus */
-/** @typedef {{active: boolean, done?: (number | null), total?: (number | null), next?: (string | null), message?: (string | null), detail?: Object<string, any>}} EnrolmentOut */
+/** @typedef {{code: string, params?: Object<string, (string | number)>}} EnrolSaid */
+/** @typedef {{active: boolean, pad?: (number | null), message?: (string | null), said?: (Array<EnrolSaid> | null), enrolled?: (number | null), done?: (number | null), total?: (number | null), next?: (string | null), next_label?: (string | null), skipped?: (Array<string> | null), enrolled_now?: (number | null)}} EnrolStatus */
+/** @typedef {{active: boolean, done?: (number | null), total?: (number | null), next?: (string | null), message?: (string | null), said?: (Array<EnrolSaid> | null), detail?: Object<string, any>}} EnrolmentOut */
 /** @typedef {{seat?: (number | null), phase?: (string | null), faced_line?: (number | null), take?: Array<string>, accio?: Array<string>, declinatio?: boolean, declinatio_line?: (number | null), declinatio_take?: Array<string>, can_pass?: boolean, refill_cell?: (string | null), last_card?: (string | null)}} ExpectedView */
 /** @typedef {{family: string, name: string, colour: string, cards: Array<string>, immutos: Array<string>, counted: number, base: number, doubled: boolean, bonus: number, points: number}} FamilyScoreView */
 /** @typedef {{table: string, game_id: (string | null), status: string, actions: Array<Object<string, JsonValue>>, instructions: Array<string>, undone: (string | null), undone_codes: Array<Object<string, JsonValue>>, steps: Array<Object<string, JsonValue>>, prompt: Prompt}} GameAnswer */

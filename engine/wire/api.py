@@ -245,13 +245,22 @@ class EnrolArgs(Args):
     write: bool = False
 
 
+class EnrolSaid(Result):
+    """One thing enrolment says (hub/enroll.py `WORDS`): the pages word ``code`` in their
+    language (i18n ``enrol_<code>``) with ``params``."""
+
+    code: str
+    params: dict[str, str | int] = {}
+
+
 class EnrolStatus(Result):
     """Enrolment progress (also in `HubSnapshot.enrolment`); a key is absent when it does
     not apply (no enrolment ran: only ``active``)."""
 
     active: bool
     pad: int | None = None
-    message: str | None = None
+    message: str | None = None  # the English of `said` (the terminal's)
+    said: list[EnrolSaid] | None = None
     enrolled: int | None = None
     done: int | None = None
     total: int | None = None

@@ -79,17 +79,30 @@ def test_enrolment_from_host_page_with_the_hub_running(
         hub.stop()
 
 
-@pytest.mark.browser
-def test_enrolment_buttons_on_the_host_page(dash: Dash, mqtt_broker: str, table_id: str,
-                                            tmp_path: Path, page: Any) -> None:
-    """The host presses Start, taps a card on the pad, Undo, Stop: the page says each step
-    and the browser logs no error."""
+def _enrolling_hub(mqtt_broker: str, table_id: str, tmp_path: Path) -> tuple[Hub, SimulatedTable]:
+    """A running hub on a simulated table whose tag map is empty (a box to enrol)."""
     tagmap = TagMap.load(tmp_path / "tagmap.json")
     sim = SimulatedTable(tagmap=tagmap)
     client = WireClient(mqtt_broker, client_id=f"hub-{table_id}",
                         state_topic=Topics(table_id).hub_state)
     hub = Hub(table=table_id, backend=sim, client=client, outbox=Outbox(tmp_path / "o.sqlite"),
               tagmap=tagmap, poll_interval=0.002).start()
+    return hub, sim
+
+
+def _label(page: Any, card: str) -> str:
+    """``card`` as the page names it, in its language (core.js ``cardLabel``)."""
+    label: str = page.evaluate("async (id) => (await import('/static/core.js')).cardLabel(id)",
+                               card)
+    return label
+
+
+@pytest.mark.browser
+def test_enrolment_buttons_on_the_host_page(dash: Dash, mqtt_broker: str, table_id: str,
+                                            tmp_path: Path, page: Any) -> None:
+    """The host presses Start, taps a card on the pad, Undo, Stop: the page says each step
+    and the browser logs no error."""
+    hub, sim = _enrolling_hub(mqtt_broker, table_id, tmp_path)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -106,7 +119,7 @@ def test_enrolment_buttons_on_the_host_page(dash: Dash, mqtt_broker: str, table_
                                ".includes(\"Seat 2's pad\")")
         sim.place("pad:1", uid=NEW_TAG)
         page.wait_for_function("document.querySelector('#enrol-said').textContent"
-                               f".includes('Enrolled {card_name(first)}')")
+                               f".includes('Enrolled {_label(page, first)}')")
         # The progress line names the next card as printed on it, never its id.
         page.wait_for_function("document.querySelector('#enrolment').textContent"
                                ".includes('1 of ')")
@@ -132,3 +145,36 @@ def test_enrolment_buttons_on_the_host_page(dash: Dash, mqtt_broker: str, table_
     finally:
         hub.stop()
     assert not [e for e in errors if "409" not in e], errors
+
+
+@pytest.mark.browser
+def test_enrolment_line_is_in_the_page_language(dash: Dash, mqtt_broker: str, table_id: str,
+                                                tmp_path: Path, page: Any) -> None:
+    """On a French host page what enrolment says is French (the hub sends codes with
+    parameters, issue 18), the card by its French name; the hub's English stays for the
+    terminal."""
+    hub, sim = _enrolling_hub(mqtt_broker, table_id, tmp_path)
+    said = "document.querySelector('#enrol-said').textContent"
+    try:
+        wait_until(lambda: dash.bridge.status().hub == "online", 10, "the hub online")
+        page.goto(dash.url + "/host?lang=fr")
+        page.fill("#pin", PIN)
+        page.click("#login-form button[type=submit]")
+        page.wait_for_selector("#enrol-controls button[data-enrol=start]")
+        page.select_option("#enrol-seat", "2")
+        page.click("#enrol-controls button[data-enrol=start]")
+        page.wait_for_function(f"{said}.startsWith('Enregistrement sur le lecteur de la place 2')")
+        first = _label(page, enrolment_order()[0])
+        sim.place("pad:1", uid=NEW_TAG)
+        page.wait_for_function(f"{said}.includes({first + ' enregistrée'!r})")
+        sim.remove("pad:1")
+        page.click("#enrol-controls button[data-enrol=skip]")
+        page.wait_for_function(f"{said}.includes('sautée')")
+        page.click("#enrol-controls button[data-enrol=stop]")
+        page.wait_for_function(f"{said}.includes('la carte enregistrée cette fois est gardée')")
+        text = page.inner_text("#enrol-said")
+        assert "Arrêté. 1/84, 1 sautée" in text, text
+        for english in ("Enrolled", "Stopped", "Skipped", "card", "tag "):
+            assert english not in text, text
+    finally:
+        hub.stop()

@@ -103,7 +103,7 @@ def test_card_id_written_into_the_tag(tmp_path: Path) -> None:
     enrolment = Enrolment(tagmap, order=order, backend=sim, reader=sim.layout.pad_reader(0),
                           write_tags=True)
     sim.place("pad:0", uid=uid(7))
-    assert "written into the tag" in enrolment.tag_seen(uid(7))
+    assert "written into the tag" in str(enrolment.tag_seen(uid(7)))
     assert sim.tag_memory(uid(7)) == order[0]
 
 
@@ -149,9 +149,10 @@ def test_identical_cards_are_counted_and_a_tag_maps_file_error_quotes_the_file(
         tmp_path: Path) -> None:
     # Three Accio cards look the same: the person is told which copy is asked.
     enrolment = Enrolment(TagMap(tmp_path / "t.json"), order=["accio-1", "accio-2", "blue-a-1"])
-    assert enrolment.prompt().endswith("next: Accio (copy 1 of 2): tap it on the pad")
-    assert enrolment.tag_seen(uid(1)) == f"Enrolled Accio (copy 1 of 2) (tag {uid(1)}). Lift it."
-    assert "next: Accio (copy 2 of 2)" in enrolment.prompt()
+    assert str(enrolment.prompt()).endswith("next: Accio (copy 1 of 2): tap it on the pad")
+    assert (str(enrolment.tag_seen(uid(1)))
+            == f"Enrolled Accio (copy 1 of 2) (tag {uid(1)}). Lift it.")
+    assert "next: Accio (copy 2 of 2)" in str(enrolment.prompt())
     assert enrolment.status()["next_label"] == "Accio (copy 2 of 2)"
     # Editing a tag map by hand: the error names the card and quotes the file's line.
     (tmp_path / "dup.json").write_text(json.dumps({"tags": {"04A1B2C3": "pawn-1",

@@ -136,7 +136,7 @@ def test_write_tag_then_read_back_and_enrolment_with_the_usb_reader(tmp_path) ->
                           backend=backend, reader=pad, write_tags=True)
     fake.lay(ACR, UID)
     [change] = sweeps(backend)
-    assert "Enrolled Pumpkins 4 (blue) (tag " in enrolment.tag_seen(change.uid)
+    assert "Enrolled Pumpkins 4 (blue) (tag " in str(enrolment.tag_seen(change.uid))
     assert backend.tag_memory(UID) == "blue-a-4"
     fake.lift(ACR)
     sweeps(backend)
@@ -144,9 +144,9 @@ def test_write_tag_then_read_back_and_enrolment_with_the_usb_reader(tmp_path) ->
     fake.fail(ACR, exchanges=1)
     [change] = sweeps(backend)
     fake.fail(ACR, exchanges=1)
-    assert "Could not write Accio into tag" in enrolment.tag_seen(change.uid)
+    assert "Could not write Accio into tag" in str(enrolment.tag_seen(change.uid))
     assert "accio-1" not in enrolment.tagmap.cards()
-    assert "Enrolled Accio (tag " in enrolment.tag_seen(change.uid)
+    assert "Enrolled Accio (tag " in str(enrolment.tag_seen(change.uid))
     assert bytes(tag.memory[:4]) == b"\x03\x0e\xd1\x01"
 
 
@@ -282,10 +282,10 @@ def test_undo_with_write_erases_the_id_from_a_tag_still_on_the_pad(tmp_path: Pat
     [change] = sweeps(backend)
     enrolment.tag_seen(change.uid)
     assert _carried(tag) == "blue-a-4"
-    said = enrolment.undo()
+    said = str(enrolment.undo())
     assert "is no longer enrolled" in said and f"Tag {UID} still carries" in said
     erased = enrolment.erase_lying(backend.state().get(pad))
-    assert erased is not None and "carries no card id any more" in erased
+    assert erased is not None and "carries no card id any more" in str(erased)
     assert _carried(tag) is None and backend.tag_memory(UID) is None
     assert enrolment.erase_lying(backend.state().get(pad)) is None  # once, not every poll
     assert enrolment.current == "blue-a-4" and UID not in enrolment.tagmap
@@ -307,15 +307,15 @@ def test_undo_with_write_erases_a_lifted_tag_when_it_comes_back_and_restores_its
     assert enrolment.erase_lying(backend.state().get(pad)) is None  # not on the pad
     fake.lay_again(ACR, wrong)
     [change] = sweeps(backend)
-    said = enrolment.tag_seen(change.uid)
+    said = str(enrolment.tag_seen(change.uid))
     assert said.startswith(f"Tag {UID} carries {card_name('red-a-2')} again"), said
     assert _carried(wrong) == "red-a-2" and UID not in enrolment.tagmap
     fake.lift(ACR)
     sweeps(backend)
     right = fake.lay(ACR, UID2)
     [change] = sweeps(backend)
-    assert "Enrolled Pumpkins 4 (blue)" in enrolment.tag_seen(change.uid)
-    assert _carried(right) == "blue-a-4" and "Still carrying" not in enrolment.stopped()
+    assert "Enrolled Pumpkins 4 (blue)" in str(enrolment.tag_seen(change.uid))
+    assert _carried(right) == "blue-a-4" and "Still carrying" not in str(enrolment.stopped())
 
 
 def test_stopping_names_a_tag_an_undo_could_not_erase_yet(tmp_path: Path) -> None:
@@ -325,7 +325,7 @@ def test_stopping_names_a_tag_an_undo_could_not_erase_yet(tmp_path: Path) -> Non
     enrolment.tag_seen(change.uid)
     fake.lift(ACR)
     enrolment.undo()
-    assert f"tag {UID} (Pumpkins 4 (blue))" in enrolment.stopped()
+    assert f"tag {UID} (Pumpkins 4 (blue))" in str(enrolment.stopped())
 
 
 def test_unplugging_the_pad_reader_mid_enrolment_says_so_and_what_to_do(tmp_path) -> None:
