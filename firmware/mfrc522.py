@@ -638,7 +638,7 @@ class MFRC522:
             )
         else:
             raise ValueError("UID must be 4 or 7 bytes")
-        for level_cmd, part in levels:  # a loop, not all(generator): this runs every sweep
+        for level_cmd, part in levels:  # noqa: SIM110 - no all(generator): this runs every sweep
             if self.select_level(level_cmd, part) is None:
                 return False
         return True

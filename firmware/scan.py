@@ -47,9 +47,9 @@ FW_VERSION = "1.1.0"
 # Field-on to WUPA: the ISO/IEC 14443-3 worst case as NXP's library uses it.
 # `cauldron readers --bench` measures the real wake-up of the table's tags and
 # tells what to set here (hardware/bench-test.md).
-SETTLE_US = const(5100)
+SETTLE_US = 5100
 # At most this many fields warm up while one reader is polled (7 on at once).
-FIELD_LEAD = const(6)
+FIELD_LEAD = 6
 # Poll order of the 36 readers of a table (hub/layout.py numbering): any 7
 # consecutive readers (cyclically) are >= 125 mm apart. Found by a search,
 # checked by tests/firmware/test_fw_scan_order.py.
@@ -62,22 +62,22 @@ SCAN_ORDER = (
 # gate) on the longest run, a pad's 80 cm (hardware/box.py computes the runs; cells
 # <= 50 cm): 47 % of the half period left at 2 MHz, -5 % at 4 MHz
 # (hardware.netlist.spi_margin, the table in hardware/wiring.md). main.py uses it.
-SPI_HZ = const(2_000_000)
+SPI_HZ = 2_000_000
 # RP2040 SIO GPIO_OUT_XOR: a store through machine.mem32 flips the outputs in
 # its mask (Demux selects a reader with one store).
 SIO_GPIO_OUT_XOR = 0xD000001C
 # CPU clock main.py sets (machine.freq): the RP2040 at 200 MHz, within the range
 # Raspberry Pi rates it for (hardware/timing.md: the choice, measured).
-CPU_HZ = const(200_000_000)
+CPU_HZ = 200_000_000
 # Time one poll takes without waiting: the lead is the number of polls that cover
 # the settle time. The default is the bus-and-RF model's; the bench report's
 # measured poll time (bench.json "poll_us", main.py) replaces it.
-POLL_US = const(600)
-VERIFY_PER_SWEEP = const(1)
-HEALTH_EVERY = const(250)  # sweeps between full HEALTH reports (~10 s); a multiple of:
-HEALTH_CHECK_EVERY = const(5)  # sweeps between health checks (changes only)
-REINIT_EVERY = const(25)  # sweeps between re-init attempts of a failed reader
-STATS_SAMPLE_EVERY = const(50)  # one sweep in this many times each poll (2 ticks_us a poll)
+POLL_US = 600
+VERIFY_PER_SWEEP = 1
+HEALTH_EVERY = 250  # sweeps between full HEALTH reports (~10 s); a multiple of:
+HEALTH_CHECK_EVERY = 5  # sweeps between health checks (changes only)
+REINIT_EVERY = 25  # sweeps between re-init attempts of a failed reader
+STATS_SAMPLE_EVERY = 50  # one sweep in this many times each poll (2 ticks_us a poll)
 STATS_KINDS = ("empty", "probe", "verify", "acquire")
 # Minimum field-off time before a reader's field comes back on (NFC Forum
 # field reset, 5.1 ms): the tag then starts from IDLE whatever the last poll
