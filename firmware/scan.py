@@ -57,13 +57,13 @@ SCAN_ORDER = (
     19, 7, 17, 28, 33, 32, 5, 25, 13, 21, 23, 2, 9, 11, 31, 0, 20, 24,
     22, 8, 12, 10, 1, 26, 29, 35, 14, 3, 18, 6, 16, 30, 27, 15, 4, 34,
 )
-# SPI clock: 1 MHz. SCK reaches each reader as one clean step on its own terminated
+# SPI clock: 2 MHz. SCK reaches each reader as one clean step on its own terminated
 # cable, so the limit is the round trip of a bit (SCK out, MISO back through the
 # gate) on the longest run, a pad's 80 cm (hardware/box.py computes the runs; cells
-# <= 50 cm): 74 % of the half period left at 1 MHz, 47 % at 2 MHz, -5 % at 4 MHz
-# (hardware.netlist.spi_margin, wiring.md). With the interpreter counted, 2 MHz gains
-# nothing measurable (hardware/timing.md), so the margin is kept. main.py uses it.
-SPI_HZ = 1_000_000
+# <= 50 cm): 47 % of the half period left at 2 MHz (118 ns), -5 % at 4 MHz
+# (hardware.netlist.spi_margin, wiring.md). 2 MHz shortens the acquiring sweep by
+# ~1.4 ms against 1 MHz (hardware/timing.md). main.py uses it.
+SPI_HZ = 2_000_000
 # RP2040 SIO GPIO_OUT_XOR: a store through machine.mem32 flips the outputs in
 # its mask (Demux selects a reader with one store).
 SIO_GPIO_OUT_XOR = 0xD000001C
