@@ -100,11 +100,14 @@ def build(transcript, tape, check):
             def value(self, level):
                 expect("p", self.name, level)
 
-        class Spi:
-            def write(self, buf):
+        class CheckBus:
+            def tx(self, buf):
                 expect("w", bytes(buf).hex())
 
-            def write_readinto(self, tx, rx):
+            def txs(self, batch):
+                expect("W", bytes(batch).hex())
+
+            def xfer(self, tx, rx):
                 answer = bytes.fromhex(expect("x", bytes(tx).hex())[2])
                 for i in range(len(rx)):
                     rx[i] = answer[i]
@@ -113,7 +116,7 @@ def build(transcript, tape, check):
             def __setitem__(self, address, mask):
                 expect("m", mask)
 
-        clock, spi, mem = Clock(), Spi(), Port()
+        clock, bus, mem = Clock(), CheckBus(), Port()
 
         def pin(name):
             return CheckPin(name)
@@ -123,7 +126,7 @@ def build(transcript, tape, check):
             pos[0] = i + 1
             return ticks[i]
 
-        def write_readinto(tx, rx):
+        def xfer(tx, rx):
             i = pos[1]
             pos[1] = i + 1
             rx[:] = answers[i]
@@ -131,9 +134,10 @@ def build(transcript, tape, check):
         clock = Nothing()
         clock.ticks_us = ticks_us
         clock.sleep_us = sink.count  # a C builtin, as time.sleep_us
-        spi = Nothing()
-        spi.write = sink.count
-        spi.write_readinto = write_readinto
+        bus = Nothing()  # firmware.picobus: one viper call per transaction or batch
+        bus.tx = sink.count
+        bus.txs = sink.count
+        bus.xfer = xfer
 
         def pin(name):
             p = Nothing()
@@ -146,7 +150,7 @@ def build(transcript, tape, check):
                   pin("E2"), (mem, transcript["port"][0], transcript["port"][1]))
     # time.ticks_diff as on the Pico (a C function; the recording never wraps)
     diff = time.ticks_diff
-    readers = [MFRC522(spi, demux.nss, clock, diff) for _ in range(transcript["n"])]
+    readers = [MFRC522(bus, None, clock, diff) for _ in range(transcript["n"])]
     lines = []
     scanner = Scanner(readers, demux, clock, None, diff=diff)
     output = Output(lines.append, lambda: True, clock, diff)
@@ -154,7 +158,11 @@ def build(transcript, tape, check):
     return loop, scanner, pos, lines
 
 
-def replay(transcript, tape, check, timings=None, count_kinds=False):
+def replay(transcript, tape, check, timings=None, count_kinds=False, time_polls=True,
+           mark=None):
+    """``time_polls`` False: whole steps only, the poll wrapper not installed (its own
+    cost is then nothing to take off: the figure the model uses). ``mark(label)``:
+    called right before and right after each step (the instruction count's marks)."""
     loop, scanner, pos, lines = build(transcript, tape, check)
     steps = transcript["steps"]
     ticks_us, ticks_diff = time.ticks_us, time.ticks_diff
@@ -188,20 +196,36 @@ def replay(transcript, tape, check, timings=None, count_kinds=False):
         in_polls[3] += 1
         return result
 
-    scanner.poll = timed_poll
+    if time_polls or count_kinds:
+        scanner.poll = timed_poll
     gc.collect()
+    done = 0
     for step in steps:
         kind = step[0]
         if kind == "start":
             loop.start()
         elif kind == "step":
+            # The heap as the Pico's loop keeps it: collected every COLLECT_EVERY steps
+            # (here outside the timing; the model charges it apart). Without this, the
+            # garbage of every earlier step piles up in the 64 MB heap, and each
+            # multi-block allocation scans past all of it (py/gc.c advances its first-free
+            # index for 1-block allocations only): allocations would cost ever more.
+            if done % Loop.COLLECT_EVERY == 0:
+                gc.collect()
+            done += 1
             label[0] = step[1]
             timing[0] = timings is not None
             in_polls[0] = in_polls[1] = in_polls[2] = in_polls[3] = 0
-            t0 = ticks_us()
             p0, a0 = pos[0], pos[1]
-            loop.step()
-            took = ticks_diff(ticks_us(), t0)
+            if mark is None:
+                t0 = ticks_us()
+                loop.step()
+                took = ticks_diff(ticks_us(), t0)
+            else:
+                mark("-")
+                loop.step()
+                mark("step:" + step[1])
+                took = 0
             timing[0] = False
             if timings is not None:
                 step_times.setdefault(step[1], []).append(
@@ -220,8 +244,9 @@ def replay(transcript, tape, check, timings=None, count_kinds=False):
     return lines, polls, step_times
 
 
-def stand_in_costs():
-    """What a Python stand-in and the timing wrapper cost beyond a C builtin call (us)."""
+def stand_in_costs(mark=None):
+    """What a Python stand-in and the timing wrapper cost beyond a C builtin call (us).
+    ``mark``: the counting run; each loop of 400 calls is one counted interval."""
     n = 400
     ticks = list(range(n + 2))
     answers = [bytes(5)] * (n + 2)
@@ -286,6 +311,13 @@ def stand_in_costs():
             times.append(time.ticks_diff(time.ticks_us(), start) / chunk)
         return low(times)
 
+    if mark is not None:
+        for name, fn in (("c", loop_c), ("ticks", loop_ticks), ("spi", loop_spi)):
+            pos[0] = pos[1] = 0
+            mark("-")
+            fn(n)
+            mark("stand-in:%s:%d" % (name, n))
+        return {}
     c_call = best(loop_c)
     return {
         "c_call_us": c_call,
@@ -295,13 +327,60 @@ def stand_in_costs():
     }
 
 
+# Calibration loop lengths of the counting run (``--count LOW,HIGH``, from
+# firmware.interp): their difference cancels the call.
+COUNT_ADD = (2000, 6000)
+if "--count" in sys.argv:
+    COUNT_ADD = tuple(int(n) for n in sys.argv[sys.argv.index("--count") + 1].split(","))
+
+
+def count(transcript, tape):
+    """The instruction-count run (under valgrind's callgrind, started by firmware.interp
+    with ``--dump-before=gc_isenabled``): ``gc.isenabled`` is the mark (a C function the
+    firmware never calls), each mark closes
+    one counted interval, and the labels say what each interval holds, in order. Counts
+    do not depend on the machine's load: the same run gives the same figures."""
+    labels = []
+    marker = gc.isenabled
+
+    def mark(label):
+        labels.append(label)
+        marker()
+
+    gc.collect()
+    args = [[n, 12345678, 56781234] for n in COUNT_ADD]
+    float_args = [[n, 12345678.1234, 56781234.5678] for n in COUNT_ADD]
+    mark("-")
+    for p in args:
+        add_test(p)
+        mark("add:%d" % p[0])
+    for p in float_args:
+        float_add_test(p)
+        mark("float_add:%d" % p[0])
+    costs = stand_in_costs(mark)
+    _lines, _polls, steps = replay(transcript, tape, False, True, False, False, mark)
+    calls = {}
+    for label, rows in steps.items():
+        calls[label] = [[t, a] for took, t, a, pt, p_t, p_a, n in rows]
+    return {"labels": labels, "stand_in_calls": costs, "step_calls": calls}
+
+
 def main():
     with open(sys.argv[1]) as handle:
         transcript = json.load(handle)
     tape = transcript["events"]
-    lines, _polls, _steps, kinds_per_step = replay(transcript, tape, True, None, True)
+    # The counting run (valgrind) skips the call-by-call check: the timed run and
+    # tests/firmware/test_fw_interp.py make it; the printed lines are still compared.
+    checked = "--count" not in sys.argv
+    lines, _polls, _steps, kinds_per_step = replay(transcript, tape, checked, None, True)
     if lines != transcript["lines"]:
         raise RuntimeError("the replayed firmware printed other lines than on the simulator")
+    if not checked:
+        result = count(transcript, tape)
+        result["kinds_per_step"] = kinds_per_step
+        result["implementation"] = "%s %s" % (sys.implementation.name, sys.version)
+        print(json.dumps(result))
+        return
     costs = stand_in_costs()
     best_polls = {}
     best_steps = {}
@@ -313,6 +392,7 @@ def main():
         chunks_us_per_iteration(float_add_test, [CAL_CHUNK, 12345678.1234, 56781234.5678], 10,
                                 float_add)
         _lines, polls, steps = replay(transcript, tape, False, True)
+        _lines, _polls, bare = replay(transcript, tape, False, True, False, False)
         chunks_us_per_iteration(add_test, [CAL_CHUNK, 12345678, 56781234], 30, add)
         chunks_us_per_iteration(float_add_test, [CAL_CHUNK, 12345678.1234, 56781234.5678], 10,
                                 float_add)
@@ -334,8 +414,10 @@ def main():
                          for took, t, a, pt, p_t, p_a, n in rows])
             if label not in best_steps or us < best_steps[label]:
                 best_steps[label] = us
-            whole = low([took - n * costs["wrapper_us"] - t * costs["ticks_extra_us"]
-                            - a * costs["spi_extra_us"] for took, t, a, pt, p_t, p_a, n in rows])
+        for label, rows in bare.items():
+            # Whole steps, no poll wrapper: less only the two Python stand-ins' extra cost.
+            whole = low([took - t * costs["ticks_extra_us"] - a * costs["spi_extra_us"]
+                         for took, t, a, pt, p_t, p_a, n in rows])
             if label not in whole_steps or whole < whole_steps[label]:
                 whole_steps[label] = whole
     print(json.dumps({

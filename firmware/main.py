@@ -20,6 +20,7 @@ import micropython
 from machine import SPI, WDT, Pin, freq, mem32
 
 from firmware import scan
+from firmware.bus import Bus
 from firmware.loop import WDT_MS, Loop, Output, from_report, settle_from_report
 from firmware.mfrc522 import MFRC522
 from firmware.pawns import PawnSensors
@@ -82,7 +83,13 @@ def main() -> None:
         Pin(PIN_STROBE, Pin.OUT, value=1),
         (mem32, scan.SIO_GPIO_OUT_XOR, PIN_ADDRESS + PIN_BANKS),  # one store per select
     )
-    readers = [MFRC522(spi, demux.nss, time, time.ticks_diff) for _ in range(N_READERS)]
+    if sys.platform == "rp2":  # one viper call per transaction, on the registers
+        from firmware.picobus import SIO_BASE, SPI0_BASE, PicoBus
+
+        bus = PicoBus(SIO_BASE, SPI0_BASE, PIN_STROBE)
+    else:  # the unix port in the tests: machine.SPI and Pin stand-ins
+        bus = Bus(spi, demux.nss)
+    readers = [MFRC522(bus, None, time, time.ticks_diff) for _ in range(N_READERS)]
     pawns = PawnSensors(
         Pin(PIN_PAWN_LOAD, Pin.OUT, value=1),
         Pin(PIN_PAWN_CLOCK, Pin.OUT, value=0),

@@ -37,6 +37,10 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from firmware.mfrc522 import crc_a  # one CRC_A, the firmware's
+
+__all__ = ["crc_a"]  # re-exported: the tests take it from the simulator
+
 FC_MHZ = 13.56
 BIT_US = 128 / FC_MHZ  # 9.44 us at 106 kbit/s
 FDT_LAST_1_US = (9 * 128 + 84) / FC_MHZ  # 91.15 us
@@ -74,16 +78,6 @@ class BusContention(RuntimeError):
     """More than one device drove MISO during an SPI transaction."""
 
 
-def crc_a(data: bytes) -> bytes:
-    """ISO/IEC 14443-3 CRC_A (init 0x6363, reflected 0x8408), LSB first."""
-    crc = 0x6363
-    for byte in data:
-        byte ^= crc & 0xFF
-        byte = (byte ^ (byte << 4)) & 0xFF
-        crc = ((crc >> 8) ^ (byte << 8) ^ (byte << 3) ^ (byte >> 4)) & 0xFFFF
-    return bytes((crc & 0xFF, crc >> 8))
-
-
 class VirtualClock:
     """Microsecond clock that only moves when the simulation says so."""
 
@@ -113,9 +107,13 @@ class Timings:
     tag_reset_off_us: float = 1000.0
     soft_reset_us: float = 1000.0
     crc_byte_us: float = 0.6
+    # SimBus: the C side of each further transaction of a batch (firmware.bus ``txs``:
+    # strobe edges and the PL022 loop in viper, no Python between them).
+    batch_txn_us: float = 0.5
 
-    def spi_us(self, n_bytes: int) -> float:
-        return self.host_call_us + n_bytes * (8e6 / self.spi_hz + self.spi_byte_gap_us)
+    def spi_us(self, n_bytes: int, call_us: float | None = None) -> float:
+        call = self.host_call_us if call_us is None else call_us
+        return call + n_bytes * (8e6 / self.spi_hz + self.spi_byte_gap_us)
 
 
 @dataclass
@@ -579,8 +577,8 @@ class SimSPI:
         self.transactions = 0
         self.bytes = 0
 
-    def _transfer(self, mosi: bytes) -> bytes:
-        self.clock.advance(self.timings.spi_us(len(mosi)))
+    def _transfer(self, mosi: bytes, call_us: float | None = None) -> bytes:
+        self.clock.advance(self.timings.spi_us(len(mosi), call_us))
         self.transactions += 1
         self.bytes += len(mosi)
         selected = [i for i in self.demux.selected() if i < len(self.chips)]
@@ -603,6 +601,36 @@ class SimSPI:
 
     def write_readinto(self, tx: bytes, rx: bytearray) -> None:
         rx[:] = self._transfer(bytes(tx))
+
+
+class SimBus:
+    """``firmware.bus``'s three functions as the Pico's viper bus (firmware.picobus)
+    makes them: one machine call per transaction or batch, the strobe edges inside
+    it (no pin write of their own); a call costs ``host_call_us``, each further
+    transaction of a batch ``batch_txn_us``, every byte its time on the wire."""
+
+    def __init__(self, spi: SimSPI, strobe: SimPin) -> None:
+        self.spi = spi
+        self.strobe = strobe
+
+    def _one(self, mosi: bytes, call_us: float | None = None) -> bytes:
+        self.strobe.level = 0
+        try:
+            return self.spi._transfer(mosi, call_us)
+        finally:
+            self.strobe.level = 1
+
+    def tx(self, buf: bytes) -> None:
+        self._one(bytes(buf))
+
+    def txs(self, batch: bytes) -> None:
+        from firmware.bus import batch_split
+
+        for i, mosi in enumerate(batch_split(bytes(batch))):
+            self._one(mosi, None if i == 0 else self.spi.timings.batch_txn_us)
+
+    def xfer(self, tx: bytes, rx: bytearray) -> None:
+        rx[:] = self._one(bytes(tx))
 
 
 class SimTable:
@@ -630,6 +658,7 @@ class SimTable:
         # The A0..A3 and /E1 lines as GPIOs 0..6 of a port (numbers of the model's own).
         lines = self.demux.address + self.demux.bank_enable
         self.port = SimPort(dict(enumerate(lines)), self.clock, self.timings)
+        self.bus = SimBus(self.spi, self.demux.strobe)
 
     def demux_port(self, address: int) -> tuple:
         """``Demux(port=...)`` for this rig: one store selects a reader."""

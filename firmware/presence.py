@@ -20,7 +20,7 @@ Rules (ARCHITECTURE.md, "Physical design"):
   invents a removal. It is reported through ``health()`` instead.
 """
 
-from firmware.native import native
+from firmware.native import const, native
 
 PLACED = "placed"
 REMOVED = "removed"
@@ -31,13 +31,13 @@ FLICKER = "flicker"
 ABSENT = "absent"
 
 # Presence history window used for flicker detection (last N good polls).
-_HISTORY = 8
-_HISTORY_MASK = (1 << _HISTORY) - 1
+_HISTORY = const(8)
+_HISTORY_MASK = const((1 << _HISTORY) - 1)
 # Present/absent transitions within the window that mean "flicker": a single
 # dropped poll gives 2 (1,0,1), a drop then a real removal 3; alternating reads 4+.
-_FLICKER_TRANSITIONS = 4
+_FLICKER_TRANSITIONS = const(4)
 # Consecutive failed polls before a reader is reported silent.
-_SILENT_POLLS = 2
+_SILENT_POLLS = const(2)
 
 
 def _popcount(value: int) -> int:
@@ -137,6 +137,22 @@ class PresenceTracker:
             state.candidate = None
             state.candidate_reads = 0
         return events
+
+    @native
+    def same(self, reader: int, uid: str | None) -> bool:
+        """The scan loop's usual poll, without building a list: when ``uid`` (or
+        None) is what ``reader`` shows confirmed, with nothing pending and no
+        fault, the good poll is counted as ``update`` would, and True says no
+        event can follow. False: call ``update``."""
+        state = self._readers[reader]  # the scan loop's own reader numbers: no check
+        if state.fault is not None or state.candidate is not None or uid != state.confirmed:
+            return False
+        state.good_polls += 1
+        state.history = ((state.history << 1) | (1 if uid else 0)) & _HISTORY_MASK
+        if state.history_len < _HISTORY:
+            state.history_len += 1
+        state.misses = 0
+        return True
 
     def apply_full(self, full_state: dict) -> list:
         """Adopt an authoritative full state (e.g. a firmware FULL report after

@@ -38,7 +38,7 @@ every 2**30 us, ~18 min) can never turn into a sleep of minutes.
 import binascii
 
 from firmware import mfrc522
-from firmware.native import native
+from firmware.native import const, native
 from firmware.pawns import PawnTracker, mask_hex
 from firmware.presence import PresenceTracker
 from firmware.protocol import FROM_HUB, ProtocolError, Sender, decode_frame
@@ -57,10 +57,13 @@ SCAN_ORDER = (
     19, 7, 17, 28, 33, 32, 5, 25, 13, 21, 23, 2, 9, 11, 31, 0, 20, 24,
     22, 8, 12, 10, 1, 26, 29, 35, 14, 3, 18, 6, 16, 30, 27, 15, 4, 34,
 )
-# SPI clock: 1 MHz through the per-bank 74LVC244 buffers (hardware/wiring.md:
-# the margin is computed by hardware/netlist.py; 4 MHz would not hold on 50 cm
-# cables). main.py uses it.
-SPI_HZ = 1_000_000
+# SPI clock: 2 MHz. SCK reaches each reader as one clean step on its own terminated
+# cable, so the limit is the round trip of a bit (SCK out, MISO back through the
+# gate) on the longest run, a pad's 80 cm (hardware/box.py computes the runs; cells
+# <= 50 cm): 47 % of the half period left at 2 MHz (118 ns), -5 % at 4 MHz
+# (hardware.netlist.spi_margin, wiring.md). 2 MHz shortens the acquiring sweep by
+# ~1.4 ms against 1 MHz (hardware/timing.md). main.py uses it.
+SPI_HZ = 2_000_000
 # RP2040 SIO GPIO_OUT_XOR: a store through machine.mem32 flips the outputs in
 # its mask (Demux selects a reader with one store).
 SIO_GPIO_OUT_XOR = 0xD000001C
@@ -82,13 +85,14 @@ STATS_KINDS = ("empty", "probe", "verify", "acquire")
 # left it in (a WUPA to a tag still in READY would be ignored). With 36
 # readers a reader's field is off ~35 ms between polls, so this never waits;
 # it matters for small rigs and for WRITE right after a poll.
-FIELD_RESET_US = 5100
+FIELD_RESET_US = const(5100)
 
 MODE_FAST = "fast"  # probe confirmed readers, verify round robin
 MODE_FULL = "full"  # SELECT of the known UID on every occupied poll (reference)
 MODE_NAIVE = "naive"  # anticollision + SELECT on every occupied poll (reference)
 
 WUPA_FRAME = bytes((mfrc522.PICC_WUPA,))
+_EMPTY = (None, None, "empty")  # poll()'s most frequent answer, not built anew each time
 
 
 def uid_hex(uid: bytes) -> str:
@@ -128,6 +132,7 @@ class Demux:
         # The drivers write the strobe pin themselves (MFRC522 takes a Pin as cs).
         self.nss = strobe_pin
         self._port = None
+        self._outputs = 16 * len(bank_pins)
         if port is not None:
             mem, address, gpios = port
             self._port, self._port_address = mem, address
@@ -144,7 +149,7 @@ class Demux:
         if reader == self.selected:
             return
         if self._port is not None:
-            if reader >= len(self._levels):
+            if reader >= self._outputs:
                 raise ValueError("reader %d has no demultiplexer output" % reader)
             word = self._levels[reader]
             self._port[self._port_address] = self._level ^ word
@@ -312,19 +317,26 @@ class Scanner:
         self._on_at[reader] = clock.ticks_us()
 
     @native
-    def _activate(self, reader: int) -> object:
+    def _activate(self, reader: int, driver: object) -> int:
         """Field on (unless the pipeline did it already), WUPA once the field
-        has been on ``settle_us``. Returns (driver, bytes answered: 0 = no tag)."""
-        driver = self.readers[reader]
-        if self._on_at[reader] is None:
+        has been on ``settle_us``. Returns the bytes answered (0 = no tag).
+
+        The hot path (36 times a sweep): what it calls is inlined here, the
+        demultiplexer is only written when the selection changes, and the bus
+        functions are called directly (hardware/timing.md: a Python method call
+        costs about 8 attribute reads)."""
+        demux = self.demux
+        on_at = self._on_at
+        if on_at[reader] is None:
             self._field_on(reader)
-        else:
-            self.demux.select(reader)
+        elif demux.selected != reader:
+            demux.select(reader)
         if not driver.armed:
             driver.prepare(WUPA_FRAME, 7, mfrc522.PROBE_TIMEOUT_US)
         clock = self.clock
+        diff = self._diff
         settle = self.settle_us
-        elapsed = self._diff(clock.ticks_us(), self._on_at[reader])
+        elapsed = diff(clock.ticks_us(), on_at[reader])
         wait = settle - elapsed if elapsed >= 0 else 0
         if 0 < wait <= settle:
             clock.sleep_us(wait)
@@ -334,27 +346,32 @@ class Scanner:
         warm = self._warm_next
         if warm >= 0:
             self._warm_next = -1
-            if self._on_at[warm] is None and not self.needs_init[warm]:
-                self._warm(warm)
+            if on_at[warm] is None and not self.needs_init[warm]:
+                off_at = self._off_at[warm]
+                if off_at is not None:  # the field reset time (never waits at 36 readers)
+                    elapsed = diff(clock.ticks_us(), off_at)
+                    wait = FIELD_RESET_US - elapsed if elapsed >= 0 else 0
+                    if 0 < wait <= FIELD_RESET_US:
+                        clock.sleep_us(wait)
+                demux.select(warm)
+                try:
+                    self.readers[warm].antenna_on()
+                    on_at[warm] = clock.ticks_us()
+                except (mfrc522.ReaderError, OSError):
+                    self.needs_init[warm] = True
         arm = self._arm_next
         if arm >= 0:
             self._arm_next = -1
-            self._arm(arm)
-        self.demux.select(reader)
-        return driver, driver.answered()
-
-    @native
-    def _arm(self, reader: int) -> None:
-        """Load WUPA into a later reader ahead of its poll; a failure is left for
-        that reader's own poll to find (and report as its own)."""
-        if self.needs_init[reader]:
-            return
-        self.demux.select(reader)
-        driver = self.readers[reader]
-        try:
-            driver.arm_wupa()
-        except (mfrc522.ReaderError, OSError):
-            driver.armed = False
+            if not self.needs_init[arm]:
+                demux.select(arm)
+                armed = self.readers[arm]
+                try:
+                    armed.arm_wupa()
+                except (mfrc522.ReaderError, OSError):  # left for that reader's own poll
+                    armed.armed = False
+        if demux.selected != reader:
+            demux.select(reader)
+        return driver.answered()
 
     @native
     def _field_off(self, reader: int) -> None:
@@ -402,14 +419,14 @@ class Scanner:
             if fault:
                 return None, fault, "fault"
         driver = self.readers[reader]
-        confirmed = self.tracker.settled(reader)
         try:
             try:
-                driver, answer = self._activate(reader)
+                answer = self._activate(reader, driver)
                 if not answer:
-                    return None, None, "empty"
+                    return _EMPTY
                 if answer != 2:
                     raise mfrc522.TagError("ATQA of %d bytes" % answer)
+                confirmed = self.tracker.settled(reader)  # (the tracker moves between polls)
                 if confirmed and self.mode != MODE_NAIVE:
                     if self.mode == MODE_FAST and not verify:
                         return confirmed, None, "probe"
@@ -418,7 +435,8 @@ class Scanner:
                     # Not the tag we knew: it went back to IDLE; wake it again.
                     if driver.wupa() is None:
                         return None, None, "empty"
-                uid = uid_hex(driver.read_uid())
+                # No SELECT at the last level: the field goes off next (read_uid).
+                uid = uid_hex(driver.read_uid(False))
                 return uid, None, "acquire"
             finally:  # field off (this reader is still the selected one)
                 if self.demux.selected != reader:
@@ -474,6 +492,7 @@ class Scanner:
         order = self.order
         n = len(order)
         lead = self.lead
+        tracker = self.tracker
         for step in range(lead):  # steady state: already on from the last sweep
             self._warm(order[step])
         for step in range(n):
@@ -496,7 +515,9 @@ class Scanner:
                 fault_seen = True
             if kind == "tag-error":
                 continue  # a tag answered badly: no information either way
-            changes = self.tracker.update(reader, uid, fault)
+            if fault is None and tracker.same(reader, uid):
+                continue  # as before: no event (the usual poll, no list built)
+            changes = tracker.update(reader, uid, fault)
             if changes and changes[-1][0] == "placed":
                 changes = self._moved_from(reader, changes[-1][2]) + changes
             if emit and changes:
@@ -595,7 +616,7 @@ class Scanner:
         try:
             self._quiet()  # no warming field near the one written to
             try:
-                driver, answer = self._activate(reader)
+                answer = self._activate(reader, driver)
                 if not answer:
                     return "tag left reader %d" % reader
                 if not driver.select_known(binascii.unhexlify(uid)):

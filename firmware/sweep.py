@@ -57,12 +57,18 @@ def build(
     verify_per_sweep: int,
     seed: int = 0,
     lead: int | None = None,
+    pico_bus: bool = False,
 ) -> tuple[SimTable, Scanner, list[str]]:
-    """A simulated rig with the real firmware on it (also used by the tests)."""
+    """A simulated rig with the real firmware on it (also used by the tests).
+    ``pico_bus``: the readers talk through the Pico's bus (one call per transaction,
+    the strobe inside it: ``SimBus``), else through ``machine.SPI`` and a strobe Pin."""
     table = SimTable(n_readers, timings, seed=seed)
     demux = Demux(table.demux.address, table.demux.bank_enable, table.demux.strobe,
                   table.demux_port(SIO_GPIO_OUT_XOR))
-    readers = [MFRC522(table.spi, demux.nss, table.clock) for _ in range(n_readers)]
+    if pico_bus:
+        readers = [MFRC522(table.bus, None, table.clock) for _ in range(n_readers)]
+    else:
+        readers = [MFRC522(table.spi, demux.nss, table.clock) for _ in range(n_readers)]
     lines: list[str] = []
     scanner = Scanner(
         readers,
@@ -92,6 +98,7 @@ def model_sweep(
     wakeup_us: float | None = None,
     lead: int | None = None,
     neighbours: Iterable[tuple[int, int]] = (),
+    pico_bus: bool = False,
 ) -> dict[str, Any]:
     """Modelled sweep of ``n_readers`` with tags on ``occupied`` (default: the
     32 cell readers, pads empty: a game in progress).
@@ -121,7 +128,7 @@ def model_sweep(
     if any(not 0 <= r < n_readers for r in occupied_set):
         raise ValueError(f"occupied readers must be within 0..{n_readers - 1}")
     table, scanner, _lines = build(
-        n_readers, timings, mode, settle_us, verify_per_sweep, lead=lead
+        n_readers, timings, mode, settle_us, verify_per_sweep, lead=lead, pico_bus=pico_bus
     )
     table.neighbours = {frozenset(pair) for pair in neighbours}
     scanner.boot()  # all empty: inits every chip, HELLO, FULL
@@ -218,6 +225,7 @@ def placement_model(
     host_reader_us: float | dict[str, float] = HOST_READER_US,
     loop_us: float = LOOP_US,
     samples: int = 40,
+    pico_bus: bool = False,
 ) -> dict[str, float]:
     """Card laid -> its ``P`` line written to the USB port, on the real firmware loop
     (``firmware.loop.Loop``: sweep, input, output) over the simulated 36-reader table
@@ -227,7 +235,8 @@ def placement_model(
 
     settle_us = int(wakeup_ms * 1000)
     timings = replace(timings or Timings(), tag_power_up_us=float(settle_us), spi_hz=SPI_HZ)
-    table, scanner, _ = build(36, timings, MODE_FAST, settle_us, VERIFY_PER_SWEEP)
+    table, scanner, _ = build(36, timings, MODE_FAST, settle_us, VERIFY_PER_SWEEP,
+                              pico_bus=pico_bus)
     clock = table.clock
     written: list[tuple[float, str]] = []
     output = Output(lambda line: written.append((clock.now_us, line)), lambda: True, clock,

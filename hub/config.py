@@ -23,7 +23,7 @@ Example ``hub.toml``::
     speed_hz = 1000000                # 1 MHz through the bank buffers (hardware/wiring.md)
     address_pins = [5, 6, 13, 19]     # BCM pins to the 74HC154s' A0..A3
     bank_pins = [26, 21, 20]          # one /E1 per 16 readers
-    strobe_pin = 16                   # all /E2 tied together: the chip-select pulse
+    strobe_pin = 7                    # all /E2 tied together (CE1; dtoverlay=spi0-1cs)
 
     [pcsc]                            # backend = "pcsc": USB NFC readers as scan pads
     readers = ["ACR122U"]             # name fragment per pad (default: in the order found)
@@ -54,6 +54,30 @@ from engine.wire.contract import TopicError, check_table_id
 from hub.errors import ConfigError
 
 BACKENDS = ("sim", "serial", "spi", "pcsc")
+# The Raspberry Pi's pins (BCM), one map: the example above, hardware/wiring.md's "Pi
+# variant" table and the hub's I/O (tests/hardware/test_pin_map.py compares them). The
+# SPI0 lines themselves (SCLK 11, MOSI 10, MISO 9, CE0 8) are no one else's.
+PI_SPI_BUS_PINS = {"SCLK": 11, "MOSI": 10, "MISO": 9, "CE0": 8}
+PI_SPI_PINS: dict[str, Any] = {"address_pins": [5, 6, 13, 19], "bank_pins": [26, 21, 20],
+                               "strobe_pin": 7}
+PI_IO_PINS: dict[str, Any] = {"turn_leds": [17, 27, 22, 23], "buzzer": 24,
+                              "seat_buttons": [4, 12, 16, 18], "host_button": 25}
+
+
+def pin_uses(spi: dict[str, Any], io: dict[str, Any]) -> dict[int, list[str]]:
+    """BCM pin -> what uses it: the SPI bus, the [spi] chip-select pins, the [io] pins."""
+    uses: dict[int, list[str]] = {}
+    for name, pin in PI_SPI_BUS_PINS.items():
+        uses.setdefault(pin, []).append(f"SPI0 {name}")
+    for section, values in (("spi", spi), ("io", io)):
+        for key in (*PI_SPI_PINS, *PI_IO_PINS):
+            value = values.get(key)
+            pins = value if isinstance(value, list) else [value]
+            for index, pin in enumerate(pins):
+                if isinstance(pin, int) and not isinstance(pin, bool):
+                    where = f"[{section}] {key}" + (f"[{index}]" if isinstance(value, list) else "")
+                    uses.setdefault(pin, []).append(where)
+    return uses
 
 
 @dataclass
@@ -131,6 +155,11 @@ class HubConfig:
         for name in ("poll_interval", "snapshot_interval"):
             if not 0 <= getattr(self, name) < math.inf:  # NaN fails this too
                 raise ConfigError(f"{name} must be a number of seconds >= 0")
+        if self.backend == "spi":  # the readers on the Pi's own pins, beside its I/O
+            for pin, uses in sorted(pin_uses(self.spi, self.io).items()):
+                if len(uses) > 1:
+                    raise ConfigError(f"BCM pin {pin} is used twice: {' and '.join(uses)} "
+                                      "(hardware/wiring.md, Pi variant, gives a free map)")
         return self
 
     @classmethod

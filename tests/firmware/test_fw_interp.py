@@ -17,7 +17,53 @@ from firmware import interp
 
 @pytest.fixture(scope="module")
 def measured() -> dict[str, Any]:
-    return interp.measure()
+    return interp.measure(method="time")
+
+
+@pytest.fixture(scope="module")
+def counted() -> dict[str, Any]:
+    if not interp.counting():
+        pytest.skip("valgrind is not installed: the counting method is not at hand")
+    return interp.measure(method="count")
+
+
+def test_the_count_is_calibrated_by_the_same_loop(counted: dict[str, Any]) -> None:
+    """The load-independent method: instructions counted by callgrind, one unit = one
+    iteration of the calibration loop on the unix port. The float loop's count agrees
+    with the RP2040's published float/integer ratio (13.447 / 7.984) within 15 %."""
+    assert counted["method"] == "count" and counted["add_test_us"] == 1.0
+    assert 100 < counted["add_test_instructions"] < 5000
+    rp2040 = interp.RP2040_FLOAT_ADD_TEST_US / interp.RP2040_ADD_TEST_US
+    assert counted["float_add_test_us"] == pytest.approx(rp2040, rel=0.15)
+    steps = counted["step_us"]
+    assert 0 < steps["steady"] < steps["acquire"]  # acquiring a card costs more Python
+    assert counted["kinds_per_step"]["steady"] == {"empty": 4.0, "probe": 31.0, "verify": 1.0}
+    result = interp.model(5.1, 200_000_000, counted)
+    assert result["method"] == "count"
+    assert result["ratio"] == pytest.approx(interp.RP2040_ADD_TEST_US * 125 / 200)
+    assert result["sweep_ms"] < result["acquiring_sweep_ms"]
+
+
+def test_counted_intervals_are_read_in_order() -> None:
+    """The counting run's arithmetic: each interval less one mark, the stand-ins' extra
+    instructions off each step, the mean step in calibration-loop units."""
+    low, high = interp.COUNT_ADD
+    labels = ["-", f"add:{low}", f"add:{high}", f"float_add:{low}", f"float_add:{high}",
+              "-", "stand-in:c:400", "-", "stand-in:ticks:400", "-", "stand-in:spi:400",
+              "-", "step:steady", "-", "step:steady"]
+    mark = 100
+    values = [10**6, mark + 500 * low, mark + 500 * high, mark + 800 * low, mark + 800 * high,
+              mark, mark + 400 * 10, mark, mark + 400 * 30, mark, mark + 400 * 50,
+              mark, mark + 5000 + 20 * 2 + 40 * 3, mark, mark + 7000 + 20 * 2 + 40 * 3]
+    data = {"labels": labels, "step_calls": {"steady": [[2, 3], [2, 3]]},
+            "kinds_per_step": {}, "implementation": "micropython"}
+    result = interp.counted(data, values)
+    assert result["add_test_instructions"] == 500
+    assert result["float_add_test_us"] == pytest.approx(800 / 500)
+    assert result["stand_ins"] == {"c_call": 10, "ticks_extra": 20, "spi_extra": 40}
+    assert result["step_us"]["steady"] == pytest.approx(6000 / 500)
+    with pytest.raises(RuntimeError, match="intervals"):
+        interp.counted(data, values[:-1])
 
 
 def test_the_calibration_names_its_source_and_ratio(measured: dict[str, Any]) -> None:

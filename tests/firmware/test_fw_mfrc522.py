@@ -232,3 +232,23 @@ def test_prepare_writes_idle_before_loading_the_frame() -> None:
         driver.prepare(frame, bits)
         writes = [m for m in sent if not m[0] & 0x80]
         assert idle in writes and writes.index(idle) < writes.index(flush)
+
+
+def test_read_uid_without_the_last_select_reads_the_same_uid() -> None:
+    """The scan loop's acquisition skips the level-2 SELECT (the field goes off next):
+    the same UID with one exchange less; a 4-byte UID (one level) reads as before."""
+    table, demux, readers = rig()
+    table.place(0, UID7)
+    table.place(1, b"\xde\xad\xbe\xef")
+    for reader, uid in ((0, UID7), (1, b"\xde\xad\xbe\xef")):
+        driver = readers[reader]
+        counts = []
+        for select_last in (True, False):
+            ready(table, demux, driver, reader)
+            assert driver.wupa() is not None
+            before = table.spi.transactions
+            assert driver.read_uid(select_last) == uid
+            counts.append(table.spi.transactions - before)
+            driver.antenna_off()
+            table.clock.advance(6000)
+        assert counts[1] < counts[0] if len(uid) == 7 else counts[1] == counts[0]

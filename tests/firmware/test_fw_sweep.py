@@ -32,7 +32,10 @@ def test_worst_case_all_readers_occupied_also_meets_the_goal() -> None:
 def test_sweep_at_each_wakeup_time() -> None:
     figures = {w: at_wakeup(w) for w in (0.3, 1.0, 5.1)}
     assert [figures[w]["lead"] for w in (0.3, 1.0, 5.1)] == [1, 2, FIELD_LEAD]
-    assert figures[0.3]["sweep_ms"] <= figures[1.0]["sweep_ms"] <= figures[5.1]["sweep_ms"]
+    # (0.3 and 1 ms both fit in the lead's polls: equal, to the virtual clock's 1 us ticks)
+    tick = 0.002
+    assert figures[0.3]["sweep_ms"] <= figures[1.0]["sweep_ms"] + tick
+    assert figures[1.0]["sweep_ms"] <= figures[5.1]["sweep_ms"] + tick
     assert all(f["crosstalk"] == 0 and f["sweep_ms"] <= GOAL_MS for f in figures.values())
 
 

@@ -2,6 +2,7 @@
 placement -> screen p95 are reported (figures, not wall-clock assertions on the sweep)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ def test_bench_hub_reports_the_sweep_at_each_wakeup_time() -> None:
     result = subprocess.run(
         [str(BIN / "cauldron"), "bench", "hub", "--runs", "1", "--json"],
         capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        # the wall-clock method (seconds); the counting one has its own test (test_fw_interp)
+        env=dict(os.environ, CAULDRON_INTERP_METHOD="time"),
     )
     assert result.returncode == 0, result.stderr
     figures = {f["name"]: f for f in json.loads(result.stdout)["results"]["hub"]}
