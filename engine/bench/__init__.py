@@ -1,1 +1,2 @@
-"""Benchmarks (`cauldron bench …`), out of the product packages: see `engine.bench.kit`."""
+"""Benchmarks (`cauldron bench all`, or one target), out of the product packages: see
+`engine.bench.kit`."""

@@ -13,6 +13,7 @@ import pytest
 from dashboard.i18n import negotiate
 from engine.rules.board import CORNER_POSITIONS
 from engine.rules.scoring import REASON_CODES, Measure
+from hub.enroll import WORDS
 
 DASH = Path(__file__).resolve().parents[2] / "dashboard"
 
@@ -41,6 +42,8 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
         used |= set(re.findall(r"""\bt\(\s*"([a-z0-9_]+)\"""", text))
         counted |= set(re.findall(r"""\btn\(\s*"([a-z0-9_]+)\"""", text))
     assert counted, "the pages use counted (plural) strings"
+    # Enrolment's lines are counted by their `n` (core.js enrolWords), by code (hub WORDS).
+    counted |= {f"enrol_{code}" for code in WORDS if f"enrol_{code}#other" in keys}
     for key in counted:  # every counted string has the forms the three languages need
         assert {f"{key}#one", f"{key}#other"} <= keys, key
     assert not {k.partition("#")[0] for k in keys if "#" in k} - counted, "unused plurals"
