@@ -37,6 +37,7 @@ from engine.rules.board import cell_name
 from engine.service.interpreter import SensorInput, Status, TableInterpreter
 from engine.service.store import TableStore
 from engine.service.table_driver import ScriptedGame, scripted_game
+from engine.wire.api import ReplayArgs, ReplayResult
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import HubEvent, Topics, encode
 from engine.wire.mqtt import WireClient
@@ -545,15 +546,16 @@ def test_a_lost_replay_request_is_asked_again(mqtt_broker: str, tmp_path: Path,
     hub.sim.drop_rate = hub.sim.misread_rate = 0.0
     hub.flicker_rate = 0.0  # no flicker either: only the lost event and request
     real_replay = hub.hub._replay
-    refused: list[dict[str, Any]] = []
+    refused: list[ReplayArgs] = []
 
-    def replay_once_lost(args: dict[str, Any]) -> dict[str, Any]:
+    def replay_once_lost(ctx: None, args: ReplayArgs) -> ReplayResult:
         if not refused:
             refused.append(args)
             raise CommandRefused("hub reconnecting")
-        return real_replay(args)
+        return real_replay(ctx, args)
 
     hub.hub._replay = replay_once_lost  # type: ignore[method-assign]
+    hub.hub._handlers = hub.hub._bind_handlers()  # the verb map binds its handlers once
     hub.start()
     play = Play(script, hub)
     try:
@@ -607,15 +609,16 @@ def test_a_replay_lost_before_a_broker_restart_is_asked_again(
     hub.sim.drop_rate = hub.sim.misread_rate = 0.0
     hub.flicker_rate = 0.0
     real_replay = hub.hub._replay
-    asked: list[dict[str, Any]] = []
+    asked: list[ReplayArgs] = []
 
-    def replay_lost_until_restart(args: dict[str, Any]) -> dict[str, Any]:
+    def replay_lost_until_restart(ctx: None, args: ReplayArgs) -> ReplayResult:
         asked.append(args)
         if len(asked) == 1:  # the answer is lost in the broker restart below
             raise CommandRefused("lost")
-        return real_replay(args)
+        return real_replay(ctx, args)
 
     hub.hub._replay = replay_lost_until_restart  # type: ignore[method-assign]
+    hub.hub._handlers = hub.hub._bind_handlers()  # the verb map binds its handlers once
     hub.start()
     play = Play(script, hub)
     try:
