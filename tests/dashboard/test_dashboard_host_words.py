@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from dashkit import PIN, Stack, screenshot, wait_until
-from virtual_player import MOVE_WAIT, next_step, play_until, settled
+from virtual_player import MOVE_WAIT, inputs, next_step, play_until, settled
 
 from engine.rules import Take
 
@@ -34,6 +34,7 @@ def host_page(table_stack: Stack, browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
     context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
     page = context.new_page()
+    page.clock.install()  # time flows; a test may move it on (no fixed waits)
     page.set_default_timeout(15000)
     page.goto(table_stack.dash.url + "/host?lang=en")
     page.wait_for_selector("#host", state="visible")
@@ -90,7 +91,10 @@ def test_host_commands_say_what_they_did(table_stack: Stack, host_page: Any) -> 
         wait_until(lambda: settled(client.get("/api/table").json(), interp), MOVE_WAIT,
                    "the undo laid out on the virtual table")
 
-        # the game moves on: the answer goes away
+        # the game moves on: the answer stays to be read (15 s), then goes with the next move
+        moved_from = inputs(client.get("/api/table").json())
+        play_until(client, lambda s: inputs(s) > moved_from, "the game to move on")
+        page.clock.fast_forward(16_000)  # the page's reading time, not the test's
         play_until(client, lambda s: not page.inner_text("#host-msg"),
                    "the host's message to clear as the game moves on")
 

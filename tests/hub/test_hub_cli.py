@@ -73,9 +73,11 @@ def test_hub_sim_publishes_a_script_in_order(mqtt_broker: str, table_id: str,
                        "--data-dir", str(tmp_path), "--sim-script", str(script),
                        "--exit-when-done")
         assert out.returncode == 0, out.stderr
-        deadline = time.monotonic() + 5
+        # Delivered on the watcher's own thread, maybe well after the hub has exited.
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (
-                got and isinstance(got[-1], ServiceState) and got[-1].state == "offline"):
+                sum(isinstance(m, HubEvent) for m in got) >= 5
+                and got and isinstance(got[-1], ServiceState) and got[-1].state == "offline"):
             time.sleep(0.02)
     events = [m for m in got if isinstance(m, HubEvent)]
     assert [(e.seq, e.kind, e.action, e.cell or e.seat, e.card_id) for e in events] == [

@@ -128,7 +128,7 @@ def test_engine_killed_mid_game_and_restarted_loses_nothing(
     try:
         wait_for(lambda: watcher.online >= 1, 20, "the engine online")
         args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
-        reply = watcher.client.request(watcher.topics.cmd("new_game"), args, timeout=10)
+        reply = watcher.client.request(watcher.topics.cmd("new_game"), args, timeout=30)
         assert reply.status == "ok", reply.error
         half = len(inputs) // 2
         for inp in inputs[:half]:

@@ -154,7 +154,7 @@ def test_an_unknown_table_is_served_by_no_engine(venue: Venue) -> None:
     _hub_keys("known")
     venue.start_engine()
     wait_for(lambda: venue.owners().get("known") is not None, 20, "the known table claimed")
-    reply = venue.client.request(Topics("known").cmd("history"), {}, timeout=10)
+    reply = venue.client.request(Topics("known").cmd("history"), {}, timeout=30)
     assert reply.status == "error" and "no game" in str(reply.error)
     from engine.wire.mqtt import RequestTimeout
 
