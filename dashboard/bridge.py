@@ -160,6 +160,10 @@ class Bridge:
             settings.data_dir / f"seat-secrets-{settings.table}.json" if settings.data_dir else None
         )
         self._lock = threading.RLock()
+        # One broadcast at a time, from reading the state to handing it to the sockets'
+        # loops (FIFO): two threads broadcasting at once could otherwise hand the older
+        # state over last, and a page would show it until the next change.
+        self._broadcast_lock = threading.Lock()
         self._phones = [0] * N_SEATS  # open seat pages (sockets) per seat
         self.secrets.staying = lambda: {s for s, n in enumerate(self._phones) if n > 0}
         self.public: GamePublic | None = None
@@ -484,7 +488,12 @@ class Bridge:
             self._subscribers.discard(sub)
 
     def broadcast(self, seats_only: int | None = None) -> None:
-        """Send the current state to every subscriber (thread-safe)."""
+        """Send the current state to every subscriber (thread-safe, in the order the states
+        were read). Never called while holding `_lock`."""
+        with self._broadcast_lock:
+            self._broadcast(seats_only)
+
+    def _broadcast(self, seats_only: int | None) -> None:
         with self._lock:
             subs = list(self._subscribers)
         # What the pages are told about the broker link, whoever broadcasts (the connect
