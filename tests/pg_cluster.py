@@ -12,11 +12,12 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+
+from engine.wire.broker import free_port
 
 
 class NoPostgres(Exception):
@@ -30,12 +31,6 @@ def _bin_dir() -> Path | None:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
     return Path(initdb).parent if initdb else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Cluster:
@@ -67,7 +62,7 @@ class Cluster:
         data = self.folder / "data"
         self._run([str(self.bin / "initdb"), "-D", str(data), "--auth=trust", "-U", user,
                    "--no-sync", "-E", "UTF8"])
-        port = _free_port()
+        port = free_port()
         self._options = (f"-p {port} -k {self.folder} -c listen_addresses=127.0.0.1 "
                          "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
                          "-c max_connections=200")

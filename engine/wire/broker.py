@@ -21,6 +21,7 @@ import contextlib
 import hmac
 import logging
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -47,7 +48,29 @@ def find_mosquitto() -> str | None:
     return None
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
 def free_port() -> int:
+    """A port free now, for a server started a moment later. Picked below the kernel's
+    ephemeral range: outgoing connections take their local ports from that range (so does
+    a bind to port 0), and one of them could take the port before its server binds it."""
+    top = _ephemeral_low()
+    for _ in range(100):
+        port = top - 1 - secrets.randbelow(min(10_000, top - 1025))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((HOST, port))
+            except OSError:
+                continue  # in use: another
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
