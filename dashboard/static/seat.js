@@ -223,6 +223,8 @@ function whyNot(state, key) {
   const ex = v.expected || {};
   if (GEO.corners.includes(key)) return t("tap_corner");
   if (p.code === "refill" && ex.refill_cell) return t("tap_refill_first", { cell: cellLabel(ex.refill_cell) });
+  // A card already lifted (a bot's gesture this seat took over): it goes on the pad first.
+  if (p.code === "lay_on_pad" && v.table.held) return t("tap_lay_held_first", { card: cardLabel(v.table.held.card) });
   if (ex.phase === "take" && (ex.take || []).length + (ex.accio || []).length + (ex.declinatio_take || []).length) {
     const [r, c] = key.split(",").map(Number);
     if (!v.grid[r][c]) return t("tap_empty");

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Dash, Stack, drive_engine, hold_seat_cookie, wait_until
+from dashkit import PIN, Dash, Stack, drive_engine, hold_seat_cookie, seat_auth, wait_until
 
 pytestmark = pytest.mark.browser
 HOST = {"X-Host-Pin": PIN}
@@ -106,6 +106,39 @@ def test_a_tap_on_a_card_not_offered_says_why_in_the_pages_language(
                 page.wait_for_function("(w) => document.getElementById('board-msg')"
                                        ".textContent.includes(w)", arg=expected)
                 assert page.locator("#board-msg").is_visible()
+    finally:
+        context.close()
+
+
+def test_a_tap_while_a_lifted_card_waits_says_to_lay_it_first(
+        table_stack: Stack, browser: Any) -> None:
+    """A card already lifted (a seat taken over mid-gesture) goes on the pad first: a tap on
+    another card says so, not "take from the line" (the hand test found it)."""
+    dash = table_stack.dash
+    with httpx.Client(base_url=dash.url, timeout=20) as client:
+        state = _start(client)
+        view = state["game"]["view"]
+        seat, take = view["turn"], view["expected"]["take"][0]
+        secret = dash.bridge.secrets.secret(state["game"]["game_id"], seat)
+        lifted = client.post("/api/virtual/gesture", json={"action": "lift", "where": take},
+                             params={"seat": seat}, headers=seat_auth(secret))
+        assert lifted.status_code == 200, lifted.text
+        wait_until(lambda: (client.get("/api/table").json()["game"]["view"]["table"]
+                            ["prompt"] or {}).get("code") == "lay_on_pad", 30, "the lift seen")
+    other = next(f"{r},{c}" for r in range(1, 5) for c in range(1, 5) if f"{r},{c}" != take)
+    words = {"en": "First finish the card in hand", "fr": "Terminez d'abord la carte en main",
+             "de": "Zuerst die Karte in der Hand"}
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
+                                  is_mobile=True)
+    try:
+        page = context.new_page()
+        hold_seat_cookie(page, dash.url, seat, secret)
+        for lang in LANGS:
+            page.goto(f"{dash.url}/seat/{seat}?lang={lang}")
+            page.wait_for_selector(f"#seat-board .cell[data-cell='{other}']")
+            page.locator(f"#seat-board .cell[data-cell='{other}']").tap()
+            page.wait_for_function("(w) => document.getElementById('board-msg')"
+                                   ".textContent.includes(w)", arg=words[lang])
     finally:
         context.close()
 
