@@ -80,11 +80,16 @@ class VirtualTable:
 
     def _on_sim(self, topic: str, model: WireModel) -> None:
         if isinstance(model, SimTablePublic):
-            with self._lock:
-                if _older(model, self._sim):
-                    return
-                self._sim = model
-            self.bridge.broadcast()
+            self._take_view(model)
+
+    def _take_view(self, view: SimTablePublic) -> None:
+        """The one way a view of the simulated table comes in (``hub/sim``, or a gesture's
+        answer): never one older than the view held."""
+        with self._lock:
+            if _older(view, self._sim):
+                return
+            self._sim = view
+        self.bridge.broadcast()
 
     # ------------------------------------------------------------ what anyone may see
 
@@ -154,11 +159,7 @@ class VirtualTable:
                                result.code or "sim_refused")
         data = SimResult.model_validate(result.data if isinstance(result.data, dict) else {})
         if data.view is not None:  # the view after it, if hub/sim is not in yet
-            view = SimTablePublic.model_validate(data.view)
-            with self._lock:
-                if not _older(view, self._sim):
-                    self._sim = view
-            self.bridge.broadcast()
+            self._take_view(SimTablePublic.model_validate(data.view))
         return data
 
     def deal(self, removed_colour: str | None, seed: int | None) -> list[str]:
