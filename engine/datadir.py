@@ -64,11 +64,16 @@ def disk_trouble(error: BaseException, folder: Path | None = None) -> DiskTroubl
     if code is None and isinstance(error, OSError):
         code = _ERRNOS.get(error.errno or 0)
     if code is None:
-        text = str(error).lower()
-        code = next((c for key, c in _TEXTS if key in text), None)
+        code = text_trouble(str(error))
     if code is None:
         return DiskTrouble("write_failed", str(error) or type(error).__name__)
     return DiskTrouble(code, TROUBLES[code])
+
+
+def text_trouble(text: str) -> DiskTroubleCode | None:
+    """The trouble an error's message names in words (SQLite's way), if any."""
+    low = text.lower()
+    return next((c for key, c in _TEXTS if key in low), None)
 
 
 def probe_dir(folder: Path, size: int) -> DiskTrouble | None:

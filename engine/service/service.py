@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, JsonValue
 
+from engine.datadir import TROUBLES, text_trouble
 from engine.rules import GameLog, replay
 from engine.rules.cards import RECIPE_A, RECIPE_B
 from engine.rules.errors import RulesError
@@ -191,16 +192,9 @@ def write_trouble(error: object) -> str:
     "cannot write the table's log (read-only file system): ..." (doctor and the refusals
     show it)."""
     text = str(error)
-    why = next((w for k, w in WRITE_TROUBLES if k in text.lower()), None)
-    return f"cannot write the table's log ({why}): {text}" if why else \
+    code = text_trouble(text)
+    return f"cannot write the table's log ({TROUBLES[code]}): {text}" if code else \
         f"cannot write the table's log: {text}"
-
-
-WRITE_TROUBLES = (("read-only file system", "read-only file system"),
-                  ("readonly database", "read-only file system"),
-                  ("no space left", "the disk is full"),
-                  ("disk is full", "the disk is full"),
-                  ("permission denied", "permission denied"))
 
 
 @dataclass
