@@ -13,6 +13,9 @@ A transfer that does not complete (a peripheral that is not clocking) raises
 ``OSError`` after ``_SPINS`` status reads, as ``machine.SPI`` would fail, and the
 strobe is left high.
 
+The transfer loop is written out in each of the three on purpose: a call from one
+viper function to another goes through the interpreter, the very cost this module cuts.
+
 ``configure`` takes the register blocks: the real ones on the Pico (``main.py``),
 fake ones (bytearrays) in tests/firmware/test_fw_picobus.py on the unix port,
 where the same viper code runs on x86-64.
