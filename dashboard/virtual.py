@@ -174,9 +174,11 @@ class VirtualTable:
     # ------------------------------------------------------------ gestures
 
     def check_moment(self, action: str, where: str | None, seat: int | None,
-                     acting: int | None) -> None:
-        """Refuse what the moment does not allow (`acting`: the seat whose secret was given,
-        None for the host): raises `VirtualError`."""
+                     acting: int | None, by_host: bool = False) -> None:
+        """Refuse what the moment does not allow (`acting`: the seat whose hand acts, by its
+        secret or the host's `as_seat`; None for the host's own hand): raises
+        `VirtualError`. The host (`by_host`) is not held by a standing alert: it is the one
+        who puts the square right."""
         public = self.bridge.public
         view: dict[str, Any] = public.view.to_wire() if public is not None else {}
         table = view.get("table") if isinstance(view.get("table"), dict) else {}
@@ -184,7 +186,7 @@ class VirtualTable:
         expected = view.get("expected") if isinstance(view.get("expected"), dict) else {}
         assert isinstance(expected, dict)
         playing = table.get("status") == "playing" and not view.get("over")
-        if acting is not None:
+        if acting is not None and not by_host:
             self._held_by_alert(action, where)
         if action in ("draw", "refill"):
             hole = expected.get("refill_cell")

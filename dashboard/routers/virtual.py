@@ -93,7 +93,9 @@ def do_gesture(virtual: VirtualDep, actor: Actor, body: SimIn) -> VirtualPublic:
         raise Refusal(status.HTTP_403_FORBIDDEN,
                       f"{seat_name(actor.seat)} acts with its own hand only", "own_hand_only")
     try:
-        virtual.check_moment(body.action, body.where, body.seat, actor.seat)
+        # The host acting with a seat's hand (the demo's bots) is held to that seat's moment.
+        virtual.check_moment(body.action, body.where, body.seat, hand,
+                             by_host=actor.seat is None)
         return virtual.gesture(body.action, body.where, body.seat, owner_of(hand))
     except VirtualError as exc:
         raise Refusal(status.HTTP_409_CONFLICT, str(exc), exc.code, params=exc.params) from None

@@ -141,10 +141,31 @@ def test_a_seat_uses_its_own_hand_only(table_stack: Stack) -> None:
         lifted = client.post("/api/virtual/gesture", **as_seat(table_stack, seat),
                              json={"action": "lift", "where": cell})
         assert lifted.status_code == 200, lifted.text
-        bot = client.post("/api/virtual/gesture",
-                          json={"action": "lift", "where": cell, "as_seat": 1 - seat})
-        assert bot.status_code == 409
-        assert f"is in Seat {seat + 1}'s hand" in bot.json()["detail"]
+        host = client.post("/api/virtual/gesture", json={"action": "lift", "where": cell})
+        assert host.status_code == 409
+        assert f"is in Seat {seat + 1}'s hand" in host.json()["detail"]
+
+
+def test_the_host_acting_with_a_seats_hand_is_held_to_that_seats_moment(
+        table_stack: Stack) -> None:
+    """`as_seat` (the demo's bots) acts as that seat would: not out of its turn, not on
+    another seat's pad; the host's own hand stays free (it puts a wrong square right)."""
+    with TestClient(table_stack.dash.app, headers=HOST) as client:
+        start_game(client, table_stack, ["yellow", "red"])
+        state = client.get("/api/table").json()
+        seat = state["game"]["view"]["turn"]
+        cell = state["game"]["view"]["expected"]["take"][0]
+        for body in ({"action": "lift", "where": cell, "as_seat": 1 - seat},
+                     {"action": "take", "where": cell, "seat": 1 - seat, "as_seat": 1 - seat}):
+            refused = client.post("/api/virtual/gesture", json=body)
+            assert refused.status_code == 409, refused.text
+            assert refused.json()["error"]["code"] == "not_your_turn", refused.text
+        other_pad = client.post("/api/virtual/gesture",
+                                json={"action": "lay", "where": f"pad:{seat}",
+                                      "as_seat": 1 - seat})
+        assert other_pad.status_code == 409 and other_pad.json()["error"]["code"] == "own_pad_only"
+        own = client.post("/api/virtual/gesture", json={"action": "lift", "where": cell})
+        assert own.status_code == 200, own.text
 
 
 # ---------------------------------------------------------------- the view in time order
