@@ -50,7 +50,7 @@ IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "__import__"
 
 SERVICES = {"hub": ROOT / "hub", "engine.service": ROOT / "engine" / "service",
             "dashboard": ROOT / "dashboard"}  # fmt: skip
-SHARED = ("engine.wire", "engine.rules", "engine.datadir", "engine.cli")
+SHARED = ("engine.wire", "engine.rules", "engine.datadir", "engine.cli", "engine.games")
 PROJECT_ROOTS = ("engine", "hub", "dashboard", "firmware")
 
 

@@ -33,6 +33,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
+from engine.games.base import Refused
 from engine.rules import (
     Action,
     Game,
@@ -78,7 +79,6 @@ from engine.rules.observer import (
     where_is,
 )
 from engine.service.deal_guide import deal_guidance
-from engine.service.errors import Refused
 from engine.service.pawn_check import PawnSensing, pawn_problems
 from engine.wire.api import GAME_API, GAME_CHANGING_VERBS, BadArgs, NewGameArgs, parse_args
 from engine.wire.contract import PublicTableView, TableAlert, TableInfo

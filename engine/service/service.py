@@ -68,11 +68,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, JsonValue
 
 from engine.datadir import TROUBLES, text_trouble
+from engine.games.base import Refused
 from engine.rules import GameLog, replay
 from engine.rules.cards import RECIPE_A, RECIPE_B
 from engine.rules.errors import RulesError
 from engine.rules.events import Event, PerluceoReveal
-from engine.service.errors import Refused, ServiceError, StoreError
+from engine.service.errors import ServiceError, StoreError
 from engine.service.interpreter import Outcome, Status, TableInterpreter
 from engine.service.ownership import speaks_for
 from engine.service.pawn_check import start_positions

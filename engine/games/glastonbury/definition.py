@@ -15,11 +15,11 @@ from engine.games.base import (
     Bot,
     Catalogue,
     Fragments,
-    GameError,
     GameOptions,
     Interpreter,
     Lang,
     Place,
+    Refused,
 )
 from engine.rules import Game, GameConfig, action_from_wire
 from engine.rules.actions import Action
@@ -100,19 +100,19 @@ class GlastonburyDefinition:
     player_colours: tuple[str, ...] = PLAYER_COLOURS
 
     def check(self, options: Mapping[str, object]) -> GlastonburyOptions:
-        """The rules' own check of a set-up (G2): `GameError` naming the rule."""
+        """The rules' own check of a set-up (G2): `Refused` naming the rule."""
         try:
             config = GameConfig.from_wire(dict(options))
             config.validate()
         except RulesError as exc:
-            raise GameError(str(exc), rule=exc.rule, code="bad_config") from None
+            raise Refused(exc.message, rule=exc.rule, code="bad_config") from None
         return GlastonburyOptions.model_validate(config.to_wire())
 
     def config(self, options: GameOptions) -> GameConfig:
         try:
             return GameConfig.from_wire(options.wire())
         except RulesError as exc:
-            raise GameError(str(exc), rule=exc.rule, code="bad_config") from None
+            raise Refused(exc.message, rule=exc.rule, code="bad_config") from None
 
     def new(self, options: GameOptions, rng: random.Random) -> Game:
         return Game.new(self.config(options), rng)
@@ -127,7 +127,7 @@ class GlastonburyDefinition:
         try:
             return list(state.apply(action))
         except RulesError as exc:
-            raise GameError(str(exc), rule=exc.rule, code="illegal") from None
+            raise Refused(exc.message, rule=exc.rule, code="illegal") from None
 
     def is_over(self, state: Any) -> bool:
         return bool(state.is_over())
@@ -136,7 +136,7 @@ class GlastonburyDefinition:
         try:
             return action_from_wire(dict(data))
         except RulesError as exc:
-            raise GameError(str(exc), rule=exc.rule, code="bad_action") from None
+            raise Refused(exc.message, rule=exc.rule, code="bad_action") from None
 
     def action_to_wire(self, action: Any) -> dict[str, JsonValue]:
         wire: dict[str, JsonValue] = action.to_wire()
@@ -166,7 +166,7 @@ class GlastonburyDefinition:
         try:
             return make_bot(spec)
         except BotError as exc:
-            raise GameError(str(exc), code="bad_bot") from None
+            raise Refused(str(exc), code="bad_bot") from None
 
     def hint(self, state: Any, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
         from engine.bots import BotError, hint
@@ -176,7 +176,7 @@ class GlastonburyDefinition:
                                                 lang=lang).to_json()
         except BotError as exc:
             code = "not_your_turn" if state.seat != seat else "no_choice_now"
-            raise GameError(str(exc), code=code) from None
+            raise Refused(str(exc), code=code) from None
         return answer
 
     def interpreter(self, **kwargs: Any) -> Interpreter:

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from engine.games import DEFAULT_GAME, UnknownGame, game_ids, games, get
-from engine.games.base import GameDefinition, GameError, option_fields
+from engine.games.base import GameDefinition, Refused, option_fields
 
 
 def test_the_registry_names_each_game_once_and_the_default_first() -> None:
@@ -28,10 +28,10 @@ def test_G2_the_definition_checks_a_setup_with_the_rules_rule_id() -> None:
     game = get("glastonbury")
     options = game.check({"colours": ["yellow", "red"]})
     assert options.wire()["removed_colour"] == "green"  # the rules' default, filled in
-    with pytest.raises(GameError) as err:
+    with pytest.raises(Refused) as err:
         game.check({"colours": ["yellow", "yellow"]})
     assert err.value.rule == "G2" and err.value.code == "bad_config"
-    with pytest.raises(GameError) as err:
+    with pytest.raises(Refused) as err:
         game.check({"colours": ["yellow", "red"], "first_seat": 3})
     assert err.value.rule == "G4"
 

@@ -13,9 +13,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine.games.base import Refused
 from engine.rules import GameLog
 from engine.rules.cards import PLAYER_COLOURS
-from engine.service.errors import Refused
 from engine.service.interpreter import TableInterpreter
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.table_driver import scripted_game

@@ -14,11 +14,11 @@ from service_helpers import (
     until_last_card,
 )
 
+from engine.games.base import Refused
 from engine.rules import GameLog, Phase, Refill, Take, UseDeclinatio
 from engine.rules.board import TAKEABLE_CELLS, parse_cell
 from engine.rules.cards import card_label
 from engine.rules.events import PerluceoReveal, VanescoResolved
-from engine.service.errors import Refused
 from engine.service.interpreter import (
     Status,
     TableInterpreter,

@@ -11,11 +11,11 @@ import random
 import pytest
 from people_words import leaks
 
+from engine.games.base import Refused
 from engine.rules import Phase
 from engine.rules.actions import KEEP, Take
 from engine.rules.board import TAKEABLE_CELLS
 from engine.rules.names import cell_label
-from engine.service.errors import Refused
 from engine.service.interpreter import (
     Alert,
     Outcome,

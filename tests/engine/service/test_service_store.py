@@ -12,8 +12,9 @@ import pytest
 from service_helpers import hub_event
 
 from engine.app.cli import main
+from engine.games.base import Refused
 from engine.rules import GameLog
-from engine.service.errors import Refused, StoreError
+from engine.service.errors import StoreError
 from engine.service.interpreter import TableInterpreter
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.store import open_store
