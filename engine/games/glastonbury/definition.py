@@ -21,13 +21,13 @@ from engine.games.base import (
     Place,
     Refused,
 )
-from engine.rules import Game, GameConfig, action_from_wire
-from engine.rules.actions import Action
-from engine.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
-from engine.rules.cards import CARDS, PLAYER_COLOURS, card_label, enrolment_order
-from engine.rules.errors import RulesError
-from engine.rules.names import card_name, place_label, position_label, seat_name
-from engine.rules.observer import public_view, scores_view, seat_view, to_wire
+from engine.games.glastonbury.rules import Game, GameConfig, action_from_wire
+from engine.games.glastonbury.rules.actions import Action
+from engine.games.glastonbury.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
+from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS, card_label, enrolment_order
+from engine.games.glastonbury.rules.errors import RulesError
+from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
+from engine.games.glastonbury.rules.observer import public_view, scores_view, seat_view, to_wire
 
 MAX_SEATS: Final[int] = 4
 HERE: Final[Path] = Path(__file__).resolve().parent
@@ -73,7 +73,7 @@ CATALOGUE: Final = Catalogue(
 
 
 class GlastonburyNames:
-    """Glastonbury's words for people (`engine.rules.names`, the one owner)."""
+    """Glastonbury's words for people (`engine.games.glastonbury.rules.names`, the one owner)."""
 
     def piece(self, piece: str, lang: Lang = "en") -> str:
         return card_label(piece, lang) if piece in CARDS else card_name(piece)
@@ -156,12 +156,12 @@ class GlastonburyDefinition:
         return wire
 
     def bot_names(self) -> tuple[str, ...]:
-        from engine.bots import BOT_NAMES
+        from engine.games.glastonbury.bots import BOT_NAMES
 
         return BOT_NAMES
 
     def bot(self, spec: str) -> Bot:
-        from engine.bots import BotError, make_bot
+        from engine.games.glastonbury.bots import BotError, make_bot
 
         try:
             return make_bot(spec)
@@ -169,7 +169,7 @@ class GlastonburyDefinition:
             raise Refused(str(exc), code="bad_bot") from None
 
     def hint(self, state: Any, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
-        from engine.bots import BotError, hint
+        from engine.games.glastonbury.bots import BotError, hint
 
         try:
             answer: dict[str, JsonValue] = hint(state, seat, level=level,  # type: ignore[arg-type]
@@ -180,7 +180,7 @@ class GlastonburyDefinition:
         return answer
 
     def interpreter(self, **kwargs: Any) -> Interpreter:
-        from engine.service.interpreter import TableInterpreter
+        from engine.games.glastonbury.table.interpreter import TableInterpreter
 
         return TableInterpreter(**kwargs)
 
