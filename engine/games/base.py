@@ -203,6 +203,11 @@ class GameDefinition(Protocol):
         that no seat's secret crosses the broker in a command; stored with the command."""
         ...
 
+    def deck(self, setup: Mapping[str, JsonValue]) -> tuple[str, ...]:
+        """The pieces a game of this set-up is dealt from, unshuffled (the simulated
+        table's box)."""
+        ...
+
     def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Any]: ...
 
     def apply(self, state: Any, action: Any) -> Sequence[Any]:

@@ -30,6 +30,7 @@ from engine.games.glastonbury.rules.cards import (
     RECIPE_A,
     RECIPE_B,
     card_label,
+    deck_for,
     enrolment_order,
 )
 from engine.games.glastonbury.rules.errors import RulesError
@@ -143,6 +144,10 @@ class GlastonburyDefinition:
         if len(colours) > min(len(a), len(b)):
             return {}
         return {"recipe_cards": [[a[i], b[i]] for i in range(len(colours))]}
+
+    def deck(self, setup: Mapping[str, JsonValue]) -> tuple[str, ...]:
+        removed = setup.get("removed_colour")
+        return deck_for(removed if isinstance(removed, str) else None)
 
     def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Action]:
         game: Game = state
