@@ -238,8 +238,8 @@ class GlastonburyDefinition:
             answer: dict[str, JsonValue] = hint(state, seat, level=level,  # type: ignore[arg-type]
                                                 lang=lang).to_json()
         except BotError as exc:
-            code = "not_your_turn" if state.seat != seat else "no_choice_now"
-            raise Refused(str(exc), code=code) from None
+            raise Refused(str(exc), code="not_your_turn" if state.seat != seat
+                          else "no_choice_now") from None
         return answer
 
     def interpreter(self, **kwargs: Any) -> Interpreter:
