@@ -53,22 +53,29 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass as view_dataclass
 
-from engine.rules.observer import PublicView, SeatView
+from engine import games
+from engine.games.glastonbury.rules.observer import PublicView, SeatView
 
 SCHEMA_VERSION: Final[int] = 1
 DEFAULT_BASE: Final[str] = "cauldron"
 MAX_PAYLOAD_BYTES: Final[int] = 512 * 1024
-N_SEATS: Final[int] = 4
-GRID_SIZE: Final[int] = 6
-N_PERIMETER: Final[int] = 20
+# What a table's places can be comes from the games it offers (their catalogues): the most
+# seats, the widest grid of readers, the most pawn positions of any of them.
+_CATALOGUES: Final = tuple(g.catalogue for g in games.games())
+N_SEATS: Final[int] = max(c.seats for c in _CATALOGUES)
+GRID_SIZE: Final[int] = max(max(c.grid) if c.grid else 0 for c in _CATALOGUES)
+N_PERIMETER: Final[int] = max(c.perimeter for c in _CATALOGUES)
 
 TABLE_ID_PATTERN: Final[str] = r"^[A-Za-z0-9_-]{1,64}$"
 _TABLE_ID_RE: Final = re.compile(TABLE_ID_PATTERN)
 UID_PATTERN: Final[str] = r"^(?:[0-9A-F]{8}|[0-9A-F]{14}|[0-9A-F]{20})$"
-CELL_PATTERN: Final[str] = r"^[0-5],[0-5]$"
-RULE_PATTERN: Final[str] = r"^G[0-9]{1,2}a?$"  # G1 … G11, and G10a (end of the game)
+assert 0 < GRID_SIZE <= 10, "a cell is written 'r,c' with one digit each"
+CELL_PATTERN: Final[str] = rf"^[0-{GRID_SIZE - 1}],[0-{GRID_SIZE - 1}]$"
+# A game's rule id: Glastonbury's G1 … G11 and G10a, Quacks' Q1 … Q37.
+RULE_PATTERN: Final[str] = r"^[A-Z][0-9]{1,2}a?$"
 TRANSACTION_PATTERN: Final[str] = r"^[A-Za-z0-9_.:-]{1,64}$"
-# Card ids of the catalogue (engine.rules.cards) and pawn tags "pawn-<seat>"; whether the id
+# Card ids of the catalogue (engine.games.glastonbury.rules.cards) and pawn tags "pawn-<seat>";
+# whether the id
 # exists in the catalogue is for the engine to judge (a stale tag map must not lose events).
 CARD_ID_PATTERN: Final[str] = r"^[a-z0-9][a-z0-9-]{0,39}$"
 # Sequence numbers stay exact in every JSON reader (IEEE doubles) and in SQLite's INTEGER.
@@ -391,7 +398,7 @@ class DealNext(Part):
 
 
 class Dealing(Part):
-    """The deal, guided (engine.service.deal_guide): public data only."""
+    """The deal, guided (engine.games.glastonbury.table.deal_guide): public data only."""
 
     filled: int = Field(default=0, ge=0, le=36)
     missing: list[str] = Field(default_factory=list, max_length=36)
@@ -492,7 +499,8 @@ class SimTablePublic(WireModel):
 
 class GamePublic(WireModel):
     """``game/public`` (retained): the public view, typed by the rules engine's observer
-    (`engine.rules.observer.PublicView`, never a covered card) plus the table state;
+    (`engine.games.glastonbury.rules.observer.PublicView`, never a covered card) plus the table
+    state;
     ``turn`` is the seat to play (None before a game or when it is over), for the hub's LED."""
 
     table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
@@ -506,7 +514,8 @@ class GamePublic(WireModel):
 
 
 class GameSeat(WireModel):
-    """``game/seat/<n>``: one seat's private view (`engine.rules.observer.SeatView`: its
+    """``game/seat/<n>``: one seat's private view
+    (`engine.games.glastonbury.rules.observer.SeatView`: its
     recipes, its own stack with the memory aid, a Perluceo reveal sent once). ``seat`` must
     equal the ``<n>`` of the topic, and the view's seat too."""
 
