@@ -4,6 +4,8 @@ note is a notice, not a breach, in a host's words."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from service_helpers import deal_grid, next_pile_card, play, start
 
 from engine.rules.board import TAKEABLE_CELLS
@@ -12,10 +14,11 @@ from engine.service.interpreter import Status, TableInterpreter, lay, lift, pad_
 from engine.wire.contract import GameAlert, GamePublic
 
 
-def dealing(interp: TableInterpreter) -> dict:
+def dealing(interp: TableInterpreter) -> dict[str, Any]:
     view = interp.public_view()
     GamePublic(table="t", view=view)  # the wire contract accepts it
-    return view.to_wire()["table"]["dealing"]
+    guide: dict[str, Any] = view.to_wire()["table"]["dealing"]
+    return guide
 
 
 def new_two_player_table() -> TableInterpreter:
