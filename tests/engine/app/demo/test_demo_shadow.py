@@ -134,7 +134,7 @@ def test_shadow_from_the_public_stream_equals_the_engine(
             mentioned = _cards_in(model.actions) | _cards_in(model.events) | _cards_in(
                 model.grid or [])
             assert mentioned <= visible, f"covered cards on the wire: {mentioned - visible}"
-            seen_types.update(e["type"] for e in model.events)
+            seen_types.update(str(e["type"]) for e in model.events)
 
         stream.follow(shadow, lambda: shadow.game is not None
                       and len(shadow.actions) == len(real.actions), check)
