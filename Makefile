@@ -44,7 +44,8 @@ event: $(STAMP)
 
 lint: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy --strict engine hub dashboard
+	$(VENV)/bin/mypy --strict engine hub dashboard tests
+	$(VENV)/bin/mypy --strict tests/dashboard/conftest.py
 	$(PY) -m dashboard.jsdoc --check
 	node_modules/.bin/tsc -p dashboard/tsconfig.json
 

@@ -384,7 +384,7 @@ class CountDesk:
         with contextlib.suppress(CountRefused):
             self.tap(card_id, seat, "tag", uid)
 
-    def act(self, action: Callable[[CountSession], Any], text: str | None = None) -> Any:
+    def act(self, action: Callable[[CountSession], object], text: str | None = None) -> object:
         """Run a host action on the session (undo, remove, done, active, options)."""
         with self._lock:
             result = action(self._need())

@@ -46,7 +46,7 @@ class PawnSensors:
             self.clock.value(0)
         return value
 
-    def read(self) -> object:
+    def read(self) -> int | None:
         raw = self.raw()
         if raw & SIGNATURE_MASK != SIGNATURE:
             return None

@@ -13,7 +13,7 @@ import math
 import sys
 from dataclasses import dataclass
 
-from hub.layout import CELL_PITCH_MM, CELLS, PAD_CENTRES, Layout, perimeter_mm
+from hub.layout import CELL_PITCH_MM, CELLS, PAD_CENTRES, Layout, PlaceKind, perimeter_mm
 
 N_POSITIONS = 20
 CARD_MM = (59.0, 91.0)  # estimate: measure the printed copy (layout.md)
@@ -64,7 +64,7 @@ def run_mm(reader: int, layout: Layout | None = None) -> float:
     return (abs(x - board.xy[0]) + abs(y - board.xy[1])) * ROUTING_FACTOR + DROP_MM
 
 
-def runs(layout: Layout | None = None) -> dict[int, tuple[str, float, float]]:
+def runs(layout: Layout | None = None) -> dict[int, tuple[PlaceKind, float, float]]:
     """reader -> (kind, run mm, limit mm)."""
     layout = layout or Layout()
     out = {}

@@ -25,6 +25,7 @@ import io
 import re
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -291,11 +292,11 @@ def build(n_readers: int = N_READERS) -> Netlist:
         fanouts = max(1, -(-len(in_bank) // SCK_FANOUT_PER_CHIP))
         plan = [("SCK", 2, fanouts), ("MOSI", 3, -(-len(in_bank) // SCK_MOSI_LOADS)),
                 ("RST", 2, -(-len(in_bank) // RST_LOADS)), ("", 1, 0)]
-        channel = 0
+        taken = 0
         for signal, outputs, used in plan:
             for k in range(outputs):
-                pin = channels[channel]
-                channel += 1
+                pin = channels[taken]
+                taken += 1
                 if k >= used:
                     nl.connect(GND, buffer, pin)  # spare channel: input tied low
                     continue
@@ -508,12 +509,12 @@ def check(nl: Netlist) -> list[str]:
         problems.append("two readers share a chip select")
     for part in nl.parts.values():
         for pin, role in part.pins.items():
-            net = nl.net_of(part.ref, pin)
-            if role == "power" and net not in (RAIL, "+5V"):
-                problems.append(f"{part.ref}.{pin}: supply on {net}, not the logic rail")
-            if role == "power" and net == "+5V" and part.ref != "U1":
+            on = nl.net_of(part.ref, pin)
+            if role == "power" and on not in (RAIL, "+5V"):
+                problems.append(f"{part.ref}.{pin}: supply on {on}, not the logic rail")
+            if role == "power" and on == "+5V" and part.ref != "U1":
                 problems.append(f"{part.ref}: on +5V: one logic domain ({RAIL}) only")
-            if role == "in" and net is None and part.ref != "U1":
+            if role == "in" and on is None and part.ref != "U1":
                 problems.append(f"{part.ref}.{pin}: input left floating")
     # Drivers: one per net (the MISO bus: tri-state gates only), within the load budget.
     for net, pins in nl.nets.items():
@@ -534,10 +535,10 @@ def check(nl: Netlist) -> list[str]:
                 problems.append(f"{net}: {ref}.{pin} drives {len(loads)} inputs, budget {budget}")
     # Pico outputs drive only Ioff-protected (74LVC) inputs: no back-powering of the rail.
     for signal, pin in PICO_PINS.items():
-        net = nl.net_of("U1", pin)
-        if nl.role("U1", pin) != "out" or net is None:
+        pico_net = nl.net_of("U1", pin)
+        if nl.role("U1", pin) != "out" or pico_net is None:
             continue
-        for ref, p in nl.nets[net]:
+        for ref, p in nl.nets[pico_net]:
             if ref != "U1" and nl.role(ref, p) == "in" and "LVC" not in nl.parts[ref].kind:
                 problems.append(f"Pico {pin} ({signal}) drives {ref}.{p} (no Ioff)")
     return problems
@@ -917,7 +918,7 @@ def box_table(_nl: Netlist) -> str:
     return table()
 
 
-SECTIONS = {
+SECTIONS: dict[str, dict[str, Callable[[Netlist], str] | None]] = {
     "layout.md": {"box": box_table},
     "wiring.md": {"pico": pico_table, "readers": reader_table, "timing": None,
                   "pinout": pinout_table},
@@ -934,7 +935,11 @@ def render(doc: str, nl: Netlist) -> str:
                              re.S)
         if not pattern.search(text):
             raise ValueError(f"{doc} has no <!-- netlist:{name} --> section")
-        text = pattern.sub(lambda m, b=body: f"{m.group(1)}\n{b}\n{m.group(2)}", text)
+
+        def fill(m: re.Match[str], b: str = body) -> str:
+            return f"{m.group(1)}\n{b}\n{m.group(2)}"
+
+        text = pattern.sub(fill, text)
     return text
 
 

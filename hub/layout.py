@@ -75,6 +75,16 @@ class Place:
     def cell_key(self) -> str | None:
         return None if self.cell is None else cell_key(*self.cell)
 
+    @property
+    def where(self) -> str:
+        """The place as gestures and the simulated table name it: ``"r,c"``, ``"pad:<seat>"``
+        or ``"pos:<position>"``."""
+        if self.cell_key is not None:
+            return self.cell_key
+        if self.seat is not None:
+            return f"pad:{self.seat}"
+        return f"pos:{self.position}"
+
     def label(self) -> str:
         """The reader's place for people: "row 1, column 2", "Seat 1's pad"."""
         if self.kind == "cell":

@@ -101,6 +101,7 @@ from hub.tagmap import TagMap
 
 if TYPE_CHECKING:
     from hub.backends.sim import SimulatedTable
+    from hub.io import TableIO
 
 log = logging.getLogger("cauldron.hub")
 
@@ -120,7 +121,7 @@ class Hub:
         outbox: Outbox,
         tagmap: TagMap,
         hub_id: str | None = None,
-        io: Any = None,
+        io: TableIO | None = None,
         poll_interval: float = 0.005,
         snapshot_interval: float = 0.5,
         health_hold: float = 1.0,
@@ -881,7 +882,7 @@ class Hub:
         self.publish_snapshot()
         return SnapshotResult(last_seq=self.outbox.last_seq)
 
-    def _table_io(self) -> Any:
+    def _table_io(self) -> TableIO:
         if self.io is None:
             raise CommandRefused("this hub has no table I/O configured ([io] in the config)",
                                  code="no_table_io")
@@ -990,13 +991,9 @@ class Hub:
             sim.set_pawns(list(gesture.positions))
         return SimResult(pawns=sorted(sim.pawn_switches.sensed()))
 
-    def _sim_lying(self, sim: Any) -> dict[str, str]:
+    def _sim_lying(self, sim: SimulatedTable) -> dict[str, str]:
         """``{"2,3" | "pad:1" | "pos:7": card id (or "uid:<UID>" for an unknown tag)}``."""
         lying: dict[str, str] = {}
         for reader, uid in sim.truth().items():
-            place = sim.layout.place(reader)
-            where = (place.cell_key if place.cell is not None
-                     else f"pad:{place.seat}" if place.seat is not None
-                     else f"pos:{place.position}")
-            lying[where] = self.card_for(uid) or f"uid:{uid}"
+            lying[sim.layout.place(reader).where] = self.card_for(uid) or f"uid:{uid}"
         return lying

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
+from paho.mqtt.enums import CallbackAPIVersion
 
 from engine.wire.broker import find_mosquitto, free_port
 
@@ -50,7 +51,7 @@ def secured_broker(tmp: Path, accounts: dict[str, str]) -> Iterator[int]:
     deadline = time.monotonic() + 10
     try:
         while True:
-            probe = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+            probe = mqtt.Client(CallbackAPIVersion.VERSION2)
             try:
                 probe.connect("127.0.0.1", port)
                 probe.disconnect()

@@ -73,11 +73,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 # No deadline: a busy 2-core machine (CI, 8 engineers) makes timings meaningless here.
-_HYPOTHESIS = {"deadline": None, "print_blob": True,
-               "suppress_health_check": [HealthCheck.function_scoped_fixture,
-                                         HealthCheck.too_slow]}
-settings.register_profile("ci", max_examples=100, derandomize=True, **_HYPOTHESIS)
-settings.register_profile("dev", max_examples=25, **_HYPOTHESIS)
+_HYPOTHESIS = settings(deadline=None, print_blob=True,
+                       suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                              HealthCheck.too_slow])
+settings.register_profile("ci", _HYPOTHESIS, max_examples=100, derandomize=True)
+settings.register_profile("dev", _HYPOTHESIS, max_examples=25)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
                       or ("ci" if os.environ.get("CI") else "dev"))
 

@@ -13,7 +13,13 @@ from engine.games.glastonbury.rules import Game, GameConfig, Take
 from engine.games.glastonbury.rules.actions import USE_DECLINATIO
 from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, parse_cell
 from engine.games.glastonbury.rules.cards import INGREDIENTS
-from engine.games.glastonbury.table.interpreter import Status, TableInterpreter, lay
+from engine.games.glastonbury.table.interpreter import (
+    Outcome,
+    SensorInput,
+    Status,
+    TableInterpreter,
+    lay,
+)
 from engine.games.glastonbury.table.table_driver import inputs_for, next_decision, refill_of
 
 __all__ = ["hub_event"]  # re-exported for the service tests
@@ -41,8 +47,14 @@ def start(placed: dict[str, str] | None = None, **config: Any) -> TableInterpret
     return interp
 
 
-def play(interp: TableInterpreter, *inputs: Any) -> list[Any]:
+def play(interp: TableInterpreter, *inputs: SensorInput) -> list[Outcome]:
     return [interp.handle(i) for i in inputs]
+
+
+def game_of(interp: TableInterpreter) -> Game:
+    """The interpreter's game, which a test past ``new_game`` has."""
+    assert interp.game is not None
+    return interp.game
 
 
 def next_pile_card(interp: TableInterpreter) -> str:

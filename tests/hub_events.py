@@ -16,16 +16,19 @@ from hub.backends.sim import made_up_uid
 
 def hub_event(inp: SensorInput, seq: int, epoch: str = "e1", hub_id: str = "hub-test"
               ) -> HubEvent:
-    common: dict[str, Any] = {"hub_id": hub_id, "epoch": epoch, "seq": seq, "ts": 1000.0 + seq}
+    ts = 1000.0 + seq
     if inp.kind == "button":
-        place = {"seat": inp.seat} if inp.button == "confirm" else {}
-        return HubEvent(kind="button", action="pressed", button=inp.button, **place, **common)
-    where = {"cell": cell_name(inp.cell)} if inp.cell is not None else {"seat": inp.pad}
+        return HubEvent(hub_id=hub_id, epoch=epoch, seq=seq, ts=ts, kind="button",
+                        action="pressed", button=inp.button,
+                        seat=inp.seat if inp.button == "confirm" else None)
+    cell = cell_name(inp.cell) if inp.cell is not None else None
+    seat = inp.pad if inp.cell is None else None
     if inp.card is None:
-        return HubEvent(kind="unknown_tag", action=inp.kind, uid=inp.uid, **where, **common)
-    kind = "cell" if inp.cell is not None else "pad"
-    return HubEvent(kind=kind, action=inp.kind, uid=made_up_uid(inp.card), card_id=inp.card,
-                    **where, **common)
+        return HubEvent(hub_id=hub_id, epoch=epoch, seq=seq, ts=ts, kind="unknown_tag",
+                        action=inp.kind, uid=inp.uid, cell=cell, seat=seat)
+    return HubEvent(hub_id=hub_id, epoch=epoch, seq=seq, ts=ts,
+                    kind="cell" if inp.cell is not None else "pad", action=inp.kind,
+                    uid=made_up_uid(inp.card), card_id=inp.card, cell=cell, seat=seat)
 
 
 def signed(model: HubEvent | HubSnapshot, table: str) -> HubEvent | HubSnapshot:

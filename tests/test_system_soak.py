@@ -371,9 +371,13 @@ def run_batch(broker: LocalBroker, engine: Engine, watcher: Watcher, vandal: Van
         script = scripted_game(players[k], seed, game_id=f"g{seed}")
         hub_cls = SerialHub if serial_every and k % serial_every == serial_every - 1 else SimHub
         hub = hub_cls(url, table, tmp, seed).start()
+
+        def taken_up(t: str = table) -> bool:
+            return t in watcher.tables_online
+
         # The engine takes up a table at the hub's first snapshot (a resync, which counts as
         # an input); the game starts after it, as a host starts it at a table already on.
-        wait_for(lambda t=table: t in watcher.tables_online, 15, f"the engine to take {table}")
+        wait_for(taken_up, 15, f"the engine to take {table}")
         args = {k2: v for k2, v in script.new_game_args.items() if k2 != "game_id"}
         reply = watcher.client.request(Topics(table).cmd("new_game"), args, timeout=15)
         assert reply.status == "ok", reply.error
@@ -418,9 +422,12 @@ def run_batch(broker: LocalBroker, engine: Engine, watcher: Watcher, vandal: Van
         assert play.error is None, play.error
     for play in plays:
         table = play.hub.table
+
+        def handled(t: str = table, p: Play = play) -> bool:
+            return watcher.inputs(t) == p.reference.inputs
+
         try:
-            wait_for(lambda t=table, p=play: watcher.inputs(t) == p.reference.inputs, 60,
-                     f"every event of {table} handled")
+            wait_for(handled, 60, f"every event of {table} handled")
         except AssertionError:
             view = watcher.public.get(table, {}).get("view", {})
             raise AssertionError(
@@ -548,11 +555,11 @@ def test_a_lost_replay_request_is_asked_again(mqtt_broker: str, tmp_path: Path,
     real_replay = hub.hub._replay
     refused: list[ReplayArgs] = []
 
-    def replay_once_lost(ctx: None, args: ReplayArgs) -> ReplayResult:
+    def replay_once_lost(_ctx: None, args: ReplayArgs) -> ReplayResult:
         if not refused:
             refused.append(args)
             raise CommandRefused("hub reconnecting")
-        return real_replay(ctx, args)
+        return real_replay(_ctx, args)
 
     hub.hub._replay = replay_once_lost  # type: ignore[method-assign]
     hub.hub._handlers = hub.hub._bind_handlers()  # the verb map binds its handlers once
@@ -595,7 +602,7 @@ def test_a_replay_lost_before_a_broker_restart_is_asked_again(
     config = ServiceConfig(mqtt=url, data_dir=tmp_path / "data", tables=frozenset({table_id}),
                            name=f"eng-{uuid.uuid4().hex[:8]}", gap_timeout=1.0)
     service = EngineService(config)
-    service.client._client.reconnect_delay_set(0.05, 0.3)
+    service.client._client.reconnect_delay_set(0.05, 0.3)  # type: ignore[arg-type]
     real_receive = service.receive
 
     def lossy(table: str, event: HubEvent) -> Any:
@@ -611,11 +618,11 @@ def test_a_replay_lost_before_a_broker_restart_is_asked_again(
     real_replay = hub.hub._replay
     asked: list[ReplayArgs] = []
 
-    def replay_lost_until_restart(ctx: None, args: ReplayArgs) -> ReplayResult:
+    def replay_lost_until_restart(_ctx: None, args: ReplayArgs) -> ReplayResult:
         asked.append(args)
         if len(asked) == 1:  # the answer is lost in the broker restart below
             raise CommandRefused("lost")
-        return real_replay(ctx, args)
+        return real_replay(_ctx, args)
 
     hub.hub._replay = replay_lost_until_restart  # type: ignore[method-assign]
     hub.hub._handlers = hub.hub._bind_handlers()  # the verb map binds its handlers once

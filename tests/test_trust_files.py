@@ -84,7 +84,7 @@ def _up(table: Table) -> bool:
     except httpx.HTTPError:
         return False
     status = state.get("status", {})
-    return status.get("engine") == "online" and status.get("hub_backend") == "sim"
+    return bool(status.get("engine") == "online" and status.get("hub_backend") == "sim")
 
 
 def test_secrets_absent_from_ps(table: Table) -> None:

@@ -29,6 +29,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported by main() once the keys and data dirs are set
+    from test_service_venue import Venue
 
 HERE = Path(__file__).resolve().parent
 # tests/ holds an `engine` folder of tests: the repository's packages come first
@@ -53,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import test_service_venue as tv
     from pg_cluster import Cluster, NoPostgres
+    from waiting import wait_for
 
     from engine.wire.broker import LocalBroker
     from engine.wire.contract import Topics
@@ -71,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for _ in range(3):
             venue.start_engine()
-        tv.wait_for(lambda: all(o is not None for o in venue.owners().values())
-                    and len(venue.store.live_engines()) == 3, 60, "3 engines serving")
+        wait_for(lambda: all(o is not None for o in venue.owners().values())
+                 and len(venue.store.live_engines()) == 3, 60, "3 engines serving")
         inputs = {t: s.deal + [i for turn in s.turns for i in turn] for t, s in scripts.items()}
         commands = []
         for name, script in scripts.items():
@@ -92,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             if step in fault_at:
                 kind = "SIGKILL" if faults % 2 == 0 else "SIGSTOP"
                 faults += 1
-                took = _fault(tv, venue, kind)
+                took = _fault(venue, kind)
                 times.append((kind, took))
                 print(f"  {kind}: served again in {took:.2f} s", flush=True)
                 if took > FAILOVER_GOAL_S:
@@ -139,26 +144,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if not failures else 1
 
 
-def _fault(tv: object, venue: object, kind: str) -> float:
+def _fault(venue: Venue, kind: str) -> float:
     """Take the engine owning the most tables away; seconds until they are served again."""
-    owners = venue.owners()  # type: ignore[attr-defined]
-    live = [e for e in venue.engines if e.poll() is None]  # type: ignore[attr-defined]
-    ids = {e.pid: venue.engine_of(e) for e in live}  # type: ignore[attr-defined]
+    from test_service_venue import _served_again
+    from waiting import wait_for
+
+    owners = venue.owners()
+    live = [e for e in venue.engines if e.poll() is None]
+    ids = {e.pid: venue.engine_of(e) for e in live}
     victim = max(live, key=lambda e: sum(1 for o in owners.values() if o == ids[e.pid]))
     orphans = [t for t, o in owners.items() if o == ids[victim.pid]]
     began = time.monotonic()
     victim.send_signal(signal.SIGKILL if kind == "SIGKILL" else signal.SIGSTOP)
     try:
-        took = tv._served_again(venue, began, orphans, ids[victim.pid])  # type: ignore[attr-defined]
+        took = _served_again(venue, began, orphans, ids[victim.pid])
     except AssertionError:
         took = time.monotonic() - began
     if kind == "SIGKILL":
         victim.wait(10)
-        venue.start_engine()  # type: ignore[attr-defined]
+        venue.start_engine()
     else:
         victim.send_signal(signal.SIGCONT)  # it wakes fenced and rejoins
-    tv.wait_for(lambda: len(venue.store.live_engines()) == 3, 60,  # type: ignore[attr-defined]
-                "3 engines in the venue again")
+    wait_for(lambda: len(venue.store.live_engines()) == 3, 60, "3 engines in the venue again")
     return took
 
 

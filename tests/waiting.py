@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Literal, TypeVar
+
+T = TypeVar("T")
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition",
-               slowest: float = 0.1, report: Callable[[], str] | None = None) -> Any:
+def wait_until(predicate: Callable[[], T | Literal[False] | None], timeout: float = 5.0,
+               what: str = "condition", slowest: float = 0.1,
+               report: Callable[[], str] | None = None) -> T:
     """Poll `predicate` until it is true and return its value: every 10 ms at first, then
     less often (up to every `slowest` s) so a long wait (a whole bot game, served from this
     process) does not take the CPU and the GIL from what it waits for. A brief situation to
@@ -27,6 +30,6 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "
     raise AssertionError(f"timed out after {timeout} s waiting for {what}{stood}")
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> None:
+def wait_for(check: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> None:
     """`wait_until` every 10 ms (brief states of a hub or an engine are caught)."""
     wait_until(check, timeout, what, slowest=0.01)

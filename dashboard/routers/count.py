@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, WebSocket, WebSocketDisconnect
@@ -16,7 +17,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from dashboard.count import CountDesk, CountRefused, CountSetup
+from dashboard.count import CountDesk, CountRefused, CountSession, CountSetup
 from dashboard.deps import HostDep, LangDep, SettingsDep
 from dashboard.game import GAME
 from dashboard.routers.pages import render
@@ -72,7 +73,8 @@ def _refused(exc: CountRefused) -> HTTPException:
     return HTTPException(409, {"code": exc.code, "message": exc.message, "seat": exc.seat})
 
 
-def _run(desk: CountDesk, action: Any, text: str | None = None) -> dict[str, Any]:
+def _run(desk: CountDesk, action: Callable[[CountSession], object], text: str | None = None
+         ) -> dict[str, Any]:
     try:
         desk.act(action, text)
     except CountRefused as exc:
@@ -202,7 +204,7 @@ def count_active(seat: SeatParam, desk: DeskDep, _host: HostDep) -> dict[str, An
 
 @router.post("/api/count/last-card", summary="Who took the last card (recipe B-last-card)")
 def count_last_card(body: LastCardIn, desk: DeskDep, _host: HostDep) -> dict[str, Any]:
-    def change(session: Any) -> None:
+    def change(session: CountSession) -> None:
         if body.seat is not None and body.seat >= len(session.seats):
             raise CountRefused("no_seat", f"there is no {GAME.names.seat(body.seat)} in this count")
         session.set_last_card(body.seat)

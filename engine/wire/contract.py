@@ -271,7 +271,7 @@ class HubSnapshot(WireModel):
         description="what the back-end does besides reading: write_tag, lay_out (hub/cmd/layout)",
     )
     readers: list[ReaderSeen] = Field(max_length=64)
-    enrolment: dict[str, Any] | None = Field(
+    enrolment: dict[str, JsonValue] | None = Field(
         default=None, description="enrolment progress {done, total, next} while enrolling"
     )
     board: BoardHealth | None = None
@@ -317,7 +317,7 @@ class HubHealth(WireModel):
     ts: float = Field(ge=0)
     backend: str = Field(max_length=32)
     readers: list[ReaderHealthSeen] = Field(max_length=64)
-    enrolment: dict[str, Any] | None = Field(
+    enrolment: dict[str, JsonValue] | None = Field(
         default=None, description="enrolment progress {done, total, next} while enrolling"
     )
     board: BoardHealth | None = None
@@ -598,10 +598,10 @@ class GameEvents(WireModel):
     status: str = Field(max_length=16, description="the table's state: playing, over, ended")
     index: int = Field(ge=0, le=MAX_SEQ,
                        description="position of actions[0] in the game's action list")
-    actions: list[dict[str, Any]] = Field(default_factory=list, max_length=64)
-    events: list[dict[str, Any]] = Field(default_factory=list, max_length=256)
+    actions: list[dict[str, JsonValue]] = Field(default_factory=list, max_length=64)
+    events: list[dict[str, JsonValue]] = Field(default_factory=list, max_length=256)
     undone: int = Field(default=0, ge=0, le=MAX_SEQ)
-    config: dict[str, Any] | None = Field(default=None,
+    config: dict[str, JsonValue] | None = Field(default=None,
                                           description="GameConfig wire form, at start")
     grid: list[str] | None = Field(default=None, min_length=32, max_length=32,
                                    description="the dealt square at start (takeable cells)")

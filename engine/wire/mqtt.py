@@ -60,7 +60,10 @@ from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit
 
 import paho.mqtt.client as paho
+from paho.mqtt.client import ConnectFlags, DisconnectFlags
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 from pydantic import JsonValue
 
 from engine.wire.auth import ensure_key, key_path, keys_dir, load_key, sign_command
@@ -196,8 +199,8 @@ def accepts_anonymous(url: str, timeout: float = 5.0, tls_ca: str | None = None)
     answer: list[bool] = []
     done = threading.Event()
 
-    def on_connect(client: paho.Client, userdata: Any, flags: Any, reason: Any,
-                   properties: Any) -> None:
+    def on_connect(client: paho.Client, userdata: object, flags: ConnectFlags,
+                   reason: ReasonCode, properties: Properties | None) -> None:
         answer.append(not reason.is_failure)
         done.set()
 
@@ -428,8 +431,8 @@ class WireClient:
 
     # ------------------------------------------------------------ paho callbacks
 
-    def _on_connect(self, client: paho.Client, userdata: Any, flags: Any, reason: Any,
-                    properties: Any) -> None:
+    def _on_connect(self, client: paho.Client, userdata: object, flags: ConnectFlags,
+                    reason: ReasonCode, properties: Properties | None) -> None:
         if reason.is_failure:
             self.last_error = f"broker refused the connection: {reason}"
             log.warning("MQTT %s: %s", self.broker.redacted(), self.last_error)
@@ -450,16 +453,16 @@ class WireClient:
         self._connected.set()
         self._inbox.put(("connected",))
 
-    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any, reason: Any,
-                       properties: Any) -> None:
+    def _on_disconnect(self, client: paho.Client, userdata: object, flags: DisconnectFlags,
+                       reason: ReasonCode, properties: Properties | None) -> None:
         if self._connected.is_set():
             self.stats["disconnects"] += 1
             log.info("MQTT %s disconnected (%s); reconnecting", self.broker.redacted(), reason)
         self._connected.clear()
         self._ready.clear()
 
-    def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: Any,
-                    properties: Any) -> None:
+    def _on_publish(self, client: paho.Client, userdata: object, mid: int, reason: ReasonCode,
+                    properties: Properties) -> None:
         self.stats["acked"] += 1
         # Called with paho's out-message lock held: never call paho from here.
         with self._ack_lock:
@@ -479,8 +482,8 @@ class WireClient:
         except Exception:  # a bad callback must not kill the network thread
             log.exception("on_ack callback failed")
 
-    def _on_subscribe(self, client: paho.Client, userdata: Any, mid: int, reasons: Any,
-                      properties: Any) -> None:
+    def _on_subscribe(self, client: paho.Client, userdata: object, mid: int,
+                      reasons: list[ReasonCode], properties: Properties | None) -> None:
         with self._lock:
             event = self._suback.pop(mid, None)
             if mid in self._first_subacks:
@@ -490,7 +493,8 @@ class WireClient:
         if event is not None:
             event.set()
 
-    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
+    def _on_message(self, client: paho.Client, userdata: object,
+                    message: paho.MQTTMessage) -> None:
         self.stats["received"] += 1
         topic, payload = message.topic, bytes(message.payload)
         guard = getattr(client, "guard", None)

@@ -100,14 +100,6 @@ def _made_up_uids() -> dict[str, str]:
     return {made_up_uid(card): card for card in GAME.catalogue.kinds}
 
 
-def _where(place: Any) -> str:
-    if place.cell is not None:
-        return str(place.cell_key)
-    if place.seat is not None:
-        return f"pad:{place.seat}"
-    return f"pos:{place.position}"
-
-
 def _seat(seat: Any) -> int:
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < SEATS:
         raise GestureRefused(f"seat {seat!r} is not 0..{SEATS - 1}")
@@ -423,7 +415,7 @@ class SimulatedTable(RawBackend):
         """``{"r,c" | "pad:<seat>" | "pos:<n>": card id}``: what lies on each reader."""
         lying: dict[str, str] = {}
         for reader, uid in self._tags.items():
-            lying[_where(self.layout.place(reader))] = self.card_at(uid)
+            lying[self.layout.place(reader).where] = self.card_at(uid)
         return lying
 
     def public(self) -> dict[str, Any]:
@@ -506,7 +498,7 @@ class SimulatedTable(RawBackend):
 
     def _lift(self, where: str, owner: str) -> str:
         reader = self._reader(where)
-        place = _where(self.layout.place(reader))
+        place = self.layout.place(reader).where
         with self._lock:
             if owner in self._hands:
                 card, origin = self._hands[owner]
@@ -529,7 +521,7 @@ class SimulatedTable(RawBackend):
 
     def _lay(self, where: str, owner: str) -> str:
         reader = self._reader(where)
-        place = _where(self.layout.place(reader))
+        place = self.layout.place(reader).where
         with self._lock:
             held = self._hands.get(owner)
             if held is None:
@@ -627,7 +619,7 @@ class SimulatedTable(RawBackend):
         hand already holds the card lifted from `where` (a take half done, e.g. by the bot a
         person took the seat from), the tap finishes it: lay and slide."""
         pad = self._reader(f"pad:{seat}")
-        place = _where(self.layout.place(self._reader(where)))
+        place = self.layout.place(self._reader(where)).where
         with self._lock:
             if pad in self._tags:
                 raise self._refuse(f"{place_name(f'pad:{seat}')} holds "
@@ -640,7 +632,7 @@ class SimulatedTable(RawBackend):
 
     def _refill(self, where: str, owner: str) -> str:
         reader = self._reader(where)
-        place = _where(self.layout.place(reader))
+        place = self.layout.place(reader).where
         with self._lock:
             if reader in self._tags:
                 raise self._refuse(f"{place_name(place)} already holds "

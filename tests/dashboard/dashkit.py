@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hub_events import hub_event
-from waiting import wait_until
+from waiting import wait_until as wait_until  # re-exported: the dashboard tests' one wait
 
 from dashboard.bridge import Bridge
 from dashboard.config import Settings
@@ -138,8 +138,9 @@ class Dash:
         view = game.view_public()
         self.publisher.publish(
             self.topics.game_public,
-            GamePublic(table=self.table, game_id=game_id, turn=view["expected"]["seat"],
-                       ts=time.time() if ts is None else ts, view=view),
+            GamePublic.model_validate({"table": self.table, "game_id": game_id,
+                                       "turn": view["expected"]["seat"],
+                                       "ts": time.time() if ts is None else ts, "view": view}),
             retain=True,
         )
 
@@ -148,7 +149,8 @@ class Dash:
         view = {**game.view(seat)["you"], **(extra or {})}
         self.publisher.publish(
             self.topics.game_seat(seat),
-            GameSeat(seat=seat, game_id=game_id, ts=time.time(), view=view),
+            GameSeat.model_validate({"seat": seat, "game_id": game_id, "ts": time.time(),
+                                     "view": view}),
         )
 
     def publish_alert(self, alert_id: str, active: bool = True, rule: str = "G4",

@@ -45,12 +45,12 @@ from typing import Any
 
 from waiting import wait_until
 
-from engine.app.demo.driver import GESTURE_INPUTS
 from engine.games.glastonbury.rules import Game
 from engine.games.glastonbury.rules.actions import Action, Discard, Keep, Pass, Take, UseDeclinatio
 from engine.games.glastonbury.rules.board import LINES, cell_name
 from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS
 from engine.games.glastonbury.rules.game import Phase
+from hub.backends.sim import GESTURE_INPUTS
 
 MOVE_WAIT = 30.0  # one scripted move seen by the engine, on a loaded 2-core machine
 SYNC_KEYS = ("turns", "turn", "phase", "grid")  # what the table's view and the plan share
@@ -151,7 +151,7 @@ def plan(game: Game, situation: Situation, seed: int = 0, tries: int = 300) -> l
     rng = random.Random(seed)
     best: list[Action] | None = None
     for _ in range(tries):
-        probe, moves = game.copy(), []
+        probe, moves = game.copy(), list[Action]()
         while not probe.is_over() and (best is None or len(moves) < len(best)):
             if situation.reached_now(probe):
                 best = moves

@@ -5,6 +5,7 @@ bad input refused with a message, the live socket."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from dashkit import PIN, Dash
@@ -77,7 +78,7 @@ def test_manual_entry_refusals_and_the_live_socket(client: TestClient) -> None:
     {"colours": ["red", "blue"], "last_card_seat": 3}, {"colours": ["red", "blue"], "x": 1},
     {"colours": ["red", "blue", "green"], "removed_colour": "yellow"}, {"colours": "red"},
 ])
-def test_a_bad_setup_is_refused_with_a_message(client: TestClient, body: dict) -> None:
+def test_a_bad_setup_is_refused_with_a_message(client: TestClient, body: dict[str, Any]) -> None:
     answer = client.post("/api/count/setup", headers=HOST, json=body)
     assert answer.status_code == 422
     assert client.get("/api/count").json()["count"] is None

@@ -301,7 +301,7 @@ def test_axe_no_serious_or_critical_violation_on_the_count_page(
         page: Any, count_table: CountTable, view: str) -> None:
     from test_dashboard_a11y import axe_violations, summary
 
-    from dashboard.count import CountSetup
+    from dashboard.count import CountSession, CountSetup
 
     count_table.desk.start(CountSetup(COLOURS[:3], recipes=True, last_card_seat=1))
     for seat_number in range(3):
@@ -311,7 +311,11 @@ def test_axe_no_serious_or_critical_violation_on_the_count_page(
     count_table.lay("yellow-a-4")  # refused: the message stands
     if view == "finished":
         for seat_number in range(3):
-            count_table.desk.act(lambda s, n=seat_number: s.set_done(n))
+
+            def done(s: CountSession, n: int = seat_number) -> None:
+                s.set_done(n)
+
+            count_table.desk.act(done)
     path = {"phone": "/count/seat/1?lang=en", "login": "/count?lang=en"}.get(
         view, f"/count?lang=en#pin={PIN}")
     page.goto(count_table.url + path)

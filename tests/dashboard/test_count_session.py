@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -23,12 +24,13 @@ def session(*colours: str, **options: object) -> CountSession:
                                    **options))  # type: ignore[arg-type]
 
 
-def cauldron_score(data: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+def cauldron_score(data: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                   ) -> dict[str, Any]:
     path = tmp_path / "game.json"
     path.write_text(json.dumps(data))
     capsys.readouterr()
     assert cauldron(["score", str(path), "--json"]) == 0
-    result: dict = json.loads(capsys.readouterr().out)
+    result: dict[str, Any] = json.loads(capsys.readouterr().out)
     return result
 
 

@@ -108,4 +108,5 @@ def _dealing(dash: Dash) -> Any:
                                                   "text": "Deal 32 cards (1/32 read)."},
                   "dealing": {"filled": 1, "missing": []}, "inputs": 1},
     }
-    return GamePublic(table=dash.table, game_id="deal-1", turn=None, ts=time.time(), view=view)
+    return GamePublic.model_validate({"table": dash.table, "game_id": "deal-1", "turn": None,
+                                      "ts": time.time(), "view": view})

@@ -63,13 +63,15 @@ def test_table_state_is_whitelisted_and_has_no_covered_card(
     from engine.wire.contract import GamePublic
 
     with pytest.raises(ValidationError, match="leak"):  # the typed view has no such field
-        GamePublic(table=dash_app.table, game_id="g1", turn=game.seat, view=leaky)
+        GamePublic.model_validate({"table": dash_app.table, "game_id": "g1", "turn": game.seat,
+                                   "view": leaky})
     # A forged payload carrying it is refused at the wire; the real one follows.
     forged = {"schema_version": 1, "table": dash_app.table, "game_id": "g0", "view": leaky}
     dash_app.publisher.publish_raw(dash_app.topics.game_public, json.dumps(forged).encode())
     dash_app.publisher.publish(
         dash_app.topics.game_public,
-        GamePublic(table=dash_app.table, game_id="g1", turn=game.seat, ts=time.time(), view=view),
+        GamePublic.model_validate({"table": dash_app.table, "game_id": "g1", "turn": game.seat,
+                                   "ts": time.time(), "view": view}),
         retain=True,
     )
     wait_until(lambda: dash_app.bridge.public is not None, 5, "game/public")

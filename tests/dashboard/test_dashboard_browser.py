@@ -29,8 +29,9 @@ def test_table_view_updates_live_when_game_public_is_published(dash: Dash, page:
     renders = int(page.get_attribute("body", "data-renders") or 0)
     before = game.view_public()
     taken = before["expected"]["take"][0]
-    game.apply(next(a for a in game.legal_actions() if getattr(a, "cell", None) is not None
-                    and f"{a.cell // 6},{a.cell % 6}" == taken))
+    game.apply(next(a for a in game.legal_actions()
+                    if (cell := getattr(a, "cell", None)) is not None
+                    and f"{cell // 6},{cell % 6}" == taken))
     after = game.view_public()
     dash.publish_game(game)
     page.wait_for_function(f"Number(document.body.dataset.renders) > {renders}")
@@ -50,7 +51,7 @@ def open_seat(dash: Dash, page: Any, seat: int) -> str:
     """The seat's join URL, as its QR code on the table view encodes it."""
     from dashboard.routers.seats import qr_svg
 
-    link = httpx.get(f"{dash.url}/api/seats/{seat}/join").json()["url"]
+    link: str = httpx.get(f"{dash.url}/api/seats/{seat}/join").json()["url"]
     served = httpx.get(f"{dash.url}/api/seats/{seat}/qr.svg").text
     assert served == qr_svg(link)  # the QR on the table view is exactly this link
     page.goto(link + "&lang=en")
@@ -251,7 +252,7 @@ def test_declinatio_line_is_shown_at_a_corner(dash: Dash, page: Any) -> None:
     line = FACED_LINE[(found.pawns[seat] + found.move_value) % 20]
     assert line is not None
     want = {cell_name(c) for c in LINES[line]
-            if found.grid[c] and not found.grid[c].startswith(("vanesco", "perluceo"))}
+            if (card := found.grid[c]) and not card.startswith(("vanesco", "perluceo"))}
     shown = set(page.eval_on_selector_all("#board .cell.decl",
                                           "els => els.map(e => e.dataset.cell)"))
     assert shown == want

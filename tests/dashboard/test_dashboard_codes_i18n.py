@@ -80,7 +80,8 @@ def enrol_codes() -> set[str]:
     words = next(n.value for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)
                  and isinstance(n.target, ast.Name) and n.target.id == "WORDS")
     assert isinstance(words, ast.Dict)
-    codes = {k.value for k in words.keys if isinstance(k, ast.Constant)}
+    codes = {k.value for k in words.keys
+             if isinstance(k, ast.Constant) and isinstance(k.value, str)}
     assert {"enrolling", "next", "enrolled", "undone", "skipped", "stopped_saved"} <= codes
     return codes
 

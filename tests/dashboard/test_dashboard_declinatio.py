@@ -60,7 +60,7 @@ def blocked(client: TestClient, engine_service: Any, table_id: str) -> tuple[Any
 
 def assert_ended_by_declinatio(client: TestClient, interp: Any, seat: int) -> dict[str, Any]:
     assert interp.game.is_over() and interp.game.actions[-1] == UseDeclinatio()
-    view = shown(client, interp)["game"]["view"]
+    view: dict[str, Any] = shown(client, interp)["game"]["view"]
     assert view["over"] and view["end"]["reason"] == "declinatio_blocked"
     assert view["turn"] == seat or view["turn"] is None
     return view

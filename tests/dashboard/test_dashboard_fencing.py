@@ -30,5 +30,6 @@ def test_a_stale_engines_public_view_and_state_are_ignored(dash: Dash) -> None:
                                                      turn=1, view=view, fence=7), retain=True)
     wait_until(lambda: dash.bridge.public is not None and dash.bridge.public.turn == 1, 10,
                "the owner's next view")
-    assert dash.bridge.public.game_id == "owner-game"
+    public = dash.bridge.public
+    assert public is not None and public.game_id == "owner-game"
     assert dash.bridge.engine_degraded is None

@@ -118,9 +118,12 @@ def test_whole_short_game_in_the_browser(table_stack: Stack, page: Any) -> None:
         page.locator(selector_for(kind, body)).dispatch_event("click")
         before = virtual_key(state)
         if kind == "gesture":
+
+            def shown(b: str = before) -> bool:
+                return virtual_key(table_state(table_stack)) != b
+
             try:  # the gesture itself shows at once on the virtual table ...
-                wait_until(lambda b=before: virtual_key(table_state(table_stack)) != b, 10,
-                           "the gesture")
+                wait_until(shown, 10, "the gesture")
             except AssertionError:
                 # ... unless the element was redrawn between finding and clicking it (a
                 # late update): look again and click what the table now asks for.
@@ -173,9 +176,12 @@ def test_keyboard_only_turn_on_the_virtual_table(table_stack: Stack, page: Any) 
         assert kind != "wait", state
         press_on(selector_for(kind, body))
         before = state["virtual"]
+
+        def moved(v: dict[str, Any], b: dict[str, Any] = before, k: str = kind) -> bool:
+            return k != "gesture" or v != b
+
         state = wait_engine(table_stack, state, expected_inputs(state, kind, body),
-                            f"{kind} {body}",
-                            virtual=lambda v, b=before, k=kind: k != "gesture" or v != b)
+                            f"{kind} {body}", virtual=moved)
     assert not state["alerts"]
     # the live region announced the take
     page.wait_for_function("document.querySelector('#announce').textContent.length > 0")

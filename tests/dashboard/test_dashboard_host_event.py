@@ -16,8 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from dashkit import PIN, Stack, wait_until
-from test_dashboard_host_words import play_until
-from virtual_player import inputs
+from virtual_player import inputs, play_until
 
 pytestmark = pytest.mark.browser
 HOST = {"X-Host-Pin": PIN}
@@ -96,7 +95,12 @@ def test_end_and_start_says_what_happened_and_the_message_stays_to_be_read(
         first = client.get("/api/table").json()["game"]["game_id"]
         context, page = host_page(table_stack, browser, lang)
         questions: list[str] = []
-        page.on("dialog", lambda d: (questions.append(d.message), d.accept()))
+
+        def answer(dialog: Any) -> None:
+            questions.append(dialog.message)
+            dialog.accept()
+
+        page.on("dialog", answer)
         try:
             page.wait_for_selector("#host-options:not([hidden])")
             if not page.is_visible("#start"):

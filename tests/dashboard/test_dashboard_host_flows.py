@@ -160,8 +160,11 @@ class Flow:
     def undo(self, times: int = 1) -> None:
         for _ in range(times):
             actions = len(self.interp.game.actions) if self.interp.game else 0
-            self.press("#undo", lambda a=actions: self.interp.game is not None
-                       and len(self.interp.game.actions) < a, "the undo")
+
+            def undone(a: int = actions) -> bool:
+                return self.interp.game is not None and len(self.interp.game.actions) < a
+
+            self.press("#undo", undone, "the undo")
         self.restored()
 
     def restored(self) -> None:
@@ -295,10 +298,13 @@ def taken(interp: TableInterpreter) -> str | None:
         return None
     actions = list(game.actions)
     back = 2 if isinstance(actions[-1], Refill) else 1
-    if len(actions) < back or not isinstance(actions[-back], Take):
+    if len(actions) < back:
+        return None
+    take = actions[-back]
+    if not isinstance(take, Take):
         return None
     before = replay(GameLog.of(game).without_last(back))
-    return before.grid[actions[-back].cell]
+    return before.grid[take.cell]
 
 
 def after_spell(spell: str) -> Callable[[TableInterpreter], bool]:
@@ -500,7 +506,7 @@ def test_join_mid_gesture(flow: Flow) -> None:
     button.click()
 
     def done() -> str | bool:
-        error = phone.locator("#play-msg").inner_text()
+        error: str = phone.locator("#play-msg").inner_text()
         if error:
             return error
         virtual = flow.state()["virtual"] or {}

@@ -52,7 +52,7 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
     assert used, "the pages use translated strings"
     prefixes = {k for k in used if k.endswith("_")}  # t("phase_" + phase) and the like
     assert used - prefixes <= keys, sorted(used - prefixes - keys)
-    families = {
+    families: dict[str, list[str]] = {
         "phase_": ["take", "declinatio", "refill", "last_card", "over"],
         "health_": ["ok", "silent", "flicker", "absent"],
         "end_reason_": ["line_emptied", "declinatio_blocked", "host"],

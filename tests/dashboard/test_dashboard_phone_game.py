@@ -141,8 +141,12 @@ def test_a_seat_plays_a_whole_game_from_its_phone(table_stack: Stack, browser: A
             elif not bot_move(http, state, bot, bot_secret):
                 time.sleep(0.02)
                 continue
+
+            def moved_on(i: int = inputs) -> bool:
+                return settled(table(table_stack), i)
+
             try:
-                wait_until(lambda i=inputs: settled(table(table_stack), i), 20, f"after {prompt}")
+                wait_until(moved_on, 20, f"after {prompt}")
             except AssertionError:
                 continue  # not settled yet: the loop looks again (bounded by the deadline)
         phone.wait_for_selector("#seat-msg a[href='/scores']")

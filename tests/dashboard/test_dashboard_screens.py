@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from dashkit import Dash, join_in_browser, make_dash, new_game, play, screenshot, wait_until
+from pydantic import JsonValue
 
 from engine.wire.contract import GameAlert
 
@@ -190,13 +191,13 @@ UNDO_STEPS = [
 
 def publish_undo_notice(dash: Dash) -> None:
     """The engine's notice after an undo of a Vanesco take and its refill: four steps."""
-    steps = [{"n": n, "text": text, "done": n == 1, "seen": n <= 2}
+    steps: list[dict[str, JsonValue]] = [{"n": n, "text": text, "done": n == 1, "seen": n <= 2}
              for n, text in enumerate(UNDO_STEPS, 1)]
     dash.publisher.publish(dash.topics.game_alert, GameAlert(
         alert_id="undo-1", rule="G4", kind="notice", severity="info",
         message="Undone: the card taken from row 2, column 5; the refill with Egg 4 (orange).",
         instruction=" ".join(f"{s['n']}. {'✓ ' if s['done'] else ''}{s['text']}" for s in steps),
-        params={"steps": steps}, game_id="g1", ts=time.time()))
+        params={"steps": list[JsonValue](steps)}, game_id="g1", ts=time.time()))
 
 
 @pytest.mark.parametrize("size", BIG, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -381,6 +382,7 @@ def recipe_game() -> Any:
     game = Game.new(GameConfig(colours=("yellow", "red", "green"), recipes=True),
                     random.Random(1))
     play(game, 10_000, random.Random(1))
+    assert game.last_card is not None
     assert (game.end_reason, game.last_card_seat, game.last_card[2]) == ("line_emptied", 1, 8)
     return game
 

@@ -174,7 +174,7 @@ def test_a_configured_public_address_is_same_origin() -> None:
     evil = {**headers, b"origin": b"https://table.example.evil.example"}
     assert cross_site(evil, trusted, fetch_site=False) is not None
     app = create_app(Settings(public_url="https://table.example/", pin="123456"))
-    guards = [m for m in app.user_middleware if m.cls is SameOrigin]
+    guards = [m for m in app.user_middleware if m.cls is SameOrigin]  # type: ignore[comparison-overlap]
     assert [g.kwargs["trusted"] for g in guards] == [trusted]
 
 

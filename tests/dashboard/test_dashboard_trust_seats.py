@@ -45,7 +45,8 @@ def _take(client: TestClient, url: str) -> str | None:
     reply = client.get(url[url.index("/join/"):], follow_redirects=False)
     if reply.status_code != 303:
         return None
-    return re.findall(r"cauldron-seat-\d=([^;]+);", reply.headers["set-cookie"])[0]
+    secret: str = re.findall(r"cauldron-seat-\d=([^;]+);", reply.headers["set-cookie"])[0]
+    return secret
 
 
 def test_a_stranger_cannot_take_any_seat(served: Dash) -> None:
@@ -107,7 +108,7 @@ def test_a_join_code_is_single_use_and_short_lived(served: Dash,
     assert _take(thief, url) is None  # a photo of the screen, used later: nothing
     # An unused code dies after JOIN_TOKEN_TTL; the screen has had a newer one since.
     clock = [1000.0]
-    monkeypatch.setattr(seats_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr("dashboard.seats.time.monotonic", lambda: clock[0])
     old = screen.get("/api/seats/2/join").json()["url"]
     clock[0] += seats_module.JOIN_TOKEN_FRESH
     newer = screen.get("/api/seats/2/join").json()["url"]
@@ -186,9 +187,10 @@ def test_phones_keep_their_seat_across_games(served: Dash) -> None:
     phones = [as_client(served, f"192.168.1.4{n}") for n in range(2)]
     kept = [_take(phones[n], screen.get(f"/api/seats/{n}/join").json()["url"])
             for n in range(2)]
-    assert all(kept)
-    with phones[0].websocket_connect("/ws/seat/0", headers=seat_auth(kept[0])) as ws0, \
-            phones[1].websocket_connect("/ws/seat/1", headers=seat_auth(kept[1])) as ws1:
+    first, second = kept
+    assert first and second
+    with phones[0].websocket_connect("/ws/seat/0", headers=seat_auth(first)) as ws0, \
+            phones[1].websocket_connect("/ws/seat/1", headers=seat_auth(second)) as ws1:
         assert json.loads(ws0.receive_text())["game_id"] == "g1"
         json.loads(ws1.receive_text())
         assert screen.post("/api/host/seats/1/free", headers=HOST).status_code == 200
@@ -197,8 +199,8 @@ def test_phones_keep_their_seat_across_games(served: Dash) -> None:
         while state.get("game_id") != "g2":
             state = json.loads(ws0.receive_text())
         assert state["type"] == "seat"
-        assert phones[0].get("/api/seats/0", headers=seat_auth(kept[0])).status_code == 200
-        assert phones[1].get("/api/seats/1", headers=seat_auth(kept[1])).status_code == 403
+        assert phones[0].get("/api/seats/0", headers=seat_auth(first)).status_code == 200
+        assert phones[1].get("/api/seats/1", headers=seat_auth(second)).status_code == 403
         assert served.bridge.table_state().joined[:2] == [True, False]
 
 

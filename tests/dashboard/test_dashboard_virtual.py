@@ -55,10 +55,16 @@ def as_seat(stack: Stack, seat: int) -> dict[str, Any]:
     return {"params": {"seat": seat}, "headers": {"X-Host-Pin": "", **seat_auth(secret)}}
 
 
+def _inputs(stack: Stack) -> int:
+    public = stack.dash.bridge.public
+    assert public is not None and public.view.table is not None
+    return public.view.table.inputs
+
+
 def test_a_public_client_can_do_nothing_on_the_virtual_table(table_stack: Stack) -> None:
     with TestClient(table_stack.dash.app, headers=HOST) as host:
         start_game(host, table_stack, ["yellow", "red"])
-    before = table_stack.dash.bridge.public.view.table.inputs
+    before = _inputs(table_stack)
     with TestClient(table_stack.dash.app) as public:
         assert public.get("/api/virtual").status_code == 200  # looking is public
         for path, body in [("/api/virtual/gesture", {"action": "lift", "where": "0,1"}),
@@ -75,7 +81,7 @@ def test_a_public_client_can_do_nothing_on_the_virtual_table(table_stack: Stack)
         assert forged.status_code == 403
         assert public.post("/api/seats/0/play", json={"action": "take", "where": "0,1"},
                            headers=seat_auth("guessed")).status_code == 403
-    assert table_stack.dash.bridge.public.view.table.inputs == before  # nothing moved
+    assert _inputs(table_stack) == before  # nothing moved
 
 
 def test_pile_order_harvesting_is_refused(table_stack: Stack) -> None:

@@ -4,7 +4,7 @@ firmware/main.py itself runs under the MicroPython unix port
 0x00: all readers absent) and no pawn board is fitted (the data line reads its
 pull-up). The watchdog stops the run after ``LIMIT`` feeds."""
 
-calls = []
+calls: list[tuple[str, object]] = []
 feeds = [0]
 LIMIT = 200
 fail_every = [0]  # >0: every n-th SPI transaction raises OSError (a flaky bus)
@@ -56,7 +56,7 @@ class WDT:
             raise SystemExit
 
 
-mem32 = {}  # the SIO GPIO_OUT_XOR stores (Demux selects with one store)
+mem32: dict[int, int] = {}  # the SIO GPIO_OUT_XOR stores (Demux selects with one store)
 
 
 def freq(hz: int = 0) -> int:

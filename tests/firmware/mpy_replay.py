@@ -18,6 +18,11 @@ import sys
 from firmware.mfrc522 import MFRC522
 from firmware.scan import Demux, Scanner
 
+TYPE_CHECKING = False  # MicroPython has no typing module: the names below are mypy's only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 PERIOD = 1 << 30  # ticks_us period on the RP2040 (the unix port's is 2**62)
 
 
@@ -31,14 +36,14 @@ class Mismatch(Exception):
 
 
 class Tape:
-    def __init__(self, events: list) -> None:
+    def __init__(self, events: "list[list[Any]]") -> None:
         self.events = events
         self.index = 0
 
-    def next(self, kind: str, *args: object) -> list:
+    def next(self, kind: str, *args: object) -> "list[Any]":
         if self.index >= len(self.events):
             raise Mismatch("call %s%r after the end of the recording" % (kind, args))  # noqa: UP031
-        event = self.events[self.index]
+        event: list[Any] = self.events[self.index]
         self.index += 1
         if event[0] != kind or list(event[1 : 1 + len(args)]) != list(args):
             raise Mismatch(
@@ -52,7 +57,7 @@ class ReplayClock:
         self.tape = tape
 
     def ticks_us(self) -> int:
-        return self.tape.next("t")[1]
+        return int(self.tape.next("t")[1])
 
     def sleep_us(self, us: int) -> None:
         self.tape.next("s", us)
@@ -82,12 +87,12 @@ class ReplaySPI:
 
 
 def run(
-    transcript: dict,
+    transcript: "dict[str, Any]",
     spi: object,
     clock: object,
-    pins: object,
-    write_line: object,
-    on_step: object = None,
+    pins: "Callable[[str], object]",
+    write_line: "Callable[[str], object]",
+    on_step: "Callable[[list[Any]], object] | None" = None,
 ) -> None:
     """The scenario, identical for recording and replay (``on_step`` lets the
     recorder change the simulated table between firmware steps)."""
@@ -114,7 +119,7 @@ def main() -> int:
     with open(sys.argv[1]) as handle:
         transcript = json.load(handle)
     tape = Tape(transcript["events"])
-    lines = []
+    lines: list[str] = []
     try:
         run(
             transcript,

@@ -94,6 +94,16 @@ class Watchdog:
         self.feeds.append(self.table.clock.now_us)
 
 
+def scanner_of(loop: Loop) -> Scanner:
+    assert isinstance(loop.scanner, Scanner)
+    return loop.scanner
+
+
+def watchdog_of(loop: Loop) -> Watchdog:
+    assert isinstance(loop.watchdog, Watchdog)
+    return loop.watchdog
+
+
 def loop_rig(n: int = 8, **output: Any) -> tuple[SimTable, Loop, list[str], list[str]]:
     table, scanner, _ = build(n, Timings(), "fast", SETTLE_US, 1)
     written: list[str] = []
@@ -108,20 +118,20 @@ def test_a_failing_sweep_is_reported_and_the_loop_goes_on() -> None:
     table, loop, written, _incoming = loop_rig()
     loop.start()
     table.place(3, "04A1B2C3D4E5F6")
-    real = loop.scanner.readers[5].antenna_on
+    real = scanner_of(loop).readers[5].antenna_on
 
     def broken() -> None:
         raise RuntimeError("bus glitch \xff")
 
-    loop.scanner.readers[5].antenna_on = broken
+    scanner_of(loop).readers[5].antenna_on = broken
     for _ in range(3):
         loop.step()
-    loop.scanner.readers[5].antenna_on = real
+    scanner_of(loop).readers[5].antenna_on = real
     for _ in range(3):
         loop.step()
     errors = [decode_frame(line) for line in written if " ERR " in line]
     assert errors and "sweep failed: RuntimeError bus glitch ?" in errors[0].text()
-    assert loop.scanner.tracker.uid(3) == "04A1B2C3D4E5F6"  # scanning went on
+    assert scanner_of(loop).tracker.uid(3) == "04A1B2C3D4E5F6"  # scanning went on
 
 
 def test_watchdog_is_fed_within_its_timeout_even_in_the_longest_step() -> None:
@@ -134,7 +144,7 @@ def test_watchdog_is_fed_within_its_timeout_even_in_the_longest_step() -> None:
     incoming.extend(encode_frame(5, "WRITE", ["3", "blue-a-4"]))
     for _ in range(3):
         loop.step()
-    feeds = loop.watchdog.feeds
+    feeds = watchdog_of(loop).feeds
     gaps = [b - a for a, b in itertools.pairwise(feeds)]
     assert len(feeds) > 10 and max(gaps) < WDT_MS * 1000 / 4
     assert any(" ACK 5" in line for line in written)
@@ -173,8 +183,8 @@ def test_a_port_nobody_reads_never_blocks_the_loop_for_long() -> None:
     loop.start()
     start = table.clock.now_us
     for _ in range(100):
-        loop.scanner.emit("PONG")
-        loop.scanner.emit("PONG")
+        scanner_of(loop).emit("PONG")
+        scanner_of(loop).emit("PONG")
         loop.step()
     elapsed = table.clock.now_us - start
     output = loop.output
@@ -208,12 +218,12 @@ def test_a_placement_leaves_mid_sweep_as_soon_as_it_is_confirmed() -> None:
     loop.output._write = lambda line: sent.append((table.clock.now_us, line))
     loop.start()
     loop.step()
-    reader = loop.scanner.order[2]  # early in the order: most of the sweep comes after it
+    reader = scanner_of(loop).order[2]  # early in the order: most of the sweep comes after it
     table.place(reader, "04A1B2C3D4E5F6")
     for _ in range(2):
         sent.clear()
         start = table.clock.now_us
-        loop.scanner.sweep()
+        scanner_of(loop).sweep()
         end = table.clock.now_us
     placed = [t for t, line in sent if f" P {reader} " in line]
     assert placed and start < placed[0] < start + 0.25 * (end - start)
@@ -227,13 +237,13 @@ def test_a_host_that_does_not_read_cannot_stall_the_sweep_with_early_lines() -> 
     loop.start()
     loop.step()
     start = table.clock.now_us
-    loop.scanner.sweep()
+    scanner_of(loop).sweep()
     quiet = table.clock.now_us - start
     table.place(4, "04A1B2C3D4E5F6")
     durations = []
     for _ in range(2):
         start = table.clock.now_us
-        loop.scanner.sweep()
+        scanner_of(loop).sweep()
         durations.append(table.clock.now_us - start)
     assert not any(" P 4 " in line for line in written)
     assert any(" P 4 " in line for line in loop.output.queue)
@@ -252,7 +262,7 @@ def test_boot_with_every_reader_faulted_feeds_the_watchdog() -> None:
         chip._frozen = (regs, bytearray())
     start = table.clock.now_us
     loop.start()
-    feeds = [start, *loop.watchdog.feeds]
+    feeds = [start, *watchdog_of(loop).feeds]
     assert table.clock.now_us - start > 1_000_000  # a long boot, as on the board
     assert max(b - a for a, b in itertools.pairwise(feeds)) < WDT_MS * 1000 / 4
     assert written[0].split(" ")[1] == "HELLO"

@@ -52,7 +52,12 @@ def test_spi_address_byte_framing() -> None:
     demux.select(0)
     sent: list[bytes] = []
     real = table.spi._transfer
-    table.spi._transfer = lambda mosi: sent.append(mosi) or real(mosi)  # type: ignore[method-assign]
+
+    def transfer(mosi: bytes, call_us: float | None = None) -> bytes:
+        sent.append(mosi)
+        return real(mosi)
+
+    table.spi._transfer = transfer  # type: ignore[method-assign]
     driver.write_reg(mfrc522.TxControlReg, 0x83)
     driver.read_regs([mfrc522.ComIrqReg, mfrc522.VersionReg])
     assert sent[0] == bytes(((0x14 << 1) & 0x7E, 0x83))
@@ -224,7 +229,12 @@ def test_prepare_writes_idle_before_loading_the_frame() -> None:
     ready(table, demux, driver)
     sent: list[bytes] = []
     real = table.spi._transfer
-    table.spi._transfer = lambda mosi: sent.append(mosi) or real(mosi)  # type: ignore[method-assign]
+
+    def transfer(mosi: bytes, call_us: float | None = None) -> bytes:
+        sent.append(mosi)
+        return real(mosi)
+
+    table.spi._transfer = transfer  # type: ignore[method-assign]
     idle = bytes(((mfrc522.CommandReg << 1) & 0x7E, mfrc522.CMD_IDLE))
     flush = bytes(((mfrc522.FIFOLevelReg << 1) & 0x7E, 0x80))
     for frame, bits in ((bytes((mfrc522.PICC_WUPA,)), 7), (b"\x93\x20", 0)):

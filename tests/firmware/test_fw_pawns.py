@@ -5,14 +5,20 @@ import pytest
 from firmware.mfrc522_sim import SimPawnBoard, Timings
 from firmware.pawns import PawnSensors, positions
 from firmware.protocol import ProtocolError, decode_frame, encode_frame, parse_pawn_mask
+from firmware.scan import Scanner
 from firmware.sweep import build
 
 
-def rig(fitted: bool = True) -> tuple[SimPawnBoard, object, list[str]]:
+def rig(fitted: bool = True) -> tuple[SimPawnBoard, Scanner, list[str]]:
     table, scanner, lines = build(4, Timings(tag_power_up_us=300), "fast", 300, 1)
     board = SimPawnBoard(table.clock, table.timings, fitted=fitted)
     scanner.pawns = PawnSensors(board.load, board.clock, board.data)
     return board, scanner, lines
+
+
+def sensors(scanner: Scanner) -> PawnSensors:
+    assert isinstance(scanner.pawns, PawnSensors)
+    return scanner.pawns
 
 
 def pawn_lines(lines: list[str]) -> list[list[int]]:
@@ -23,9 +29,10 @@ def pawn_lines(lines: list[str]) -> list[list[int]]:
 def test_sensors_read_the_magnets_through_the_shift_registers() -> None:
     board, scanner, _lines = rig()
     board.magnets = {0, 7, 19}
-    assert positions(scanner.pawns.read()) == [0, 7, 19]
+    mask = sensors(scanner).read()
+    assert mask is not None and positions(mask) == [0, 7, 19]
     board.fitted = False  # no board: the signature is missing
-    assert scanner.pawns.read() is None
+    assert sensors(scanner).read() is None
 
 
 def test_pawn_moves_are_reported_debounced_and_in_every_full_report() -> None:

@@ -149,7 +149,7 @@ def test_property_exact_true_events_under_isolated_single_faults(
 
     tracker = PresenceTracker(1)
     events: list[Event] = []
-    for uid, fault in reads:
-        events += tracker.update(0, uid, fault=fault)
+    for uid, read_fault in reads:
+        events += tracker.update(0, uid, fault=read_fault)
     assert events == true_events(timeline)
     assert tracker.uid(0) == timeline[-1]

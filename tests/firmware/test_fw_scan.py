@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from firmware.mfrc522_sim import Faults, SimTable
 from firmware.protocol import Frame, decode_frame, encode_frame, parse_pairs
-from firmware.scan import FW_VERSION, MODE_FAST, MODE_FULL, MODE_NAIVE, SETTLE_US, Scanner
+from firmware.scan import FW_VERSION, MODE_FAST, MODE_FULL, MODE_NAIVE, SETTLE_US, Demux, Scanner
 from firmware.sweep import build
 
 N = 8
@@ -198,6 +198,7 @@ def test_single_reader_rig_does_not_alternate() -> None:
 def test_demux_selects_exactly_one_reader_of_forty() -> None:
     table, scanner, _lines = rig(n=40)
     demux = scanner.demux
+    assert isinstance(demux, Demux)
     for reader in [*range(40), 17, 3, 39, 0]:
         demux.select(reader)
         assert table.demux.selected() == []

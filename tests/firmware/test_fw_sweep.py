@@ -65,7 +65,7 @@ def test_firmware_waits_for_the_wakeup_it_is_told() -> None:
 
 def test_model_responds_to_its_parameters() -> None:
     def sweep_ms(**options: object) -> float:
-        return float(at_wakeup(5.1, sweeps=2, **options)["sweep_ms"])  # type: ignore[arg-type]
+        return float(at_wakeup(5.1, sweeps=2, **options)["sweep_ms"])
 
     base = sweep_ms()
     assert sweep_ms(spi_hz=4_000_000) < base

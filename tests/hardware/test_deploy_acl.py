@@ -13,6 +13,8 @@ from collections.abc import Iterator
 import paho.mqtt.client as mqtt
 import pytest
 from acl_broker import needs_mosquitto, secured_broker
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.reasoncodes import ReasonCode
 
 ACCOUNTS = {
     "cauldron.engine": "engine-pw",
@@ -37,16 +39,18 @@ class Session:
         self.received: list[tuple[str, bytes]] = []
         self.granted: list[int] = []
         self._subscribed = threading.Event()
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"acl-test-{user}")
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"acl-test-{user}")
         self.client.username_pw_set(user, ACCOUNTS[user])
-        self.client.on_message = lambda _c, _u, msg: self.received.append((msg.topic, msg.payload))
+        self.client.on_message = lambda _c, _u, msg: self.received.append(
+            (msg.topic, bytes(msg.payload)))
         self.client.on_subscribe = self._on_subscribe
         result = self.client.connect("127.0.0.1", port)
         assert result == mqtt.MQTT_ERR_SUCCESS
         self.client.loop_start()
 
-    def _on_subscribe(self, _c: object, _u: object, _mid: int, codes: list, _p: object) -> None:
-        self.granted = [int(getattr(code, "value", code)) for code in codes]
+    def _on_subscribe(self, _c: object, _u: object, _mid: int, codes: list[ReasonCode],
+                      _p: object) -> None:
+        self.granted = [code.value for code in codes]
         self._subscribed.set()
 
     def subscribe(self, topic: str) -> list[int]:

@@ -9,20 +9,19 @@ from typing import Any
 
 import pytest
 
-from engine.hosting import doctor as doctor_module
 from engine.hosting.doctor import Doctor
 
 
 def clock_check(monkeypatch: pytest.MonkeyPatch, now: float, synced: str) -> tuple[list[str],
                                                                                   list[str]]:
-    monkeypatch.setattr(doctor_module.time, "time", lambda: now)
-    monkeypatch.setattr(doctor_module.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr("engine.hosting.doctor.time.time", lambda: now)
+    monkeypatch.setattr("engine.hosting.doctor.shutil.which", lambda name: f"/usr/bin/{name}")
 
     def timedatectl(args: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
         assert args[0] == "timedatectl"
         return subprocess.CompletedProcess(args, 0, stdout=synced + "\n", stderr="")
 
-    monkeypatch.setattr(doctor_module.subprocess, "run", timedatectl)
+    monkeypatch.setattr("engine.hosting.doctor.subprocess.run", timedatectl)
     said: list[str] = []
     found = Doctor.check_clock(Doctor.__new__(Doctor), said.append)
     return found, said

@@ -150,6 +150,7 @@ def test_the_broker_takes_tls_with_a_local_certificate(tmp_path: Path) -> None:
     import threading
 
     import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
     from test_setup_doctor import Broker
 
     cert, key = tmp_path / "broker.crt", tmp_path / "broker.key"
@@ -168,12 +169,17 @@ def test_the_broker_takes_tls_with_a_local_certificate(tmp_path: Path) -> None:
     broker.start()
     try:
         password = (root / "etc/cauldron/secrets/engine.password").read_text().strip()
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="tls-test")
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="tls-test")
         client.username_pw_set("cauldron.engine", password)
         client.tls_set(ca_certs=str(cert), cert_reqs=ssl.CERT_REQUIRED)
         done = threading.Event()
         result: list[object] = []
-        client.on_connect = lambda _c, _u, _f, reason, _p: (result.append(reason), done.set())
+
+        def connected(_c: object, _u: object, _f: object, reason: object, _p: object) -> None:
+            result.append(reason)
+            done.set()
+
+        client.on_connect = connected
         client.connect("127.0.0.1", tls_port)
         client.loop_start()
         try:

@@ -31,7 +31,7 @@ def test_generated_tables_are_up_to_date() -> None:
 
 def test_firmware_pins_match_the_netlist() -> None:
     tree = ast.parse((ROOT / "firmware" / "main.py").read_text())
-    consts = {}
+    consts: dict[str, object] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and "PIN_" in ast.unparse(node.targets[0]):
             target, value = node.targets[0], ast.literal_eval(node.value)

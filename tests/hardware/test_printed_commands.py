@@ -80,7 +80,7 @@ def _strings(source: str) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.JoinedStr):
-            found.append("".join(v.value if isinstance(v, ast.Constant) else "{}"
+            found.append("".join(str(v.value) if isinstance(v, ast.Constant) else "{}"
                                  for v in node.values))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.append(node.value)

@@ -48,7 +48,7 @@ def test_bench_measures_wakeup_read_rate_and_version(tmp_path: Path) -> None:
     assert 1000 <= two.wakeup_us < 1100
     centred = two.positions[0]
     assert centred.asked_us == 1000 and centred.answer_us is not None
-    assert centred.answer_us > centred.wakeup_us
+    assert centred.wakeup_us is not None and centred.answer_us > centred.wakeup_us
     assert two.read_rate_centred == two.read_rate_off_centre == two.read_rate_top == 1.0
     assert two.uid == "04A1B2C3D4E5F6"
     assert five.read_rate_centred == 1.0 and 0.3 < (five.read_rate_off_centre or 0) < 0.9

@@ -12,7 +12,7 @@ import pytest
 import serial
 from test_hub_serial import UID_A, UID_B, FakeFirmware
 
-from engine.wire.contract import HubHealth
+from engine.wire.contract import HubEvent, HubHealth
 from hub.backends.base import PollResult
 from hub.backends.serial import SerialBackend
 from hub.layout import Layout
@@ -99,7 +99,7 @@ def test_hub_health_carries_the_board_and_the_pawns(
     backend.open()
     fw.frame("PAWNS", ["00021"])
     deadline = time.monotonic() + 5
-    events = []
+    events: list[HubEvent] = []
     while time.monotonic() < deadline and len(events) < 2:
         fw.serve()
         events += hub.step()

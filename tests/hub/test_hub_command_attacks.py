@@ -19,6 +19,7 @@ import pytest
 from acl_broker import needs_mosquitto, secured_broker
 from waiting import wait_for
 
+from engine.wire.api import SimResult
 from engine.wire.auth import ensure_key, keys_dir, sign_command
 from engine.wire.contract import CommandRequest, Topics, encode
 from engine.wire.mqtt import WireClient
@@ -167,6 +168,7 @@ def test_a_signed_command_from_the_dashboard_still_plays(scene: Scene) -> None:
     """The other side: signed requests work, the seat's view included."""
     assert scene.dashboard.request(SIM, {"action": "deal", "seed": 1}, timeout=10).status == "ok"
     drawn = scene.dashboard.request(SIM, {"action": "draw"}, timeout=10)
-    assert drawn.status == "ok" and drawn.data["card"], drawn.error
+    assert drawn.status == "ok", drawn.error
+    assert SimResult.model_validate(drawn.data).card
     seat = scene.dashboard.request(SIM, {"action": "seat", "seat": 0}, timeout=10)
-    assert seat.status == "ok" and seat.data["stack"] == []
+    assert seat.status == "ok" and SimResult.model_validate(seat.data).stack == []

@@ -169,4 +169,4 @@ def test_fuzz_io_section(mock_pins: None, section: dict[str, Any]) -> None:
     finally:
         if io is not None:
             io.close()
-        Device.pin_factory.reset()  # type: ignore[union-attr]  # free the pins for the next example
+        Device.pin_factory.reset()  # free the pins for the next example

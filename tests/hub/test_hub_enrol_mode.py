@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hub_service import fast_client, make_hub, wait_for
+from test_hub_service import fast_client, make_hub
+from waiting import wait_for
 
 from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, cell_name
 from engine.games.glastonbury.rules.cards import INGREDIENTS, enrolment_order

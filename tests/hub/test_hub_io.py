@@ -76,7 +76,9 @@ def test_hub_drives_io_from_engine_messages_and_publishes_presses(
             engine.subscribe(topics.hub_event, lambda t, m: events.append(m), wait=5)
             assert hub.client.wait_ready(10)
             # The hub reads no game/* topic (the ACL gives it none): the engine drives it.
-            engine.publish(topics.game_public, GamePublic(view={"grid": []}, turn=1), retain=True)
+            engine.publish(topics.game_public,
+                           GamePublic.model_validate({"view": {"grid": []}, "turn": 1}),
+                           retain=True)
             assert engine.request(topics.hub_cmd("buzz"), {"ms": 200}).status == "ok"
             wait_for(lambda: mock_pins.pin(24).state == 1)
             assert mock_pins.pin(27).state == 0

@@ -129,7 +129,7 @@ def test_the_card_id_written_in_the_tag_is_read_with_its_uid() -> None:
     assert fake.transmits - transmits == 3  # memory is read once per tag, then UID only
 
 
-def test_write_tag_then_read_back_and_enrolment_with_the_usb_reader(tmp_path) -> None:
+def test_write_tag_then_read_back_and_enrolment_with_the_usb_reader(tmp_path: Path) -> None:
     backend, fake = backend_with(ACR)
     pad = backend.layout.pad_reader(0)
     enrolment = Enrolment(TagMap(tmp_path / "tagmap.json"), order=["blue-a-4", "accio-1"],
@@ -183,7 +183,7 @@ def test_no_reader_plugged_is_a_clear_error() -> None:
         backend.open()
 
 
-def test_without_pyscard_the_error_says_what_to_install(monkeypatch) -> None:
+def test_without_pyscard_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "smartcard", None)
     with pytest.raises(Exception, match="apt install pcscd"):
         PyscardFactory()
@@ -193,7 +193,7 @@ def test_without_pyscard_the_error_says_what_to_install(monkeypatch) -> None:
 
 
 def test_the_pyscard_hint_tells_a_venv_that_cannot_see_debians_package(
-        monkeypatch, tmp_path: Path) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """`apt install python3-pyscard` alone loops for a venv made without
     --system-site-packages (issue 19): the hint names that venv and the command."""
     from hub.backends.pcsc import venv_hint
@@ -219,7 +219,7 @@ def test_importing_the_pcsc_backend_loads_no_pyscard() -> None:
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
-def test_a_whole_enrolment_on_the_usb_reader_writes_every_tag(tmp_path) -> None:
+def test_a_whole_enrolment_on_the_usb_reader_writes_every_tag(tmp_path: Path) -> None:
     """`cauldron enroll --backend pcsc --write`'s loop: a person taps each card in turn (laid
     until the reader has it, then lifted), one lift is slow, one write fails once."""
     from hub.enroll import run_enrolment
@@ -328,7 +328,7 @@ def test_stopping_names_a_tag_an_undo_could_not_erase_yet(tmp_path: Path) -> Non
     assert f"tag {UID} (Pumpkins 4 (blue))" in str(enrolment.stopped())
 
 
-def test_unplugging_the_pad_reader_mid_enrolment_says_so_and_what_to_do(tmp_path) -> None:
+def test_unplugging_the_pad_reader_mid_enrolment_says_so_and_what_to_do(tmp_path: Path) -> None:
     """`cauldron enroll --backend pcsc`: the USB reader pulled out while a person taps cards
     is said at once (plug it back, which command shows the readers), and enrolment goes on
     by itself once it is plugged back."""
@@ -378,10 +378,10 @@ def test_the_running_hub_says_when_the_enrolment_pads_reader_is_unplugged(
               outbox=Outbox(tmp_path / "o.sqlite"), poll_interval=0.002).start()
     try:
         with fast_client(mqtt_broker) as asker:
-            def enrol(action: str, **more: object) -> dict[str, object]:
+            def enrol(action: str, **more: int | str) -> dict[str, object]:
                 reply = asker.request(Topics(table_id).hub_cmd("enrol"),
                                       {"action": action, **more}, timeout=5)
-                assert reply.status == "ok", reply.error
+                assert reply.status == "ok" and isinstance(reply.data, dict), reply.error
                 return dict(reply.data)
             enrol("start", pad=0, write=True)
             fake.unplug(ACR)

@@ -98,7 +98,11 @@ def play(sim: SimulatedTable, moves: list[tuple[str, str, str | None]], hub: Hub
         else:
             sim.remove(where)
         # A person is slower than two sweeps: wait until the hub has confirmed the change.
-        wait_for(lambda before=before: hub.counts["events"] > before)
+
+        def confirmed(b: int = before) -> bool:
+            return hub.counts["events"] > b
+
+        wait_for(confirmed)
 
 
 GAME = [

@@ -139,13 +139,15 @@ def test_bad_gestures_are_refused_with_a_reason_and_change_nothing() -> None:
     sim = SimulatedTable()
     sim.deal(None, seed=1)
     before = sim.physical()
-    for args, reason in [({"action": "lift", "where": "0,0"}, "corner"),
-                         ({"action": "lay", "where": "1,1"}, "hand is empty"),
-                         ({"action": "slide", "seat": 9}, "seat 9"),
-                         ({"action": "tap", "seat": 1}, "cauldron is empty"),
-                         ({"action": "lift", "where": "9,9"}, "9,9"),
-                         ({"action": "lift", "where": "1,1", "owner": "mallory"}, "owner"),
-                         ({"action": "teleport"}, "unknown gesture")]:
+    cases: list[tuple[dict[str, object], str]] = [
+        ({"action": "lift", "where": "0,0"}, "corner"),
+        ({"action": "lay", "where": "1,1"}, "hand is empty"),
+        ({"action": "slide", "seat": 9}, "seat 9"),
+        ({"action": "tap", "seat": 1}, "cauldron is empty"),
+        ({"action": "lift", "where": "9,9"}, "9,9"),
+        ({"action": "lift", "where": "1,1", "owner": "mallory"}, "owner"),
+        ({"action": "teleport"}, "unknown gesture")]
+    for args, reason in cases:
         with pytest.raises(GestureRefused, match=reason):
             sim.gesture(args)
     assert sim.physical() == before

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_hub_service import Consumer, make_hub, wait_for
+from test_hub_service import Consumer, make_hub
+from waiting import wait_for
 
 from hub.backends.sim import SimulatedTable
 from hub.tagmap import TagMap
@@ -26,7 +27,11 @@ def test_the_card_id_in_the_tag_names_the_card_when_the_tag_map_does_not(
     try:
         for uid in ("04000000000001", "04000000000002", "04000000000003"):
             sim.place(pad, uid=uid)
-            wait_for(lambda uid=uid: hub.backend.state()[pad] == uid)
+
+            def read(u: str = uid) -> bool:
+                return hub.backend.state()[pad] == u
+
+            wait_for(read)
             sim.remove(pad)
             wait_for(lambda: hub.backend.state()[pad] is None)
         wait_for(lambda: len(consumer.delivered) == 6)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+
+from pydantic import JsonValue
 
 from engine.games.glastonbury.bots import PublicGame
 from engine.games.glastonbury.rules import Game, GameConfig
@@ -88,7 +89,7 @@ class ShadowGame:
                             self.game_id, message.index)
         return applied
 
-    def _comparable(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _comparable(self, events: list[dict[str, JsonValue]]) -> list[dict[str, JsonValue]]:
         """The events as far as the shadow can know them: with stand-in recipes (G11, see
         `_recipes`) the winners at the end are not ours to compute, so they are left out."""
         assert self.config is not None

@@ -375,8 +375,9 @@ def test_new_game_carries_no_recipe_cards_on_the_broker(scene: Scene) -> None:
     eavesdropper = Client(scene.port, ENGINE)
     try:
         eavesdropper.watch(TOPICS.cmd("new_game"))
-        args = {"colours": ["red", "blue", "green"], "recipes": True}
-        reply = scene.dashboard.client.request(TOPICS.cmd("new_game"), args, timeout=10)
+        reply = scene.dashboard.client.request(
+            TOPICS.cmd("new_game"), {"colours": ["red", "blue", "green"], "recipes": True},
+            timeout=10)
         assert reply.status == "ok", reply.error
         wait_for(lambda: bool(eavesdropper.of(TOPICS.cmd("new_game"))), 10, "the command")
         seen = json.dumps(reply.data) + json.dumps(eavesdropper.of(TOPICS.cmd("new_game")))

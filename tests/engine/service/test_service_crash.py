@@ -176,7 +176,7 @@ def test_broker_restarted_mid_game_loses_nothing(
     config = ServiceConfig(mqtt=url, data_dir=tmp_path / "data", tables=frozenset({table_id}),
                            name=f"eng-{uuid.uuid4().hex[:8]}", gap_timeout=10.0)
     service = EngineService(config)
-    service.client._client.reconnect_delay_set(0.05, 0.3)
+    service.client._client.reconnect_delay_set(0.05, 0.3)  # type: ignore[arg-type]
     service.start(wait=10)
     table = Table(url, table_id, tmp_path)
     try:
@@ -224,10 +224,11 @@ def test_engine_started_after_the_deal_reads_the_hubs_snapshot(
             table.gesture(inp)
         interp = service.tables[table_id].interp
         reference = _reference(script, script.deal + [i for t in script.turns for i in t])
-        assert reference.game is not None
+        expected = reference.game
+        assert expected is not None
         wait_for(lambda: interp.game is not None
-                 and len(interp.game.actions) == len(reference.game.actions), 10, "the turns")
-        assert interp.game is not None and interp.game.grid == reference.game.grid
+                 and len(interp.game.actions) == len(expected.actions), 10, "the turns")
+        assert interp.game is not None and interp.game.grid == expected.grid
         assert interp.active_alerts == []
     finally:
         service.stop()

@@ -80,7 +80,11 @@ def test_a_qos0_flood_of_unsigned_events_does_not_deafen_the_engine(port: int,
             hub.publish(TOPICS.hub_event, signed(hub_event(inp, seq, hub_id=HUB_ID), TABLE),
                         on_ack=done.set)
             assert done.wait(10)
-            wait_for(lambda b=before: interp.inputs > b, 10, f"hub event {seq} in the flood")
+
+            def handled(b: int = before) -> bool:
+                return interp.inputs > b
+
+            wait_for(handled, 10, f"hub event {seq} in the flood")
             latencies.append(time.monotonic() - at)
         during = seen()
         reply = dashboard.request(TOPICS.cmd("confirm"), {}, timeout=10)  # commands answered

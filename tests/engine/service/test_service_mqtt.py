@@ -19,6 +19,7 @@ from engine.games.glastonbury.rules import Take
 from engine.games.glastonbury.rules.board import parse_cell
 from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.service import EngineService, ServiceConfig
+from engine.wire.api import GameAnswer, HintAnswer
 from engine.wire.auth import sign_command
 from engine.wire.contract import (
     CommandRequest,
@@ -54,7 +55,7 @@ class Watcher:
         with self.lock:
             return [json.loads(p) for t, p in self.raw if t == self.topics.prefix + suffix]
 
-    def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
+    def wait_for(self, check: Callable[[], object], timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
         while not check():
             if time.monotonic() > deadline:
@@ -92,7 +93,7 @@ def _publish(watcher: Watcher, topic: str, model: WireModel | bytes) -> None:
 
 def _new_game(watcher: Watcher, args: dict[str, Any]) -> dict[str, Any]:
     reply = watcher.client.request(watcher.topics.cmd("new_game"), args, timeout=10)
-    assert reply.status == "ok", reply.error
+    assert reply.status == "ok" and isinstance(reply.data, dict), reply.error
     return dict(reply.data)
 
 
@@ -120,12 +121,14 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
     game = engine.tables[table_id].interp.game
     assert game is not None
     line = game.faced_line()
-    cell = next(c for c in range(36) if game.grid[c] and c not in _line_cells(line)
-                and not game.grid[c].startswith(("corner", "vanesco", "perluceo", "accio")))
+    cell = next(c for c in range(36) if (card := game.grid[c]) and c not in _line_cells(line)
+                and not card.startswith(("corner", "vanesco", "perluceo", "accio")))
     from engine.games.glastonbury.table.interpreter import lay, lift
 
     seq = len(inputs)
-    for inp in (lift(cell, game.grid[cell]), lay(cell, game.grid[cell])):
+    card = game.grid[cell]
+    assert card is not None
+    for inp in (lift(cell, card), lay(cell, card)):
         seq += 1
         _publish(watcher, watcher.topics.hub_event, hub_event(inp, seq))
     watcher.wait_for(lambda: len(watcher.of("game/alert")) >= 2)
@@ -149,18 +152,20 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
     reply = watcher.client.request(watcher.topics.cmd("hint"), {"lang": "fr"}, seat=turn,
                                    timeout=10)
     assert reply.status == "ok", reply.error
-    assert reply.data["seat"] == turn and reply.data["reason"] and reply.data["action"]
-    assert Take(parse_cell(reply.data["cell"])) in game.legal_actions() or (
-        reply.data["action"]["type"] != "take")
+    hint = HintAnswer.model_validate(reply.data)
+    assert hint.seat == turn and hint.reason and hint.action
+    assert (hint.cell is not None and Take(parse_cell(hint.cell)) in game.legal_actions()) or (
+        hint.action["type"] != "take")
     reply = watcher.client.request(watcher.topics.cmd("hint"), {}, seat=1 - turn, timeout=10)
     assert reply.status == "error" and reply.error
     assert engine.tables[table_id].interp.public_view().to_wire() == before
     # Undo: ok with what was taken back and the instructions to put the cards back.
     reply = watcher.client.request(watcher.topics.cmd("undo"), {}, timeout=10)
-    assert reply.status == "ok" and reply.data["instructions"]
-    assert reply.data["undone"].startswith("Undone: "), reply.data
+    undone = GameAnswer.model_validate(reply.data)
+    assert reply.status == "ok" and undone.instructions
+    assert (undone.undone or "").startswith("Undone: "), reply.data
     reply = watcher.client.request(watcher.topics.cmd("end"), {}, timeout=10)
-    assert reply.status == "ok" and reply.data["status"] == "ended"
+    assert reply.status == "ok" and GameAnswer.model_validate(reply.data).status == "ended"
     reply = watcher.client.request(watcher.topics.cmd("undo"), {}, timeout=10)
     assert reply.status == "error" and "undo" in (reply.error or "")
 

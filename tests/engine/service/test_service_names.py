@@ -151,7 +151,7 @@ def _scan_game(players: int, seed: int) -> Texts:
     deal = script.deal
     # A deal with a card twice and an unknown tag, then put right.
     first, second = deal[0], deal[1]
-    assert first.cell is not None and second.cell is not None
+    assert first.cell is not None and second.cell is not None and first.card is not None
     texts.outcome(interp.handle(first), "deal")
     texts.outcome(interp.handle(lay(second.cell, first.card)), "deal")
     texts.state(interp, "deal")
@@ -174,7 +174,7 @@ def _scan_game(players: int, seed: int) -> Texts:
             if (k % 2 == 0 and game is not None and interp.status is Status.PLAYING
                     and (game.phase is Phase.REFILL or interp.held is not None)):
                 _wrong_moves(interp, texts, rng)
-    assert interp.status is Status.OVER
+    assert interp.status is Status.OVER  # type: ignore[comparison-overlap]
     texts.state(interp, "over")
     for verb in ("confirm", "keep", "declinatio", "end"):
         texts.refused(copy.deepcopy(interp), verb, seat=0)

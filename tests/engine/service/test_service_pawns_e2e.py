@@ -92,7 +92,11 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
                 where = cell_name(inp.cell) if inp.cell is not None else f"pad:{inp.pad}"
                 before = hub.outbox.last_seq
                 sim.remove(where)
-                wait_for(lambda b=before: hub.outbox.last_seq > b, 20, "the lift")
+
+                def lifted(b: int = before) -> bool:
+                    return hub.outbox.last_seq > b
+
+                wait_for(lifted, 20, "the lift")
         wait_for(lambda: interp.game is not None and len(interp.game.actions) >= 1, 30,
                  "the first take")
         # The pawn then knocked to a wrong place, and the take undone: the undo's physical
@@ -103,9 +107,9 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
         service.command(table_id, "undo", {})
         wait_for(lambda: interp.game is not None and len(interp.game.actions) == 0, 30,
                  "the undo")
-        undone = interp.game
-        assert undone is not None
-        wait_for(lambda: sim.pawn_switches.positions() == sorted(undone.pawns), 30,
+        undone, switches = interp.game, sim.pawn_switches
+        assert undone is not None and switches is not None
+        wait_for(lambda: switches.positions() == sorted(undone.pawns), 30,
                  "the pawns laid back where the game says")
         wait_for(lambda: [c for _, c in alerts() if c != "undone"] == [], 30,
                  "the pawn alert to clear (the undo's own notice stays)")

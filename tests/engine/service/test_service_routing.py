@@ -12,7 +12,7 @@ from glastonbury_table import deal_grid, hub_event
 from engine.games.glastonbury.rules.board import TAKEABLE_CELLS
 from engine.games.glastonbury.table.interpreter import lay, lift, pad_lay
 from engine.service.service import EngineService, ServiceConfig
-from engine.wire.contract import encode
+from engine.wire.contract import WireModel, encode
 
 
 class Captured(EngineService):
@@ -22,7 +22,8 @@ class Captured(EngineService):
         self.sent: list[tuple[str, dict[str, Any], bool]] = []
         self.client.publish_raw = self._raw  # type: ignore[method-assign]
 
-    def _publish(self, topic: str, model: Any, retain: bool = False, qos: int = 1) -> None:
+    def _publish(self, topic: str, model: WireModel, retain: bool = False, qos: int = 1,
+                 *, fence: int | None = None) -> None:
         self._raw(topic, encode(model), retain=retain)
 
     def _raw(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1,

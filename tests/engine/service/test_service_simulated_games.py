@@ -29,7 +29,7 @@ def test_random_games_through_the_table_match_the_pure_engine(chunk: int) -> Non
                 out = interp.handle(inp)
                 assert not out.raised, (seed, inp, [a.message for a in out.raised])
         game = interp.game
-        assert game is not None and interp.status is Status.OVER, seed
+        assert game is not None and interp.status is Status.OVER, seed  # type: ignore[comparison-overlap]
         # Same decisions; the table's log adds the refills it observed.
         assert [a for a in game.actions if not isinstance(a, Refill)] == ref.actions, seed
         assert game.grid == ref.grid
@@ -45,6 +45,7 @@ def test_inputs_translate_to_the_hubs_sim_command() -> None:
     script = scripted_game(2, 3, max_decisions=3)
     first = script.turns[0]
     args = [to_sim_args(i) for i in first]
+    assert args[0] is not None and args[1] is not None
     assert args[0] == {"action": "remove", "where": args[0]["where"]}
     assert args[1]["action"] == "place" and args[1]["where"].startswith("pad:")
     assert all(a is None or a["action"] in ("place", "remove") for a in args)

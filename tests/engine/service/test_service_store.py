@@ -50,6 +50,7 @@ def test_every_input_is_stored_and_the_game_rebuilds_identically(store_url: str)
     store = open_store(store_url).table("t1")
     assert store.count_inputs() == sent + 1  # the events and the new_game command
     rebuilt = store.rebuild()
+    assert rebuilt.game is not None
     assert GameLog.of(rebuilt.game).to_wire() == GameLog.of(live.game).to_wire()
     assert rebuilt.public_view() == live.public_view()
     assert store.hub_positions() == {"hub-test": ("e1", sent)}

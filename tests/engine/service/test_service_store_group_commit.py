@@ -117,7 +117,7 @@ def test_the_dispatcher_acknowledges_a_batch_only_after_its_end() -> None:
     client.subscribe("cauldron/+/hub/event", raw=lambda topic, payload: steps.append(
         f"handle {payload.decode()}"))
     client.set_batch(lambda: steps.append("begin"), lambda: steps.append("end"))
-    client._client.ack = lambda mid, qos: steps.append(f"ack {mid}")  # type: ignore[assignment]
+    client._client.ack = lambda mid, qos: steps.append(f"ack {mid}")  # type: ignore[assignment, return-value]
     for mid in (1, 2, 3):  # already queued when the dispatcher looks
         client._inbox.put(("message", "cauldron/t1/hub/event", str(mid).encode(), mid, 1))
     done = threading.Event()

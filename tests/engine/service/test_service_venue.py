@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_service_crash import ROOT, Table, _comparable, _reference, wait_for
+from test_service_crash import ROOT, Table, _comparable, _reference
+from waiting import wait_for
 
 from engine.app.cli import main
 from engine.games.glastonbury.rules import GameLog
@@ -44,8 +45,9 @@ class Venue:
         self.store_url = store_url
         self.tmp = tmp
         self.engines: list[subprocess.Popen[bytes]] = []
-        self.store = open_store(store_url)
-        assert isinstance(self.store, PostgresStore)
+        store = open_store(store_url)
+        assert isinstance(store, PostgresStore)
+        self.store = store
         self.lock = threading.Lock()
         self.public: dict[str, dict[str, Any]] = {}
         self.online_by: dict[str, str] = {}  # table -> client id of its last `online`
@@ -361,18 +363,20 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
     args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
     try:
         a.start(wait=10)
-        assert a.ownership is not None
-        wait_for(lambda: a.ownership.owned() == ["cut-1", "cut-2"], 20, "a owns both")
+        a_owns = a.ownership
+        assert a_owns is not None
+        wait_for(lambda: a_owns.owned() == ["cut-1", "cut-2"], 20, "a owns both")
         a.command("cut-1", "new_game", dict(args))
         runtime = a.tables["cut-1"]
-        assert a.store.session is not None
+        assert isinstance(a.store, PostgresStore) and a.store.session is not None
         old = a.store.session.pid
         store.query(f"ALTER ROLE {role} NOLOGIN")  # cut off: a cannot come back
         store.query("SELECT pg_terminate_backend(%s)", (old,))
         b.start(wait=10)
-        assert b.ownership is not None
+        b_owns = b.ownership
+        assert b_owns is not None
         # (owned as soon as locked; its game is rebuilt a moment later, by the claim)
-        wait_for(lambda: b.ownership.owned() == ["cut-1", "cut-2"] and "cut-1" in b.tables,
+        wait_for(lambda: b_owns.owned() == ["cut-1", "cut-2"] and "cut-1" in b.tables,
                  20, "b claims both")
         assert b.tables["cut-1"].interp.game_id == runtime.interp.game_id  # from the log
         before = store.table("cut-1").count_rows()
@@ -380,7 +384,7 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
             runtime.store.append(ts=1.0, interp=runtime.interp, actions=[],
                                  hub_event=hub_event(script.deal[0], 1))
         assert store.table("cut-1").count_rows() == before
-        wait_for(lambda: a.ownership.owned() == [], 20, "a gave its tables up")
+        wait_for(lambda: a_owns.owned() == [], 20, "a gave its tables up")
         assert not a.serves("cut-1") and b.serves("cut-1")
         owners = {o.table: o.engine for o in store.owners()}
         assert owners == {"cut-1": b.engine_id, "cut-2": b.engine_id}

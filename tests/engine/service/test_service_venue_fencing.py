@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_service_crash import ROOT, Table, wait_for
+from test_service_crash import ROOT, Table
+from waiting import wait_for
 
 from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.errors import StoreError

@@ -30,7 +30,7 @@ from engine.wire.api import (
     parse_gesture,
     write_api_schemas,
 )
-from engine.wire.contract import GAME_VERBS, HUB_VERBS
+from engine.wire.contract import GAME_VERBS, HUB_VERBS, Prompt
 
 
 def test_one_entry_per_verb_of_the_contract() -> None:
@@ -70,7 +70,7 @@ def test_an_unknown_verb_is_refused_with_its_code() -> None:
 
 def test_args_that_are_not_an_object_are_refused() -> None:
     with pytest.raises(BadArgs, match="args must be a JSON object") as caught:
-        GAME_API["keep"].parse([1, 2])  # type: ignore[arg-type]
+        GAME_API["keep"].parse([1, 2])
     assert caught.value.code == "bad_args"
 
 
@@ -120,13 +120,16 @@ class _Echo(BaseModel):
 def test_handler_maps_cover_the_verbs_exactly_and_refuse_in_one_place() -> None:
     calls: list[tuple[str, int | None]] = []
 
-    def keep(ctx: str, args: SeatArgs) -> EnrolStatus:
+    kept = api.GameAnswer(table="t", game_id="g", status="playing", actions=[], instructions=[],
+                          undone=None, undone_codes=[], steps=[], prompt=Prompt(code="take"))
+
+    def keep(ctx: str, args: SeatArgs) -> api.GameAnswer:
         calls.append((ctx, args.seat))
-        return EnrolStatus(active=False)
+        return kept
 
     small = {"keep": api.KEEP}
     handlers = handler_map(small, [api.KEEP.bind(keep)])
-    assert dispatch(handlers, "keep", "ctx", {"seat": 1}) == {"active": False}
+    assert dispatch(handlers, "keep", "ctx", {"seat": 1}) == dump(kept)
     assert calls == [("ctx", 1)]
     with pytest.raises(BadArgs) as caught:
         dispatch(handlers, "keep", "ctx", {"seat": "one"})

@@ -106,9 +106,9 @@ def test_every_model_round_trips() -> None:
         (T.hub_state, ServiceState(state="online", client_id="hub-t1", ts=3.0)),
         (T.hub_snapshot, HubSnapshot(hub_id="h", epoch="e", last_seq=0, ts=1, backend="sim",
                                      readers=[])),
-        (T.game_public, GamePublic(view={"grid": [[None]]}, turn=1)),
-        (T.game_seat(1),
-         GameSeat(seat=1, view={"seat": 1, "colour": "blue", "stack": ["blue-a-4"]})),
+        (T.game_public, GamePublic.model_validate({"view": {"grid": [[None]]}, "turn": 1})),
+        (T.game_seat(1), GameSeat.model_validate(
+            {"seat": 1, "view": {"seat": 1, "colour": "blue", "stack": ["blue-a-4"]}})),
         (T.game_alert, GameAlert(alert_id="a1", rule="G4", message="Wrong line",
                                  instruction="Put blue-a-4 back on 2,3", seat=0)),
         (T.cmd("new_game"), CommandRequest(transaction="tx-1", args={"players": 3})),
@@ -156,7 +156,7 @@ def test_malformed_payloads_name_the_problem() -> None:
     for payload, error, reason in cases:
         with pytest.raises(error, match=reason):
             parse_payload(T.hub_event, payload)
-    seat = GameSeat(seat=2, view={"seat": 2, "colour": "red"})
+    seat = GameSeat.model_validate({"seat": 2, "view": {"seat": 2, "colour": "red"}})
     with pytest.raises(PayloadError, match="seat 2, topic says 1"):
         parse_payload(T.game_seat(1), encode(seat))
     with pytest.raises(PayloadError, match="error reason"):

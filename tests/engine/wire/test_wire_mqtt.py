@@ -9,6 +9,7 @@ import time
 import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+from pydantic import JsonValue
 from waiting import wait_for
 
 from engine.wire.broker import LocalBroker
@@ -95,7 +96,7 @@ def test_typed_subscribe_delivers_models_and_rejects_garbage(mqtt_broker: str,
         sub.subscribe(topics.game_public, lambda topic, model: got.append(model), wait=5)
         pub.publish_raw(topics.game_public, b"{not json")
         pub.publish_raw(topics.game_public, b'{"schema_version": 1}')
-        public = GamePublic(view={"grid": [], "turn": 1}, turn=1)
+        public = GamePublic.model_validate({"view": {"grid": [], "turn": 1}, "turn": 1})
         pub.publish(topics.game_public, public, retain=True)
         wait_for(lambda: len(got) == 1 and len(rejects) == 2)
         assert got[0] == public
@@ -106,7 +107,7 @@ def test_typed_subscribe_delivers_models_and_rejects_garbage(mqtt_broker: str,
 def test_request_response_and_refusal(mqtt_broker: str, table_id: str) -> None:
     topics = Topics(table_id)
 
-    def handle(info: TopicInfo, request: CommandRequest) -> object:
+    def handle(info: TopicInfo, request: CommandRequest) -> JsonValue:
         if info.verb == "undo":
             raise CommandRefused("G4: nothing to undo yet")
         if info.verb == "end":
@@ -186,7 +187,7 @@ def test_wait_ready_means_subscriptions_are_live(mqtt_broker: str, table_id: str
     try:
         assert client.wait_ready(10)
         with WireClient(mqtt_broker) as other:
-            other.publish(topics.game_public, GamePublic(view={"grid": []}))
+            other.publish(topics.game_public, GamePublic.model_validate({"view": {"grid": []}}))
             wait_for(lambda: len(got) == 1)
     finally:
         client.stop()

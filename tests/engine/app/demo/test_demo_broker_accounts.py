@@ -17,6 +17,7 @@ import httpx
 import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.reasoncodes import ReasonCode
 from waiting import wait_for
 
 from engine.app.demo.stack import DemoOptions, DemoStack
@@ -53,7 +54,7 @@ class Client:
         if broker.username:
             self.client.username_pw_set(broker.username, broker.password)
         self.client.on_message = lambda _c, _u, m: self.got.append(
-            (m.topic, m.payload, bool(m.retain)))
+            (m.topic, bytes(m.payload), bool(m.retain)))
 
         def on_subscribe(_c: Any, _u: Any, _mid: Any, codes: Any, _p: Any) -> None:
             self.granted.extend(not code.is_failure for code in codes)
@@ -102,8 +103,12 @@ def test_an_anonymous_local_client_cannot_connect_to_the_demos_broker(
     done = threading.Event()
     guesser = paho.Client(CallbackAPIVersion.VERSION2, client_id="guesser")
     guesser.username_pw_set("cauldron.dashboard", "guess")
-    guesser.on_connect = lambda _c, _u, _f, reason, _p: (refused.append(reason.is_failure),
-                                                        done.set())
+
+    def connected(_c: object, _u: object, _f: object, reason: ReasonCode, _p: object) -> None:
+        refused.append(reason.is_failure)
+        done.set()
+
+    guesser.on_connect = connected
     guesser.connect(broker.host, broker.port)
     guesser.loop_start()
     try:

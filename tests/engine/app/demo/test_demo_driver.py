@@ -71,7 +71,7 @@ def driver_at(game: Game, *choices: Action) -> tuple[BotDriver, FakeDashboard]:
     driver.shadow.public = PublicGame.of(game)
     driver.shadow.game_id = "g"
     planned = iter(choices)
-    driver._choose = lambda g, s: next(planned)  # type: ignore[method-assign]
+    driver._choose = lambda game, seat: next(planned)  # type: ignore[method-assign]
     return driver, fake
 
 

@@ -64,7 +64,7 @@ def test_private_seat_views_are_read_only_by_the_engine_and_the_dashboard(
             late = paho.Client(CallbackAPIVersion.VERSION2, client_id="late-hub")
             late.username_pw_set("table-1", ACCOUNTS["table-1"])
             seen: list[bytes] = []
-            late.on_message = lambda _c, _u, m: seen.append(m.payload)
+            late.on_message = lambda _c, _u, m: seen.append(bytes(m.payload))
             late.connect("127.0.0.1", port)
             late.loop_start()
             late.subscribe(SEAT, qos=1)  # retained too

@@ -15,8 +15,8 @@ from waiting import wait_until
 from websockets.sync.client import connect
 
 from dashboard.deps import SEAT_HEADER
-from engine.app.demo.driver import GESTURE_INPUTS
 from engine.app.demo.stack import DemoOptions, DemoStack
+from hub.backends.sim import GESTURE_INPUTS
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
 

@@ -16,6 +16,7 @@ from engine.app.demo.shadow import ShadowGame
 from engine.games.glastonbury.rules.cards import CARDS
 from engine.games.glastonbury.table.table_driver import ScriptedGame, scripted_game
 from engine.service.service import EngineService, ServiceConfig
+from engine.wire.api import GameAnswer, HistoryAnswer
 from engine.wire.contract import GameEvents, Topics, WireModel, parse_payload
 from engine.wire.mqtt import WireClient
 
@@ -77,7 +78,8 @@ def start_engine(mqtt_broker: str, table_id: str, tmp_path: Path) -> EngineServi
 def play_script(engine: EngineService, table_id: str, script: ScriptedGame) -> str:
     """Start the script's game on the engine and feed it every gesture; the game id."""
     args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
-    game_id: str = engine.command(table_id, "new_game", args)["game_id"]
+    game_id = GameAnswer.model_validate(engine.command(table_id, "new_game", args)).game_id
+    assert game_id is not None
     inputs = [*script.deal, *(i for turn in script.turns for i in turn)]
     for seq, inp in enumerate(inputs, start=1):
         engine.receive(table_id, hub_event(inp, seq, hub_id="hub-demo-test"))
@@ -132,7 +134,7 @@ def test_shadow_from_the_public_stream_equals_the_engine(
             mentioned = _cards_in(model.actions) | _cards_in(model.events) | _cards_in(
                 model.grid or [])
             assert mentioned <= visible, f"covered cards on the wire: {mentioned - visible}"
-            seen_types.update(e["type"] for e in model.events)
+            seen_types.update(str(e["type"]) for e in model.events)
 
         stream.follow(shadow, lambda: shadow.game is not None
                       and len(shadow.actions) == len(real.actions), check)
@@ -209,7 +211,8 @@ def test_history_lets_a_late_follower_catch_up_exactly(
         real = engine.tables[table_id].interp.game
         assert real is not None and real.is_over() and len(real.actions) > 64
         answer = engine.command(table_id, "history", {})
-        history = [GameEvents.model_validate(m) for m in answer["messages"]]
+        history = [GameEvents.model_validate(m)
+                   for m in HistoryAnswer.model_validate(answer).messages]
         assert len(history) >= 2  # a whole game needs more than one message
         assert "perluceo_reveal" not in str(answer)
         deadline = time.monotonic() + 10
@@ -257,8 +260,8 @@ def test_a_restarted_bot_driver_catches_up_from_the_history(
         assert not driver._catch_up("another-game")  # the engine's game is not that one
         # Left behind (the messages of the last actions never came): read again, in full.
         behind = ShadowGame()
-        for message in [GameEvents.model_validate(m)
-                        for m in engine.command(table_id, "history", {})["messages"]]:
+        again = HistoryAnswer.model_validate(engine.command(table_id, "history", {}))
+        for message in [GameEvents.model_validate(m) for m in again.messages]:
             if message.config is not None:  # the start only, none of the actions
                 behind.feed(message.model_copy(update={"actions": [], "events": []}))
         assert behind.game is not None and behind.game.state_key() != real.state_key()

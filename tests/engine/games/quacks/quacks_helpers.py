@@ -12,6 +12,7 @@ from engine.games.quacks import (
     Choose,
     ChooseOffer,
     Draw,
+    Event,
     Game,
     Phase,
     QuacksConfig,
@@ -38,7 +39,7 @@ def chip_in(game: Game, seat: int, kind: str, zone: str = "bag") -> str:
     return chips[0]
 
 
-def draw(game: Game, seat: int, kind: str) -> list[object]:
+def draw(game: Game, seat: int, kind: str) -> list[Event]:
     return game.apply(Draw(seat, chip_in(game, seat, kind)))
 
 

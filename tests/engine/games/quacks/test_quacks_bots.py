@@ -36,7 +36,7 @@ class Watching:
 @pytest.mark.parametrize("label", ["random", "greedy", "push", "push:margin=0.5"])
 def test_bots_choose_legal_actions_from_their_own_view(label: str) -> None:
     bots = [Watching(label), Watching("push"), Watching("greedy")]
-    game = play_game(bots, seed=11)  # type: ignore[arg-type]
+    game = play_game(bots, seed=11)
     assert game.is_over() and game.winners and all(b.calls for b in bots)
 
 

@@ -12,6 +12,7 @@ from engine.games.quacks import (
     Answer,
     ChooseOffer,
     Draw,
+    Game,
     IllegalAction,
     Phase,
     Stop,
@@ -20,7 +21,7 @@ from engine.games.quacks import (
 from engine.games.quacks.catalogue import kind_of
 
 
-def pot(game, seat=0):  # type: ignore[no-untyped-def]
+def pot(game: Game, seat: int = 0) -> list[tuple[str, int]]:
     return [(kind_of(c), i) for c, i in game.players[seat].pot]
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from quacks_helpers import bag_only, chip_in, draw, give, new_game, run_until, stop_all
 
-from engine.games.quacks import Buy, Choose, IllegalAction, Phase, RollDie, Spend, Stop
+from engine.games.quacks import Buy, Choose, Game, IllegalAction, Phase, RollDie, Spend, Stop
 from engine.games.quacks.catalogue import kind_of
 
 
-def explode(game, seat):  # type: ignore[no-untyped-def]
+def explode(game: Game, seat: int) -> None:
     """white 3, 2, 2, 1 from the start bag: positions 3, 5, 7, 8, scoring space 9 (a ruby)."""
     for kind in ("white-3", "white-2", "white-2", "white-1"):
         draw(game, seat, kind)
@@ -99,7 +99,7 @@ def test_Q18_purple_tier_3_gives_2_vp_and_a_droplet_step() -> None:
     assert game.players[0].vp == 2 and game.players[0].droplet == 1
 
 
-def blacks(players: int, counts: list[int]):  # type: ignore[no-untyped-def]
+def blacks(players: int, counts: list[int]) -> list[tuple[int, int]]:
     game = new_game(players, start_rubies=0)
     for seat, n in enumerate(counts):
         give(game, seat, *["black-1"] * n)
@@ -144,7 +144,7 @@ def test_Q20_N20_the_exploded_player_chooses_vp_or_buying_after_the_rubies() -> 
     assert game.legal_actions(0) == [Choose(0, "vp"), Choose(0, "buy")]
     game.apply(Choose(0, "vp"))
     assert game.players[0].vp == 1  # space 9: 1 VP, then no buying
-    assert game.phase is Phase.SPEND or game.asks.get(0) is None or game.asks[0].kind != "buy"
+    assert game.phase is Phase.SPEND or game.asks.get(0) is None or game.asks[0].kind != "buy"  # type: ignore[comparison-overlap]
 
 
 def test_Q20_choosing_to_buy_gives_no_vp() -> None:
@@ -168,7 +168,8 @@ def test_Q21_victory_points_of_the_scoring_space() -> None:
     assert game.players[0].vp == 1
 
 
-def buying_game(coins_space_kinds=("orange-1", "white-3", "white-2", "green-1", "white-2")):  # type: ignore[no-untyped-def]
+def buying_game(coins_space_kinds: tuple[str, ...] = ("orange-1", "white-3", "white-2", "green-1",
+                                                    "white-2")) -> Game:
     """Seat 0 ends on space 10 (10 coins) and is asked to buy."""
     game = new_game(2)
     for kind in coins_space_kinds:
@@ -272,7 +273,7 @@ def test_Q24_clean_up_puts_every_chip_back_and_resets_the_rat_stone() -> None:
     assert all(not p.pot and len(p.bag) == 9 for p in game.players)
 
 
-def nine(game):  # type: ignore[no-untyped-def]
+def nine(game: Game) -> Game:
     game.round = 9
     return game
 

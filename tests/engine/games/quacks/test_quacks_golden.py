@@ -3,6 +3,8 @@ round was worked out on paper (the working is in the comments), not read from th
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from golden_runner import Round, play_round
 from quacks_helpers import new_game
 
@@ -263,7 +265,10 @@ def both(*kinds: str) -> dict[int, list[str]]:
     return {0: list(kinds), 1: list(kinds), 2: [], 3: []}
 
 
-def pair(value):  # type: ignore[no-untyped-def]
+T = TypeVar("T")
+
+
+def pair(value: T) -> dict[int, T]:
     return {0: value, 1: value}
 
 

@@ -14,7 +14,7 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.games.quacks import Draw, Game, IllegalAction, Phase, QuacksConfig, Stop
+from engine.games.quacks import Action, Draw, Game, IllegalAction, Phase, QuacksConfig, Stop
 from engine.games.quacks.catalogue import colour_of, default_catalogue
 from engine.games.quacks.observer import seat_view
 
@@ -34,7 +34,7 @@ def brute_force_chance(game: Game, seat: int) -> Fraction:
     return Fraction(boom, len(bag))
 
 
-def pick(game: Game, rng: random.Random, push: float) -> object:
+def pick(game: Game, rng: random.Random, push: float) -> Action:
     seat = rng.choice(game.actors())
     legal = game.legal_actions(seat)
     if Draw(seat) in legal and Stop(seat) in legal:
@@ -57,7 +57,7 @@ def play(seed: int, players: int, push: float, checks: bool, books: int = 1) -> 
                 for seat in range(players):
                     if Stop(seat) in game.legal_actions(seat) and rng.random() < 0.3:
                         assert game.explosion_chance(seat) == brute_force_chance(game, seat)
-        game.apply(pick(game, rng, push))  # type: ignore[arg-type]
+        game.apply(pick(game, rng, push))
     raise AssertionError("the game did not end")
 
 
@@ -105,7 +105,7 @@ def test_every_legal_action_is_accepted_and_foreign_chips_are_refused(
             else:
                 raise AssertionError(f"{chip} was drawn by seat {seat} from elsewhere")
             assert json.dumps(seat_view(game, seat), sort_keys=True) == before
-        game.apply(pick(game, rng, 0.8))  # type: ignore[arg-type]
+        game.apply(pick(game, rng, 0.8))
 
 
 @SETTINGS
@@ -144,7 +144,7 @@ def test_N1_brewing_in_any_interleaving_gives_the_same_round(
     assert first.chip_count() == second.chip_count()
 
 
-def pick_seat(game: Game, seat: int, rng: random.Random) -> object:
+def pick_seat(game: Game, seat: int, rng: random.Random) -> Action:
     legal = game.legal_actions(seat)
     if Draw(seat) in legal and Stop(seat) in legal:
         return Draw(seat) if rng.random() < 0.85 else Stop(seat)

@@ -9,12 +9,12 @@ from fractions import Fraction
 import pytest
 from quacks_helpers import draw, give, new_game, stop_all
 
-from engine.games.quacks import InvalidSetup, RollDie
+from engine.games.quacks import Game, InvalidSetup, RollDie
 from engine.games.quacks.catalogue import kind_of
 from engine.games.quacks.observer import public_view
 
 
-def pot(game, seat=0):  # type: ignore[no-untyped-def]
+def pot(game: Game, seat: int = 0) -> list[tuple[str, int]]:
     return [(kind_of(c), i) for c, i in game.players[seat].pot]
 
 

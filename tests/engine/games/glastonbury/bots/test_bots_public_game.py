@@ -78,7 +78,9 @@ def test_rewind_equals_following_the_shorter_game_afresh(
     game = Game.new(config, random.Random(seed))
     if not known:
         game = Game.from_deal(config, game.deal.grid, None)
-    grid = [game.grid[c] for c in TAKEABLE_CELLS]
+    dealt = [game.grid[c] for c in TAKEABLE_CELLS]
+    grid = [card for card in dealt if card is not None]
+    assert len(grid) == len(dealt)
     trackers = [ObservationTracker.for_new_game(game, s) for s in range(players)]
     history = []
     rng = random.Random(seed + 2)

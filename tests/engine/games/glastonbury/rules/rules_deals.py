@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from engine.games.glastonbury.rules import Action, Deal, Game, GameConfig, Take
 from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, parse_cell
@@ -86,7 +87,8 @@ def position(
     n = cfg.players
     chosen = {parse_cell(k): v for k, v in cells.items()}
     cauldron_lists = [list(c) for c in cauldrons] + [[] for _ in range(n - len(cauldrons))]
-    spell_lists = [[[c, u] for c, u in s] for s in spells] + [[] for _ in range(n - len(spells))]
+    spell_lists: list[list[list[Any]]] = (
+        [[[c, u] for c, u in s] for s in spells] + [[] for _ in range(n - len(spells))])
     placed = [
         *(v for v in chosen.values() if v is not None),
         *pile,

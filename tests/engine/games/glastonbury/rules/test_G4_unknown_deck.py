@@ -72,9 +72,9 @@ def test_G4_wrong_refill_is_refused_and_the_game_is_unchanged() -> None:
             table.apply(action)
         assert err.value.rule == "G4"
         assert table.state_key() == before
-    for action in (Take(D.cell("2,2")),):
+    for take in (Take(D.cell("2,2")),):
         with pytest.raises(IllegalAction) as err:
-            table.apply(action)
+            table.apply(take)
         assert err.value.rule == "G4" and "refill the hole at row 2, column 3" in err.value.message
     legal = table.legal_actions()
     assert len(legal) == 44 and all(isinstance(a, Refill) for a in legal)

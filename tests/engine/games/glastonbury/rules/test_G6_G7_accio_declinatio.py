@@ -49,7 +49,7 @@ def test_G6_accio_takes_any_card_but_vanesco_and_perluceo() -> None:
         assert err.value.rule == "G6"
     card = game.grid[D.cell("3,4")]
     events = D.take(game, "3,4")
-    assert events[0] == CardTaken(0, D.cell("3,4"), card, "accio", "accio-1", 1)  # type: ignore[arg-type]
+    assert events[0] == CardTaken(0, D.cell("3,4"), card, "accio", "accio-1", 1)
     assert game.spells[0] == [["accio-1", 1]]
     assert game.spell_uses(0, "accio") == 1
     assert events[2] == Refilled(D.cell("3,4"), "violet-a-1", 3)
@@ -164,7 +164,7 @@ def test_G7_pass_keeps_the_declinatio_and_ends_the_turn() -> None:
 def test_G7_three_uses_then_spent() -> None:
     game = _corner_game(uses=1)
     events = game.apply(UseDeclinatio())
-    assert events[0].uses_left == 0  # type: ignore[attr-defined]
+    assert events[0].uses_left == 0
     assert game.spells[0] == [["declinatio-1", 0]]
     assert game.spell_uses(0, "declinatio") == 0
     assert game.phase is Phase.DECLINATIO

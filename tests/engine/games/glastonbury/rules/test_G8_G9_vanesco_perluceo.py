@@ -45,7 +45,7 @@ def test_G8_other_tops_go_under_the_pile_in_seat_order_from_the_taker() -> None:
         Refilled(27, "violet-a-3", 51),  # the hole is refilled from the top, as usual
     ]
     assert game.cauldrons == [[], [], [], []]
-    assert game.pile.order()[-2:] == ["orange-a-1", "orange-a-2"]  # type: ignore[index]
+    assert game.pile.order()[-2:] == ["orange-a-1", "orange-a-2"]
     assert game.spells[2] == [["vanesco-1", 0]]
     # The cards come back out of the pile last, in that order.
     drawn = D.play_first(game, avoid=["vanesco"], until=0)

@@ -32,8 +32,9 @@ from engine.games.glastonbury.rules.observer import (
 COLOURS = ("yellow", "red", "green", "blue")
 
 
-def new_game(players: int, seed: int, **options: bool) -> Game:
-    return Game.new(GameConfig(colours=COLOURS[:players], **options), random.Random(seed))
+def new_game(players: int, seed: int, memory_aid: bool = False, recipes: bool = False) -> Game:
+    config = GameConfig(colours=COLOURS[:players], memory_aid=memory_aid, recipes=recipes)
+    return Game.new(config, random.Random(seed))
 
 
 def named(cards: set[str], text: str) -> list[str]:
@@ -115,13 +116,16 @@ def test_the_referees_narrow_questions() -> None:
         game.apply(rng.choice(game.legal_actions()))
     top = next(c[-1] for c in game.cauldrons if c)
     seat = next(s for s, c in enumerate(game.cauldrons) if c and c[-1] == top)
-    assert where_is(game, top) == where_is(game, top) and where_is(game, top).kind == "top"
-    assert where_is(game, top).seat == seat
+    place = where_is(game, top)
+    assert place == where_is(game, top) and place is not None and place.kind == "top"
+    assert place.seat == seat
     under = next((c[0] for c in game.cauldrons if len(c) > 1), None)
     if under is not None:
-        assert where_is(game, under).kind == "cauldron"
+        below = where_is(game, under)
+        assert below is not None and below.kind == "cauldron"
     nxt = game.pile.cards()[0]
-    assert where_is(game, nxt).kind == "pile"
+    drawn = where_is(game, nxt)
+    assert drawn is not None and drawn.kind == "pile"
     assert refill_refusal(game, nxt) is None
     assert refill_refusal(game, game.pile.cards()[-1]) is not None
     assert returned_to_cauldrons(game, game) == []

@@ -5,6 +5,8 @@ note is a notice, not a breach, in a host's words."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from glastonbury_table import deal_grid, next_pile_card, play, start
 
 from engine.games.glastonbury.rules.board import TAKEABLE_CELLS
@@ -20,10 +22,11 @@ from engine.games.glastonbury.table.interpreter import (
 from engine.wire.contract import GameAlert, GamePublic
 
 
-def dealing(interp: TableInterpreter) -> dict:
+def dealing(interp: TableInterpreter) -> dict[str, Any]:
     view = interp.public_view()
     GamePublic(table="t", view=view)  # the wire contract accepts it
-    return view.to_wire()["table"]["dealing"]
+    guide: dict[str, Any] = view.to_wire()["table"]["dealing"]
+    return guide
 
 
 def new_two_player_table() -> TableInterpreter:

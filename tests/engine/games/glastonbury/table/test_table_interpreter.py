@@ -7,6 +7,7 @@ import json
 
 import pytest
 from glastonbury_table import (
+    game_of,
     next_pile_card,
     play,
     start,
@@ -36,6 +37,12 @@ def alerts(interp: TableInterpreter) -> list[tuple[str, str]]:
     return [(a.rule, a.code) for a in interp.active_alerts]
 
 
+def card_at(interp: TableInterpreter, cell: str) -> str:
+    card = game_of(interp).grid[C(cell)]
+    assert card is not None, cell
+    return card
+
+
 def snapshot(interp: TableInterpreter) -> str:
     game = GameLog.of(interp.game).to_wire() if interp.game else None
     return json.dumps([game, interp.public_view().to_wire()], sort_keys=True)
@@ -55,7 +62,7 @@ def test_deal_is_read_from_the_cells_and_the_game_starts_when_32_cells_are_right
 def test_deal_checked_against_the_box_with_alerts_until_fixed() -> None:
     interp = TableInterpreter("t")
     interp.command("new_game", {"game_id": "g", "colours": ["yellow", "red"]})
-    cards = [c for c in start().game.deal.grid]  # a valid 2-player deal
+    cards = [c for c in game_of(start()).deal.grid]  # a valid 2-player deal
     for cell, card in zip(TAKEABLE_CELLS[:29], cards, strict=False):
         interp.handle(lay(cell, card))
     with pytest.raises(Refused, match="29 of 32"):
@@ -77,7 +84,7 @@ def test_deal_checked_against_the_box_with_alerts_until_fixed() -> None:
     for cell, card in zip(TAKEABLE_CELLS[29:], cards[29:], strict=True):
         interp.handle(lift(cell, "x"))
         out = interp.handle(lay(cell, card))
-    assert out.started and interp.status is Status.PLAYING
+    assert out.started and interp.status is Status.PLAYING  # type: ignore[comparison-overlap]
     assert interp.active_alerts == []
 
 
@@ -149,10 +156,10 @@ def test_refill_laid_before_the_card_reaches_the_pad() -> None:
 def test_lifted_card_put_back_where_it_was_is_no_error() -> None:
     interp = start()
     before = snapshot(interp)
-    outs = play(interp, lift("3,2", interp.game.grid[C("3,2")]),
-                lay("3,2", interp.game.grid[C("3,2")]))
+    outs = play(interp, lift("3,2", card_at(interp, "3,2")),
+                lay("3,2", card_at(interp, "3,2")))
     assert all(not o.raised and not o.actions for o in outs)
-    assert interp.held is None and interp.game.actions == []
+    assert interp.held is None and game_of(interp).actions == []
     assert json.loads(snapshot(interp))[0] == json.loads(before)[0]
 
 
@@ -171,7 +178,7 @@ def test_lift_from_a_line_the_pawn_does_not_face_alerts_g6_until_put_back() -> N
     interp.handle(pad_lift(0, "red-a-2"))
     out = interp.handle(lay("1,1", "red-a-2"))
     assert [a.alert_id for a in out.cleared] == [alert.alert_id]
-    assert interp.active_alerts == [] and interp.game.actions == []
+    assert interp.active_alerts == [] and game_of(interp).actions == []
 
 
 def _take(interp: TableInterpreter, cell: str, card: str, seat: int) -> None:
@@ -185,7 +192,7 @@ def test_accio_take_from_anywhere_and_its_refusals() -> None:
     interp = start({"0,2": "accio-1", "2,4": "red-a-1", "1,1": "vanesco-1", "3,1": "blue-a-4"})
     _take(interp, "0,2", "accio-1", 0)  # seat 0 keeps the Accio
     _take(interp, "2,4", "red-a-1", 1)  # seat 1 faces row 2
-    assert interp.turn == 0 and interp.game.faced_line() == 10  # column 4
+    assert interp.turn == 0 and game_of(interp).faced_line() == 10  # column 4
     out = interp.handle(lift("1,1", "vanesco-1"))  # Vanesco may not be taken with Accio
     assert [(a.rule, a.code) for a in out.raised] == [("G6", "illegal_take")]
     interp.handle(lay("1,1", "vanesco-1"))
@@ -193,7 +200,7 @@ def test_accio_take_from_anywhere_and_its_refusals() -> None:
     assert out.raised == [] and interp.held is not None
     out = interp.handle(pad_lay(0, "blue-a-4"))
     assert out.actions == [Take(C("3,1"))]
-    assert out.events[0].via == "accio" and interp.game.spell_uses(0, "accio") == 1
+    assert out.events[0].to_wire()["via"] == "accio" and game_of(interp).spell_uses(0, "accio") == 1
 
 
 def test_declinatio_at_a_corner_and_pass_with_the_button() -> None:
@@ -205,13 +212,13 @@ def test_declinatio_at_a_corner_and_pass_with_the_button() -> None:
     _take(interp, "0,2", "declinatio-1", 0)
     _take(interp, "2,0", "red-b-2", 1)
     _take(interp, "0,4", "yellow-b-1", 0)
-    _take(interp, "4,2", interp.game.grid[C("4,2")], 1)  # seat 1 at 9 faces row 4
-    game = interp.game
+    _take(interp, "4,2", card_at(interp, "4,2"), 1)  # seat 1 at 9 faces row 4
+    game = game_of(interp)
     assert interp.turn == 0 and game.pawns[0] == 5 and interp.prompt()["code"] == "corner"
-    out = interp.handle(lift("3,3", game.grid[C("3,3")]))  # not the line reached
+    out = interp.handle(lift("3,3", card_at(interp, "3,3")))  # not the line reached
     assert [(a.rule, a.code) for a in out.raised] == [("G7", "corner_declinatio_line")]
     assert "row 2" in out.raised[0].message  # line 1, the second row
-    interp.handle(lay("3,3", game.grid[C("3,3")]))
+    interp.handle(lay("3,3", card_at(interp, "3,3")))
     snapshot_before = snapshot(interp)
     play(interp, lift("1,3", "blue-b-3"))
     out = interp.handle(pad_lay(0, "blue-b-3"))
@@ -231,7 +238,7 @@ def test_declinatio_at_a_corner_and_pass_with_the_button() -> None:
 def test_declinatio_onto_a_line_of_spells_only_ends_the_game_by_a_tap_G7() -> None:
     # Seed 24 (2 players) reaches a corner where Declinatio would face only Vanesco/Perluceo.
     interp = until_blocked_declinatio(24)
-    assert interp is not None and interp.game is not None
+    assert interp is not None and interp.game is not None and interp.turn is not None
     game, seat = interp.game, interp.turn
     prompt = interp.prompt()
     assert prompt["code"] == "corner_blocked" and prompt["seat"] == seat
@@ -250,7 +257,7 @@ def test_declinatio_onto_a_line_of_spells_only_ends_the_game_by_a_tap_G7() -> No
     interp.handle(pad_lift(seat, spell))
     # Undo brings the corner back; the same choice from the seat view ends it again.
     interp.command("undo")
-    assert interp.status is Status.PLAYING and interp.prompt()["code"] == "corner_blocked"
+    assert interp.status is Status.PLAYING and interp.prompt()["code"] == "corner_blocked"  # type: ignore[comparison-overlap]
     out = interp.command("declinatio", seat=seat)
     assert out.actions == [UseDeclinatio()] and interp.game.is_over()
 
@@ -261,7 +268,7 @@ def test_declinatio_command_and_tap_where_a_take_is_possible_are_refused_G7() ->
     _take(interp, "0,2", "declinatio-1", 0)
     _take(interp, "2,0", "red-b-2", 1)
     _take(interp, "0,4", "yellow-b-1", 0)
-    _take(interp, "4,2", interp.game.grid[C("4,2")], 1)
+    _take(interp, "4,2", card_at(interp, "4,2"), 1)
     assert interp.prompt()["code"] == "corner"
     before = snapshot(interp)
     with pytest.raises(Refused) as refused:
@@ -378,9 +385,9 @@ def test_refill_with_a_card_that_should_not_exist() -> None:
 
 def test_unknown_tags_on_a_cell_and_on_a_pad() -> None:
     interp = start()
-    cell_card = interp.game.grid[C("2,2")]
-    out = play(interp, lift("4,4", interp.game.grid[C("4,4")]))[-1]
-    interp.handle(lay("4,4", interp.game.grid[C("4,4")]))  # put back: fine
+    cell_card = card_at(interp, "2,2")
+    out = play(interp, lift("4,4", card_at(interp, "4,4")))[-1]
+    interp.handle(lay("4,4", card_at(interp, "4,4")))  # put back: fine
     out = interp.handle(pad_lay(1, None, uid="04A1B2C3D4E5F6"))
     assert [(a.rule, a.code) for a in out.raised] == [("G1", "unknown_tag")]
     assert "enrol" in out.raised[0].instruction
@@ -389,7 +396,7 @@ def test_unknown_tags_on_a_cell_and_on_a_pad() -> None:
     out = interp.handle(lay("2,2", None, uid="04A1B2C3D4E5F6"))
     assert ("G1", "unknown_tag") in alerts(interp)
     play(interp, lift("2,2", "x"), pad_lay(0, cell_card))  # held: seat 0 faces column 2
-    assert interp.game.cauldrons[0] == [cell_card]
+    assert game_of(interp).cauldrons[0] == [cell_card]
 
 
 def test_wrong_card_on_a_cell_names_both_cards() -> None:
@@ -417,7 +424,7 @@ def _clone(found: tuple[TableInterpreter, int]) -> tuple[TableInterpreter, int, 
     import copy
 
     interp, cell = copy.deepcopy(found)
-    card = interp.game.grid[cell]
+    card = game_of(interp).grid[cell]
     assert card is not None
     return interp, cell, card
 
@@ -425,6 +432,7 @@ def _clone(found: tuple[TableInterpreter, int]) -> tuple[TableInterpreter, int, 
 def test_last_card_laid_on_the_pad_is_kept(ending: tuple[TableInterpreter, int]) -> None:
     interp, cell, card = _clone(ending)
     seat = interp.turn
+    assert seat is not None
     interp.handle(lift(cell, card))
     assert interp.prompt()["code"] == "last_card"
     view = interp.public_view()  # shown as the rules' last-card moment
@@ -434,7 +442,7 @@ def test_last_card_laid_on_the_pad_is_kept(ending: tuple[TableInterpreter, int])
         interp.command("keep", seat=(seat + 1) % 2)
     out = interp.handle(pad_lay(seat, card))
     assert [a.TYPE for a in out.actions] == ["take", "keep"] and out.ended
-    assert interp.status is Status.OVER and interp.game.last_card_seat == seat
+    assert interp.status is Status.OVER and game_of(interp).last_card_seat == seat
 
 
 def test_last_card_discarded_with_the_seat_button(ending: tuple[TableInterpreter, int]) -> None:
@@ -443,9 +451,9 @@ def test_last_card_discarded_with_the_seat_button(ending: tuple[TableInterpreter
     interp.handle(lift(cell, card))
     out = interp.handle(press("confirm", seat=seat))
     assert [a.TYPE for a in out.actions] == ["take", "discard"]
-    assert interp.game.discarded == [card] and interp.status is Status.OVER
+    assert game_of(interp).discarded == [card] and interp.status is Status.OVER
     undo = interp.command("undo")  # the whole decision comes back
-    assert interp.status is Status.PLAYING
+    assert interp.status is Status.PLAYING  # type: ignore[comparison-overlap]
     assert f"Put {card_label(card)} back" in undo.instructions[0]
 
 
@@ -465,7 +473,7 @@ def test_undo_take_and_refill_together_with_instructions() -> None:
     play(interp, lift("0,2", "yellow-a-3"), pad_lay(0, "yellow-a-3"), pad_lift(0, "yellow-a-3"),
          lay("0,2", card))
     out = interp.command("undo")
-    assert interp.game.actions == [] and interp.turn == 0
+    assert game_of(interp).actions == [] and interp.turn == 0
     assert out.instructions == [
         f"Lift {card_label(card)} from row 1, column 3 and put it back on top of the draw pile.",
         f"Put {card_label('yellow-a-3')} back on row 1, column 3.",
@@ -528,7 +536,7 @@ def test_host_undo_button_and_a_seat_confirm_out_of_turn() -> None:
     play(interp, lift("0,2", "yellow-a-3"), pad_lay(0, "yellow-a-3"), pad_lift(0, "yellow-a-3"),
          lay("0,2", card))
     out = interp.handle(press("undo"))
-    assert out.undone == 2 and interp.game.actions == [] and out.instructions
+    assert out.undone == 2 and game_of(interp).actions == [] and out.instructions
     out = interp.handle(press("confirm", seat=1))  # nothing for seat 1 to confirm
     assert out.actions == [] and out.note and "Seat 2" in out.note
 
@@ -558,12 +566,12 @@ def test_pile_empty_alert_keeps_its_rule_id_g10a(ending: tuple[TableInterpreter,
     from engine.service.service import EngineService
 
     interp, _, _ = _clone(ending)
-    hole = next(c for c in TAKEABLE_CELLS if interp.game.grid[c] is None)
-    top = next(c[-1] for c in interp.game.cauldrons if c)
+    hole = next(c for c in TAKEABLE_CELLS if game_of(interp).grid[c] is None)
+    top = next(c[-1] for c in game_of(interp).cauldrons if c)
     out = interp.handle(lay(hole, top))  # with the pile empty, holes stay empty
     assert [(a.rule, a.code) for a in out.raised] == [("G10a", "pile_empty")]
     assert "back on top of Seat" in out.raised[0].instruction
-    wire = EngineService._alert(out.raised[0].to_wire(), True, "g", 0.0)
+    wire = EngineService._alert(out.raised[0].table_alert(), True, "g", 0.0)
     assert wire.rule == "G10a" and wire.params["code"] == "pile_empty"
 
 
@@ -586,7 +594,7 @@ def test_a_card_lifted_out_of_turn_and_laid_on_that_seats_pad() -> None:
     assert out.raised[0].message == "It is Seat 1 (yellow)'s turn, not Seat 2 (red)'s."
     assert out.raised[0].instruction.endswith("back on row 3, column 5.")
     play(interp, pad_lift(1, "red-a-1"), lay("2,4", "red-a-1"))
-    assert interp.active_alerts == [] and interp.game.actions == []
+    assert interp.active_alerts == [] and game_of(interp).actions == []
 
 
 def test_the_same_card_id_on_two_cells_is_a_copied_tag() -> None:
