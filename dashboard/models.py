@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.dataclasses import dataclass as view_dataclass
 
-from engine.rules.observer import ScoresView
+from engine.games.glastonbury.rules.observer import ScoresView
 from engine.wire.api import EnrolSaid, GestureAction
 from engine.wire.contract import AlertFields, BoardHealth, PublicTableView
 
@@ -21,7 +21,8 @@ class _Public(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-# The game's views are the rules engine observer's typed views (engine/rules/observer.py),
+# The game's views are the rules engine observer's typed views
+# (engine/games/glastonbury/rules/observer.py),
 # as the wire contract carries them; the dashboard extends them and never redefines a field.
 ScoresPublic = ScoresView  # the score breakdown of a finished game
 

@@ -19,10 +19,10 @@ from dashboard.models import (
 )
 from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, in_progress
-from engine.rules.cards import PLAYER_COLOURS
-from engine.rules.errors import RulesError
-from engine.rules.game import GameConfig
-from engine.rules.names import seat_name
+from engine.games.glastonbury.rules.cards import PLAYER_COLOURS
+from engine.games.glastonbury.rules.errors import RulesError
+from engine.games.glastonbury.rules.game import GameConfig
+from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import ConfirmArgs
 from engine.wire.contract import N_SEATS

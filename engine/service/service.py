@@ -68,14 +68,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, JsonValue
 
 from engine.datadir import TROUBLES, text_trouble
-from engine.rules import GameLog, replay
-from engine.rules.cards import RECIPE_A, RECIPE_B
-from engine.rules.errors import RulesError
-from engine.rules.events import Event, PerluceoReveal
-from engine.service.errors import Refused, ServiceError, StoreError
-from engine.service.interpreter import Outcome, Status, TableInterpreter
+from engine.games.base import Refused
+from engine.games.glastonbury.rules import GameLog, replay
+from engine.games.glastonbury.rules.cards import RECIPE_A, RECIPE_B
+from engine.games.glastonbury.rules.errors import RulesError
+from engine.games.glastonbury.rules.events import Event, PerluceoReveal
+from engine.games.glastonbury.table.interpreter import Outcome, Status, TableInterpreter
+from engine.games.glastonbury.table.pawn_check import start_positions
+from engine.service.errors import ServiceError, StoreError
 from engine.service.ownership import speaks_for
-from engine.service.pawn_check import start_positions
 from engine.service.store import (
     PreparedInput,
     Store,
@@ -1145,8 +1146,8 @@ class EngineService:
 
     @staticmethod
     def _hint(interp: TableInterpreter, args: HintArgs, seat: int | None) -> HintAnswer:
-        """What a bot suggests to `seat`, seeing only what that seat sees (engine.bots)."""
-        from engine.bots import BotError, hint
+        """What a bot suggests to `seat`, seeing only what that seat sees (the game's bots)."""
+        from engine.games.glastonbury.bots import BotError, hint
 
         game = interp.game
         if game is None or interp.status is not Status.PLAYING:

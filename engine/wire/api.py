@@ -100,7 +100,8 @@ class StoredAnswer(RootModel[dict[str, JsonValue]]):
 
 
 class NewGameArgs(Args):
-    """``cmd/new_game``: the game's set-up (`engine.rules.game.GameConfig`, whose rules
+    """``cmd/new_game``: the game's set-up (`engine.games.glastonbury.rules.game.GameConfig`, whose
+    rules
     check it: G2) and, for the recipe variant, each seat's recipe cards (G11; dealt by the
     engine when not given). ``game_id`` is the engine's: a client never sends it (the log
     keeps it with the command)."""

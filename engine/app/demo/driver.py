@@ -23,13 +23,20 @@ from typing import Any
 import httpx
 
 from engine.app.demo.shadow import ShadowError, ShadowGame
-from engine.bots import Bot, decide, make_bot, observe_public
-from engine.rules import Game
-from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
-from engine.rules.board import PERIMETER, cell_name, parse_cell
-from engine.rules.cards import CARDS, PLAYER_COLOURS
-from engine.rules.game import Phase
-from engine.rules.names import (
+from engine.games.glastonbury.bots import Bot, decide, make_bot, observe_public
+from engine.games.glastonbury.rules import Game
+from engine.games.glastonbury.rules.actions import (
+    USE_DECLINATIO,
+    Action,
+    Discard,
+    Pass,
+    Take,
+    UseDeclinatio,
+)
+from engine.games.glastonbury.rules.board import PERIMETER, cell_name, parse_cell
+from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS
+from engine.games.glastonbury.rules.game import Phase
+from engine.games.glastonbury.rules.names import (
     action_label,
     card_name,
     pad_label,
