@@ -73,6 +73,7 @@ from engine.games.glastonbury.rules import GameLog, replay
 from engine.games.glastonbury.rules.cards import RECIPE_A, RECIPE_B
 from engine.games.glastonbury.rules.errors import RulesError
 from engine.games.glastonbury.rules.events import Event, PerluceoReveal
+from engine.games.glastonbury.rules.observer import PublicView, SeatView
 from engine.games.glastonbury.table.interpreter import Outcome, Status, TableInterpreter
 from engine.games.glastonbury.table.pawn_check import start_positions
 from engine.service.errors import ServiceError, StoreError
@@ -122,7 +123,6 @@ from engine.wire.contract import (
     CommandRequest,
     GameAlert,
     GameEvents,
-    GamePublic,
     GameSeat,
     HubEvent,
     HubSnapshot,
@@ -132,7 +132,9 @@ from engine.wire.contract import (
     TopicInfo,
     Topics,
     WireModel,
+    compact_json,
     encode,
+    game_public_json,
 )
 from engine.wire.mqtt import CommandRefused, NoAnswer, WireClient
 from engine.wire.ratelog import RateLimitedLog
@@ -237,7 +239,10 @@ class TableRuntime:
             hub: HubCursor(epoch, seq) for hub, (epoch, seq) in store.hub_positions().items()
         }
         self.turn: int | None = None
-        self.sent_seats: dict[int, bytes] = {}
+        # What each seat's retained view says now (game, fence, view): published on change.
+        self.sent_seats: dict[int, tuple[str | None, int | None, SeatView]] = {}
+        # The observer's public view and its JSON, made once per change of the game.
+        self.rules_json: tuple[PublicView, bytes] | None = None
         # What the hub's back-end can do (its snapshots): "lay_out", a table that lays itself
         # out as the game holds it (the simulated one), gets ``hub/cmd/layout``.
         self.hub_capabilities: frozenset[str] = frozenset()
@@ -1268,11 +1273,14 @@ class EngineService:
                                         topics.game_public)
             if not allowed:  # (said once, by `_publish`)
                 fence = None
-            public = GamePublic(table=runtime.name, game_id=game_id, turn=turn, ts=now,
-                                view=interp.public_view(), fence=fence)
             # Views are state, each superseding the last: QoS 0 (no PUBACK traffic); after a
             # reconnect every view is published again (`_republish_all`).
-            self._publish(topics.game_public, public, retain=True, qos=VIEW_QOS)
+            if allowed:
+                self.client.publish_raw(topics.game_public,
+                                        self._public_json(runtime, turn, now, fence),
+                                        retain=True, qos=VIEW_QOS)
+            else:
+                self.stats["fenced"] = self.stats.get("fenced", 0) + 1
             if turn != runtime.turn:
                 runtime.turn = turn
                 if self.config.hub_io:
@@ -1326,24 +1334,37 @@ class EngineService:
         )
         return model
 
+    @staticmethod
+    def _public_json(runtime: TableRuntime, turn: int | None, now: float,
+                     fence: int | None) -> bytes:
+        """``game/public`` (`GamePublic`): the observer's view serialised once per change
+        of the game (`TableRuntime.rules_json`), the table's state once per input."""
+        interp = runtime.interp
+        view = interp.rules_view()
+        cached = runtime.rules_json
+        if cached is None or cached[0] is not view:
+            cached = runtime.rules_json = (view, compact_json(view.to_wire()))
+        return game_public_json(table=runtime.name, game_id=interp.game_id, turn=turn, ts=now,
+                                view=cached[1], table_info=interp.table_wire(), fence=fence)
+
     def _publish_seats(self, runtime: TableRuntime, private: list[Event], game_id: str | None,
                        now: float) -> None:
         interp = runtime.interp
         players = interp.game.players if interp.game is not None else 0
+        fence, allowed = speaks_for(self.ownership, self.store.claims, self.config.base,
+                                    runtime.topics.game_public)
+        if not allowed:
+            return
         for seat in range(players):
             view = interp.seat_view(seat)
             if view is None:
                 continue
-            fence, allowed = speaks_for(self.ownership, self.store.claims,
-                                        self.config.base, runtime.topics.game_public)
-            if not allowed:
-                return
-            model = GameSeat(seat=seat, game_id=game_id, ts=None, view=view, fence=fence)
-            payload = encode(model)
-            if runtime.sent_seats.get(seat) != payload:  # only what changed for that seat
-                runtime.sent_seats[seat] = payload
-                self.client.publish_raw(runtime.topics.game_seat(seat), payload, retain=True,
-                                        qos=VIEW_QOS)
+            said = (game_id, fence, view)
+            if runtime.sent_seats.get(seat) != said:  # only what changed for that seat
+                runtime.sent_seats[seat] = said
+                model = GameSeat(seat=seat, game_id=game_id, ts=None, view=view, fence=fence)
+                self.client.publish_raw(runtime.topics.game_seat(seat), encode(model),
+                                        retain=True, qos=VIEW_QOS)
             reveals = [e.cauldron for e in private
                        if isinstance(e, PerluceoReveal) and e.seat == seat]
             if reveals:  # once, not retained: a one-time look (G9)
