@@ -1343,7 +1343,7 @@ class EngineService:
         view = interp.rules_view()
         cached = runtime.rules_json
         if cached is None or cached[0] is not view:
-            cached = runtime.rules_json = (view, compact_json(view.to_wire()))
+            cached = runtime.rules_json = (view, compact_json(view))
         return game_public_json(table=runtime.name, game_id=interp.game_id, turn=turn, ts=now,
                                 view=cached[1], table_info=interp.table_wire(), fence=fence)
 

@@ -869,12 +869,28 @@ def encode(model: WireModel) -> bytes:
     return model.model_dump_json(exclude_none=False).encode("utf-8")
 
 
-_COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_FIELDS: dict[type[Any], tuple[str, ...]] = {}
+
+
+def _fields_of(value: Any) -> dict[str, Any]:
+    """A dataclass instance (a view) as its fields, for `compact_json` (nested ones too)."""
+    kind = type(value)
+    names = _FIELDS.get(kind)
+    if names is None:
+        if not dataclasses.is_dataclass(value) or isinstance(value, type):
+            raise TypeError(f"{kind.__name__} is not JSON data")
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+    return {name: getattr(value, name) for name in names}
+
+
+_COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                                   default=_fields_of)
 
 
 def compact_json(data: Any) -> bytes:
-    """Plain JSON data (dicts, lists, tuples, str, int, float, bool, None) as `encode`
-    writes it: compact, UTF-8."""
+    """JSON data (dicts, lists, tuples, str, int, float, bool, None, and dataclass
+    instances such as the observer's views, as their fields) as `encode` writes it:
+    compact, UTF-8. A view is written as its ``to_wire()``, without making that copy."""
     return _COMPACT.encode(data).encode("utf-8")
 
 

@@ -117,3 +117,15 @@ def test_game_public_json_is_encode_of_the_model() -> None:
     with pytest.raises(ValueError):
         game_public_json(table="t1", game_id=None, turn=None, ts=1.5, view=b"{}",
                          table_info=table, fence=None)
+
+
+def test_compact_json_writes_a_view_as_its_wire_form(tmp_path: Path) -> None:
+    service, _ = _service(tmp_path)
+    args, inputs = _inputs(5)
+    service.command("t1", "new_game", dict(args))
+    for seq, inp in enumerate(inputs, start=1):
+        service.receive("t1", hub_event(inp, seq))
+        view = service.tables["t1"].interp.rules_view()
+        assert compact_json(view) == compact_json(view.to_wire())
+    with pytest.raises(TypeError):
+        compact_json({"not json": object()})
