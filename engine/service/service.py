@@ -67,10 +67,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, JsonValue
 
+from engine import games
 from engine.datadir import TROUBLES, text_trouble
 from engine.games.base import Refused
 from engine.games.glastonbury.rules import GameLog, replay
-from engine.games.glastonbury.rules.cards import RECIPE_A, RECIPE_B
 from engine.games.glastonbury.rules.errors import RulesError
 from engine.games.glastonbury.rules.events import Event, PerluceoReveal
 from engine.games.glastonbury.rules.observer import PublicView, SeatView
@@ -99,7 +99,7 @@ from engine.wire.api import (
     HintArgs,
     HistoryAnswer,
     HubAccepted,
-    NewGameArgs,
+    NewGameBase,
     NoArgs,
     ReplayArgs,
     StoredAnswer,
@@ -1059,7 +1059,7 @@ class EngineService:
         return HistoryAnswer(messages=[m.model_dump(mode="json", exclude_none=True)
                                        for m in self._history(asking.runtime)])
 
-    def _cmd_new_game(self, asking: Asking, args: NewGameArgs) -> GameAnswer | StoredAnswer:
+    def _cmd_new_game(self, asking: Asking, args: NewGameBase) -> GameAnswer | StoredAnswer:
         runtime = asking.runtime
         if args.game_id is not None:
             raise Refused("new_game: the engine names the game; do not send game_id",
@@ -1067,14 +1067,11 @@ class EngineService:
         ts = self.clock()
         named: dict[str, object] = {"game_id": time.strftime(
             "%Y%m%d-%H%M%S", time.gmtime(ts)) + f"-{len(runtime.store.games()) + 1}"}
-        if args.recipes and args.recipe_cards is None:
-            # Dealt here, so no seat's recipes cross the broker in a command (G11): each
+        if args.recipe_cards is None:
+            # Dealt here, so no seat's secret crosses the broker in a command (G11): each
             # seat sees its own on game/seat/<n> only. Stored with the command for replay.
-            players = len(args.colours)
-            rng = random.SystemRandom()
-            a, b = rng.sample(RECIPE_A, len(RECIPE_A)), rng.sample(RECIPE_B, len(RECIPE_B))
-            if players <= min(len(a), len(b)):
-                named["recipe_cards"] = [[a[i], b[i]] for i in range(players)]
+            named.update(games.get(args.game).secret_setup(args.config_wire(),
+                                                           random.SystemRandom()))
         return self._run(runtime, "new_game", args.model_copy(update=named), asking.seat, ts,
                          runtime.interp.observed())
 
@@ -1152,19 +1149,16 @@ class EngineService:
     @staticmethod
     def _hint(interp: TableInterpreter, args: HintArgs, seat: int | None) -> HintAnswer:
         """What a bot suggests to `seat`, seeing only what that seat sees (the game's bots)."""
-        from engine.games.glastonbury.bots import BotError, hint
-
         game = interp.game
         if game is None or interp.status is not Status.PLAYING:
             raise Refused("no game is in progress: there is nothing to hint", code="no_game")
         if seat is None:
             raise Refused("hint: say which seat asks (the request's seat)", code="bad_args")
         try:
-            suggestion = hint(game, seat, level=args.level, lang=args.lang)
-        except BotError as exc:  # its own turn with nothing to choose (a refill) is not "not yours"
-            raise Refused(f"hint: {exc}", code="not_your_turn" if game.seat != seat
-                          else "no_choice_now") from None
-        return HintAnswer.model_validate(suggestion.to_json())
+            suggestion = games.get().hint(game, seat, args.level, args.lang)
+        except Refused as exc:  # its own turn with nothing to choose (a refill): no_choice_now
+            raise Refused(f"hint: {exc.message}", code=exc.code) from None
+        return HintAnswer.model_validate(suggestion)
 
     @staticmethod
     def _history(runtime: TableRuntime) -> list[GameEvents]:

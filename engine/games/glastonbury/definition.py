@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, model_validator
 
 from engine.games.base import (
     Bot,
@@ -24,7 +24,18 @@ from engine.games.base import (
 from engine.games.glastonbury.rules import Game, GameConfig, action_from_wire
 from engine.games.glastonbury.rules.actions import Action
 from engine.games.glastonbury.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
-from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS, card_label, enrolment_order
+from engine.games.glastonbury.rules.cards import (
+    CARDS,
+    PLAYER_COLOURS,
+    RECIPE_A,
+    RECIPE_B,
+    card_label,
+    deck_for,
+    enrolment_order,
+)
+from engine.games.glastonbury.rules.cards import (
+    CATALOGUE as _CATALOGUE,
+)
 from engine.games.glastonbury.rules.errors import RulesError
 from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
 from engine.games.glastonbury.rules.observer import public_view, scores_view, seat_view, to_wire
@@ -41,7 +52,8 @@ class GlastonburyOptions(GameOptions):
     PER_GAME: ClassVar[frozenset[str]] = frozenset({"first_seat", "start_positions"})
 
     colours: list[str] = Field(min_length=2, max_length=MAX_SEATS,
-                               description="one player colour per seat")
+                               description="one player colour per seat",
+                               json_schema_extra={"items": {"enum": list(PLAYER_COLOURS)}})
     first_seat: int = Field(default=0, ge=0, le=MAX_SEATS - 1,
                             description="the seat that begins (G4)")
     start_positions: list[int] | None = Field(
@@ -54,6 +66,15 @@ class GlastonburyOptions(GameOptions):
                                       description="+2 for the second player (G10)")
     memory_aid: bool = Field(default=False,
                              description="each seat's phone shows its own stack")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_with_two_only(cls, data: Any) -> Any:
+        """A form sends every field: its removed colour counts with 2 players only (G2)."""
+        if isinstance(data, dict) and isinstance(data.get("colours"), list) \
+                and len(data["colours"]) != 2:
+            return {**data, "removed_colour": None}
+        return data
 
 
 def _places() -> tuple[Place, ...]:
@@ -116,6 +137,42 @@ class GlastonburyDefinition:
 
     def new(self, options: GameOptions, rng: random.Random) -> Game:
         return Game.new(self.config(options), rng)
+
+    def secret_setup(self, options: Mapping[str, JsonValue], rng: random.Random
+                     ) -> dict[str, JsonValue]:
+        """The recipe variant's cards (G11), one [A, B] per seat."""
+        colours = options.get("colours")
+        if not options.get("recipes") or not isinstance(colours, list):
+            return {}
+        a, b = rng.sample(RECIPE_A, len(RECIPE_A)), rng.sample(RECIPE_B, len(RECIPE_B))
+        if len(colours) > min(len(a), len(b)):
+            return {}
+        return {"recipe_cards": [[a[i], b[i]] for i in range(len(colours))]}
+
+    def page_catalogue(self, lang: Lang) -> dict[str, Any]:
+        """Colours (name, symbol, pattern), families, spells, Immuto, corners, recipes."""
+        return {
+            "colours": {
+                c["id"]: {"name": c["names"][lang], "symbol": c["symbol"], "pattern": c["pattern"]}
+                for c in _CATALOGUE["colours"]
+            },
+            "families": {f["id"]: f["names"][lang] for f in _CATALOGUE["families"]},
+            "spells": {
+                s["id"]: {"name": s["names"][lang], "uses": s["uses"], "rule": s["rule"]}
+                for s in _CATALOGUE["spells"]
+            },
+            "immuto": _CATALOGUE["immuto"]["names"][lang],
+            "corner": _CATALOGUE["corners"]["names"][lang],
+            "recipes": {
+                **{r["id"]: r["colour"] for r in _CATALOGUE["recipes"]["A"]},
+                **{r["id"]: r["names"][lang] for r in _CATALOGUE["recipes"]["B"]},
+            },
+        }
+
+
+    def deck(self, setup: Mapping[str, JsonValue]) -> tuple[str, ...]:
+        removed = setup.get("removed_colour")
+        return deck_for(removed if isinstance(removed, str) else None)
 
     def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Action]:
         game: Game = state

@@ -89,7 +89,7 @@ from engine.games.glastonbury.rules.observer import (
 )
 from engine.games.glastonbury.table.deal_guide import deal_guidance
 from engine.games.glastonbury.table.pawn_check import PawnSensing, pawn_problems
-from engine.wire.api import GAME_API, GAME_CHANGING_VERBS, BadArgs, NewGameArgs, parse_args
+from engine.wire.api import GAME_API, GAME_CHANGING_VERBS, BadArgs, NewGameBase, parse_args
 from engine.wire.contract import PublicTableView, TableAlert, TableInfo
 
 SensorKind = Literal["placed", "removed", "button"]
@@ -677,7 +677,9 @@ class TableInterpreter:
         self.vanesco_wait = []
         out.ended = True
 
-    def _new_game(self, args: NewGameArgs, out: Outcome) -> None:
+    def _new_game(self, args: NewGameBase, out: Outcome) -> None:
+        if args.game != "glastonbury":  # a table changes its game with its engine's interpreter
+            raise Refused(f"this table plays glastonbury, not {args.game}", code="unknown_game")
         if self.status in (Status.DEALING, Status.PLAYING):
             raise Refused(f"game {self.game_id} is in progress: end it first (command end)",
                           code="game_in_progress")
