@@ -46,6 +46,7 @@ What it does for you:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import ssl
@@ -264,10 +265,8 @@ class _GuardedClient(paho.Client):
 
     def _wake(self) -> None:
         if self._sockpairW is not None:  # as paho's own _packet_queue does
-            try:
+            with contextlib.suppress(BlockingIOError):
                 self._sockpairW.send(b"0")
-            except BlockingIOError:
-                pass
         self._call_socket_register_write()
 
     def _packet_queue(self, command: int, packet: bytes | bytearray, mid: int, qos: int,
