@@ -469,8 +469,6 @@ NOT_YET_THROUGH_THE_SEAM: dict[str, frozenset[str]] = {
     "dashboard.geometry": frozenset({"engine.games.glastonbury.rules.board",
                                      "engine.games.glastonbury.rules.cards"}),
     "dashboard.models": frozenset({"engine.games.glastonbury.rules.observer"}),
-    "engine.service.cli": frozenset({"engine.games.glastonbury.rules",
-                                     "engine.games.glastonbury.rules.names"}),
     # (EngineService, one module per concern: engine/service/README.md)
     "engine.service.alerts": frozenset({"engine.games.glastonbury.table.interpreter"}),
     "engine.service.commands": frozenset({"engine.games.glastonbury.rules",

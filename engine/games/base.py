@@ -111,6 +111,8 @@ class Catalogue:
     kinds: Mapping[str, str]
     places: tuple[Place, ...]
     seats: int  # most seats a game of it has (a pad each)
+    grid: tuple[int, int] | None = None  # rows, columns of a grid of readers (None: no grid)
+    perimeter: int = 0  # pawn positions sensed around the grid (0: none)
     pieces_per_place: Literal["one"] = "one"  # a reader reads one tag at a time
     tags: Mapping[str, str] = field(default_factory=dict)  # extra tag ids: "pawn-<seat>"
 
@@ -224,6 +226,11 @@ class GameDefinition(Protocol):
     def action_from_wire(self, data: Mapping[str, object]) -> Any: ...
 
     def action_to_wire(self, action: Any) -> dict[str, JsonValue]: ...
+
+    def log_to_wire(self, state: Any) -> dict[str, JsonValue]:
+        """The game's log as JSON: its set-up and every action with its chance resolved,
+        so it replays exactly (audit, ``cauldron games show --log``)."""
+        ...
 
     def public_view(self, state: Any) -> Any:
         """What everyone may see (never a covered piece); `to_wire` gives its JSON."""

@@ -21,7 +21,7 @@ from engine.games.base import (
     Place,
     Refused,
 )
-from engine.games.glastonbury.rules import Game, GameConfig, action_from_wire
+from engine.games.glastonbury.rules import Game, GameConfig, GameLog, action_from_wire
 from engine.games.glastonbury.rules.actions import Action
 from engine.games.glastonbury.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
 from engine.games.glastonbury.rules.cards import (
@@ -89,6 +89,8 @@ CATALOGUE: Final = Catalogue(
     kinds={c: card.kind for c, card in CARDS.items()},
     places=_places(),
     seats=MAX_SEATS,
+    grid=(6, 6),
+    perimeter=PERIMETER,
     tags={f"pawn-{s}": "pawn" for s in range(MAX_SEATS)},
 )
 
@@ -197,6 +199,10 @@ class GlastonburyDefinition:
 
     def action_to_wire(self, action: Any) -> dict[str, JsonValue]:
         wire: dict[str, JsonValue] = action.to_wire()
+        return wire
+
+    def log_to_wire(self, state: Any) -> dict[str, JsonValue]:
+        wire: dict[str, JsonValue] = GameLog.of(state).to_wire()
         return wire
 
     def public_view(self, state: Any) -> Any:
