@@ -259,6 +259,10 @@ class _GuardedClient(paho.Client):
 
     def uncork(self) -> None:
         self._corked_by = None
+        self.send_corked()
+
+    def send_corked(self) -> None:
+        """Wake the network thread for what the cork holds (the cork stays)."""
         if self._corked_packets:
             self._corked_packets = 0
             self._wake()
@@ -765,6 +769,7 @@ class WireClient:
             self._pending[transaction] = (done, box)
         try:
             self.publish(topic, request)
+            self._client.send_corked()  # a handler waiting here needs its request sent
             if not done.wait(timeout):
                 raise RequestTimeout(
                     f"no answer on {response_topic} within {timeout:g} s; is the service "
