@@ -469,10 +469,17 @@ NOT_YET_THROUGH_THE_SEAM: dict[str, frozenset[str]] = {
     "dashboard.geometry": frozenset({"engine.games.glastonbury.rules.board",
                                      "engine.games.glastonbury.rules.cards"}),
     "dashboard.models": frozenset({"engine.games.glastonbury.rules.observer"}),
-    "engine.service.service": frozenset({
-        "engine.games.glastonbury.rules", "engine.games.glastonbury.rules.errors",
+    # (EngineService, one module per concern: engine/service/README.md)
+    "engine.service.alerts": frozenset({"engine.games.glastonbury.table.interpreter"}),
+    "engine.service.commands": frozenset({"engine.games.glastonbury.rules",
+                                          "engine.games.glastonbury.table.interpreter"}),
+    "engine.service.intake": frozenset({"engine.games.glastonbury.table.interpreter"}),
+    "engine.service.persistence": frozenset({"engine.games.glastonbury.table.interpreter"}),
+    "engine.service.publishing": frozenset({
         "engine.games.glastonbury.rules.events", "engine.games.glastonbury.table.interpreter",
         "engine.games.glastonbury.table.pawn_check"}),
+    "engine.service.runtime": frozenset({"engine.games.glastonbury.table.interpreter"}),
+    "engine.service.service": frozenset({"engine.games.glastonbury.rules.errors"}),
     "engine.service.store.base": frozenset({
         "engine.games.glastonbury.rules", "engine.games.glastonbury.rules.board",
         "engine.games.glastonbury.table.interpreter"}),

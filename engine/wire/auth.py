@@ -149,9 +149,14 @@ def ensure_key(folder: Path, table: str, kind: KeyKind, hub_id: str | None = Non
 # ---------------------------------------------------------------- MACs
 
 
+# The signed form: sorted keys, compact, ASCII (`json.dumps` with these settings; made once,
+# not for every message).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
 def _canonical(model: WireModel, without: str) -> bytes:
     data = model.model_dump(mode="json", exclude={without})
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+    return _CANONICAL.encode(data).encode()
 
 
 def _mac(key: bytes, purpose: str, table: str, body: bytes) -> str:

@@ -46,6 +46,7 @@ What it does for you:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import ssl
@@ -239,14 +240,50 @@ def _is_message(item: Any) -> bool:
 
 
 class _GuardedClient(paho.Client):
-    """paho's client reading through a `GuardedSocket` (the size bound)."""
+    """paho's client reading through a `GuardedSocket` (the size bound), whose packets
+    queued by one thread while it is `corked` wake the network thread once, at `uncork`."""
 
     max_packet = MAX_PACKET
     shed: Callable[[], bool] = staticmethod(lambda: False)
+    _corked_by: int | None = None
+    _corked_packets = 0
 
     def _create_socket(self) -> Any:
         self.guard = GuardedSocket(super()._create_socket(), self.max_packet, self.shed)
         return self.guard
+
+    def cork(self) -> None:
+        """Until `uncork`, this thread's packets are queued without waking paho's network
+        thread for each (a wake-up and a `select` a packet cost more than the packet): a
+        batch's publishes and acknowledgements go out together. (The network thread still
+        writes them whenever it wakes for another reason.)"""
+        if self._thread is not None:  # (without a network thread, paho writes at once)
+            self._corked_by = threading.get_ident()
+
+    def uncork(self) -> None:
+        self._corked_by = None
+        self.send_corked()
+
+    def send_corked(self) -> None:
+        """Wake the network thread for what the cork holds (the cork stays)."""
+        if self._corked_packets:
+            self._corked_packets = 0
+            self._wake()
+
+    def _wake(self) -> None:
+        if self._sockpairW is not None:  # as paho's own _packet_queue does
+            with contextlib.suppress(BlockingIOError):
+                self._sockpairW.send(b"0")
+        self._call_socket_register_write()
+
+    def _packet_queue(self, command: int, packet: bytes | bytearray, mid: int, qos: int,
+                      info: paho.MQTTMessageInfo | None = None) -> MQTTErrorCode:
+        if self._corked_by is None or self._corked_by != threading.get_ident():
+            return super()._packet_queue(command, packet, mid, qos, info)
+        self._out_packet.append({"command": command, "mid": mid, "qos": qos, "pos": 0,
+                                 "to_process": len(packet), "packet": packet, "info": info})
+        self._corked_packets += 1
+        return MQTTErrorCode.MQTT_ERR_SUCCESS
 
 
 def _no_delay(client: paho.Client, userdata: Any, sock: Any) -> None:
@@ -558,21 +595,25 @@ class WireClient:
                 continue
             begin, end, most = self._batch
             acks: list[tuple[int, int]] = []
-            begin()
+            self._client.cork()  # the batch's packets leave together, after `end`
             try:
-                for count in range(most):
-                    if count:  # then whatever is queued already, without waiting
-                        item = self._inbox.get_nowait(_is_message)
-                        if item is None:
-                            break
-                    _, topic, payload, mid, qos = item
-                    self._deliver(topic, payload)
-                    if qos:
-                        acks.append((mid, qos))
+                begin()
+                try:
+                    for count in range(most):
+                        if count:  # then whatever is queued already, without waiting
+                            item = self._inbox.get_nowait(_is_message)
+                            if item is None:
+                                break
+                        _, topic, payload, mid, qos = item
+                        self._deliver(topic, payload)
+                        if qos:
+                            acks.append((mid, qos))
+                finally:
+                    self._call(end)
+                for mid, qos in acks:
+                    self._client.ack(mid, qos)
             finally:
-                self._call(end)
-            for mid, qos in acks:
-                self._client.ack(mid, qos)
+                self._client.uncork()
 
     def _deliver(self, topic: str, payload: bytes) -> None:
         if is_doctor_probe(payload):  # `cauldron doctor` checking the broker's rights
@@ -645,15 +686,16 @@ class WireClient:
             raise MqttError(f"publish on {topic} failed: {paho.error_string(info.rc)}")
         self.stats["published"] += 1
         mid = int(info.mid)
-        if qos > 0:
-            with self._ack_lock:
-                early = mid in self._ack_early
-                if early:
-                    self._ack_early.discard(mid)
-                else:
-                    self._ack_waiting[mid] = on_ack
+        # QoS 0 too: paho says a QoS 0 message "published" once written, and a mid left in
+        # `_ack_early` would fire the on_ack of a later QoS 1 message given the same mid.
+        with self._ack_lock:
+            early = mid in self._ack_early
             if early:
-                self._fire_ack(on_ack)
+                self._ack_early.discard(mid)
+            else:
+                self._ack_waiting[mid] = on_ack
+        if early:
+            self._fire_ack(on_ack)
         return mid
 
     def subscribe(
@@ -731,6 +773,7 @@ class WireClient:
             self._pending[transaction] = (done, box)
         try:
             self.publish(topic, request)
+            self._client.send_corked()  # a handler waiting here needs its request sent
             if not done.wait(timeout):
                 raise RequestTimeout(
                     f"no answer on {response_topic} within {timeout:g} s; is the service "

@@ -135,6 +135,36 @@ def test_request_response_and_refusal(mqtt_broker: str, table_id: str) -> None:
             dash.request(topics.hub_cmd("snapshot"), timeout=0.3)
 
 
+def test_a_batch_s_packets_leave_together_and_a_request_inside_it_is_answered(
+        mqtt_broker: str, table_id: str) -> None:
+    """With batches (`set_batch`, the engine's group commit), what a batch publishes is
+    queued without waking paho's network thread for each packet (`cork`), and all of it
+    reaches the broker once the batch ends; a handler that waits for an answer inside a
+    batch has its request sent at once."""
+    topics = Topics(table_id)
+    seen: list[bytes] = []
+    answers: list[str] = []
+    with WireClient(mqtt_broker) as engine, WireClient(mqtt_broker) as other:
+        other.serve(topics.hub_cmd("turn"), lambda info, request: {"ok": True}, wait=5)
+        other.subscribe(topics.game_public, raw=lambda t, p: seen.append(p), wait=5)
+        woken: list[int] = []
+        real_wake = engine._client._wake
+        engine._client._wake = lambda: (woken.append(1), real_wake())[1]  # type: ignore[method-assign]
+
+        def handle(topic: str, model: WireModel) -> None:
+            for n in range(5):
+                engine.publish_raw(topics.game_public, b"view %d" % n, qos=0)
+            answers.append(engine.request(topics.hub_cmd("turn"), {"seat": 1},
+                                          timeout=5).status)
+
+        engine.set_batch(lambda: None, lambda: None)
+        engine.subscribe(topics.hub_state, handle, wait=5)
+        other.publish(topics.hub_state, ServiceState(state="online"))
+        wait_for(lambda: len(seen) == 5 and answers == ["ok"], 10, "the batch's packets")
+        assert seen == [b"view %d" % n for n in range(5)]
+        assert 1 <= len(woken) <= 3  # (the request, its subscription, the batch's end)
+
+
 def test_reconnects_resubscribes_and_sends_queued_messages(restartable_broker: LocalBroker,
                                                            table_id: str) -> None:
     topics = Topics(table_id)

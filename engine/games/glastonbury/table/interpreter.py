@@ -180,7 +180,11 @@ class Alert:
 
     def table_alert(self) -> TableAlert:
         """As the wire carries it (`engine.wire.contract.AlertFields`, the one definition)."""
-        return TableAlert.model_validate({
+        return TableAlert.model_validate(self.wire())
+
+    def wire(self) -> dict[str, Any]:
+        """`table_alert`'s data, not validated (`TableInterpreter.table_wire`)."""
+        return {
             "alert_id": self.alert_id,
             "rule": self.rule,
             "kind": self.kind,
@@ -190,7 +194,7 @@ class Alert:
             "seat": self.seat,
             "params": {"code": self.code, **self.params},
             "ts": self.ts,
-        })
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -1081,25 +1085,30 @@ class TableInterpreter:
                         f"{line_label(line)}."}
 
     def table_view(self) -> TableInfo:
+        return TableInfo.model_validate(self.table_wire())
+
+    def table_wire(self) -> dict[str, Any]:
+        """`table_view` as plain JSON data, not validated again (the engine publishes it
+        for every input; tests check that it validates as `table_view` does)."""
         filled, missing = self._deal_state()
         dealing = None
         if self.status is Status.DEALING:
             dealing = {"filled": filled, "missing": missing, **self._deal_guidance()}
-        return TableInfo.model_validate({
+        return {
             "status": self.status.value,
             "game_id": self.game_id,
             "prompt": self.prompt(),
             "held": self.held.to_wire() if self.held else None,
             "vanesco_wait": [{"seat": s, "card": c} for s, c in self.vanesco_wait],
-            "alerts": [a.table_alert() for a in self.alerts.values()],
+            "alerts": [a.wire() for a in self.alerts.values()],
             "dealing": dealing,
             "inputs": self.inputs,
             "pawns_sensed": self.pawn_sensing.to_wire(),
-        })
+        }
 
-    def public_view(self) -> PublicTableView:
-        """The observer's public view plus the table's state (`table`). Never a covered
-        card."""
+    def rules_view(self) -> PublicView:
+        """The observer's public view of the game as the table shows it now (`public_view`
+        without the table's state): the same object while no action is applied."""
         game = self.game
         if game is not None and self.status is not Status.DEALING:
             # The rules view changes only when an action is applied (or undone: a new Game).
@@ -1115,9 +1124,13 @@ class TableInterpreter:
                 view = dataclasses.replace(view, phase=last, expected=dataclasses.replace(
                     view.expected, phase=last, last_card=held.card, take=(), accio=(),
                     declinatio=False, can_pass=False))
-        else:
-            view = dealing_view(self._observed_grid(), self.config)
-        return PublicTableView.of(view, self.table_view())
+            return view
+        return dealing_view(self._observed_grid(), self.config)
+
+    def public_view(self) -> PublicTableView:
+        """The observer's public view plus the table's state (`table`). Never a covered
+        card."""
+        return PublicTableView.of(self.rules_view(), self.table_view())
 
     def seat_view(self, seat: int, reveal: tuple[str, ...] | None = None) -> SeatView | None:
         """What only `seat` may see (the observer's `SeatView`): its colour, recipes, and its
