@@ -39,3 +39,10 @@ def placeholders() -> list[str]:
     out += [f"fortune.{c}.fr" for c, n in data["fortune"].items()
             if isinstance(n, dict) and n.get("fr_status") == "placeholder"]  # fmt: skip
     return out
+
+
+def colour_name(colour: str, lang: str = "en") -> str:
+    """`red` -> "toadstool" / "Fliegenpilz": the ingredient a colour stands for."""
+    if lang not in LANGUAGES:
+        lang = "en"
+    return str(_names()["chips"][colour][lang])
