@@ -1,0 +1,188 @@
+"""Glastonbury behind the game seam (`engine.games.base.GameDefinition`): the one
+definition of its set-up options (`GlastonburyOptions`), its catalogue and names, and the
+adapters from the platform's calls to the pure rules, its bots and its table interpreter."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from pydantic import Field, JsonValue
+
+from engine.games.base import (
+    Bot,
+    Catalogue,
+    Fragments,
+    GameError,
+    GameOptions,
+    Interpreter,
+    Lang,
+    Place,
+)
+from engine.rules import Game, GameConfig, action_from_wire
+from engine.rules.actions import Action
+from engine.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
+from engine.rules.cards import CARDS, PLAYER_COLOURS, card_label, enrolment_order
+from engine.rules.errors import RulesError
+from engine.rules.names import card_name, place_label, position_label, seat_name
+from engine.rules.observer import public_view, scores_view, seat_view, to_wire
+
+MAX_SEATS: Final[int] = 4
+HERE: Final[Path] = Path(__file__).resolve().parent
+
+
+class GlastonburyOptions(GameOptions):
+    """A Glastonbury game's set-up (G2): the one list of its options. The host form,
+    ``NewGameIn``, the demo and ``cmd/new_game`` take these fields; the rules check them
+    (`GlastonburyDefinition.check`)."""
+
+    PER_GAME: ClassVar[frozenset[str]] = frozenset({"first_seat", "start_positions"})
+
+    colours: list[str] = Field(min_length=2, max_length=MAX_SEATS,
+                               description="one player colour per seat")
+    first_seat: int = Field(default=0, ge=0, le=MAX_SEATS - 1,
+                            description="the seat that begins (G4)")
+    start_positions: list[int] | None = Field(
+        default=None, max_length=MAX_SEATS, description="each seat's starting perimeter "
+        "position (0-19; default: seat i beside corner i)")
+    removed_colour: str | None = Field(default=None, max_length=16,
+                                       description="2 players: colour removed")
+    recipes: bool = Field(default=False, description="the recipe variant (G11)")
+    second_player_bonus: bool = Field(default=False,
+                                      description="+2 for the second player (G10)")
+    memory_aid: bool = Field(default=False,
+                             description="each seat's phone shows its own stack")
+
+
+def _places() -> tuple[Place, ...]:
+    cells = tuple(Place(cell_name(c), "cell", row=c // 6, col=c % 6) for c in TAKEABLE_CELLS)
+    pads = tuple(Place(f"pad:{s}", "pad", seat=s) for s in range(MAX_SEATS))
+    pawns = tuple(Place(f"pos:{p}", "pawn") for p in range(PERIMETER))
+    return cells + pads + pawns
+
+
+CATALOGUE: Final = Catalogue(
+    pieces=tuple(enrolment_order()),
+    kinds={c: card.kind for c, card in CARDS.items()},
+    places=_places(),
+    seats=MAX_SEATS,
+    tags={f"pawn-{s}": "pawn" for s in range(MAX_SEATS)},
+)
+
+
+class GlastonburyNames:
+    """Glastonbury's words for people (`engine.rules.names`, the one owner)."""
+
+    def piece(self, piece: str, lang: Lang = "en") -> str:
+        return card_label(piece, lang) if piece in CARDS else card_name(piece)
+
+    def place(self, where: str, lang: Lang = "en") -> str:
+        if where.startswith("pos:") and where[4:].isdigit():
+            return position_label(int(where[4:]))
+        return place_label(where)
+
+    def seat(self, seat: int, colour: str | None = None, lang: Lang = "en") -> str:
+        return seat_name(seat, colour, lang)
+
+
+class GlastonburyDefinition:
+    """Glastonbury for the platform."""
+
+    id = "glastonbury"
+    titles: Mapping[Lang, str] = {"en": "Glastonbury", "fr": "Glastonbury", "de": "Glastonbury"}
+    options: type[GameOptions] = GlastonburyOptions
+    catalogue = CATALOGUE
+    names = GlastonburyNames()
+    fragments = Fragments(static=HERE / "static")
+    rules_doc = "RULES.md"
+    player_colours: tuple[str, ...] = PLAYER_COLOURS
+
+    def check(self, options: Mapping[str, object]) -> GlastonburyOptions:
+        """The rules' own check of a set-up (G2): `GameError` naming the rule."""
+        try:
+            config = GameConfig.from_wire(dict(options))
+            config.validate()
+        except RulesError as exc:
+            raise GameError(str(exc), rule=exc.rule, code="bad_config") from None
+        return GlastonburyOptions.model_validate(config.to_wire())
+
+    def config(self, options: GameOptions) -> GameConfig:
+        try:
+            return GameConfig.from_wire(options.wire())
+        except RulesError as exc:
+            raise GameError(str(exc), rule=exc.rule, code="bad_config") from None
+
+    def new(self, options: GameOptions, rng: random.Random) -> Game:
+        return Game.new(self.config(options), rng)
+
+    def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Action]:
+        game: Game = state
+        if seat is not None and game.seat != seat:
+            return ()
+        return game.legal_actions()
+
+    def apply(self, state: Any, action: Any) -> Sequence[Any]:
+        try:
+            return list(state.apply(action))
+        except RulesError as exc:
+            raise GameError(str(exc), rule=exc.rule, code="illegal") from None
+
+    def is_over(self, state: Any) -> bool:
+        return bool(state.is_over())
+
+    def action_from_wire(self, data: Mapping[str, object]) -> Action:
+        try:
+            return action_from_wire(dict(data))
+        except RulesError as exc:
+            raise GameError(str(exc), rule=exc.rule, code="bad_action") from None
+
+    def action_to_wire(self, action: Any) -> dict[str, JsonValue]:
+        wire: dict[str, JsonValue] = action.to_wire()
+        return wire
+
+    def public_view(self, state: Any) -> Any:
+        return public_view(state)
+
+    def seat_view(self, state: Any, seat: int) -> Any:
+        return seat_view(state, seat)
+
+    def scores(self, state: Any) -> Any:
+        return scores_view(state.scores())
+
+    def to_wire(self, view: Any) -> dict[str, JsonValue]:
+        wire: dict[str, JsonValue] = to_wire(view)
+        return wire
+
+    def bot_names(self) -> tuple[str, ...]:
+        from engine.bots import BOT_NAMES
+
+        return BOT_NAMES
+
+    def bot(self, spec: str) -> Bot:
+        from engine.bots import BotError, make_bot
+
+        try:
+            return make_bot(spec)
+        except BotError as exc:
+            raise GameError(str(exc), code="bad_bot") from None
+
+    def hint(self, state: Any, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
+        from engine.bots import BotError, hint
+
+        try:
+            answer: dict[str, JsonValue] = hint(state, seat, level=level,  # type: ignore[arg-type]
+                                                lang=lang).to_json()
+        except BotError as exc:
+            code = "not_your_turn" if state.seat != seat else "no_choice_now"
+            raise GameError(str(exc), code=code) from None
+        return answer
+
+    def interpreter(self, **kwargs: Any) -> Interpreter:
+        from engine.service.interpreter import TableInterpreter
+
+        return TableInterpreter(**kwargs)
+
+
+DEFINITION: Final = GlastonburyDefinition()
