@@ -226,6 +226,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "engine.games": (),
     "engine.games.glastonbury": ("engine.games", "engine.rules", "engine.bots",
                                  "engine.service.interpreter"),
+    "engine.games.quacks": ("engine.games", "engine.quacks"),
     "engine.wire": ("engine.rules",),
     "engine.bots": ("engine.rules", "engine.cli", "engine.quacks.bots.cli"),
     "engine.quacks": (),  # pure, like engine.rules (and not even engine.rules)

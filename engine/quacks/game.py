@@ -352,18 +352,20 @@ class Game:
             return out
         return []
 
-    def _buyable(self, seat: int) -> list[str]:
+    def affordable(self, coins: int) -> list[str]:
+        """The kinds `coins` buy now: sold by a book that is out, in the supply (Q22)."""
         return [
             k
             for k in self.cat.kinds
             if self.unlocked(k)
             and self.supply[k]
             and k in self.cat.prices[self.config.book(colour_of(k))]
+            and self.price(k) <= coins
         ]
 
     def _purchases(self, seat: int) -> list[tuple[str, ...]]:
         coins = self.cat.track[self.scoring_space(seat)].coins
-        kinds = [k for k in self._buyable(seat) if self.price(k) <= coins]
+        kinds = self.affordable(coins)
         out: list[tuple[str, ...]] = [()]
         out += [(k,) for k in kinds]
         out += [

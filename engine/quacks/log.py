@@ -59,7 +59,15 @@ def replay_wire(data: Any, catalogue: Catalogue | None = None) -> Game:
 
 def undo(game: Game, count: int = 1) -> Game:
     """The game without its last `count` actions (an automatic step goes with the action
-    that caused it)."""
+    that caused it). A simulation's draws and rolls go on from the same seeded stream."""
     if not 0 <= count <= len(game.log):
         raise InvalidLog("Q29", f"cannot undo {count} of {len(game.log)} actions")
-    return replay(game.config, list(game.start_deck), game.log[: len(game.log) - count], game.cat)
+    back = replay(game.config, list(game.start_deck), game.log[: len(game.log) - count], game.cat)
+    back.rng.setstate(game.rng.getstate())
+    return back
+
+
+def restart(game: Game) -> Game:
+    """The same game before its first action (same configuration and deck): to replay its
+    log action by action, e.g. to gather events."""
+    return replay(game.config, list(game.start_deck), [], game.cat)

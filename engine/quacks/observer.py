@@ -48,6 +48,7 @@ def public_view(game: Game, show_odds: bool = True) -> dict[str, Any]:
                 "vp": cat.track[space].vp,
                 "ruby": cat.track[space].ruby,
             },
+            "affordable": game.affordable(cat.track[space].coins),
             "question": p.question,
             "asked": game.asks[s].kind if s in game.asks else None,
             "reward": p.reward,

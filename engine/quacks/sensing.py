@@ -30,7 +30,7 @@ from engine.quacks.actions import Action, Buy, Draw
 from engine.quacks.catalogue import Catalogue, colour_of, kind_of
 from engine.quacks.errors import IllegalAction
 from engine.quacks.game import Game, Phase
-from engine.quacks.log import replay
+from engine.quacks.log import replay, restart
 from engine.quacks.names import chip_name, colour_name
 
 # English wording of each refusal code; the pages word the same codes in their language.
@@ -312,7 +312,7 @@ def undo_last_draw(game: Game, state: PadState, seat: int) -> tuple[Game, PadSta
 
 def _round_start(game: Game) -> int:
     """The index in the log of this round's first brewing action (Draw/Stop/flask...)."""
-    probe = replay(game.config, list(game.start_deck), [], game.cat)
+    probe = restart(game)
     start = 0
     for i, action in enumerate(game.log):
         if probe.round != game.round or probe.phase is not Phase.BREW:
