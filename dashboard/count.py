@@ -4,7 +4,8 @@ exact score follows every tap.
 
 - `CountSession` is the count itself, pure (no I/O, no clock): the host's set-up (colours,
   options, who took the last card), each seat's list in tap order, undo and remove, and the
-  score, always computed by the rules engine's one scorer (`engine.rules.scoring.score_game`).
+  score, always computed by the rules engine's one scorer
+  (`engine.games.glastonbury.rules.scoring.score_game`).
   A card that cannot be counted is refused with a `CountRefused` naming why (already
   counted for another seat, out of this game, ...).
 - `CountDesk` holds the session for the web app: thread-safe (reader taps come from the
@@ -28,9 +29,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.rules.cards import CARDS, PLAYER_COLOURS, RECIPES
-from engine.rules.names import card_name, seat_name
-from engine.rules.scoring import GameScore, ScoringError, SeatCards, score_game
+from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS, RECIPES
+from engine.games.glastonbury.rules.names import card_name, seat_name
+from engine.games.glastonbury.rules.scoring import GameScore, ScoringError, SeatCards, score_game
 
 Source = Literal["tag", "manual", "sim"]
 SOURCES: tuple[Source, ...] = ("tag", "manual", "sim")

@@ -18,7 +18,7 @@ from dashboard.guard import PinGuard, PinLocked, client_key
 from dashboard.i18n import COOKIE, negotiate
 from dashboard.routers import Refusal
 from dashboard.virtual import VirtualTable
-from engine.rules.names import seat_name
+from engine.games.glastonbury.rules.names import seat_name
 from engine.wire.contract import N_SEATS
 
 PIN_HEADER = "X-Host-Pin"

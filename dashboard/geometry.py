@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from engine.rules.board import (
+from engine.games.glastonbury.rules.board import (
     CORNER_ORDER,
     CORNER_POSITIONS,
     DEFAULT_START_POSITIONS,
@@ -17,7 +17,7 @@ from engine.rules.board import (
     SIZE,
     cell_name,
 )
-from engine.rules.cards import CORNER_CARDS
+from engine.games.glastonbury.rules.cards import CORNER_CARDS
 
 
 def _slot(position: int) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dashboard.config import LANGS, Lang
-from engine.rules.cards import CATALOGUE
+from engine.games.glastonbury.rules.cards import CATALOGUE
 
 I18N_DIR = Path(__file__).with_name("i18n")
 COOKIE = "lang"

@@ -4,12 +4,13 @@ contract), whose keys are fixed: a covered cauldron card has no field to travel 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.dataclasses import dataclass as view_dataclass
 
-from engine.rules.observer import ScoresView
+from engine import games
+from engine.games.glastonbury.rules.observer import ScoresView
 from engine.wire.api import EnrolSaid, GestureAction
 from engine.wire.contract import AlertFields, BoardHealth, PublicTableView
 
@@ -21,7 +22,8 @@ class _Public(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-# The game's views are the rules engine observer's typed views (engine/rules/observer.py),
+# The game's views are the rules engine observer's typed views
+# (engine/games/glastonbury/rules/observer.py),
 # as the wire contract carries them; the dashboard extends them and never redefines a field.
 ScoresPublic = ScoresView  # the score breakdown of a finished game
 
@@ -193,26 +195,39 @@ class EnrolIn(BaseModel):
     write: bool = Field(default=False, description="also write the card id into each tag")
 
 
-class NewGameIn(BaseModel):
-    """The host's new-game form."""
+class NewGameForm(BaseModel):
+    """The host's new-game form: which game, how to deal, and the game's own options (the
+    fields of its options model, added by `new_game_in`: never listed here)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    colours: list[str] = Field(min_length=2, max_length=4, description="one player colour per seat")
-    first_seat: int = Field(default=0, ge=0, le=3)
-    start_positions: list[int] | None = Field(
-        default=None, max_length=4, description="each seat's starting perimeter position "
-        "(0-19; default: seat i beside corner i)")
-    removed_colour: str | None = Field(default=None, description="2 players: colour removed")
-    recipes: bool = False
-    second_player_bonus: bool = False
-    memory_aid: bool = False
+    game: str = Field(default=games.DEFAULT_GAME, description="the game's id (engine.games)")
     deal: Literal["auto", "virtual", "table"] = Field(
         default="auto",
         description="virtual: the dashboard shuffles and lays the cards on the simulated "
         "table; table: the cards already lie on the readers; auto: virtual with the sim hub",
     )
     seed: int | None = Field(default=None, description="shuffle seed for a virtual deal")
+
+    def options(self) -> dict[str, Any]:
+        """The game's options as the form gave them (every field, defaults included)."""
+        return self.model_dump(mode="json", exclude=set(NewGameForm.model_fields))
+
+
+def new_game_in(game: str | None = None) -> type[NewGameForm]:
+    """The form's model for ``game``: `NewGameForm` with its options model's fields and
+    checks (defaults, bounds, descriptions), so a new option reaches the engine unlisted."""
+    options = games.get(game).options
+    bases = cast("tuple[type[NewGameForm], ...]", (NewGameForm, options))
+    model: type[NewGameForm] = create_model("NewGameIn", __base__=bases,
+                                            __doc__="The host's new-game form.")
+    return model
+
+
+if TYPE_CHECKING:
+    NewGameIn = NewGameForm
+else:
+    NewGameIn = new_game_in()
 
 
 class SimIn(BaseModel):

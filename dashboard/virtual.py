@@ -22,7 +22,7 @@ from typing import Any
 
 from dashboard.bridge import Bridge
 from dashboard.models import VirtualPublic
-from engine.rules.names import cell_label, seat_name
+from engine.games.glastonbury.rules.names import cell_label, seat_name
 from engine.wire.api import SIM, BadArgs, SimResult
 from engine.wire.contract import GamePublic, SimTablePublic, WireModel
 

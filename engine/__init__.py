@@ -1,2 +1,3 @@
-"""Cauldron Table engine: the pure rules (`engine.rules`), the shared wire contract
+"""Cauldron Table engine: the pure rules (`engine.games.glastonbury.rules`), the shared wire
+contract
 (`engine.wire`) and the service that follows real games (`engine.service`)."""

@@ -148,7 +148,7 @@ def _start_sim(backend: ReaderBackend, steps: list[Any], speed: float,
 
 
 def _run_hub(args: argparse.Namespace) -> int:
-    from engine.rules.names import card_name, cell_label, pad_label
+    from engine.games.glastonbury.rules.names import card_name, cell_label, pad_label
     from engine.wire.contract import HubEvent, Topics
     from engine.wire.mqtt import MqttError, WireClient
     from hub.errors import HubError, OutboxError
@@ -192,7 +192,8 @@ def _run_hub(args: argparse.Namespace) -> int:
               snapshot_interval=config.snapshot_interval)
 
     def show(event: HubEvent) -> None:
-        # The host watches this: places and cards named for people (engine.rules.names).
+        # The host watches this: places and cards named for people
+        # (engine.games.glastonbury.rules.names).
         where = (cell_label(event.cell) if event.cell else
                  pad_label(event.seat) if event.seat is not None else "")
         what = (card_name(event.card_id) if event.card_id else
@@ -330,7 +331,7 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     """Drive the running hub's enrolment mode from the terminal; None: no hub answered."""
     import select
 
-    from engine.rules.names import pad_label
+    from engine.games.glastonbury.rules.names import pad_label
     from engine.wire.api import ENROL
     from hub.enroll import COMMANDS_HELP
 
@@ -420,8 +421,8 @@ def _redacted(config: HubConfig) -> str:
 def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     import select
 
-    from engine.rules.cards import enrolment_order
-    from engine.rules.names import pad_label
+    from engine.games.glastonbury.rules.cards import enrolment_order
+    from engine.games.glastonbury.rules.names import pad_label
     from hub.enroll import COMMANDS_HELP, Enrolment, run_enrolment
     from hub.errors import BackendError, TagMapError
     from hub.tagmap import TagMap
@@ -489,7 +490,7 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
                    cards: Mapping[int, str | None],
                    health: Mapping[int, str], width: int = 24) -> str:
     """`render_grid` from plain data (a live hub's ``readers`` answer, or a back-end)."""
-    from engine.rules.names import card_name
+    from engine.games.glastonbury.rules.names import card_name
     from hub.layout import CORNERS
 
     marks = {"ok": " ", "flicker": "~", "silent": "!", "absent": "x"}

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from engine.rules.cards import enrolment_order
-from engine.rules.names import card_name
+from engine.games.glastonbury.rules.cards import enrolment_order
+from engine.games.glastonbury.rules.names import card_name
 from hub.backends.base import ReaderBackend
 from hub.errors import BackendError, TagMapError, UnsupportedError
 from hub.tagmap import TagMap

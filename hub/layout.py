@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.rules.board import CORNER_CELLS, cell_name, parse_cell
-from engine.rules.names import cell_label, pad_label, position_label, seat_name
+from engine.games.glastonbury.rules.board import CORNER_CELLS, cell_name, parse_cell
+from engine.games.glastonbury.rules.names import cell_label, pad_label, position_label, seat_name
 from engine.wire.contract import GRID_SIZE, N_SEATS
 
 PlaceKind = Literal["cell", "pad", "perimeter"]

@@ -15,7 +15,7 @@ from typing import Final
 
 import ndef
 
-from engine.rules.cards import is_card_id
+from engine.games.glastonbury.rules.cards import is_card_id
 
 USER_PAGE: Final[int] = 4  # first user page of an NTAG21x
 PAGE_SIZE: Final[int] = 4

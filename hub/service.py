@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from engine.datadir import DiskTrouble, probe_dir
-from engine.rules.cards import is_card_id
-from engine.rules.names import seat_name
+from engine.games.glastonbury.rules.cards import is_card_id
+from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import (
     HUB_API,

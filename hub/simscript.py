@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.rules.cards import enrolment_order, is_card_id
+from engine.games.glastonbury.rules.cards import enrolment_order, is_card_id
 from hub.backends.sim import SimulatedTable
 from hub.errors import BackendError, ConfigError
 from hub.layout import CELLS

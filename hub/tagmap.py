@@ -2,7 +2,7 @@
 
 Stored as a JSON file ``{"schema_version": 1, "tags": {"04A1B2C3": "blue-a-4", ...}}``,
 written atomically (temp file + rename) so a crash never leaves half a file. Values are card
-ids of the catalogue (`engine.rules.cards`) or ``pawn-<seat>`` for pawn tags.
+ids of the catalogue (`engine.games.glastonbury.rules.cards`) or ``pawn-<seat>`` for pawn tags.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from engine.rules.cards import is_card_id
-from engine.rules.names import card_name, seat_name
+from engine.games.glastonbury.rules.cards import is_card_id
+from engine.games.glastonbury.rules.names import card_name, seat_name
 from engine.wire.contract import UID_PATTERN
 from hub.errors import TagMapError
 

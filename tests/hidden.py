@@ -3,7 +3,7 @@ see named (the observer module is what it checks, so it is computed from the gam
 
 from __future__ import annotations
 
-from engine.rules import Game
+from engine.games.glastonbury.rules import Game
 
 
 def covered(game: Game, seat: int | None = None) -> set[str]:

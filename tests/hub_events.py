@@ -7,8 +7,8 @@ import time
 import uuid
 from typing import Any
 
-from engine.rules.board import cell_name
-from engine.service.interpreter import SensorInput
+from engine.games.glastonbury.rules.board import cell_name
+from engine.games.glastonbury.table.interpreter import SensorInput
 from engine.wire.auth import ensure_key, keys_dir, sign_command, sign_hub
 from engine.wire.contract import CommandRequest, HubEvent, HubSnapshot
 from hub.backends.sim import made_up_uid

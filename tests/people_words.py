@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from engine.rules.cards import CARDS, CATALOGUE
+from engine.games.glastonbury.rules.cards import CARDS, CATALOGUE
 
 _IDS = [*CARDS, *(r["id"] for kind in ("A", "B") for r in CATALOGUE["recipes"][kind])]
 _CARD_ID = re.compile(

@@ -1,10 +1,12 @@
 """The dependency rule (ARCHITECTURE.md, COMMON.md), checked on the source itself.
 
-1. `engine.rules` is pure: it imports only a small list of standard-library modules
+1. `engine.games.glastonbury.rules` is pure: it imports only a small list of standard-library
+modules
    (nothing for I/O, no clock, no threads) and itself; it calls no I/O built-ins and makes
    no module-level use of the global `random` state (a seeded `random.Random` is passed in).
 2. `hub`, `engine.service` and `dashboard` never import each other; across packages they
-   may use only `engine.wire`, `engine.rules`, `engine.datadir` and `engine.cli`. (The
+   may use only `engine.wire`, `engine.games.glastonbury.rules`, `engine.datadir` and `engine.cli`.
+   (The
    hub may also use `firmware`: it runs the same presence and line-protocol code as the
    readers.) Imports inside functions count too. Packages that do not exist yet are
    skipped.
@@ -14,7 +16,8 @@
    Every module of the project belongs to one of them; benchmark code lives only in
    `engine.bench`.
 4. Hidden game state (the cauldron stacks, the pile, the recipes) is read only inside
-   `engine.rules`: everything else asks `engine.rules.observer` (views, and the referee's
+   `engine.games.glastonbury.rules`: everything else asks `engine.games.glastonbury.rules.observer`
+   (views, and the referee's
    narrow questions). The bots read only their own shadow and sampled worlds.
 """
 
@@ -27,8 +30,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RULES = ROOT / "engine" / "rules"
-QUACKS = ROOT / "engine" / "quacks"  # the second game's pure core, held to the same rule
+RULES = ROOT / "engine" / "games" / "glastonbury" / "rules"
+QUACKS = ROOT / "engine" / "games" / "quacks" / "rules"  # the second game's pure core, alike
 
 STDLIB_ALLOWED = {
     "__future__",
@@ -50,7 +53,8 @@ IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "__import__"
 
 SERVICES = {"hub": ROOT / "hub", "engine.service": ROOT / "engine" / "service",
             "dashboard": ROOT / "dashboard"}  # fmt: skip
-SHARED = ("engine.wire", "engine.rules", "engine.datadir", "engine.cli")
+SHARED = ("engine.wire", "engine.games.glastonbury.rules", "engine.datadir", "engine.cli",
+          "engine.games")
 PROJECT_ROOTS = ("engine", "hub", "dashboard", "firmware")
 
 
@@ -90,14 +94,15 @@ def within(module: str, prefix: str) -> bool:
 
 def rules_files() -> list[Path]:
     files = sorted(RULES.glob("*.py"))
-    assert len(files) >= 8, "engine/rules has moved?"
-    quacks = sorted(QUACKS.glob("*.py"))  # not its bots/: they are checked like engine.bots
-    assert len(quacks) >= 8, "engine/quacks has moved?"
+    assert len(files) >= 8, "engine/games/glastonbury/rules has moved?"
+    quacks = sorted(QUACKS.glob("*.py"))
+    assert len(quacks) >= 8, "engine/games/quacks/rules has moved?"
     return files + quacks
 
 
 def pure_package(path: Path) -> str:
-    return "engine.quacks" if path.parent == QUACKS else "engine.rules"
+    quacks = path.parent == QUACKS
+    return "engine.games.quacks.rules" if quacks else "engine.games.glastonbury.rules"
 
 
 @pytest.mark.parametrize("path", rules_files(), ids=lambda p: module_name(p))
@@ -125,8 +130,8 @@ def test_rules_package_imports_only_pure_stdlib_and_itself(path: Path) -> None:
 
 
 def _rules_ok(module: str) -> bool:
-    """Allowed in a pure package: the allowlist and engine.rules (engine.quacks adds itself)."""
-    return module in STDLIB_ALLOWED or within(module, "engine.rules")
+    """Allowed in a pure package: the allowlist and Glastonbury's rules (Quacks adds itself)."""
+    return module in STDLIB_ALLOWED or within(module, "engine.games.glastonbury.rules")
 
 
 @pytest.mark.parametrize("path", rules_files(), ids=lambda p: module_name(p))
@@ -151,9 +156,9 @@ def test_rules_package_does_no_io_and_uses_no_global_random(path: Path) -> None:
 
 def test_the_checker_sees_forbidden_imports(tmp_path: Path) -> None:
     """The import walker is not blind: lazy and relative imports are found."""
-    sample = ROOT / "engine" / "rules" / "game.py"
+    sample = RULES / "game.py"
     found = {m for _, m in imports(sample)}
-    assert "engine.rules.board" in found and "random" in found
+    assert "engine.games.glastonbury.rules.board" in found and "random" in found
     assert not _rules_ok("os") and not _rules_ok("engine.wire") and not _rules_ok("socket")
     assert not _rules_ok("time") and not _rules_ok("pathlib") and _rules_ok("json")
 
@@ -175,8 +180,9 @@ def cross_imports(package: str, path: Path, source: str | None = None) -> list[t
             continue
         if package == "hub" and within(module, "firmware"):
             continue
-        # The engine service hosts the bots' hints; engine.bots is pure, over engine.rules.
-        if package == "engine.service" and within(module, "engine.bots"):
+        # The engine service hosts the bots' hints; engine.games.glastonbury.bots is pure, over
+        # engine.games.glastonbury.rules.
+        if package == "engine.service" and within(module, "engine.games.glastonbury.bots"):
             continue
         bad.append((line, module))
     return bad
@@ -194,7 +200,7 @@ def test_services_do_not_import_each_others_internals(package: str, path: Path) 
 def test_the_cross_package_checker_catches_violations() -> None:
     where = ROOT / "dashboard" / "example.py"
     source = (
-        "from engine.rules.game import Game\n"
+        "from engine.games.glastonbury.rules.game import Game\n"
         "from engine.wire import contract\n"
         "from . import models\n"
         "def lazy():\n"
@@ -220,24 +226,26 @@ def test_the_cross_package_checker_catches_violations() -> None:
 BENCH = "engine.bench"
 COMPOSITION = ("engine.app", BENCH)
 ALLOWED: dict[str, tuple[str, ...]] = {
-    "engine.rules": (),
+    "engine.games.glastonbury.rules": (),
     # The game seam: the interface and registry stand alone; a game's definition adapts
     # its own packages to it.
     "engine.games": (),
-    "engine.games.glastonbury": ("engine.games", "engine.rules", "engine.bots",
-                                 "engine.service.interpreter"),
-    "engine.games.quacks": ("engine.games", "engine.quacks"),
-    "engine.wire": ("engine.rules",),
-    "engine.bots": ("engine.rules", "engine.cli", "engine.quacks.bots.cli"),
-    "engine.quacks": (),  # pure, like engine.rules (and not even engine.rules)
-    "engine.quacks.bots": ("engine.quacks", "engine.bots.tournament", "engine.cli"),
+    "engine.games.glastonbury": ("engine.games.base", "engine.wire"),
+    "engine.wire": ("engine.games.glastonbury.rules",),
+    "engine.games.glastonbury.bots": ("engine.games.glastonbury.rules", "engine.cli",
+                                      "engine.games.quacks.bots.cli"),
+    # Quacks mirrors Glastonbury: its definition, table and breakdown adapt the pure core.
+    "engine.games.quacks": ("engine.games.base",),
+    "engine.games.quacks.rules": (),  # pure, like Glastonbury's rules (and not even those)
+    "engine.games.quacks.bots": ("engine.games.quacks.rules",
+                                 "engine.games.glastonbury.bots.tournament", "engine.cli"),
     "engine.datadir": (),
     "engine.cli": (),  # CliError only: the command is engine.app.cli
-    "engine.rules_cli": ("engine.rules", "engine.cli"),
-    "engine.score_cli": ("engine.rules", "engine.cli"),
+    "engine.games.glastonbury.rules_cli": ("engine.games.glastonbury.rules", "engine.cli"),
+    "engine.games.glastonbury.score_cli": ("engine.games.glastonbury.rules", "engine.cli"),
     # doctor checks a venue's store: its schema version and redaction are the store's
     "engine.hosting": (*SHARED, "engine.service.store"),
-    "engine.service": (*SHARED, "engine.bots"),
+    "engine.service": (*SHARED, "engine.games.glastonbury.bots"),
     "hub": (*SHARED, "firmware"),
     "dashboard": SHARED,
     # The firmware runs on the Pico; only its CPython tools read the hub's reader layout.
@@ -311,12 +319,12 @@ def test_the_bench_checker_catches_imports() -> None:
 
 def test_the_package_checker_catches_violations() -> None:
     source = (
-        "from engine.rules.game import Game\n"
+        "from engine.games.glastonbury.rules.game import Game\n"
         "from engine.service.store import open_store\n"
         "def lazy():\n"
         "    from engine.app.demo.stack import DemoStack\n"
     )
-    bots = ROOT / "engine" / "bots" / "example.py"
+    bots = ROOT / "engine" / "games" / "glastonbury" / "bots" / "example.py"
     assert [m for _, m in bad_imports(bots, source)] == [
         "engine.service.store", "engine.service.store.open_store",
         "engine.app.demo.stack", "engine.app.demo.stack.DemoStack"]
@@ -327,10 +335,10 @@ def test_the_package_checker_catches_violations() -> None:
 # ---------------------------------------------------------------- hidden state (4)
 
 HIDDEN = {"cauldrons", "pile"}  # and a game's ``recipes`` (every seat's)
-# The bots play from their own shadow game and sampled worlds (tests/engine/bots/
+# The bots play from their own shadow game and sampled worlds (tests/engine/games/glastonbury/bots/
 # test_bots_hidden.py checks they never see a covered card); the dashboard's virtual table
 # and the simulated hub hold the physical cards, on `self`.
-HIDDEN_OK = ("engine.rules", "engine.bots")
+HIDDEN_OK = ("engine.games.glastonbury.rules", "engine.games.glastonbury.bots")
 
 
 def hidden_reads(path: Path, source: str | None = None) -> list[tuple[int, str]]:
@@ -359,7 +367,8 @@ def hidden_reads(path: Path, source: str | None = None) -> list[tuple[int, str]]
 def test_nothing_outside_the_rules_reads_hidden_game_state(path: Path) -> None:
     found = hidden_reads(path)
     assert not found, (f"{module_name(path)} reads hidden game state {found}: ask "
-                       "engine.rules.observer (a view or a narrow question) instead")
+                       "engine.games.glastonbury.rules.observer (a view or a narrow question) "
+                       "instead")
 
 
 def test_the_hidden_state_checker_catches_reads() -> None:
@@ -387,8 +396,8 @@ def test_the_composition_root_finds_every_command_by_name() -> None:
 
 
 # Quacks' hidden state: the fortune deck's order, the seeded rng (so the next draw), and each
-# seat's hand and bag. Outside engine.quacks it is read through engine.quacks.observer only;
-# its bots get a seat view, never the game.
+# seat's hand and bag. Outside its pure core (engine.games.quacks.rules) it is read through the
+# core's observer only (its table and definition included); its bots get a seat view.
 QUACKS_HIDDEN = {"deck", "start_deck", "rng", "hand", "bag"}
 
 
@@ -405,8 +414,8 @@ def quacks_hidden_reads(path: Path, source: str | None = None) -> list[tuple[int
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in project_files() if not within(module_name(p), "engine.quacks")
-             or within(module_name(p), "engine.quacks.bots")],
+    "path", [p for p in project_files()
+             if not within(module_name(p), "engine.games.quacks.rules")],
     ids=lambda p: module_name(p))  # fmt: skip
 def test_nothing_outside_quacks_reads_its_hidden_state(path: Path) -> None:
     found = quacks_hidden_reads(path)

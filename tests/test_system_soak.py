@@ -32,11 +32,11 @@ import pytest
 import serial
 from waiting import wait_for
 
-from engine.rules import GameLog, Refill
-from engine.rules.board import cell_name
-from engine.service.interpreter import SensorInput, Status, TableInterpreter
+from engine.games.glastonbury.rules import GameLog, Refill
+from engine.games.glastonbury.rules.board import cell_name
+from engine.games.glastonbury.table.interpreter import SensorInput, Status, TableInterpreter
+from engine.games.glastonbury.table.table_driver import ScriptedGame, scripted_game
 from engine.service.store import TableStore
-from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.api import ReplayArgs, ReplayResult
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import HubEvent, Topics, encode

@@ -20,7 +20,7 @@ from dashboard.count import CountDesk, CountRefused, CountSetup
 from dashboard.deps import HostDep, LangDep, SettingsDep
 from dashboard.routers.pages import render
 from dashboard.routers.seats import qr_svg
-from engine.rules.names import seat_name
+from engine.games.glastonbury.rules.names import seat_name
 
 router = APIRouter(tags=["count"])
 

@@ -6,23 +6,24 @@ import random
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response, status
-from pydantic import TypeAdapter
+from pydantic import JsonValue, TypeAdapter
 
 from dashboard.deps import SCREEN_COOKIE, BridgeDep, HostDep
 from dashboard.models import (
     CommandResult,
     EnrolmentOut,
     JoinInfo,
+    NewGameForm,
     NewGameIn,
     ReaderHealthPublic,
     ReadersOut,
 )
 from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, in_progress
-from engine.rules.cards import PLAYER_COLOURS
-from engine.rules.errors import RulesError
-from engine.rules.game import GameConfig
-from engine.rules.names import seat_name
+from engine import games
+from engine.games.base import Refused, UnknownGame
+from engine.games.glastonbury.rules.cards import PLAYER_COLOURS
+from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import ConfirmArgs
 from engine.wire.contract import N_SEATS
@@ -50,24 +51,19 @@ def login(_: HostDep, request: Request, response: Response) -> None:
                         samesite="strict", secure=request.url.scheme == "https")
 
 
-def game_config(form: NewGameIn) -> dict[str, Any]:
-    """The engine's game configuration for the form, checked by the rules engine (G2)."""
+def game_config(form: NewGameForm) -> dict[str, JsonValue]:
+    """The engine's options for the form, checked by the game's rules (G2), and its id."""
     try:
-        config = GameConfig.from_wire(
-            {
-                "colours": form.colours,
-                "first_seat": form.first_seat,
-                "start_positions": form.start_positions,
-                "removed_colour": form.removed_colour if len(form.colours) == 2 else None,
-                "recipes": form.recipes,
-                "second_player_bonus": form.second_player_bonus,
-                "memory_aid": form.memory_aid,
-            }
-        )
-    except RulesError as exc:
-        raise Refusal(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc), "bad_config",
+        checked = games.get(form.game).check(form.options())
+    except UnknownGame as exc:
+        raise Refusal(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc), exc.code) from None
+    except Refused as exc:
+        raise Refusal(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc), exc.code,
                       exc.rule) from None
-    return config.to_wire()
+    wire = checked.wire()
+    if form.game != games.DEFAULT_GAME:
+        wire["game"] = form.game
+    return wire
 
 
 @router.post(

@@ -29,7 +29,7 @@ from dashboard.models import CommandResult, JoinInfo, SeatState
 from dashboard.routers import Refusal, answered
 from dashboard.routers.pages import refused_page, render
 from dashboard.routers.table import pump
-from engine.rules.names import seat_name
+from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import HintArgs, SeatArgs
 from engine.wire.contract import N_SEATS

@@ -28,7 +28,7 @@ from dashboard.deps import (
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, VirtualTable, owner_of
-from engine.rules.names import seat_name
+from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import Command, SeatArgs
 from engine.wire.contract import N_SEATS

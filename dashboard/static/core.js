@@ -101,7 +101,7 @@ export function seatOf(view, seat) {
 }
 
 /* Texts made by the engine and the server are worded for people already, 1-based
-   (engine/rules/names.py: "Seat 1 (yellow)", "row 3, column 4", "row 2", "position 5"):
+   (engine/games/glastonbury/rules/names.py: "Seat 1 (yellow)", "row 3, column 4", "row 2", "position 5"):
    nothing is renumbered here. A seat gets the page's word and its colour symbol. */
 export function humanise(text, seats) {
   return String(text || "").replace(/\bSeat ([1-4])(?: \(([a-z]+)\))?/g, (m, n, colour) => {

@@ -23,7 +23,7 @@ export function familyHow(f) {
   return how;
 }
 
-/* Why a recipe scored, in the page's language (engine/rules/scoring.py ReasonCode; the
+/* Why a recipe scored, in the page's language (engine/games/glastonbury/rules/scoring.py ReasonCode; the
    command line's names.recipe_reason says the same in English). */
 export function recipeReason(r) {
   const p = r.reason_params || {};

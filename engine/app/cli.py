@@ -19,14 +19,14 @@ from engine.cli import CliError
 
 # Modules that add sub-commands; a module that is not part of this install is skipped.
 COMMAND_MODULES: tuple[str, ...] = (
-    "engine.rules_cli",
-    "engine.score_cli",
+    "engine.games.glastonbury.rules_cli",
+    "engine.games.glastonbury.score_cli",
     "engine.app.count",
     "engine.bench.kit",
     "hub.cli",
     "engine.service.cli",
     "dashboard.cli",
-    "engine.bots.cli",
+    "engine.games.glastonbury.bots.cli",
     "engine.app.demo.cli",
     "engine.hosting.cli",
 )

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.cli import CliError
-from engine.rules.cards import RECIPES
-from engine.rules.names import card_name
+from engine.games.glastonbury.rules.cards import RECIPES
+from engine.games.glastonbury.rules.names import card_name
 
 if TYPE_CHECKING:
     from dashboard.count import CountDesk
@@ -158,7 +158,7 @@ class ReaderLoop:
 
     def sim_tap(self, card_id: str) -> None:
         """The simulated reader: lay ``card_id`` on pad 0, wait until it is read, lift it."""
-        from engine.rules.cards import is_card_id
+        from engine.games.glastonbury.rules.cards import is_card_id
         from hub.backends.sim import SimulatedTable
         from hub.errors import HubError
 

@@ -53,8 +53,8 @@ VIEWER_NICE = 10
 def _random_views(seed: int) -> Iterator[PublicTableView]:
     """Public views of random 4-player play, one per action, without end (a new game when
     one is over): the updates both dashboard benches publish."""
-    from engine.rules import Game, GameConfig
-    from engine.rules.observer import public_view
+    from engine.games.glastonbury.rules import Game, GameConfig
+    from engine.games.glastonbury.rules.observer import public_view
     from engine.wire.contract import PublicTableView
 
     rng = random.Random(seed)
@@ -526,8 +526,8 @@ def run(runs: int, progress: ProgressFn) -> list[Figure]:
         raise CliError("playwright is needed: pip install playwright (no browser download; "
                        "the system Chromium is used)") from None
 
-    from engine.rules import Game, GameConfig
-    from engine.rules.observer import public_view
+    from engine.games.glastonbury.rules import Game, GameConfig
+    from engine.games.glastonbury.rules.observer import public_view
     from engine.wire.broker import LocalBroker, free_port
     from engine.wire.contract import GamePublic, PublicTableView, Topics
     from engine.wire.mqtt import WireClient
@@ -660,7 +660,7 @@ def hub_games(seed: int) -> Iterator[tuple[dict[str, object], list[HubEvent]]]:
     """Random 4-player games as one hub's events, without end: (new_game args, the 32
     deal events then up to `FULL_WARMUP` + `UPDATES` of the play's). One hub for all of
     them, its `seq` running on (an engine takes a new hub only after the host says so)."""
-    from engine.service.table_driver import scripted_game
+    from engine.games.glastonbury.table.table_driver import scripted_game
     from engine.wire.contract import HubEvent
 
     seq = 0

@@ -24,12 +24,17 @@ from collections.abc import Callable
 
 from engine.app.demo.driver import bot_decision
 from engine.bench.kit import Figure, ProgressFn
-from engine.bots import make_bot
-from engine.rules import Game
-from engine.rules.game import Phase
-from engine.rules.log import GameLog, replay
-from engine.service.interpreter import TableInterpreter
-from engine.service.table_driver import inputs_for, next_decision, refill_of, scripted_game
+from engine.games.glastonbury.bots import make_bot
+from engine.games.glastonbury.rules import Game
+from engine.games.glastonbury.rules.game import Phase
+from engine.games.glastonbury.rules.log import GameLog, replay
+from engine.games.glastonbury.table.interpreter import TableInterpreter
+from engine.games.glastonbury.table.table_driver import (
+    inputs_for,
+    next_decision,
+    refill_of,
+    scripted_game,
+)
 
 TURN = 60
 SAMPLES = 8  # positions (games) per run

@@ -10,7 +10,7 @@ import random
 import time
 
 from engine.bench.kit import Figure, ProgressFn
-from engine.rules import Game, GameConfig
+from engine.games.glastonbury.rules import Game, GameConfig
 
 GAMES_PER_RUN = 400
 

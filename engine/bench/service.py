@@ -92,7 +92,7 @@ class _Recorder:
 
 
 def _scripts(count: int, seed: int) -> list[tuple[dict[str, object], list[bytes]]]:
-    from engine.service.table_driver import scripted_game
+    from engine.games.glastonbury.table.table_driver import scripted_game
     from engine.wire.contract import HubEvent
 
     scripts = []

@@ -39,15 +39,17 @@ Lang = Literal["fr", "en", "de"]
 LANGS: tuple[Lang, ...] = ("fr", "en", "de")
 
 
-class GameError(Exception):
-    """A game refused something (a set-up, an action, a wire form): ``rule`` is the game's
-    rule id (G2, Q22, …), ``code`` a stable id the pages translate."""
+class Refused(Exception):
+    """Something that does not fit the game or the moment (a set-up, an action, a command);
+    nothing was changed. ``rule`` names the game's rule (G2, Q22, …) when one applies;
+    ``code`` is a stable id the pages translate. The engine service answers it as a
+    refusal; a game's interpreter and definition raise it."""
 
-    def __init__(self, message: str, *, rule: str | None = None, code: str = "refused") -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, code: str = "refused", rule: str | None = None) -> None:
+        super().__init__(f"{message} ({rule})" if rule else message)
         self.message = message
-        self.rule = rule
         self.code = code
+        self.rule = rule
 
 
 class UnknownGame(KeyError):
@@ -191,14 +193,20 @@ class GameDefinition(Protocol):
         ...
 
     def check(self, options: Mapping[str, object]) -> GameOptions:
-        """The typed options, checked by the game's rules (`GameError` naming the rule):
+        """The typed options, checked by the game's rules (`Refused` naming the rule):
         the one place a set-up is validated."""
+        ...
+
+    def secret_setup(self, options: Mapping[str, JsonValue], rng: random.Random
+                     ) -> dict[str, JsonValue]:
+        """What the engine deals itself at a new game (Glastonbury's recipe cards, G11), so
+        that no seat's secret crosses the broker in a command; stored with the command."""
         ...
 
     def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Any]: ...
 
     def apply(self, state: Any, action: Any) -> Sequence[Any]:
-        """Apply ``action`` (events back); an illegal one raises `GameError`, and the
+        """Apply ``action`` (events back); an illegal one raises `Refused`, and the
         state is unchanged."""
         ...
 
@@ -221,11 +229,11 @@ class GameDefinition(Protocol):
     def bot_names(self) -> tuple[str, ...]: ...
 
     def bot(self, spec: str) -> Bot:
-        """A bot by ``name`` or ``name:key=value`` (`GameError` for an unknown one)."""
+        """A bot by ``name`` or ``name:key=value`` (`Refused` for an unknown one)."""
         ...
 
     def hint(self, state: Any, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
-        """What a bot suggests to ``seat``, seeing only what it sees (`GameError` when the
+        """What a bot suggests to ``seat``, seeing only what it sees (`Refused` when the
         seat has nothing to decide)."""
         ...
 

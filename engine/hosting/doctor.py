@@ -31,6 +31,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
 from engine.datadir import probe_dir
+from engine.games.glastonbury.rules.board import SIZE, parse_cell
 from engine.hosting.setup import (
     SERVICES,
     Answers,
@@ -40,7 +41,6 @@ from engine.hosting.setup import (
     env_value,
     ownership,
 )
-from engine.rules.board import SIZE, parse_cell
 from engine.wire.api import ReadersResult
 from engine.wire.contract import doctor_probe
 
@@ -522,7 +522,7 @@ class Doctor:
         return self._report(say, f"every reader answers ({count} readers)", found)
 
     def check_tags(self, say: Say) -> list[str]:
-        from engine.rules.cards import enrolment_order
+        from engine.games.glastonbury.rules.cards import enrolment_order
 
         try:
             hub = tomllib.loads(self.paths.config("hub").read_text(encoding="utf-8"))

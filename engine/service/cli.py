@@ -227,7 +227,7 @@ def _games(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no stored games in {store.redacted()}")
         return 0
-    from engine.rules.names import seat_name
+    from engine.games.glastonbury.rules.names import seat_name
 
     print(f"{'table':<16} {'game':<24} {'status':<9} {'players':<8} winners")
     for r in rows:
@@ -240,7 +240,7 @@ def _games(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from engine.rules import GameLog
+    from engine.games.glastonbury.rules import GameLog
     from engine.service.errors import StoreError
 
     store = _store(args)

@@ -67,15 +67,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, JsonValue
 
+from engine import games
 from engine.datadir import TROUBLES, text_trouble
-from engine.rules import GameLog, replay
-from engine.rules.cards import RECIPE_A, RECIPE_B
-from engine.rules.errors import RulesError
-from engine.rules.events import Event, PerluceoReveal
-from engine.service.errors import Refused, ServiceError, StoreError
-from engine.service.interpreter import Outcome, Status, TableInterpreter
+from engine.games.base import Refused
+from engine.games.glastonbury.rules import GameLog, replay
+from engine.games.glastonbury.rules.errors import RulesError
+from engine.games.glastonbury.rules.events import Event, PerluceoReveal
+from engine.games.glastonbury.table.interpreter import Outcome, Status, TableInterpreter
+from engine.games.glastonbury.table.pawn_check import start_positions
+from engine.service.errors import ServiceError, StoreError
 from engine.service.ownership import speaks_for
-from engine.service.pawn_check import start_positions
 from engine.service.store import (
     PreparedInput,
     Store,
@@ -97,7 +98,7 @@ from engine.wire.api import (
     HintArgs,
     HistoryAnswer,
     HubAccepted,
-    NewGameArgs,
+    NewGameBase,
     NoArgs,
     ReplayArgs,
     StoredAnswer,
@@ -1053,7 +1054,7 @@ class EngineService:
         return HistoryAnswer(messages=[m.model_dump(mode="json", exclude_none=True)
                                        for m in self._history(asking.runtime)])
 
-    def _cmd_new_game(self, asking: Asking, args: NewGameArgs) -> GameAnswer | StoredAnswer:
+    def _cmd_new_game(self, asking: Asking, args: NewGameBase) -> GameAnswer | StoredAnswer:
         runtime = asking.runtime
         if args.game_id is not None:
             raise Refused("new_game: the engine names the game; do not send game_id",
@@ -1061,14 +1062,11 @@ class EngineService:
         ts = self.clock()
         named: dict[str, object] = {"game_id": time.strftime(
             "%Y%m%d-%H%M%S", time.gmtime(ts)) + f"-{len(runtime.store.games()) + 1}"}
-        if args.recipes and args.recipe_cards is None:
-            # Dealt here, so no seat's recipes cross the broker in a command (G11): each
+        if args.recipe_cards is None:
+            # Dealt here, so no seat's secret crosses the broker in a command (G11): each
             # seat sees its own on game/seat/<n> only. Stored with the command for replay.
-            players = len(args.colours)
-            rng = random.SystemRandom()
-            a, b = rng.sample(RECIPE_A, len(RECIPE_A)), rng.sample(RECIPE_B, len(RECIPE_B))
-            if players <= min(len(a), len(b)):
-                named["recipe_cards"] = [[a[i], b[i]] for i in range(players)]
+            named.update(games.get(args.game).secret_setup(args.config_wire(),
+                                                           random.SystemRandom()))
         return self._run(runtime, "new_game", args.model_copy(update=named), asking.seat, ts,
                          runtime.interp.observed())
 
@@ -1145,8 +1143,8 @@ class EngineService:
 
     @staticmethod
     def _hint(interp: TableInterpreter, args: HintArgs, seat: int | None) -> HintAnswer:
-        """What a bot suggests to `seat`, seeing only what that seat sees (engine.bots)."""
-        from engine.bots import BotError, hint
+        """What a bot suggests to `seat`, seeing only what that seat sees (the game's bots)."""
+        from engine.games.glastonbury.bots import BotError, hint
 
         game = interp.game
         if game is None or interp.status is not Status.PLAYING:

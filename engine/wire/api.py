@@ -38,8 +38,13 @@ from pydantic import (
     RootModel,
     TypeAdapter,
     ValidationError,
+    create_model,
+    field_validator,
 )
 
+from engine.games import DEFAULT_GAME, game_ids
+from engine.games import get as get_game
+from engine.games.base import UnknownGame
 from engine.wire.contract import (
     CARD_ID_PATTERN,
     CELL_PATTERN,
@@ -99,26 +104,46 @@ class StoredAnswer(RootModel[dict[str, JsonValue]]):
 # ---------------------------------------------------------------- game commands (cmd/<verb>)
 
 
-class NewGameArgs(Args):
-    """``cmd/new_game``: the game's set-up (`engine.rules.game.GameConfig`, whose rules
-    check it: G2) and, for the recipe variant, each seat's recipe cards (G11; dealt by the
-    engine when not given). ``game_id`` is the engine's: a client never sends it (the log
-    keeps it with the command)."""
+class NewGameBase(Args):
+    """``cmd/new_game``: ``game`` (its id in the registry, `engine.games`; the default game
+    when not sent), that game's set-up options (the fields of its ONE options model,
+    `GameDefinition.options`, copied in by `new_game_args`; its rules check them) and, for
+    Glastonbury's recipe variant, each seat's recipe cards (G11; dealt by the engine when
+    not given). ``game_id`` is the engine's: a client never sends it (the log keeps it with
+    the command)."""
 
-    colours: list[str] = Field(max_length=8, description="one player colour per seat")
-    first_seat: int = 0
-    start_positions: list[int] | None = Field(default=None, max_length=8)
-    removed_colour: str | None = Field(default=None, max_length=16)
-    recipes: bool = False
-    second_player_bonus: bool = False
-    memory_aid: bool = False
+    game: str = Field(default=DEFAULT_GAME, min_length=1, max_length=32,
+                      description="the game's id (engine.games)")
     recipe_cards: list[list[str]] | None = Field(default=None, max_length=8)
     game_id: str | None = Field(default=None, min_length=1, max_length=64)
 
+    @field_validator("game")
+    @classmethod
+    def _known_game(cls, game: str) -> str:
+        if game not in game_ids():
+            raise ValueError(str(UnknownGame(game, game_ids())))
+        return game
+
     def config_wire(self) -> dict[str, JsonValue]:
-        """The `GameConfig` wire form: the set-up fields given."""
-        given = self.model_dump(mode="json", exclude={"recipe_cards", "game_id"})
+        """The game's options as given (its wire form): the set-up fields sent."""
+        given = self.model_dump(mode="json", exclude={"recipe_cards", "game_id", "game"})
         return {k: v for k, v in given.items() if k in self.model_fields_set}
+
+
+def new_game_args(game: str) -> type[NewGameBase]:
+    """``cmd/new_game``'s arguments for ``game``: `NewGameBase` plus every field of the
+    game's options model (defaults, bounds, descriptions), so a new option reaches the
+    engine without being listed here."""
+    options = get_game(game).options
+    fields: dict[str, Any] = {name: (info.annotation, info)
+                              for name, info in options.model_fields.items()}
+    model = create_model(f"NewGameArgs{'' if game == DEFAULT_GAME else game.title()}",
+                         __base__=NewGameBase, __doc__=NewGameBase.__doc__, **fields)
+    return model
+
+
+NEW_GAME_ARGS: Final[dict[str, type[NewGameBase]]] = {g: new_game_args(g) for g in game_ids()}
+NewGameArgs: Final = NEW_GAME_ARGS[DEFAULT_GAME]
 
 
 class SeatArgs(Args):
@@ -555,6 +580,13 @@ class Command(Generic[A, R]):
                           code=self.code, rule=self.rule)
         if self.args is SimArgs:
             return self._parse_gesture(raw)
+        if self.args is NewGameArgs:  # the options are the game's: parsed by its model
+            game = raw.get("game", DEFAULT_GAME)
+            model = NEW_GAME_ARGS.get(game, NewGameArgs) if isinstance(game, str) else NewGameArgs
+            try:
+                return model.model_validate(dict(raw))  # type: ignore[return-value]
+            except ValidationError as exc:
+                raise self._refusal(exc, self.verb) from None
         try:
             return self.args.model_validate(dict(raw))
         except ValidationError as exc:
@@ -648,7 +680,8 @@ def _map(*commands: Command[Any, Any]) -> dict[str, Command[Any, Any]]:
 # Each verb once, typed, so that binding a handler of the wrong types fails mypy.
 NEW_GAME: Final = Command(
     "new_game", NewGameArgs, GameAnswer, "deal and start a game (G2)", code="bad_config",
-    rule="G2", rules={"first_seat": "G4", "recipe_cards": "G11"}, codes={"game_id": "bad_args"},
+    rule="G2", rules={"first_seat": "G4", "recipe_cards": "G11"},
+    codes={"game_id": "bad_args", "game": "unknown_game"},
     changes_game=True)
 UNDO: Final = Command("undo", NoArgs, GameAnswer, "take back the last action (the host)",
                       changes_game=True)

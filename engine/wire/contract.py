@@ -53,7 +53,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass as view_dataclass
 
-from engine.rules.observer import PublicView, SeatView
+from engine.games.glastonbury.rules.observer import PublicView, SeatView
 
 SCHEMA_VERSION: Final[int] = 1
 DEFAULT_BASE: Final[str] = "cauldron"
@@ -68,7 +68,8 @@ UID_PATTERN: Final[str] = r"^(?:[0-9A-F]{8}|[0-9A-F]{14}|[0-9A-F]{20})$"
 CELL_PATTERN: Final[str] = r"^[0-5],[0-5]$"
 RULE_PATTERN: Final[str] = r"^G[0-9]{1,2}a?$"  # G1 … G11, and G10a (end of the game)
 TRANSACTION_PATTERN: Final[str] = r"^[A-Za-z0-9_.:-]{1,64}$"
-# Card ids of the catalogue (engine.rules.cards) and pawn tags "pawn-<seat>"; whether the id
+# Card ids of the catalogue (engine.games.glastonbury.rules.cards) and pawn tags "pawn-<seat>";
+# whether the id
 # exists in the catalogue is for the engine to judge (a stale tag map must not lose events).
 CARD_ID_PATTERN: Final[str] = r"^[a-z0-9][a-z0-9-]{0,39}$"
 # Sequence numbers stay exact in every JSON reader (IEEE doubles) and in SQLite's INTEGER.
@@ -391,7 +392,7 @@ class DealNext(Part):
 
 
 class Dealing(Part):
-    """The deal, guided (engine.service.deal_guide): public data only."""
+    """The deal, guided (engine.games.glastonbury.table.deal_guide): public data only."""
 
     filled: int = Field(default=0, ge=0, le=36)
     missing: list[str] = Field(default_factory=list, max_length=36)
@@ -492,7 +493,8 @@ class SimTablePublic(WireModel):
 
 class GamePublic(WireModel):
     """``game/public`` (retained): the public view, typed by the rules engine's observer
-    (`engine.rules.observer.PublicView`, never a covered card) plus the table state;
+    (`engine.games.glastonbury.rules.observer.PublicView`, never a covered card) plus the table
+    state;
     ``turn`` is the seat to play (None before a game or when it is over), for the hub's LED."""
 
     table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
@@ -506,7 +508,8 @@ class GamePublic(WireModel):
 
 
 class GameSeat(WireModel):
-    """``game/seat/<n>``: one seat's private view (`engine.rules.observer.SeatView`: its
+    """``game/seat/<n>``: one seat's private view
+    (`engine.games.glastonbury.rules.observer.SeatView`: its
     recipes, its own stack with the memory aid, a Perluceo reveal sent once). ``seat`` must
     equal the ``<n>`` of the topic, and the view's seat too."""
 

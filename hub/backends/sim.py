@@ -51,8 +51,8 @@ from typing import Any, ClassVar, Final
 
 from pydantic import ValidationError
 
-from engine.rules.cards import CARDS
-from engine.rules.names import card_name, place_label, position_label, seat_name
+from engine.games.glastonbury.rules.cards import CARDS
+from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
 from engine.wire.api import (
     BadArgs,
     Deal,
@@ -125,7 +125,7 @@ def _card(card: str) -> str:
 
 def virtual_box_tagmap() -> TagMap:
     """A tag map with every taggable card enrolled under its made-up UID (a virtual box)."""
-    from engine.rules.cards import enrolment_order
+    from engine.games.glastonbury.rules.cards import enrolment_order
 
     return TagMap(tags={made_up_uid(card): card for card in enrolment_order()})
 
@@ -656,8 +656,8 @@ class SimulatedTable(RawBackend):
         """Everything back in the box, shuffled, 32 cards laid face up in the square (in one
         change: no reader ever shows half of the old deal and half of the new), the rest the
         draw pile. Returns the dealt square in cell order."""
-        from engine.rules.board import TAKEABLE_CELLS, cell_name
-        from engine.rules.cards import deck_for
+        from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, cell_name
+        from engine.games.glastonbury.rules.cards import deck_for
 
         if grid is None:
             cards = list(deck_for(removed_colour))
@@ -686,7 +686,7 @@ class SimulatedTable(RawBackend):
         from there), one leaving it is pulled out. ``pawns`` (one position per seat) puts
         the pawns there too, on a table with pawn sensors. Returns how many places
         changed."""
-        from engine.rules.board import parse_cell
+        from engine.games.glastonbury.rules.board import parse_cell
 
         if not isinstance(layout, RestoreLayout):
             try:

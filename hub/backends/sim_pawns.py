@@ -13,7 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 
-from engine.rules.names import position_label
+from engine.games.glastonbury.rules.names import position_label
 from engine.wire.contract import N_PERIMETER
 from hub.errors import BackendError
 

@@ -32,7 +32,7 @@ from dashboard.bridge import Bridge
 from dashboard.config import Settings
 from dashboard.deps import SEAT_HEADER
 from dashboard.main import create_app
-from engine.rules import Game, GameConfig
+from engine.games.glastonbury.rules import Game, GameConfig
 from engine.wire.broker import free_port
 from engine.wire.contract import (
     CommandRequest,
@@ -215,11 +215,17 @@ def make_dash(mqtt_broker: str, table_id: str, tmp_path: Path, serve: bool,
 def drive_engine(engine: Any, table: str, seed: int, until: str | Callable[[Any], bool],
                  players: int = 2) -> Any:
     """Start a game on a real `EngineService` (in-process, no hub) and feed it the hub events
-    of random play (`engine.service.table_driver`, the reference game's pile known from
+    of random play (`engine.games.glastonbury.table.table_driver`, the reference game's pile known
+    from
     `seed`) until the table prompt's code is `until` (or `until(interpreter)` holds); returns
     the table's interpreter.
     Seed 24 (2 players) reaches ``corner_blocked`` (as the engine-service tests find)."""
-    from engine.service.table_driver import deal_inputs, inputs_for, next_decision, refill_of
+    from engine.games.glastonbury.table.table_driver import (
+        deal_inputs,
+        inputs_for,
+        next_decision,
+        refill_of,
+    )
 
     rng = random.Random(seed)
     colours = ("yellow", "red", "green", "blue")[:players]

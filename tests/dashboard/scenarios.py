@@ -46,11 +46,11 @@ from typing import Any
 from waiting import wait_until
 
 from engine.app.demo.driver import GESTURE_INPUTS
-from engine.rules import Game
-from engine.rules.actions import Action, Discard, Keep, Pass, Take, UseDeclinatio
-from engine.rules.board import LINES, cell_name
-from engine.rules.cards import CARDS, PLAYER_COLOURS
-from engine.rules.game import Phase
+from engine.games.glastonbury.rules import Game
+from engine.games.glastonbury.rules.actions import Action, Discard, Keep, Pass, Take, UseDeclinatio
+from engine.games.glastonbury.rules.board import LINES, cell_name
+from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS
+from engine.games.glastonbury.rules.game import Phase
 
 MOVE_WAIT = 30.0  # one scripted move seen by the engine, on a loaded 2-core machine
 SYNC_KEYS = ("turns", "turn", "phase", "grid")  # what the table's view and the plan share

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from dashboard.count import CountDesk, CountRefused, CountSession, CountSetup
 from engine.app.cli import main as cauldron
-from engine.rules.cards import PLAYING_CARDS, RECIPES
-from engine.rules.scoring import score_game
-from engine.score_cli import _parse as parse_score_input
+from engine.games.glastonbury.rules.cards import PLAYING_CARDS, RECIPES
+from engine.games.glastonbury.rules.scoring import score_game
+from engine.games.glastonbury.score_cli import _parse as parse_score_input
 
 
 def session(*colours: str, **options: object) -> CountSession:

@@ -14,7 +14,7 @@ from hidden import covered
 
 from dashboard.config import Settings
 from dashboard.main import create_app
-from engine.rules import Game
+from engine.games.glastonbury.rules import Game
 from engine.wire.contract import HubHealth, ReaderHealthSeen, ServiceState, Topics
 
 HOST = {"X-Host-Pin": PIN}

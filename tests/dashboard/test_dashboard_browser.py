@@ -139,7 +139,8 @@ def test_alert_appears_and_clears(dash: Dash, page: Any) -> None:
                        "the pawn faces.", instruction="Put the card back on row 3, column 4.")
     alert = page.wait_for_selector("#alerts .alert[data-alert='a-7']")
     assert "Rule G6" in alert.inner_text()
-    # the engine words it for people already (engine/rules/names.py): nothing renumbered
+    # the engine words it for people already (engine/games/glastonbury/rules/names.py): nothing
+    # renumbered
     assert "Put the card back on row 3, column 4." in alert.inner_text()
     assert "is not in column 2, the line" in alert.inner_text()
     page.wait_for_function("document.querySelector('#announce-alert').textContent.includes('G6')")
@@ -229,7 +230,7 @@ def test_table_view_reconnects_by_itself_after_a_dashboard_restart(dash: Dash, p
 
 
 def test_declinatio_line_is_shown_at_a_corner(dash: Dash, page: Any) -> None:
-    from engine.rules.board import FACED_LINE, LINES, cell_name
+    from engine.games.glastonbury.rules.board import FACED_LINE, LINES, cell_name
 
     found = None
     for seed in range(200):

@@ -40,24 +40,24 @@ def _source(path: str) -> str:
 
 
 def alert_codes() -> set[str]:
-    text = _source("engine/service/interpreter.py")
+    text = _source("engine/games/glastonbury/table/interpreter.py")
     codes = set(re.findall(r'_Reason\(\s*[\w."]+,\s*"([a-z_]+)"', text))
     codes |= set(re.findall(r'\bcode = "([a-z_]+)"', text))
     codes |= set(re.findall(r'PawnProblem\(\s*[\w"]+,\s*"([a-z_]+)"',
-                            _source("engine/service/pawn_check.py")))
+                            _source("engine/games/glastonbury/table/pawn_check.py")))
     assert {"refill_first", "one_card_per_turn", "undone", "pawn_missing"} <= codes, codes
     return codes
 
 
 def step_codes() -> set[str]:
-    text = _source("engine/service/interpreter.py")
+    text = _source("engine/games/glastonbury/table/interpreter.py")
     body = text[text.index("def undo_steps"):]
     body = body.split("\ndef ")[0]  # to the next function, or the end of the file
     return set(re.findall(r'code="([a-z_]+)"', body))
 
 
 def undone_codes() -> set[str]:
-    text = _source("engine/service/interpreter.py")
+    text = _source("engine/games/glastonbury/table/interpreter.py")
     body = text[text.index("def undone_wire"):text.index("def undo_steps")]
     return set(re.findall(r'"([a-z_]+)"', body)) - {"code", "cell", "card"}
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from dashkit import PIN, Dash, wait_until
 
-from engine.rules.cards import CARDS
+from engine.games.glastonbury.rules.cards import CARDS
 
 
 def test_two_player_deal_guidance_on_the_public_table_state(dash: Dash,

@@ -11,8 +11,8 @@ import pytest
 from dashkit import PIN, Dash, drive_engine, seat_auth, wait_until
 from fastapi.testclient import TestClient
 
-from engine.rules.actions import UseDeclinatio
-from engine.rules.names import seat_name
+from engine.games.glastonbury.rules.actions import UseDeclinatio
+from engine.games.glastonbury.rules.names import seat_name
 
 
 @pytest.fixture

@@ -14,9 +14,14 @@ from typing import Any
 from dashkit import Dash, wait_until
 from hub_events import hub_event
 
-from engine.rules import Game, GameConfig
-from engine.service.interpreter import TableInterpreter
-from engine.service.table_driver import deal_inputs, inputs_for, next_decision, refill_of
+from engine.games.glastonbury.rules import Game, GameConfig
+from engine.games.glastonbury.table.interpreter import TableInterpreter
+from engine.games.glastonbury.table.table_driver import (
+    deal_inputs,
+    inputs_for,
+    next_decision,
+    refill_of,
+)
 from engine.wire import api
 
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from dashkit import PIN, Dash, wait_until
 
-from engine.rules.cards import CARDS, enrolment_order, family_name
-from engine.rules.names import card_name
+from engine.games.glastonbury.rules.cards import CARDS, enrolment_order, family_name
+from engine.games.glastonbury.rules.names import card_name
 from engine.wire.contract import GameAlert, HubEvent, ServiceState, Topics, WireModel
 from engine.wire.mqtt import WireClient
 from hub.backends.sim import SimulatedTable

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dashkit import Dash
 from waiting import wait_until
 
-from engine.service.interpreter import TableInterpreter
+from engine.games.glastonbury.table.interpreter import TableInterpreter
 from engine.wire.contract import GamePublic, ServiceState, Topics
 
 

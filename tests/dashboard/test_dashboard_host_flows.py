@@ -26,11 +26,11 @@ from scenarios import EXPIRED, Situation, last_card_to_take, refilled, spell_tak
 from virtual_player import MOVE_WAIT, settled
 
 from engine.app.demo.stack import DemoOptions, DemoStack
-from engine.rules import GameLog, Refill, Take, replay
-from engine.rules.board import parse_cell
-from engine.rules.cards import CARDS, PLAYER_COLOURS
-from engine.rules.observer import expected_view
-from engine.service.interpreter import TableInterpreter
+from engine.games.glastonbury.rules import GameLog, Refill, Take, replay
+from engine.games.glastonbury.rules.board import parse_cell
+from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS
+from engine.games.glastonbury.rules.observer import expected_view
+from engine.games.glastonbury.table.interpreter import TableInterpreter
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 PIN = "246810"

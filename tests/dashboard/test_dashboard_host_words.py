@@ -13,7 +13,7 @@ import pytest
 from dashkit import PIN, Stack, screenshot, wait_until
 from virtual_player import MOVE_WAIT, inputs, next_step, play_until, settled
 
-from engine.rules import Take
+from engine.games.glastonbury.rules import Take
 
 pytestmark = pytest.mark.browser
 HOST = {"X-Host-Pin": PIN}

@@ -11,8 +11,8 @@ from typing import get_args
 import pytest
 
 from dashboard.i18n import negotiate
-from engine.rules.board import CORNER_POSITIONS
-from engine.rules.scoring import REASON_CODES, Measure
+from engine.games.glastonbury.rules.board import CORNER_POSITIONS
+from engine.games.glastonbury.rules.scoring import REASON_CODES, Measure
 from hub.enroll import WORDS
 
 DASH = Path(__file__).resolve().parents[2] / "dashboard"
@@ -56,7 +56,8 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
         "phase_": ["take", "declinatio", "refill", "last_card", "over"],
         "health_": ["ok", "silent", "flicker", "absent"],
         "end_reason_": ["line_emptied", "declinatio_blocked", "host"],
-        # a recipe's reason on the score page (engine/rules/scoring.py ReasonCode, Measure)
+        # a recipe's reason on the score page (engine/games/glastonbury/rules/scoring.py
+        # ReasonCode, Measure)
         "recipe_reason_": list(REASON_CODES),
         "recipe_what_": list(get_args(Measure)),
         "sev_": ["error", "warning", "info"],

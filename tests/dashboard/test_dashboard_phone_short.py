@@ -19,8 +19,13 @@ import pytest
 from dashkit import Dash, drive_engine, hold_seat_cookie, wait_until
 from hub_events import hub_event
 
-from engine.rules import Game, GameConfig
-from engine.service.table_driver import deal_inputs, inputs_for, next_decision, refill_of
+from engine.games.glastonbury.rules import Game, GameConfig
+from engine.games.glastonbury.table.table_driver import (
+    deal_inputs,
+    inputs_for,
+    next_decision,
+    refill_of,
+)
 
 pytestmark = pytest.mark.browser
 SEED = 30  # reaches Perluceo, a Vanesco, Declinatio at a corner and Accio in 15 decisions

@@ -25,11 +25,11 @@ from scenarios import (
     turns,
 )
 
-from engine.rules import Game, GameConfig
-from engine.rules.actions import USE_DECLINATIO, Take
-from engine.rules.board import LINES
-from engine.rules.cards import CARDS
-from engine.rules.game import Phase
+from engine.games.glastonbury.rules import Game, GameConfig
+from engine.games.glastonbury.rules.actions import USE_DECLINATIO, Take
+from engine.games.glastonbury.rules.board import LINES
+from engine.games.glastonbury.rules.cards import CARDS
+from engine.games.glastonbury.rules.game import Phase
 
 DEALS = [(players, seed) for players in (2, 3, 4) for seed in range(1, 5)]
 

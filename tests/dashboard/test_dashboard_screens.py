@@ -344,7 +344,7 @@ def test_deal_guidance_for_2_players_on_the_table_view(dash: Dash, engine_servic
     import httpx
     from dashkit import PIN
 
-    from engine.rules.cards import CARDS
+    from engine.games.glastonbury.rules.cards import CARDS
 
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     page = context.new_page()
@@ -376,7 +376,7 @@ def test_deal_guidance_for_2_players_on_the_table_view(dash: Dash, engine_servic
 def recipe_game() -> Any:
     """A 3-player recipe game (G11) that ended by emptying column 3, whose last card Seat 2
     took while Seat 1 holds "Take the last card"."""
-    from engine.rules.game import Game, GameConfig
+    from engine.games.glastonbury.rules.game import Game, GameConfig
 
     game = Game.new(GameConfig(colours=("yellow", "red", "green"), recipes=True),
                     random.Random(1))

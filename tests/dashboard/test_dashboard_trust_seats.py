@@ -206,7 +206,7 @@ def _at_a_pass(players: int = 2) -> Any:
     """A rules game whose seat to move may pass (G4/G7)."""
     import random
 
-    from engine.rules.actions import PASS
+    from engine.games.glastonbury.rules.actions import PASS
 
     for seed in range(200):
         game, rng = new_game(players=players, seed=seed), random.Random(seed)

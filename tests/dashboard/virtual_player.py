@@ -9,7 +9,7 @@ from typing import Any
 
 from waiting import wait_until
 
-from engine.rules.board import cell_name
+from engine.games.glastonbury.rules.board import cell_name
 
 MOVE_WAIT = 30.0  # one step seen by the engine, on a loaded 2-core machine
 Step = tuple[str, dict[str, Any]]  # ("gesture", body) | ("pass"|"keep", {}) | ("wait", {})

@@ -17,7 +17,7 @@ from hub_events import hub_request
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.rules.cards import enrolment_order
+from engine.games.glastonbury.rules.cards import enrolment_order
 from engine.wire.contract import HUB_VERBS, TopicInfo, Topics, parse_topic
 from engine.wire.mqtt import CommandRefused, WireClient
 from hub.backends.sim import SimulatedTable, made_up_uid, virtual_box_tagmap

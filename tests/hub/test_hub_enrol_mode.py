@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from test_hub_service import fast_client, make_hub, wait_for
 
-from engine.rules.board import TAKEABLE_CELLS, cell_name
-from engine.rules.cards import INGREDIENTS, enrolment_order
-from engine.service.interpreter import Status
+from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, cell_name
+from engine.games.glastonbury.rules.cards import INGREDIENTS, enrolment_order
+from engine.games.glastonbury.table.interpreter import Status
 from engine.service.service import EngineService, ServiceConfig
 from engine.wire.contract import HubEvent, Topics
 from engine.wire.mqtt import WireClient

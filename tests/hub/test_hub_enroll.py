@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from people_words import leaks
 
-from engine.rules.cards import enrolment_order
-from engine.rules.names import card_name
+from engine.games.glastonbury.rules.cards import enrolment_order
+from engine.games.glastonbury.rules.names import card_name
 from hub.backends.sim import SimulatedTable
 from hub.enroll import Enrolment, run_enrolment
 from hub.errors import BackendError, TagMapError

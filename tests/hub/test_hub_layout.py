@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hub_events import hub_request
 
-from engine.rules.cards import enrolment_order
+from engine.games.glastonbury.rules.cards import enrolment_order
 from engine.wire.contract import TopicInfo, Topics, parse_topic
 from engine.wire.mqtt import CommandRefused, WireClient
 from hub.backends.base import ReaderBackend

@@ -7,7 +7,7 @@ import ndef as ndeflib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.rules.cards import PLAYING_CARDS
+from engine.games.glastonbury.rules.cards import PLAYING_CARDS
 from firmware.mfrc522 import card_id_pages, parse_card_id
 from hub import ndef
 

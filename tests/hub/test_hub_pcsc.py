@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from waiting import wait_for
 
-from engine.rules.names import card_name
+from engine.games.glastonbury.rules.names import card_name
 from hub import ndef
 from hub.backends import make_backend
 from hub.backends.base import Change

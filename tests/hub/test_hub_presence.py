@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rules.cards import enrolment_order
+from engine.games.glastonbury.rules.cards import enrolment_order
 from hub.backends.base import Change
 from hub.backends.sim import SimulatedTable, made_up_uid
 from hub.errors import BackendError

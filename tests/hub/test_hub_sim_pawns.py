@@ -73,7 +73,7 @@ def test_a_table_without_sensors_refuses_pawn_gestures(tmp_path: Path) -> None:
 
 
 def test_pawns_are_saved_with_the_table_and_a_restarted_hub_moves_none(tmp_path: Path) -> None:
-    from engine.service.pawn_check import PawnSensing
+    from engine.games.glastonbury.table.pawn_check import PawnSensing
 
     state = tmp_path / "sim.json"
     sensing = PawnSensing()  # what the engine keeps from the hub's pawn events

@@ -19,13 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from waiting import wait_for
 
-from engine.rules import Game, Take
-from engine.rules.actions import PASS, USE_DECLINATIO
-from engine.rules.board import TAKEABLE_CELLS, cell_name
-from engine.rules.cards import PLAYER_COLOURS
-from engine.rules.game import Phase
-from engine.service.errors import Refused
-from engine.service.interpreter import SensorInput, Status, TableInterpreter
+from engine.games.base import Refused
+from engine.games.glastonbury.rules import Game, Take
+from engine.games.glastonbury.rules.actions import PASS, USE_DECLINATIO
+from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, cell_name
+from engine.games.glastonbury.rules.cards import PLAYER_COLOURS
+from engine.games.glastonbury.rules.game import Phase
+from engine.games.glastonbury.table.interpreter import SensorInput, Status, TableInterpreter
 from hub.backends.sim import GestureRefused, SimulatedTable, virtual_box_tagmap
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.rules.board import TAKEABLE_CELLS, cell_name
-from engine.rules.cards import CARDS, deck_for
+from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, cell_name
+from engine.games.glastonbury.rules.cards import CARDS, deck_for
 from engine.wire.api import dump
 from hub.backends.sim import GestureRefused, SimulatedTable
 

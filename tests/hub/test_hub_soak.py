@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rules.cards import enrolment_order
+from engine.games.glastonbury.rules.cards import enrolment_order
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import HubEvent, HubSnapshot, Topics, WireError, WireModel
 from engine.wire.mqtt import WireClient

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.rules.cards import enrolment_order, is_card_id
+from engine.games.glastonbury.rules.cards import enrolment_order, is_card_id
 from hub.errors import TagMapError
 from hub.tagmap import TagMap, normalise_uid
 

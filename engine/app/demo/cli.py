@@ -80,8 +80,8 @@ def _check(args: argparse.Namespace) -> None:
     name = args.bot.partition(":")[0]
     if name not in BOT_CHOICES:
         raise CliError(f"--bot {args.bot!r}: choose greedy, search or random")
-    from engine.bots import make_bot
-    from engine.bots.base import BotError
+    from engine.games.glastonbury.bots import make_bot
+    from engine.games.glastonbury.bots.base import BotError
 
     try:
         make_bot(args.bot)

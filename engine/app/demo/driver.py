@@ -21,15 +21,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from pydantic import ValidationError
 
+from engine import games
 from engine.app.demo.shadow import ShadowError, ShadowGame
-from engine.bots import Bot, decide, make_bot, observe_public
-from engine.rules import Game
-from engine.rules.actions import USE_DECLINATIO, Action, Discard, Pass, Take, UseDeclinatio
-from engine.rules.board import PERIMETER, cell_name, parse_cell
-from engine.rules.cards import CARDS, PLAYER_COLOURS
-from engine.rules.game import Phase
-from engine.rules.names import (
+from engine.games.glastonbury.bots import Bot, decide, make_bot, observe_public
+from engine.games.glastonbury.rules import Game
+from engine.games.glastonbury.rules.actions import (
+    USE_DECLINATIO,
+    Action,
+    Discard,
+    Pass,
+    Take,
+    UseDeclinatio,
+)
+from engine.games.glastonbury.rules.board import PERIMETER, cell_name, parse_cell
+from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS
+from engine.games.glastonbury.rules.game import Phase
+from engine.games.glastonbury.rules.names import (
     action_label,
     card_name,
     pad_label,
@@ -303,17 +312,17 @@ class BotDriver:
 
     @staticmethod
     def _options_of(config: dict[str, Any]) -> dict[str, Any] | None:
-        """A game's options as the host's form sends them (not who begins, nor where the
-        pawns start: those change from game to game)."""
-        colours = config.get("colours")
-        if not isinstance(colours, list) or len(colours) < 2:
+        """A game's options as the host's form sends them: every field of the game's
+        options model the view's config holds, but those that change from game to game
+        (who begins, where the pawns start: `GameOptions.PER_GAME`)."""
+        options = games.get().options
+        kept = {k: v for k, v in config.items()
+                if k in options.model_fields and k not in options.PER_GAME}
+        try:
+            return options.model_validate(kept).model_dump(
+                mode="json", exclude=set(options.PER_GAME))
+        except ValidationError:
             return None
-        options: dict[str, Any] = {"colours": [str(c) for c in colours]}
-        for key in ("recipes", "second_player_bonus", "memory_aid"):
-            options[key] = bool(config.get(key))
-        if len(colours) == 2 and config.get("removed_colour"):
-            options["removed_colour"] = str(config["removed_colour"])
-        return options
 
     def _new_game(self) -> None:
         options = self._host_options or {"colours": list(PLAYER_COLOURS[:self.config.players])}

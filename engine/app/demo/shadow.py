@@ -2,7 +2,8 @@
 
 The engine publishes, after every applied input, the rules actions and their public events
 (`engine.wire.contract.GameEvents`); when a game starts, its configuration and the dealt
-square. `ShadowGame` follows them with the bots' one game tracker (`engine.bots.PublicGame`:
+square. `ShadowGame` follows them with the bots' one game tracker
+(`engine.games.glastonbury.bots.PublicGame`:
 the rules engine's real-table mode, where the draw pile is an unordered set and each refill
 is an action naming the card laid into the hole); an undo steps back by its snapshots.
 Nothing covered is ever needed, so bots fed from the shadow know exactly what a person
@@ -15,12 +16,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.bots import PublicGame
-from engine.rules import Game, GameConfig
-from engine.rules.actions import Action, action_from_wire
-from engine.rules.cards import RECIPE_A, RECIPE_B
-from engine.rules.errors import RulesError
-from engine.rules.events import Event
+from engine.games.glastonbury.bots import PublicGame
+from engine.games.glastonbury.rules import Game, GameConfig
+from engine.games.glastonbury.rules.actions import Action, action_from_wire
+from engine.games.glastonbury.rules.cards import RECIPE_A, RECIPE_B
+from engine.games.glastonbury.rules.errors import RulesError
+from engine.games.glastonbury.rules.events import Event
 from engine.wire.contract import GameEvents
 
 log = logging.getLogger("cauldron.demo")

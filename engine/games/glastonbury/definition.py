@@ -9,25 +9,32 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, model_validator
 
 from engine.games.base import (
     Bot,
     Catalogue,
     Fragments,
-    GameError,
     GameOptions,
     Interpreter,
     Lang,
     Place,
+    Refused,
 )
-from engine.rules import Game, GameConfig, action_from_wire
-from engine.rules.actions import Action
-from engine.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
-from engine.rules.cards import CARDS, PLAYER_COLOURS, card_label, enrolment_order
-from engine.rules.errors import RulesError
-from engine.rules.names import card_name, place_label, position_label, seat_name
-from engine.rules.observer import public_view, scores_view, seat_view, to_wire
+from engine.games.glastonbury.rules import Game, GameConfig, action_from_wire
+from engine.games.glastonbury.rules.actions import Action
+from engine.games.glastonbury.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
+from engine.games.glastonbury.rules.cards import (
+    CARDS,
+    PLAYER_COLOURS,
+    RECIPE_A,
+    RECIPE_B,
+    card_label,
+    enrolment_order,
+)
+from engine.games.glastonbury.rules.errors import RulesError
+from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
+from engine.games.glastonbury.rules.observer import public_view, scores_view, seat_view, to_wire
 
 MAX_SEATS: Final[int] = 4
 HERE: Final[Path] = Path(__file__).resolve().parent
@@ -55,6 +62,15 @@ class GlastonburyOptions(GameOptions):
     memory_aid: bool = Field(default=False,
                              description="each seat's phone shows its own stack")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_with_two_only(cls, data: Any) -> Any:
+        """A form sends every field: its removed colour counts with 2 players only (G2)."""
+        if isinstance(data, dict) and isinstance(data.get("colours"), list) \
+                and len(data["colours"]) != 2:
+            return {**data, "removed_colour": None}
+        return data
+
 
 def _places() -> tuple[Place, ...]:
     cells = tuple(Place(cell_name(c), "cell", row=c // 6, col=c % 6) for c in TAKEABLE_CELLS)
@@ -73,7 +89,7 @@ CATALOGUE: Final = Catalogue(
 
 
 class GlastonburyNames:
-    """Glastonbury's words for people (`engine.rules.names`, the one owner)."""
+    """Glastonbury's words for people (`engine.games.glastonbury.rules.names`, the one owner)."""
 
     def piece(self, piece: str, lang: Lang = "en") -> str:
         return card_label(piece, lang) if piece in CARDS else card_name(piece)
@@ -100,22 +116,33 @@ class GlastonburyDefinition:
     player_colours: tuple[str, ...] = PLAYER_COLOURS
 
     def check(self, options: Mapping[str, object]) -> GlastonburyOptions:
-        """The rules' own check of a set-up (G2): `GameError` naming the rule."""
+        """The rules' own check of a set-up (G2): `Refused` naming the rule."""
         try:
             config = GameConfig.from_wire(dict(options))
             config.validate()
         except RulesError as exc:
-            raise GameError(str(exc), rule=exc.rule, code="bad_config") from None
+            raise Refused(exc.message, rule=exc.rule, code="bad_config") from None
         return GlastonburyOptions.model_validate(config.to_wire())
 
     def config(self, options: GameOptions) -> GameConfig:
         try:
             return GameConfig.from_wire(options.wire())
         except RulesError as exc:
-            raise GameError(str(exc), rule=exc.rule, code="bad_config") from None
+            raise Refused(exc.message, rule=exc.rule, code="bad_config") from None
 
     def new(self, options: GameOptions, rng: random.Random) -> Game:
         return Game.new(self.config(options), rng)
+
+    def secret_setup(self, options: Mapping[str, JsonValue], rng: random.Random
+                     ) -> dict[str, JsonValue]:
+        """The recipe variant's cards (G11), one [A, B] per seat."""
+        colours = options.get("colours")
+        if not options.get("recipes") or not isinstance(colours, list):
+            return {}
+        a, b = rng.sample(RECIPE_A, len(RECIPE_A)), rng.sample(RECIPE_B, len(RECIPE_B))
+        if len(colours) > min(len(a), len(b)):
+            return {}
+        return {"recipe_cards": [[a[i], b[i]] for i in range(len(colours))]}
 
     def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Action]:
         game: Game = state
@@ -127,7 +154,7 @@ class GlastonburyDefinition:
         try:
             return list(state.apply(action))
         except RulesError as exc:
-            raise GameError(str(exc), rule=exc.rule, code="illegal") from None
+            raise Refused(exc.message, rule=exc.rule, code="illegal") from None
 
     def is_over(self, state: Any) -> bool:
         return bool(state.is_over())
@@ -136,7 +163,7 @@ class GlastonburyDefinition:
         try:
             return action_from_wire(dict(data))
         except RulesError as exc:
-            raise GameError(str(exc), rule=exc.rule, code="bad_action") from None
+            raise Refused(exc.message, rule=exc.rule, code="bad_action") from None
 
     def action_to_wire(self, action: Any) -> dict[str, JsonValue]:
         wire: dict[str, JsonValue] = action.to_wire()
@@ -156,31 +183,31 @@ class GlastonburyDefinition:
         return wire
 
     def bot_names(self) -> tuple[str, ...]:
-        from engine.bots import BOT_NAMES
+        from engine.games.glastonbury.bots import BOT_NAMES
 
         return BOT_NAMES
 
     def bot(self, spec: str) -> Bot:
-        from engine.bots import BotError, make_bot
+        from engine.games.glastonbury.bots import BotError, make_bot
 
         try:
             return make_bot(spec)
         except BotError as exc:
-            raise GameError(str(exc), code="bad_bot") from None
+            raise Refused(str(exc), code="bad_bot") from None
 
     def hint(self, state: Any, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
-        from engine.bots import BotError, hint
+        from engine.games.glastonbury.bots import BotError, hint
 
         try:
             answer: dict[str, JsonValue] = hint(state, seat, level=level,  # type: ignore[arg-type]
                                                 lang=lang).to_json()
         except BotError as exc:
             code = "not_your_turn" if state.seat != seat else "no_choice_now"
-            raise GameError(str(exc), code=code) from None
+            raise Refused(str(exc), code=code) from None
         return answer
 
     def interpreter(self, **kwargs: Any) -> Interpreter:
-        from engine.service.interpreter import TableInterpreter
+        from engine.games.glastonbury.table.interpreter import TableInterpreter
 
         return TableInterpreter(**kwargs)
 

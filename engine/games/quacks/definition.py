@@ -1,7 +1,7 @@
 """The Quacks of Quedlinburg behind the game seam (`engine.games.base.GameDefinition`): the
 one definition of its set-up options (`QuacksOptions`), its catalogue (216 chips, one draw
 pad per seat, no grid) and names, and the adapters from the platform's calls to the pure
-core (`engine.quacks`), its bots and its table (`QuacksTable`)."""
+core (`engine.games.quacks.rules`), its bots and its table (`QuacksTable`)."""
 
 from __future__ import annotations
 
@@ -19,14 +19,13 @@ from engine.games.base import (
     Bot,
     Catalogue,
     Fragments,
-    GameError,
     GameOptions,
     Interpreter,
     Lang,
     Place,
+    Refused,
 )
-from engine.games.quacks.table import QuacksTable
-from engine.quacks import (
+from engine.games.quacks.rules import (
     Game,
     IllegalAction,
     InvalidSetup,
@@ -36,8 +35,9 @@ from engine.quacks import (
     default_catalogue,
     to_wire,
 )
-from engine.quacks.catalogue import COLOURS, kind_of
-from engine.quacks.names import card_name, chip_name, colour_name
+from engine.games.quacks.rules.catalogue import COLOURS, kind_of
+from engine.games.quacks.rules.names import card_name, chip_name, colour_name
+from engine.games.quacks.table import QuacksTable
 
 MAX_SEATS: Final[int] = 4
 HERE: Final[Path] = Path(__file__).resolve().parent
@@ -83,7 +83,7 @@ CATALOGUE: Final = Catalogue(
 
 
 class QuacksNames:
-    """Quacks' words for people (`engine.quacks.names`, the one owner; Q27, Q35)."""
+    """Quacks' words for people (`engine.games.quacks.rules.names`, the one owner; Q27, Q35)."""
 
     def piece(self, piece: str, lang: Lang = "en") -> str:
         return chip_name(kind_of(piece), lang)
@@ -145,12 +145,18 @@ class QuacksDefinition:
         try:
             typed = QuacksOptions.model_validate(dict(options))
         except ValueError as exc:
-            raise GameError(str(exc), rule="Q8", code="bad_config") from None
+            raise Refused(str(exc), rule="Q8", code="bad_config") from None
         try:
             config_of(typed).check(CAT)
         except InvalidSetup as exc:
-            raise GameError(exc.message, rule=exc.rule, code="bad_config") from None
+            raise Refused(exc.message, rule=exc.rule, code="bad_config") from None
         return typed
+
+    def secret_setup(
+        self, options: Mapping[str, JsonValue], rng: random.Random
+    ) -> dict[str, JsonValue]:
+        """Nothing is dealt secretly in Quacks: the fortune deck is shuffled by `new`."""
+        return {}
 
     def table(self, options: GameOptions, rng: random.Random) -> QuacksTable:
         typed = self.check(options.wire())
@@ -168,7 +174,7 @@ class QuacksDefinition:
         try:
             return list(_game(state).apply(action))
         except IllegalAction as exc:
-            raise GameError(exc.message, rule=exc.rule, code="illegal") from None
+            raise Refused(exc.message, rule=exc.rule, code="illegal") from None
 
     def is_over(self, state: Any) -> bool:
         return _game(state).is_over()
@@ -177,7 +183,7 @@ class QuacksDefinition:
         try:
             return action_from_wire(dict(data))
         except InvalidWire as exc:
-            raise GameError(exc.message, rule=exc.rule, code="bad_action") from None
+            raise Refused(exc.message, rule=exc.rule, code="bad_action") from None
 
     def action_to_wire(self, action: Any) -> dict[str, JsonValue]:
         wire: dict[str, JsonValue] = to_wire(action)
@@ -186,14 +192,14 @@ class QuacksDefinition:
     def public_view(self, state: Any) -> Any:
         if isinstance(state, QuacksTable):
             return state.public_view()
-        from engine.quacks.observer import public_view
+        from engine.games.quacks.rules.observer import public_view
 
         return public_view(state)
 
     def seat_view(self, state: Any, seat: int) -> Any:
         if isinstance(state, QuacksTable):
             return state.seat_view(seat)
-        from engine.quacks.observer import seat_view
+        from engine.games.quacks.rules.observer import seat_view
 
         return seat_view(state, seat)
 
@@ -207,30 +213,30 @@ class QuacksDefinition:
         return wire
 
     def bot_names(self) -> tuple[str, ...]:
-        from engine.quacks.bots.policies import BOT_NAMES
+        from engine.games.quacks.bots.policies import BOT_NAMES
 
         return BOT_NAMES
 
     def bot(self, spec: str) -> Bot:
-        from engine.quacks.bots.policies import BotError, make_bot
+        from engine.games.quacks.bots.policies import BotError, make_bot
 
         try:
             return make_bot(spec)
         except BotError as exc:
-            raise GameError(str(exc), code="bad_bot") from None
+            raise Refused(str(exc), code="bad_bot") from None
 
     def hint(self, state: Any, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
-        from engine.quacks.bots.policies import BotError, make_bot
-        from engine.quacks.observer import seat_view
+        from engine.games.quacks.bots.policies import BotError, make_bot
+        from engine.games.quacks.rules.observer import seat_view
 
         game = _game(state)
         legal = game.legal_actions(seat)
         if not legal:
-            raise GameError(f"seat {seat + 1} has nothing to decide now", code="no_choice_now")
+            raise Refused(f"seat {seat + 1} has nothing to decide now", code="no_choice_now")
         try:
             bot = make_bot(level if level in self.bot_names() else "push")
         except BotError as exc:
-            raise GameError(str(exc), code="bad_bot") from None
+            raise Refused(str(exc), code="bad_bot") from None
         choice = bot.choose(seat_view(game, seat), legal, random.Random(len(game.log)))
         return {"action": self.action_to_wire(choice)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.quacks import Game
+from engine.games.quacks.rules import Game
 
 
 def breakdown(game: Game) -> dict[str, Any]:

@@ -3,15 +3,16 @@ each input means (the engine service's per-table interpreter, `GameDefinition.in
 
 Inputs are of three kinds, all answered with a `TableOutcome` (the events, or a refusal
 naming the rule and a `code` the pages word in en/fr/de; a refusal never changes the game):
-- `tap(seat, chip)`: a chip tapped on a seat's draw pad (`engine.quacks.sensing`);
+- `tap(seat, chip)`: a chip tapped on a seat's draw pad (`engine.games.quacks.rules.sensing`);
 - `play(seat, verb, args)`: the phone's buttons (stop, flask, answers, choices, the die,
   "done buying", rubies, "I drew a chip I did not tap", "undo my last draw"), and on the
   virtual table `draw`, the virtual bag: the table draws at random (the game's seeded rng)
   and the player takes that chip;
 - `undo()`: the host page's undo of the last draw or choice (E16).
 
-The public view adds to the game's (`engine.quacks.observer`) the evaluation so far, step
-by step (this round's public events), and the chips each seat has tapped for its purchase.
+The public view adds to the game's (`engine.games.quacks.rules.observer`) the evaluation so
+far, step by step (this round's public events), and the chips each seat has tapped for its
+purchase.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.quacks import (
+from engine.games.quacks.rules import (
     Action,
     Answer,
     Buy,
@@ -38,10 +39,10 @@ from engine.quacks import (
     UseFlask,
     action_from_wire,
 )
-from engine.quacks.events import Event, event
-from engine.quacks.log import restart, undo
-from engine.quacks.observer import public_view, seat_view
-from engine.quacks.sensing import (
+from engine.games.quacks.rules.events import Event, event
+from engine.games.quacks.rules.log import restart, undo
+from engine.games.quacks.rules.observer import public_view, seat_view
+from engine.games.quacks.rules.sensing import (
     Outcome,
     PadState,
     Refusal,
@@ -148,7 +149,7 @@ class QuacksTable:
         return self._apply(action)
 
     def apply_wire(self, data: Mapping[str, Any]) -> TableOutcome:
-        """An action in the engine's wire form (`engine.quacks.actions.to_wire`): bots."""
+        """An action in the core's wire form (`rules.actions.to_wire`): the bots'."""
         try:
             action = action_from_wire(dict(data))
         except InvalidWire as exc:

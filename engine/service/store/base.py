@@ -30,16 +30,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from engine.rules import Action
-from engine.rules.board import parse_cell
-from engine.service.errors import StoreError
-from engine.service.interpreter import (
+from engine.games.glastonbury.rules import Action
+from engine.games.glastonbury.rules.board import parse_cell
+from engine.games.glastonbury.table.interpreter import (
     UNKNOWN_PREFIX,
     SensorInput,
     SensorKind,
     Status,
     TableInterpreter,
 )
+from engine.service.errors import StoreError
 from engine.wire.contract import HubEvent, HubSnapshot, check_table_id
 
 
@@ -501,7 +501,8 @@ def sensor_input(event: HubEvent) -> SensorInput | None:
         assert event.button is not None
         return SensorInput("button", button=event.button, seat=event.seat, ts=event.ts)
     if event.kind == "pawn" and event.position is not None and event.uid is None:
-        # A Hall-switch pawn sensor (a magnet, no tag): engine/service/pawn_check.py.
+        # A Hall-switch pawn sensor (a magnet, no tag):
+        # engine/games/glastonbury/table/pawn_check.py.
         kind: SensorKind = "placed" if event.action == "placed" else "removed"
         return SensorInput(kind, position=event.position, ts=event.ts)
     if event.kind not in ("cell", "pad", "unknown_tag") or event.action == "pressed":

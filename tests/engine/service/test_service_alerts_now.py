@@ -3,11 +3,11 @@ waited for its refill says "refill first" only while the refill is still to be d
 
 from __future__ import annotations
 
-from service_helpers import next_pile_card, play, start
+from glastonbury_table import next_pile_card, play, start
 
-from engine.rules import Refill
-from engine.rules.cards import card_label
-from engine.service.interpreter import lay, lift, pad_lay, pad_lift
+from engine.games.glastonbury.rules import Refill
+from engine.games.glastonbury.rules.cards import card_label
+from engine.games.glastonbury.table.interpreter import lay, lift, pad_lay, pad_lift
 
 
 def test_G4_a_refill_done_since_the_lift_is_no_longer_asked_for() -> None:

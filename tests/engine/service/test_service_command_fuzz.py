@@ -13,12 +13,12 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.rules import GameLog
-from engine.rules.cards import PLAYER_COLOURS
-from engine.service.errors import Refused
-from engine.service.interpreter import TableInterpreter
+from engine.games.base import Refused
+from engine.games.glastonbury.rules import GameLog
+from engine.games.glastonbury.rules.cards import PLAYER_COLOURS
+from engine.games.glastonbury.table.interpreter import TableInterpreter
+from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.service import EngineService, ServiceConfig
-from engine.service.table_driver import scripted_game
 
 VERBS = ["new_game", "undo", "keep", "discard", "confirm", "end", "frobnicate"]
 json_values = st.recursive(

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from waiting import wait_for
 
-from engine.rules import GameLog
-from engine.rules.board import cell_name
-from engine.service.interpreter import SensorInput, TableInterpreter
+from engine.games.glastonbury.rules import GameLog
+from engine.games.glastonbury.rules.board import cell_name
+from engine.games.glastonbury.table.interpreter import SensorInput, TableInterpreter
+from engine.games.glastonbury.table.table_driver import ScriptedGame, scripted_game
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.store import TableStore
-from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.broker import LocalBroker
 from engine.wire.contract import PublicTableView, Topics
 from engine.wire.mqtt import WireClient

@@ -19,8 +19,8 @@ from acl_broker import needs_mosquitto, secured_broker
 from hub_events import hub_event, signed
 from waiting import wait_for
 
+from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.service import EngineService, ServiceConfig
-from engine.service.table_driver import scripted_game
 from engine.wire.auth import ensure_key, keys_dir
 from engine.wire.contract import Topics, encode
 from engine.wire.mqtt import WireClient

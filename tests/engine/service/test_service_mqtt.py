@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glastonbury_table import hub_event
 from hub_events import signed
-from service_helpers import hub_event
 
-from engine.rules import Take
-from engine.rules.board import parse_cell
+from engine.games.glastonbury.rules import Take
+from engine.games.glastonbury.rules.board import parse_cell
+from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.service import EngineService, ServiceConfig
-from engine.service.table_driver import scripted_game
 from engine.wire.auth import sign_command
 from engine.wire.contract import (
     CommandRequest,
@@ -122,7 +122,7 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
     line = game.faced_line()
     cell = next(c for c in range(36) if game.grid[c] and c not in _line_cells(line)
                 and not game.grid[c].startswith(("corner", "vanesco", "perluceo", "accio")))
-    from engine.service.interpreter import lay, lift
+    from engine.games.glastonbury.table.interpreter import lay, lift
 
     seq = len(inputs)
     for inp in (lift(cell, game.grid[cell]), lay(cell, game.grid[cell])):
@@ -166,7 +166,7 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
 
 
 def _line_cells(line: int | None) -> set[int]:
-    from engine.rules.board import LINES
+    from engine.games.glastonbury.rules.board import LINES
 
     return set(LINES[line]) if line is not None else set()
 

@@ -1,5 +1,6 @@
 """Issue 11: every text the table engine shows people (alerts, prompts, refusals, notes, undo
-steps) names seats, cells, lines and cards the one way (engine/rules/names.py): 1-based, no
+steps) names seats, cells, lines and cards the one way (engine/games/glastonbury/rules/names.py):
+1-based, no
 raw card id, no "seat 0" and no wire cell "r,c". Whole scripted games are played, with wrong
 moves tried at every turn on a copy of the table (so the script goes on unchanged)."""
 
@@ -11,12 +12,12 @@ import random
 import pytest
 from people_words import leaks
 
-from engine.rules import Phase
-from engine.rules.actions import KEEP, Take
-from engine.rules.board import TAKEABLE_CELLS
-from engine.rules.names import cell_label
-from engine.service.errors import Refused
-from engine.service.interpreter import (
+from engine.games.base import Refused
+from engine.games.glastonbury.rules import Phase
+from engine.games.glastonbury.rules.actions import KEEP, Take
+from engine.games.glastonbury.rules.board import TAKEABLE_CELLS
+from engine.games.glastonbury.rules.names import cell_label
+from engine.games.glastonbury.table.interpreter import (
     Alert,
     Outcome,
     SensorInput,
@@ -28,7 +29,7 @@ from engine.service.interpreter import (
     pad_lift,
     press,
 )
-from engine.service.table_driver import DriverError, inputs_for, scripted_game
+from engine.games.glastonbury.table.table_driver import DriverError, inputs_for, scripted_game
 
 
 def test_the_scan_finds_the_old_wording() -> None:
@@ -195,7 +196,8 @@ def test_whole_games_show_people_no_raw_ids_and_count_from_one(players: int, see
 
 
 def test_the_table_drivers_refusals_name_things_for_people() -> None:
-    # engine.service.table_driver turns a decision into gestures; what it cannot express
+    # engine.games.glastonbury.table.table_driver turns a decision into gestures; what it cannot
+    # express
     # is said the people's way (the host's log of a scripted or demo game shows it).
     script = scripted_game(2, 3)
     interp = TableInterpreter("t")

@@ -11,10 +11,10 @@ from typing import Any
 
 from waiting import wait_for
 
-from engine.rules.board import cell_name
-from engine.service.interpreter import SensorInput
+from engine.games.glastonbury.rules.board import cell_name
+from engine.games.glastonbury.table.interpreter import SensorInput
+from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.service import EngineService, ServiceConfig
-from engine.service.table_driver import scripted_game
 from engine.wire.contract import Topics
 from engine.wire.mqtt import WireClient
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap

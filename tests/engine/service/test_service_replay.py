@@ -16,8 +16,8 @@ from hub_events import hub_event, signed
 from test_service_attacks import ACCOUNTS, DASHBOARD, HUB_ID, TABLE, TOPICS, Client, Scene
 from waiting import wait_for
 
-from engine.rules.board import cell_name
-from engine.service.interpreter import lift
+from engine.games.glastonbury.rules.board import cell_name
+from engine.games.glastonbury.table.interpreter import lift
 from engine.wire.auth import ensure_key, keys_dir
 from engine.wire.contract import HubSnapshot, ReaderSeen
 

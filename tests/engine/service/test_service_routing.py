@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from service_helpers import deal_grid, hub_event
+from glastonbury_table import deal_grid, hub_event
 
-from engine.rules.board import TAKEABLE_CELLS
-from engine.service.interpreter import lay, lift, pad_lay
+from engine.games.glastonbury.rules.board import TAKEABLE_CELLS
+from engine.games.glastonbury.table.interpreter import lay, lift, pad_lay
 from engine.service.service import EngineService, ServiceConfig
 from engine.wire.contract import encode
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.rules import Refill
-from engine.service.interpreter import Status, TableInterpreter
-from engine.service.table_driver import scripted_game, to_sim_args
+from engine.games.glastonbury.rules import Refill
+from engine.games.glastonbury.table.interpreter import Status, TableInterpreter
+from engine.games.glastonbury.table.table_driver import scripted_game, to_sim_args
 
 SEEDS = range(200)
 

@@ -9,15 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_helpers import hub_event
+from glastonbury_table import hub_event
 
 from engine.app.cli import main
-from engine.rules import GameLog
-from engine.service.errors import Refused, StoreError
-from engine.service.interpreter import TableInterpreter
+from engine.games.base import Refused
+from engine.games.glastonbury.rules import GameLog
+from engine.games.glastonbury.table.interpreter import TableInterpreter
+from engine.games.glastonbury.table.table_driver import scripted_game
+from engine.service.errors import StoreError
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.store import open_store
-from engine.service.table_driver import scripted_game
 from engine.wire.contract import HubSnapshot
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_helpers import hub_event
+from glastonbury_table import hub_event
 from waiting import wait_for
 
-from engine.service.interpreter import TableInterpreter
+from engine.games.glastonbury.table.interpreter import TableInterpreter
+from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.store import ExportedInput, open_store
-from engine.service.table_driver import scripted_game
 from engine.wire import mqtt
 from engine.wire.contract import HubEvent, Topics
 from engine.wire.mqtt import WireClient

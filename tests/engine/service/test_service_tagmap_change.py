@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from service_helpers import deal_grid, hub_event
+from glastonbury_table import deal_grid, hub_event
 
-from engine.rules.board import TAKEABLE_CELLS, cell_name
-from engine.service.interpreter import Status, lay
+from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, cell_name
+from engine.games.glastonbury.table.interpreter import Status, lay
 from engine.service.service import EngineService, ServiceConfig
 from engine.wire.contract import HubSnapshot, ReaderSeen
 from hub.backends.sim import made_up_uid

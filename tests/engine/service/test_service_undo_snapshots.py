@@ -10,9 +10,14 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.rules import GameLog, replay
-from engine.service.interpreter import TableInterpreter, undo_steps
-from engine.service.table_driver import inputs_for, next_decision, refill_of, scripted_game
+from engine.games.glastonbury.rules import GameLog, replay
+from engine.games.glastonbury.table.interpreter import TableInterpreter, undo_steps
+from engine.games.glastonbury.table.table_driver import (
+    inputs_for,
+    next_decision,
+    refill_of,
+    scripted_game,
+)
 
 # A whole game per example: a quarter of the profile's examples (tests/conftest.py).
 SETTINGS = settings(max_examples=max(5, settings().max_examples // 4))

@@ -23,10 +23,10 @@ import pytest
 from test_service_crash import ROOT, Table, _comparable, _reference, wait_for
 
 from engine.app.cli import main
-from engine.rules import GameLog
+from engine.games.glastonbury.rules import GameLog
+from engine.games.glastonbury.table.table_driver import ScriptedGame, scripted_game
 from engine.service.store import open_store
 from engine.service.store.postgres import PostgresStore
-from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.auth import ensure_key, keys_dir
 from engine.wire.contract import Topics
 from engine.wire.mqtt import WireClient
@@ -340,7 +340,7 @@ def test_an_engine_cut_off_from_the_database_never_writes_a_table_it_lost(
     still tries to write is refused (it writes only through the session that held the lock)."""
     from urllib.parse import urlsplit, urlunsplit
 
-    from service_helpers import hub_event
+    from glastonbury_table import hub_event
 
     from engine.service.errors import StoreError
     from engine.service.service import EngineService, ServiceConfig

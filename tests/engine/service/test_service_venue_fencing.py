@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 from test_service_crash import ROOT, Table, wait_for
 
+from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.errors import StoreError
 from engine.service.service import EngineService, ServiceConfig
 from engine.service.store import open_store
 from engine.service.store.postgres import PostgresStore
-from engine.service.table_driver import scripted_game
 from engine.wire.auth import ensure_key, keys_dir, sign_command
 from engine.wire.contract import CommandRequest, Topics
 from engine.wire.mqtt import WireClient
@@ -149,7 +149,7 @@ def test_a_command_replayed_after_a_handover_runs_once(mqtt_broker: str, pg_url:
 def test_a_write_with_a_stale_fencing_epoch_is_refused(mqtt_broker: str, pg_url: str) -> None:
     """Each claim bumps the table's epoch; a log opened under an older claim (a zombie's)
     writes nothing, even through a session that answers."""
-    from service_helpers import hub_event
+    from glastonbury_table import hub_event
 
     table = f"fe-{uuid.uuid4().hex[:6]}"
     store = open_store(pg_url)

@@ -16,8 +16,8 @@ from hidden import covered
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.rules import Game, GameConfig
-from engine.rules.observer import public_view, seat_view
+from engine.games.glastonbury.rules import Game, GameConfig
+from engine.games.glastonbury.rules.observer import public_view, seat_view
 from engine.wire.contract import (
     GamePublic,
     GameSeat,

@@ -13,11 +13,11 @@ import pytest
 from people_words import leaks
 
 from engine.app.demo.driver import BotDriver, DriverConfig, DriverError
-from engine.bots import PublicGame
-from engine.rules import Game, GameConfig
-from engine.rules.actions import USE_DECLINATIO, Action, Take
-from engine.rules.board import cell_name
-from engine.service.table_driver import next_decision
+from engine.games.glastonbury.bots import PublicGame
+from engine.games.glastonbury.rules import Game, GameConfig
+from engine.games.glastonbury.rules.actions import USE_DECLINATIO, Action, Take
+from engine.games.glastonbury.rules.board import cell_name
+from engine.games.glastonbury.table.table_driver import next_decision
 
 
 def corner_game(seed: int, blocked: bool) -> Game:
@@ -210,7 +210,7 @@ def test_the_demos_own_next_game_is_reported_once_as_the_demos() -> None:
 
 def last_take_game(seed: int) -> tuple[Game, Take]:
     """Random play until the active seat can take the game's last card (G10a)."""
-    from engine.rules.game import Phase
+    from engine.games.glastonbury.rules.game import Phase
 
     rng = random.Random(seed)
     game = Game.new(GameConfig(colours=("yellow", "red")), rng)
@@ -227,7 +227,7 @@ def last_take_game(seed: int) -> tuple[Game, Take]:
 def test_a_discarded_last_card_is_put_away_only_if_still_in_hand(still_held: bool) -> None:
     # After the discard button the table may already have put the card away: a "drop" then
     # was refused ("Seat 1's hand is empty") and warned in the demo's log.
-    from engine.rules.actions import Discard
+    from engine.games.glastonbury.rules.actions import Discard
 
     game, take = last_take_game(3)
     seat = game.seat

@@ -11,7 +11,7 @@ import pytest
 from waiting import wait_until
 
 from engine.app.demo.stack import DemoOptions, DemoStack
-from engine.service.pawn_check import pawn_problems
+from engine.games.glastonbury.table.pawn_check import pawn_problems
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
 

@@ -13,9 +13,9 @@ import pytest
 from hub_events import hub_event
 
 from engine.app.demo.shadow import ShadowGame
-from engine.rules.cards import CARDS
+from engine.games.glastonbury.rules.cards import CARDS
+from engine.games.glastonbury.table.table_driver import ScriptedGame, scripted_game
 from engine.service.service import EngineService, ServiceConfig
-from engine.service.table_driver import ScriptedGame, scripted_game
 from engine.wire.contract import GameEvents, Topics, WireModel, parse_payload
 from engine.wire.mqtt import WireClient
 
@@ -176,7 +176,7 @@ def test_a_lost_message_is_noticed_and_the_shadow_waits_for_the_next_game() -> N
     import random
 
     from engine.app.demo.shadow import ShadowError
-    from engine.rules import Game, GameConfig
+    from engine.games.glastonbury.rules import Game, GameConfig
 
     config = GameConfig(colours=("yellow", "red"))
     real = Game.from_deal(config, list(Game.new(config, random.Random(4)).deal.grid), None)
@@ -283,8 +283,8 @@ def test_G11_recipe_games_followed_to_the_end_without_divergence(
     the end, the shadow's events are the engine's; knowing the recipes, its winners too."""
     import random
 
-    from engine.rules import Game, GameConfig
-    from engine.rules.cards import PLAYER_COLOURS, RECIPE_A, RECIPE_B
+    from engine.games.glastonbury.rules import Game, GameConfig
+    from engine.games.glastonbury.rules.cards import PLAYER_COLOURS, RECIPE_A, RECIPE_B
 
     config = GameConfig(colours=PLAYER_COLOURS[:players], recipes=True)
     rng = random.Random(seed)

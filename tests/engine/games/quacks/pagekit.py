@@ -125,7 +125,7 @@ def bot_step(table: QuacksTable, seats: set[int], rng: random.Random, push: floa
         return False
     seat = rng.choice(actors)
     legal = game.legal_actions(seat)
-    from engine.quacks import Draw, Stop
+    from engine.games.quacks.rules import Draw, Stop
 
     if Draw(seat) in legal and Stop(seat) in legal:
         outcome = table.play(seat, "draw" if rng.random() < push else "stop")

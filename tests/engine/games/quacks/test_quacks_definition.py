@@ -14,10 +14,10 @@ import pytest
 from pagekit import bot_step
 
 from engine.games import get
-from engine.games.base import GameDefinition, GameError, option_fields
+from engine.games.base import GameDefinition, Refused, option_fields
+from engine.games.quacks.rules import QuacksConfig
 from engine.games.quacks.scoring import breakdown
 from engine.games.quacks.table import QuacksTable
-from engine.quacks import QuacksConfig
 
 
 def test_the_registry_offers_quacks_with_its_editions_titles() -> None:
@@ -32,13 +32,13 @@ def test_Q1_Q8_Q31_the_options_are_one_model_checked_by_the_rules() -> None:
     assert {"players", "start_player", "start_rubies", "show_odds", "bag_visible"} <= set(fields)
     assert all(f.description for f in fields.values())
     assert quacks.check({"players": 3}).wire()["start_rubies"] == 1  # D2's default
-    with pytest.raises(GameError) as err:
+    with pytest.raises(Refused) as err:
         quacks.check({"players": 3, "start_player": 3})
     assert err.value.rule == "Q8" and err.value.code == "bad_config"
-    with pytest.raises(GameError) as err:
+    with pytest.raises(Refused) as err:
         quacks.check({"players": 3, "ingredient_set": 2})  # Set 2: data only (Q30)
     assert err.value.rule == "Q30"
-    with pytest.raises(GameError):
+    with pytest.raises(Refused):
         quacks.check({"players": 3, "colours": ["red"]})  # unknown option: refused
 
 
@@ -53,7 +53,7 @@ def test_Q25_a_game_plays_to_its_end_through_the_definition_alone() -> None:
     scores: Any = quacks.to_wire(quacks.scores(state))
     assert scores["over"] and scores["winners"]
     assert all(len(s["rounds"]) == 9 for s in scores["seats"])
-    with pytest.raises(GameError) as err:
+    with pytest.raises(Refused) as err:
         quacks.apply(state, quacks.action_from_wire({"type": "stop", "seat": 0}))
     assert err.value.rule == "Q25"
 

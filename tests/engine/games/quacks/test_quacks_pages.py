@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from pagekit import Server, bot_step, make_app, wait_until
 
+from engine.games.quacks.rules import QuacksConfig
+from engine.games.quacks.rules.observer import public_view
 from engine.games.quacks.table import QuacksTable
-from engine.quacks import QuacksConfig
-from engine.quacks.observer import public_view
 
 pytestmark = pytest.mark.browser
 SHOTS = os.environ.get("QUACKS_SHOTS")  # e.g. /work/wt/shots: keep the screenshots there

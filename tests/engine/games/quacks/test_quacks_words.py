@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from engine.games.quacks.definition import CAT, DEFINITION, strings
+from engine.games.quacks.rules.game import CHOICE_KINDS, Phase
+from engine.games.quacks.rules.sensing import RULES, WORDS
 from engine.games.quacks.table import EVALUATION
-from engine.quacks.game import CHOICE_KINDS, Phase
-from engine.quacks.sensing import RULES, WORDS
 
 HERE = Path(DEFINITION.fragments.static)
 LANGS = ("en", "fr", "de")
