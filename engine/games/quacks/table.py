@@ -124,6 +124,19 @@ class QuacksTable:
                 "no_seat", "Q8", f"there is no seat {seat + 1} at this table", seat))  # fmt: skip
         return self._outcome(tap(self.game, self.pads, seat, chip))
 
+    def pad(self, seat: int, chip: str | None, placed: bool = True) -> TableOutcome:
+        """A hub event on `seat`'s draw pad: a tag laid (`placed`) is a tap of `chip`, the
+        tag map's physical chip id, or None for a tag not enrolled (E22); a tag lifted off
+        the pad means nothing (E22: the chip goes on into the pot by hand)."""
+        if not placed:
+            return TableOutcome()
+        if chip is None:
+            words = (
+                "a tag that is not enrolled: enrol it from the host page (by kind, or as a spare)"
+            )
+            return TableOutcome(refusal=TableRefusal("unknown_tag", "Q2", words, seat))
+        return self.tap(seat, chip)
+
     def play(self, seat: int, verb: str, args: Mapping[str, Any] | None = None) -> TableOutcome:
         """A phone button (or a bot's move) of `seat`; `PHONE_VERBS` lists them."""
         args = dict(args or {})

@@ -1,4 +1,4 @@
-"""`engine.games.quacks.rules`: The Quacks of Quedlinburg's pure rules core (RULES-QUACKS.md, Q1–Q37).
+"""`engine.games.quacks.rules`: The Quacks of Quedlinburg's pure rules core (RULES-QUACKS.md).
 
 No I/O, no clock, no global randomness; the standard library and itself only, like
 `engine.games.glastonbury.rules` (tests/test_dependency_rule.py checks both)."""

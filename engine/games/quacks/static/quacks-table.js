@@ -27,7 +27,7 @@ function headHtml(v) {
   const over = v.phase === "over" ? `<span class="q-over">★ ${esc(t("q_winners", { seats: v.winners.map(seatName).join(", ") }))}</span>` : "";
   return `<p class="q-round"><strong>${esc(t("q_round", { n: v.round, total: v.rounds }))}</strong> <span class="q-dots" aria-hidden="true">${dots.join("")}</span></p>` +
     `<p class="q-phase" data-phase="${esc(v.phase)}">${esc(t("q_phase_" + v.phase))}</p>` +
-    `<p class="q-fortune">${esc(t("q_fortune"))}: ${card}</p>` +
+    `<p class="q-fortune">${esc(t("q_fortune_colon"))} ${card}</p>` +
     `<p class="q-start">${esc(t("q_start_player", { seat: seatName(v.start_player) }))}</p>` + stir + over;
 }
 
@@ -60,11 +60,11 @@ function trackHtml(v) {
   const marks = v.seats.map((s) => {
     const lap = Math.floor(s.vp / max);
     const at = s.vp % max;
-    return `<span class="q-marker m${s.seat}" style="left:${(at / max) * 100}%" title="${esc(seatName(s.seat))}: ${esc(tn("q_vp_n", s.vp))}">${s.seat + 1}${lap ? "+" : ""}</span>`;
+    return `<span class="q-marker m${s.seat}" style="left:${(at / max) * 100}%" title="${esc(t("q_seat_has", { seat: seatName(s.seat), what: tn("q_vp_n", s.vp) }))}">${s.seat + 1}${lap ? "+" : ""}</span>`;
   }).join("");
   const tailMarks = tails.map((t0) => `<i class="q-tail" style="left:${((t0 + 0.5) / max) * 100}%"></i>`).join("");
   const ticks = [0, 10, 20, 30, 40, 50].map((n) => `<b style="left:${(n / max) * 100}%">${n}</b>`).join("");
-  const list = [...v.seats].sort((a, b) => b.vp - a.vp).map((s) => `<li>${esc(seatName(s.seat))}: <strong>${esc(tn("q_vp_n", s.vp))}</strong>${s.rat_tails ? ` · ${esc(tn("q_tails_n", s.rat_tails))}` : ""}</li>`).join("");
+  const list = [...v.seats].sort((a, b) => b.vp - a.vp).map((s) => `<li>${esc(t("q_seat_has", { seat: seatName(s.seat), what: "" }))}<strong>${esc(tn("q_vp_n", s.vp))}</strong>${s.rat_tails ? ` · ${esc(tn("q_tails_n", s.rat_tails))}` : ""}</li>`).join("");
   return `<h2>${esc(t("q_scoring_track"))}</h2><div class="q-line-track" aria-hidden="true">${tailMarks}${ticks}${marks}</div><ol class="q-ranking">${list}</ol>`;
 }
 

@@ -116,3 +116,16 @@ def test_the_breakdown_ranks_seats_and_names_the_tie_break() -> None:
     assert out["over"] and sorted(s["rank"] for s in out["seats"])[0] == 1
     assert out["winners"] == list(table.game.winners)
     assert out["tie_break"] == (len({s["vp"] for s in out["seats"]}) == 1)
+
+
+def test_E22_pad_events_a_laid_tag_is_a_tap_a_lifted_one_nothing_an_unknown_one_refused() -> None:
+    table = QuacksTable(QuacksConfig(players=2), random.Random(3))
+    assert table.pad(1, "green-1-02", placed=True).ok
+    assert table.game.players[1].pot[0][0] == "green-1-02"
+    lifted = table.pad(1, "green-1-02", placed=False)
+    assert lifted.ok and not lifted.events and len(table.game.players[1].pot) == 1
+    unknown = table.pad(1, None)
+    assert unknown.refusal is not None and (unknown.refusal.rule, unknown.refusal.code) == (
+        "Q2",
+        "unknown_tag",
+    )

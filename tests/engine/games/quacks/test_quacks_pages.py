@@ -201,3 +201,35 @@ def test_the_printable_breakdown_after_a_whole_game(browser: Any, tmp_path: Path
         assert f"{best} PV" in page.locator(".q-breakdown caption").first.inner_text()
         shot(page, tmp_path, "quacks-breakdown.png")
         page.close()
+
+
+def test_the_big_screen_follows_a_whole_bot_game_to_its_winners(browser: Any) -> None:
+    """Three push/greedy/random bots (seeing only their seat views) play a whole game; the
+    big screen is redrawn after every round and ends naming the winners (Q25)."""
+    from engine.games import get
+
+    quacks = get("quacks")
+    table = QuacksTable(QuacksConfig(players=3), random.Random(21))
+    bots = [quacks.bot("push"), quacks.bot("greedy"), quacks.bot("random")]
+    rngs = [random.Random(s) for s in range(3)]
+    for server in served(table):
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        page.goto(f"{server.url}/table?lang=fr")
+        page.wait_for_selector(".q-seat")
+        shown = 0
+        while not table.game.is_over():
+            seat = table.game.actors()[0]
+            legal = table.game.legal_actions(seat)
+            action = bots[seat].choose(table.seat_view(seat), legal, rngs[seat])  # type: ignore[attr-defined]
+            assert table.apply_wire(quacks.action_to_wire(action)).ok
+            if table.game.round > shown:
+                shown = table.game.round
+                page.evaluate("window.__refresh()")
+                assert f"Manche {shown} sur 9" in page.locator(".q-head").inner_text()
+        page.evaluate("window.__refresh()")
+        assert page.locator(".q-phase").get_attribute("data-phase") == "over"
+        assert "partie terminée" in page.locator(".q-phase").inner_text().lower()
+        for seat in table.game.winners:
+            assert f"Place {seat + 1}" in page.locator(".q-over").inner_text()
+        assert page.evaluate(FITS) == [True, True]
+        page.close()
