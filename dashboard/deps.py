@@ -14,11 +14,11 @@ from starlette.requests import HTTPConnection
 
 from dashboard.bridge import Bridge
 from dashboard.config import Lang, Settings
+from dashboard.game import GAME
 from dashboard.guard import PinGuard, PinLocked, client_key
 from dashboard.i18n import COOKIE, negotiate
 from dashboard.routers import Refusal
 from dashboard.virtual import VirtualTable
-from engine.games.glastonbury.rules.names import seat_name
 from engine.wire.contract import N_SEATS
 
 PIN_HEADER = "X-Host-Pin"
@@ -93,7 +93,7 @@ def seat_number(
     bridge: BridgeDep, seat: Annotated[int, Path(ge=0, lt=N_SEATS, description="seat 0-3")]
 ) -> int:
     if seat >= bridge.seats():
-        raise Refusal(status.HTTP_404_NOT_FOUND, f"{seat_name(seat)} is not at this table",
+        raise Refusal(status.HTTP_404_NOT_FOUND, f"{GAME.names.seat(seat)} is not at this table",
                       "no_such_seat", params={"seat": seat})
     return seat
 
@@ -141,7 +141,8 @@ def require_seat(request: Request, bridge: BridgeDep, seat: SeatNumberDep) -> in
     """The seat, when the request carries that seat's secret for the current game (else 403)."""
     if not seat_secret_ok(request, bridge, seat):
         raise Refusal(status.HTTP_403_FORBIDDEN,
-                      f"this phone does not hold {seat_name(seat)} for the current game: scan "
+                      f"this phone does not hold {GAME.names.seat(seat)} for the current game: "
+                      "scan "
                       "the seat's QR code on the table screen again", "seat_link_stale",
                       params={"seat": seat})
     game_id = bridge.game_id

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dashboard.config import LANGS, Lang
-from engine.games.glastonbury.rules.cards import CATALOGUE
+from dashboard.game import GAME
 
 I18N_DIR = Path(__file__).with_name("i18n")
 COOKIE = "lang"
@@ -65,23 +65,7 @@ def negotiate(query: str | None, cookie: str | None, accept: str | None, default
 def catalogue_for(lang: Lang) -> dict[str, Any]:
     """Names the pages need to draw cards: colours (name, symbol, pattern), families,
     spells, Immuto, corners, recipes — in one language."""
-    return {
-        "colours": {
-            c["id"]: {"name": c["names"][lang], "symbol": c["symbol"], "pattern": c["pattern"]}
-            for c in CATALOGUE["colours"]
-        },
-        "families": {f["id"]: f["names"][lang] for f in CATALOGUE["families"]},
-        "spells": {
-            s["id"]: {"name": s["names"][lang], "uses": s["uses"], "rule": s["rule"]}
-            for s in CATALOGUE["spells"]
-        },
-        "immuto": CATALOGUE["immuto"]["names"][lang],
-        "corner": CATALOGUE["corners"]["names"][lang],
-        "recipes": {
-            **{r["id"]: r["colour"] for r in CATALOGUE["recipes"]["A"]},
-            **{r["id"]: r["names"][lang] for r in CATALOGUE["recipes"]["B"]},
-        },
-    }
+    return GAME.page_catalogue(lang)
 
 
 def family_renames(data_dir: Path | None) -> dict[str, dict[str, str]]:
@@ -97,7 +81,7 @@ def family_renames(data_dir: Path | None) -> dict[str, dict[str, str]]:
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         log.warning("%s is not valid TOML (%s): the catalogue's names are used", path, exc)
         return {}
-    known = {f["id"] for f in CATALOGUE["families"]}
+    known = set(GAME.page_catalogue("en")["families"])
     out: dict[str, dict[str, str]] = {}
     for family, names in data.items():
         if family not in known or not isinstance(names, dict):

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dashboard.bridge import Bridge
+from dashboard.game import GAME
 from dashboard.models import VirtualPublic
-from engine.games.glastonbury.rules.names import cell_label, seat_name
 from engine.wire.api import SIM, BadArgs, SimResult
 from engine.wire.contract import GamePublic, SimTablePublic, WireModel
 
@@ -98,7 +98,7 @@ class VirtualTable:
         with self._lock:
             sim, waiting = self._sim, dict(self._waiting)
             codes = {str(s): c for s, c in self._waiting_codes.items()}
-        message = " ".join(f"{seat_name(s)}'s bot is waiting: {why}"
+        message = " ".join(f"{GAME.names.seat(s)}'s bot is waiting: {why}"
                            for s, why in sorted(waiting.items())) or None
         if sim is None:
             return VirtualPublic(enabled=True, message=message,
@@ -192,14 +192,14 @@ class VirtualTable:
                 raise VirtualError("the draw pile is only for refilling a hole, and no hole "
                                    "is waiting for its refill now", "no_refill_now")
             if action == "refill" and where != hole:
-                raise VirtualError(f"the hole to refill is {cell_label(hole)}, not "
-                                   f"{cell_label(where) if where else 'that'}",
+                raise VirtualError(f"the hole to refill is {GAME.names.place(hole)}, not "
+                                   f"{GAME.names.place(where) if where else 'that'}",
                                    "refill_other_hole", {"cell": hole})
             with self._lock:
                 sim = self._sim
             drawn = [o for o, h in (sim.hands.items() if sim else []) if h.origin == "pile"]
             if drawn:
-                who = "the host" if drawn[0] == HOST else seat_name(int(drawn[0]))
+                who = "the host" if drawn[0] == HOST else GAME.names.seat(int(drawn[0]))
                 raise VirtualError(f"the refill card is already in {who}'s hand",
                                    "refill_in_hand")
         if acting is None:
@@ -210,24 +210,26 @@ class VirtualTable:
             hole = expected.get("refill_cell")
             if held is not None and held.origin == "pile" and where != hole:
                 raise VirtualError("a card drawn from the pile goes into the hole "
-                                   f"{cell_label(hole) if hole else ''}, nowhere else",
+                                   f"{GAME.names.place(hole) if hole else ''}, nowhere else",
                                    "pile_card_to_hole", {"cell": hole} if hole else {})
         turn = view.get("turn")
         taps = [w.get("seat") for w in table.get("vanesco_wait") or [] if isinstance(w, dict)]
         if action in ("tap", "vanesco"):
             if seat != acting or acting not in taps:
-                raise VirtualError(f"{seat_name(acting)} taps only its own card, when a "
+                raise VirtualError(f"{GAME.names.seat(acting)} taps only its own card, when a "
                                    "Vanesco takes it", "tap_own_card")
             return
         if seat is not None and seat != acting:
-            raise VirtualError(f"{seat_name(acting)} acts on its own pad only", "own_pad_only")
+            raise VirtualError(f"{GAME.names.seat(acting)} acts on its own pad only",
+                               "own_pad_only")
         if where is not None and where.startswith("pad:") and where != f"pad:{acting}":
-            raise VirtualError(f"{seat_name(acting)} acts on its own pad only", "own_pad_only")
+            raise VirtualError(f"{GAME.names.seat(acting)} acts on its own pad only",
+                               "own_pad_only")
         takes = action == "take" or (action == "lift" and where is not None
                                      and not where.startswith("pad:"))
         if (takes or action in ("draw", "refill")) and (not playing or turn != acting):
             # Its own hand and pad are a seat's at any time; the square only at its turn.
-            raise VirtualError(f"it is not {seat_name(acting)}'s turn", "not_your_turn")
+            raise VirtualError(f"it is not {GAME.names.seat(acting)}'s turn", "not_your_turn")
 
     def _held_by_alert(self, action: str, where: str | None) -> None:
         """While the square is wrong (an alert about one of its cells stands), a seat's

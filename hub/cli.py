@@ -148,10 +148,10 @@ def _start_sim(backend: ReaderBackend, steps: list[Any], speed: float,
 
 
 def _run_hub(args: argparse.Namespace) -> int:
-    from engine.games.glastonbury.rules.names import card_name, cell_label, pad_label
     from engine.wire.contract import HubEvent, Topics
     from engine.wire.mqtt import MqttError, WireClient
     from hub.errors import HubError, OutboxError
+    from hub.game import piece_name, place_name
     from hub.io import TableIO
     from hub.outbox import Outbox
     from hub.service import Hub
@@ -192,11 +192,10 @@ def _run_hub(args: argparse.Namespace) -> int:
               snapshot_interval=config.snapshot_interval)
 
     def show(event: HubEvent) -> None:
-        # The host watches this: places and cards named for people
-        # (engine.games.glastonbury.rules.names).
-        where = (cell_label(event.cell) if event.cell else
-                 pad_label(event.seat) if event.seat is not None else "")
-        what = (card_name(event.card_id) if event.card_id else
+        # The host watches this: places and cards named for people (the game's names).
+        where = (place_name(event.cell) if event.cell else
+                 place_name(f"pad:{event.seat}") if event.seat is not None else "")
+        what = (piece_name(event.card_id) if event.card_id else
                 event.uid or event.health or event.button or "")
         try:
             print(f"#{event.seq:<5} {event.kind:<13} {event.action or '':<8} {where:<18} "
@@ -331,9 +330,9 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     """Drive the running hub's enrolment mode from the terminal; None: no hub answered."""
     import select
 
-    from engine.games.glastonbury.rules.names import pad_label
     from engine.wire.api import ENROL
     from hub.enroll import COMMANDS_HELP
+    from hub.game import place_name
 
     def ask(action: str, **more: object) -> EnrolStatus | None:
         return _ask_hub(client, config.table, ENROL, {"action": action, **more})
@@ -341,7 +340,8 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     status = ask("start", pad=args.pad, write=args.write)
     if status is None:
         return None
-    print(f"The running hub {config.hub_name} enrols: tap each card on {pad_label(args.pad)}. "
+    pad = place_name(f"pad:{args.pad}")
+    print(f"The running hub {config.hub_name} enrols: tap each card on {pad}. "
           f"{COMMANDS_HELP} (then Enter). The host page shows the same progress.",
           flush=True)
     said = None
@@ -421,10 +421,9 @@ def _redacted(config: HubConfig) -> str:
 def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     import select
 
-    from engine.games.glastonbury.rules.cards import enrolment_order
-    from engine.games.glastonbury.rules.names import pad_label
     from hub.enroll import COMMANDS_HELP, Enrolment, run_enrolment
     from hub.errors import BackendError, TagMapError
+    from hub.game import enrolment_order, place_name
     from hub.tagmap import TagMap
 
     try:
@@ -458,7 +457,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     def say(text: str) -> None:
         print(text, flush=True)
 
-    print(f"Enrolling into {config.tagmap_path}: tap each card on {pad_label(args.pad)}. "
+    print(f"Enrolling into {config.tagmap_path}: tap each card on {place_name(f'pad:{args.pad}')}. "
           f"{COMMANDS_HELP} (then Enter).", flush=True)
     if steps:
         _start_sim(backend, steps, args.sim_speed, stop)
@@ -490,7 +489,7 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
                    cards: Mapping[int, str | None],
                    health: Mapping[int, str], width: int = 24) -> str:
     """`render_grid` from plain data (a live hub's ``readers`` answer, or a back-end)."""
-    from engine.games.glastonbury.rules.names import card_name
+    from hub.game import piece_name
     from hub.layout import CORNERS
 
     marks = {"ok": " ", "flicker": "~", "silent": "!", "absent": "x"}
@@ -498,7 +497,7 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
     def cell(reader: int) -> str:
         uid = state.get(reader)
         card = cards.get(reader)
-        text = (card_name(card) if card else f"?{uid[-6:]}") if uid else "."
+        text = (piece_name(card) if card else f"?{uid[-6:]}") if uid else "."
         return f"{marks.get(health.get(reader, 'ok'), '?')}{text}"[:width].ljust(width)
 
     lines = ["      " + "".join(f"col {c + 1}".ljust(width) for c in range(6))]

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from engine.games.glastonbury.rules.cards import enrolment_order
-from engine.games.glastonbury.rules.names import card_name
 from hub.backends.base import ReaderBackend
 from hub.errors import BackendError, TagMapError, UnsupportedError
+from hub.game import enrolment_order, piece_name
 from hub.tagmap import TagMap
 
 COMMANDS_HELP = "u = undo the last step, s = skip this card, q = stop (what is enrolled stays)"
@@ -70,7 +69,7 @@ Param = str | int
 
 def card_words(params: dict[str, Param], key: str = "card") -> str:
     """The English name of card parameter ``key``: "Accio (copy 2 of 3)" for a copy."""
-    name, copy = card_name(str(params[key])), params.get(f"{key}_copy")
+    name, copy = piece_name(str(params[key])), params.get(f"{key}_copy")
     return f"{name} (copy {copy} of {params[f'{key}_copies']})" if copy else name
 
 
@@ -166,8 +165,8 @@ class Enrolment:
         """A card as the person finds it in the box: by its printed name, never its id (the
         cards carry no printed id; the id lives in the tag map, and in the tag with --write).
         Identical cards (Accio, Immuto) are counted: "Accio (copy 2 of 3)"."""
-        name = card_name(card)
-        same = [c for c in self.order if card_name(c) == name]
+        name = piece_name(card)
+        same = [c for c in self.order if piece_name(c) == name]
         if len(same) < 2 or card not in same:
             return {key: card}
         return {key: card, f"{key}_copy": same.index(card) + 1, f"{key}_copies": len(same)}

@@ -14,19 +14,37 @@ positions (hardware/wiring.md), reported by the firmware's ``PAWNS`` line, not a
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
-from engine.games.glastonbury.rules.board import CORNER_CELLS, cell_name, parse_cell
-from engine.games.glastonbury.rules.names import cell_label, pad_label, position_label, seat_name
 from engine.wire.contract import GRID_SIZE, N_SEATS
+from hub.game import GAME
 
 PlaceKind = Literal["cell", "pad", "perimeter"]
 
-CORNERS: frozenset[tuple[int, int]] = frozenset(divmod(c, GRID_SIZE) for c in CORNER_CELLS)
+# The table's game says which grid cells carry a reader (its catalogue's places) and names
+# places for people.
 CELLS: tuple[tuple[int, int], ...] = tuple(
-    (r, c) for r in range(GRID_SIZE) for c in range(GRID_SIZE) if (r, c) not in CORNERS
-)
+    (p.row, p.col) for p in GAME.catalogue.places_of("cell")
+    if p.row is not None and p.col is not None)
+CORNERS: frozenset[tuple[int, int]] = frozenset(
+    (r, c) for r in range(GRID_SIZE) for c in range(GRID_SIZE)) - frozenset(CELLS)
+_CELL: Final = re.compile(r"^\s*([0-9]+)\s*,\s*([0-9]+)\s*$")
+
+
+def cell_key(row: int, col: int) -> str:
+    """A grid cell as the wire writes it: ``"r,c"``, 0-based."""
+    return f"{row},{col}"
+
+
+def parse_cell_key(text: str) -> tuple[int, int]:
+    """``"r,c"`` -> (row, column); a ValueError names what is wrong."""
+    found = _CELL.match(text)
+    if found is None or not all(int(v) < GRID_SIZE for v in found.groups()):
+        raise ValueError(f"a cell must look like 'r,c' with 0 ≤ r, c ≤ {GRID_SIZE - 1}, "
+                         f"got {text!r}")
+    return int(found.group(1)), int(found.group(2))
 
 
 # Cell pitch (x = along a row, y = down a column): a 59 x 91 mm card + a 6 mm gap
@@ -55,18 +73,18 @@ class Place:
 
     @property
     def cell_key(self) -> str | None:
-        return None if self.cell is None else cell_name(self.cell[0] * GRID_SIZE + self.cell[1])
+        return None if self.cell is None else cell_key(*self.cell)
 
     def label(self) -> str:
         """The reader's place for people: "row 1, column 2", "Seat 1's pad"."""
         if self.kind == "cell":
             assert self.cell_key is not None
-            return cell_label(self.cell_key)
+            return GAME.names.place(self.cell_key)
         if self.kind == "pad":
             assert self.seat is not None
-            return pad_label(self.seat)
+            return GAME.names.place(f"pad:{self.seat}")
         assert self.position is not None
-        return f"the pawn sensor at {position_label(self.position)}"
+        return f"the pawn sensor at {GAME.names.place(f'pos:{self.position}')}"
 
 
 class Layout:
@@ -106,14 +124,14 @@ class Layout:
         try:
             return self._index[Place("pad", seat=seat)]
         except KeyError:
-            raise ValueError(f"{seat_name(seat)} has no scan pad on this table") from None
+            raise ValueError(f"{GAME.names.seat(seat)} has no scan pad on this table") from None
 
     def position_reader(self, position: int) -> int:
         try:
             return self._index[Place("perimeter", position=position)]
         except KeyError:
-            raise ValueError(f"perimeter {position_label(position)} has no reader: pawns are "
-                             "sensed by Hall switches (PAWNS), not readers") from None
+            raise ValueError(f"perimeter {GAME.names.place(f'pos:{position}')} has no reader: "
+                             "pawns are sensed by Hall switches (PAWNS), not readers") from None
 
     def position_mm(self, reader: int) -> tuple[float, float]:
         """Centre of a reader's antenna, in mm from the top-left cell's centre."""
@@ -143,8 +161,7 @@ class Layout:
         kind, _, value = where.partition(":") if ":" in where else ("cell", "", where)
         try:
             if kind == "cell":
-                row, col = divmod(parse_cell(value), GRID_SIZE)
-                return self.cell_reader(row, col)
+                return self.cell_reader(*parse_cell_key(value))
             if kind == "pad":
                 return self.pad_reader(int(value))
             if kind in ("pos", "perimeter"):

@@ -15,7 +15,7 @@ from typing import Final
 
 import ndef
 
-from engine.games.glastonbury.rules.cards import is_card_id
+from hub.game import is_tagged_piece
 
 USER_PAGE: Final[int] = 4  # first user page of an NTAG21x
 PAGE_SIZE: Final[int] = 4
@@ -105,4 +105,4 @@ def decode_card_id(memory: bytes) -> str | None:
     if text is None:
         return None
     text = text.strip()
-    return text if is_card_id(text) and not text.startswith("corner-") else None
+    return text if is_tagged_piece(text) else None

@@ -45,8 +45,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from engine.datadir import DiskTrouble, probe_dir
-from engine.games.glastonbury.rules.cards import is_card_id
-from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import (
     HUB_API,
@@ -97,6 +95,7 @@ from hub.backends.base import Change, PollResult, ReaderBackend
 from hub.enroll import Enrolment, Said
 from hub.enroll import said as enrol_words
 from hub.errors import BackendError, HubError, OutboxError, TagMapError
+from hub.game import is_tagged_piece, seat_name
 from hub.outbox import Lying, Outbox
 from hub.tagmap import TagMap
 
@@ -565,7 +564,7 @@ class Hub:
         card = tagmap.card_for(uid)
         if card is None:
             carried = self.backend.tag_memory(uid)
-            if carried is not None and is_card_id(carried) and not carried.startswith("corner-"):
+            if carried is not None and is_tagged_piece(carried):
                 card = carried
         return card
 

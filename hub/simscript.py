@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.games.glastonbury.rules.cards import enrolment_order, is_card_id
 from hub.backends.sim import SimulatedTable
 from hub.errors import BackendError, ConfigError
+from hub.game import enrolment_order, is_piece
 from hub.layout import CELLS
 
 FAULTS = ("flicker", "stuck", "vanish", "repair")
@@ -58,7 +58,7 @@ def parse_script(text: str, source: str = "script") -> list[Step]:
                 float(args[0])
             except ValueError:
                 raise ConfigError(f"{source} line {number}: wait needs seconds") from None
-        if verb == "place" and not args[1].lower().startswith("uid=") and not is_card_id(args[1]):
+        if verb == "place" and not args[1].lower().startswith("uid=") and not is_piece(args[1]):
             raise ConfigError(f"{source} line {number}: {args[1]!r} is not a card id "
                               "(e.g. blue-a-4, immuto-1, accio-2) nor uid=<hex>")
         if verb == "fault" and args[0] not in FAULTS:

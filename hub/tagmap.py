@@ -13,10 +13,9 @@ import re
 import tempfile
 from pathlib import Path
 
-from engine.games.glastonbury.rules.cards import is_card_id
-from engine.games.glastonbury.rules.names import card_name, seat_name
 from engine.wire.contract import UID_PATTERN
 from hub.errors import TagMapError
+from hub.game import is_piece, piece_name, seat_name
 
 _UID_RE = re.compile(UID_PATTERN)
 _PAWN_RE = re.compile(r"^pawn-[0-3]$")
@@ -30,7 +29,7 @@ def normalise_uid(uid: str) -> str:
 
 
 def check_tag_value(value: str) -> str:
-    if not (is_card_id(value) or _PAWN_RE.match(value)):
+    if not (is_piece(value) or _PAWN_RE.match(value)):
         raise TagMapError(f"{value!r} is not a card id of the catalogue (nor pawn-0..3)")
     if value.startswith("corner-"):
         raise TagMapError(f"{value} is a corner card: corner cards carry no tag")
@@ -41,7 +40,7 @@ def tag_value_name(value: str) -> str:
     """What a tag stands for, for people: "Pumpkins 4 (blue)", "Seat 2's pawn"."""
     if _PAWN_RE.match(value):
         return f"{seat_name(int(value[5:]))}'s pawn"
-    return card_name(value)
+    return piece_name(value)
 
 
 class TagMap:

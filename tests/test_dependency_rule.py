@@ -1,24 +1,24 @@
 """The dependency rule (ARCHITECTURE.md, COMMON.md), checked on the source itself.
 
-1. `engine.games.glastonbury.rules` is pure: it imports only a small list of standard-library
-modules
-   (nothing for I/O, no clock, no threads) and itself; it calls no I/O built-ins and makes
-   no module-level use of the global `random` state (a seeded `random.Random` is passed in).
+1. A game's pure core (`engine.games.glastonbury.rules`, `engine.games.quacks`) imports
+   only a small list of standard-library modules (nothing for I/O, no clock, no threads)
+   and itself; it calls no I/O built-ins and makes no module-level use of the global
+   `random` state (a seeded `random.Random` is passed in).
 2. `hub`, `engine.service` and `dashboard` never import each other; across packages they
-   may use only `engine.wire`, `engine.games.glastonbury.rules`, `engine.datadir` and `engine.cli`.
-   (The
-   hub may also use `firmware`: it runs the same presence and line-protocol code as the
-   readers.) Imports inside functions count too. Packages that do not exist yet are
-   skipped.
-3. Every other package has its own list (`ALLOWED`): the bots and the wire contract stand
-   on the rules alone; only the composition code (`COMPOSITION`: the composition root and
-   the benchmarks, `engine.bench`) wires packages together, and no package imports it.
-   Every module of the project belongs to one of them; benchmark code lives only in
-   `engine.bench`.
+   may use only `engine.wire`, `engine.games` (the seam), `engine.datadir` and
+   `engine.cli`. (The hub may also use `firmware`: it runs the same presence and
+   line-protocol code as the readers.) Imports inside functions count too.
+3. Every other package has its own list (`ALLOWED`): only the composition code
+   (`COMPOSITION`: the composition root and the benchmarks, `engine.bench`) wires
+   packages together, and no package imports it. Every module of the project belongs to
+   one of them; benchmark code lives only in `engine.bench`.
 4. Hidden game state (the cauldron stacks, the pile, the recipes) is read only inside
-   `engine.games.glastonbury.rules`: everything else asks `engine.games.glastonbury.rules.observer`
-   (views, and the referee's
-   narrow questions). The bots read only their own shadow and sampled worlds.
+   Glastonbury's rules: everything else asks its observer (views, and the referee's narrow
+   questions). The bots read only their own shadow and sampled worlds.
+5. The game seam (issue 22): the platform (`hub`, `dashboard`, `engine.service`,
+   `engine.wire`) knows games only through `engine.games` (the registry) and
+   `engine.games.base` (the interface), never a game package's modules; no game imports
+   another game.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "__import__"
 
 SERVICES = {"hub": ROOT / "hub", "engine.service": ROOT / "engine" / "service",
             "dashboard": ROOT / "dashboard"}  # fmt: skip
-SHARED = ("engine.wire", "engine.games.glastonbury.rules", "engine.datadir", "engine.cli",
-          "engine.games")
+# Across packages; `engine.games` is the seam (a game's own modules: rule 5).
+SHARED = ("engine.wire", "engine.games", "engine.datadir", "engine.cli")
 PROJECT_ROOTS = ("engine", "hub", "dashboard", "firmware")
 
 
@@ -180,10 +180,6 @@ def cross_imports(package: str, path: Path, source: str | None = None) -> list[t
             continue
         if package == "hub" and within(module, "firmware"):
             continue
-        # The engine service hosts the bots' hints; engine.games.glastonbury.bots is pure, over
-        # engine.games.glastonbury.rules.
-        if package == "engine.service" and within(module, "engine.games.glastonbury.bots"):
-            continue
         bad.append((line, module))
     return bad
 
@@ -231,7 +227,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # its own packages to it.
     "engine.games": (),
     "engine.games.glastonbury": ("engine.games.base", "engine.wire"),
-    "engine.wire": ("engine.games.glastonbury.rules",),
+    "engine.wire": ("engine.games",),
     "engine.games.glastonbury.bots": ("engine.games.glastonbury.rules", "engine.cli",
                                       "engine.games.quacks.bots.cli"),
     # Quacks mirrors Glastonbury: its definition, table and breakdown adapt the pure core.
@@ -245,7 +241,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "engine.games.glastonbury.score_cli": ("engine.games.glastonbury.rules", "engine.cli"),
     # doctor checks a venue's store: its schema version and redaction are the store's
     "engine.hosting": (*SHARED, "engine.service.store"),
-    "engine.service": (*SHARED, "engine.games.glastonbury.bots"),
+    "engine.service": SHARED,
     "hub": (*SHARED, "firmware"),
     "dashboard": SHARED,
     # The firmware runs on the Pico; only its CPython tools read the hub's reader layout.
@@ -456,3 +452,114 @@ def test_the_engine_knows_no_reader_backend_by_name(path: Path) -> None:
 def test_the_backend_name_checker_catches_a_branch() -> None:
     source = 'if runtime.hub_backend == "sim":\n    pass\nlabel = "simulated"\n'
     assert backend_names_in(ROOT / "x.py", source) == [(1, "sim")]
+
+
+# ---------------------------------------------------------------- the game seam (5)
+
+GAMES = ROOT / "engine" / "games"
+PLATFORM = ("hub", "dashboard", "engine.service", "engine.wire")
+
+# Platform modules that still import a game's own modules, with exactly those imports: they
+# are to go through the seam (`GameDefinition`) and this list only shrinks
+# (`test_the_seam_exceptions_are_still_needed`). Glastonbury's score-only count and board
+# geometry are its page fragments-to-be; the wire's public view and the store's and
+# service's replay and table interpreter are the game's, still named here.
+NOT_YET_THROUGH_THE_SEAM: dict[str, frozenset[str]] = {
+    "dashboard.count": frozenset({
+        "engine.games.glastonbury.rules.cards", "engine.games.glastonbury.rules.names",
+        "engine.games.glastonbury.rules.scoring"}),
+    "dashboard.geometry": frozenset({"engine.games.glastonbury.rules.board",
+                                     "engine.games.glastonbury.rules.cards"}),
+    "dashboard.models": frozenset({"engine.games.glastonbury.rules.observer"}),
+    "engine.service.cli": frozenset({"engine.games.glastonbury.rules",
+                                     "engine.games.glastonbury.rules.names"}),
+    "engine.service.service": frozenset({
+        "engine.games.glastonbury.rules", "engine.games.glastonbury.rules.errors",
+        "engine.games.glastonbury.rules.events", "engine.games.glastonbury.table.interpreter",
+        "engine.games.glastonbury.table.pawn_check"}),
+    "engine.service.store.base": frozenset({
+        "engine.games.glastonbury.rules", "engine.games.glastonbury.rules.board",
+        "engine.games.glastonbury.table.interpreter"}),
+    "engine.wire.contract": frozenset({"engine.games.glastonbury.rules.observer"}),
+}
+# Quacks' tournament reuses Glastonbury's Wilson interval (one owner of the statistic), and
+# `cauldron tournament --game quacks` is still dispatched by Glastonbury's bots command: both
+# belong to the registry's bots (a game's `bot`), to come.
+GAME_CROSS_IMPORTS: dict[str, frozenset[str]] = {
+    "engine.games.quacks.bots.tournament": frozenset({"engine.games.glastonbury.bots.tournament"}),
+    "engine.games.glastonbury.bots.cli": frozenset({"engine.games.quacks.bots.cli"}),
+}
+
+
+def game_of(module: str) -> str | None:
+    """The game whose package holds ``module`` (``engine.games.<game>…``); None for the
+    seam itself (``engine.games``, ``engine.games.base``, a name of the registry)."""
+    parts = module.split(".")
+    if parts[:2] != ["engine", "games"] or len(parts) < 3:
+        return None
+    return parts[2] if (GAMES / parts[2]).is_dir() else None
+
+
+def game_modules_imported(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """(line, module) of every import of a game package's module (a name imported from a
+    module counts as that module)."""
+    found = []
+    for line, module in imports(path, source):
+        if game_of(module) is None:
+            continue
+        if not (ROOT / Path(*module.split("."))).is_dir() and not (
+                ROOT / Path(*module.split("."))).with_suffix(".py").is_file():
+            module = module.rpartition(".")[0]  # `from m import name`: m is the module
+        found.append((line, module))
+    return sorted(set(found))
+
+
+def seam_breaches(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """A platform module's imports of a game's own modules beyond the listed exceptions."""
+    allowed = NOT_YET_THROUGH_THE_SEAM.get(module_name(path), frozenset())
+    return [(line, m) for line, m in game_modules_imported(path, source) if m not in allowed]
+
+
+def platform_files() -> list[Path]:
+    return [p for p in project_files()
+            if any(within(module_name(p), pkg) for pkg in PLATFORM)]
+
+
+@pytest.mark.parametrize("path", platform_files(), ids=lambda p: module_name(p))
+def test_the_platform_knows_games_only_through_the_seam(path: Path) -> None:
+    bad = seam_breaches(path)
+    assert not bad, (f"{module_name(path)} imports a game's own modules {bad}: use the game's "
+                     "definition (engine.games.get(game_id), engine.games.base)")
+
+
+def test_the_seam_exceptions_are_still_needed() -> None:
+    """The exceptions only shrink: an import routed through the seam leaves the list."""
+    for module, listed in NOT_YET_THROUGH_THE_SEAM.items():
+        path = ROOT / Path(*module.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        found = {m for _, m in game_modules_imported(path)}
+        assert listed <= found, f"{module} no longer imports {sorted(listed - found)}: unlist it"
+
+
+def test_the_seam_checker_refuses_a_game_import() -> None:
+    source = ("from engine import games\n"
+              "from engine.games import get\n"
+              "from engine.games.base import Refused\n"
+              "def lazy():\n"
+              "    from engine.games.glastonbury.rules.names import seat_name\n"
+              "    import engine.games.quacks.game\n"
+              "    from engine.games.glastonbury import definition\n")
+    for platform in ("hub", "dashboard", "engine/service", "engine/wire"):
+        assert [m for _, m in seam_breaches(ROOT / platform / "example.py", source)] == [
+            "engine.games.glastonbury.rules.names", "engine.games.quacks.game",
+            "engine.games.glastonbury", "engine.games.glastonbury.definition"], platform
+    assert seam_breaches(ROOT / "hub" / "example.py", source.split("def lazy")[0]) == []
+
+
+@pytest.mark.parametrize("path", sorted(GAMES.rglob("*.py")), ids=lambda p: module_name(p))
+def test_a_game_imports_no_other_game(path: Path) -> None:
+    own = game_of(module_name(path))
+    allowed = GAME_CROSS_IMPORTS.get(module_name(path), frozenset())
+    bad = [(line, m) for line, m in game_modules_imported(path)
+           if game_of(m) not in (None, own) and m not in allowed]
+    assert not bad, f"{module_name(path)} imports another game's modules: {bad}"

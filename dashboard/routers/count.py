@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.count import CountDesk, CountRefused, CountSetup
 from dashboard.deps import HostDep, LangDep, SettingsDep
+from dashboard.game import GAME
 from dashboard.routers.pages import render
 from dashboard.routers.seats import qr_svg
-from engine.games.glastonbury.rules.names import seat_name
 
 router = APIRouter(tags=["count"])
 
@@ -204,7 +204,7 @@ def count_active(seat: SeatParam, desk: DeskDep, _host: HostDep) -> dict[str, An
 def count_last_card(body: LastCardIn, desk: DeskDep, _host: HostDep) -> dict[str, Any]:
     def change(session: Any) -> None:
         if body.seat is not None and body.seat >= len(session.seats):
-            raise CountRefused("no_seat", f"there is no {seat_name(body.seat)} in this count")
+            raise CountRefused("no_seat", f"there is no {GAME.names.seat(body.seat)} in this count")
         session.set_last_card(body.seat)
 
     return _run(desk, change, None)

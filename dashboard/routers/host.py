@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Request, Response, status
 from pydantic import JsonValue, TypeAdapter
 
 from dashboard.deps import SCREEN_COOKIE, BridgeDep, HostDep
+from dashboard.game import GAME
 from dashboard.models import (
     CommandResult,
     EnrolmentOut,
@@ -22,8 +23,6 @@ from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, in_progress
 from engine import games
 from engine.games.base import Refused, UnknownGame
-from engine.games.glastonbury.rules.cards import PLAYER_COLOURS
-from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import ConfirmArgs
 from engine.wire.contract import N_SEATS
@@ -197,7 +196,7 @@ def reissue(_: HostDep, bridge: BridgeDep, request: Request, seat: int) -> JoinI
     if game_id is None:
         raise Refusal(status.HTTP_404_NOT_FOUND, "no game yet", "no_game")
     if not 0 <= seat < bridge.seats():
-        raise Refusal(status.HTTP_404_NOT_FOUND, f"{seat_name(seat)} is not at this table",
+        raise Refusal(status.HTTP_404_NOT_FOUND, f"{GAME.names.seat(seat)} is not at this table",
                       "no_such_seat", params={"seat": seat})
     bridge.secrets.rotate(game_id, seat)
     bridge.broadcast()
@@ -208,4 +207,5 @@ def reissue(_: HostDep, bridge: BridgeDep, request: Request, seat: int) -> JoinI
 
 @router.get("/colours", summary="The player colours a game may use")
 def colours(_: HostDep) -> list[str]:
-    return list(PLAYER_COLOURS)
+    choices = GAME.options.model_json_schema()["properties"]["colours"]["items"]["enum"]
+    return [str(c) for c in choices]

@@ -25,11 +25,11 @@ from dashboard.deps import (
     sees_table_screen,
     set_seat_cookie,
 )
+from dashboard.game import GAME
 from dashboard.models import CommandResult, JoinInfo, SeatState
 from dashboard.routers import Refusal, answered
 from dashboard.routers.pages import refused_page, render
 from dashboard.routers.table import pump
-from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import HintArgs, SeatArgs
 from engine.wire.contract import N_SEATS
@@ -53,7 +53,8 @@ def _join(request: Request, bridge: Bridge, seat: int, pin: str | None) -> JoinI
                       "no_game")
     if info.joined and not host:
         raise Refusal(status.HTTP_403_FORBIDDEN,
-                      f"{seat_name(seat)} has joined already; the host can show its code again",
+                      f"{GAME.names.seat(seat)} has joined already; the host can show its code "
+                      "again",
                       "seat_joined", params={"seat": seat})
     return info
 

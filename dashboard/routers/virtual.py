@@ -25,10 +25,10 @@ from dashboard.deps import (
     given_seat_secret,
     seat_secret_ok,
 )
+from dashboard.game import GAME
 from dashboard.models import CommandResult, SimIn, VirtualPublic
 from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, VirtualTable, owner_of
-from engine.games.glastonbury.rules.names import seat_name
 from engine.wire import api
 from engine.wire.api import Command, SeatArgs
 from engine.wire.contract import N_SEATS
@@ -53,7 +53,7 @@ class Actor(BaseModel):
 def _check_seat_secret(request: Request, bridge: BridgeDep, seat: int) -> Actor:
     if not seat_secret_ok(request, bridge, seat):
         raise Refusal(status.HTTP_403_FORBIDDEN,
-                      f"this link does not open {seat_name(seat)} for the current "
+                      f"this link does not open {GAME.names.seat(seat)} for the current "
                       "game: scan the seat's QR code on the table screen again",
                       "seat_link_stale", params={"seat": seat})
     return Actor(seat=seat)
@@ -91,7 +91,7 @@ def do_gesture(virtual: VirtualDep, actor: Actor, body: SimIn) -> VirtualPublic:
         hand = body.as_seat
     elif body.as_seat not in (None, actor.seat):
         raise Refusal(status.HTTP_403_FORBIDDEN,
-                      f"{seat_name(actor.seat)} acts with its own hand only", "own_hand_only")
+                      f"{GAME.names.seat(actor.seat)} acts with its own hand only", "own_hand_only")
     try:
         virtual.check_moment(body.action, body.where, body.seat, actor.seat)
         return virtual.gesture(body.action, body.where, body.seat, owner_of(hand))
@@ -133,7 +133,7 @@ def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
     state = bridge.table_state()
     seat = state.game.view.expected.seat if state.game else None
     if actor.seat is not None and seat != actor.seat:
-        raise Refusal(status.HTTP_409_CONFLICT, f"it is not {seat_name(actor.seat)}'s turn",
+        raise Refusal(status.HTTP_409_CONFLICT, f"it is not {GAME.names.seat(actor.seat)}'s turn",
                       "not_your_turn")
     return seat
 

@@ -24,7 +24,7 @@
 /** @typedef {{old_hub?: (string | null), new_hub: string}} HubChangePublic */
 /** @typedef {{seat: number, url: string, joined: boolean}} JoinInfo */
 /** @typedef {any} JsonValue */
-/** @typedef {{colours: Array<string>, first_seat?: number, start_positions?: (Array<number> | null), removed_colour?: (string | null), recipes?: boolean, second_player_bonus?: boolean, memory_aid?: boolean, game?: string, deal?: "auto" | "virtual" | "table", seed?: (number | null)}} NewGameIn */
+/** @typedef {{colours: Array<"yellow" | "red" | "green" | "blue">, first_seat?: number, start_positions?: (Array<number> | null), removed_colour?: (string | null), recipes?: boolean, second_player_bonus?: boolean, memory_aid?: boolean, game?: string, deal?: "auto" | "virtual" | "table", seed?: (number | null)}} NewGameIn */
 /** @typedef {{code: string, seat?: (number | null), text?: string}} Prompt */
 /** @typedef {{reader: number, place: string, health: string, occupied: boolean}} ReaderHealthPublic */
 /** @typedef {{hub_id: (string | null), backend: (string | null), ts: (number | null), readers: Array<ReaderHealthPublic>, counts: Object<string, number>, board?: (BoardHealth | null), pawns?: (Array<number> | null)}} ReadersOut */

@@ -203,6 +203,15 @@ class GameDefinition(Protocol):
         that no seat's secret crosses the broker in a command; stored with the command."""
         ...
 
+    def page_catalogue(self, lang: Lang) -> dict[str, Any]:
+        """What its pages need to draw its pieces, in one language (colours, names, …)."""
+        ...
+
+    def deck(self, setup: Mapping[str, JsonValue]) -> tuple[str, ...]:
+        """The pieces a game of this set-up is dealt from, unshuffled (the simulated
+        table's box)."""
+        ...
+
     def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Any]: ...
 
     def apply(self, state: Any, action: Any) -> Sequence[Any]:

@@ -1144,19 +1144,16 @@ class EngineService:
     @staticmethod
     def _hint(interp: TableInterpreter, args: HintArgs, seat: int | None) -> HintAnswer:
         """What a bot suggests to `seat`, seeing only what that seat sees (the game's bots)."""
-        from engine.games.glastonbury.bots import BotError, hint
-
         game = interp.game
         if game is None or interp.status is not Status.PLAYING:
             raise Refused("no game is in progress: there is nothing to hint", code="no_game")
         if seat is None:
             raise Refused("hint: say which seat asks (the request's seat)", code="bad_args")
         try:
-            suggestion = hint(game, seat, level=args.level, lang=args.lang)
-        except BotError as exc:  # its own turn with nothing to choose (a refill) is not "not yours"
-            raise Refused(f"hint: {exc}", code="not_your_turn" if game.seat != seat
-                          else "no_choice_now") from None
-        return HintAnswer.model_validate(suggestion.to_json())
+            suggestion = games.get().hint(game, seat, args.level, args.lang)
+        except Refused as exc:  # its own turn with nothing to choose (a refill): no_choice_now
+            raise Refused(f"hint: {exc.message}", code=exc.code) from None
+        return HintAnswer.model_validate(suggestion)
 
     @staticmethod
     def _history(runtime: TableRuntime) -> list[GameEvents]:

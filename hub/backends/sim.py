@@ -51,8 +51,6 @@ from typing import Any, ClassVar, Final
 
 from pydantic import ValidationError
 
-from engine.games.glastonbury.rules.cards import CARDS
-from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
 from engine.wire.api import (
     BadArgs,
     Deal,
@@ -76,7 +74,8 @@ from engine.wire.api import (
 from hub.backends.base import PollResult, RawBackend, ReaderRead
 from hub.backends.sim_pawns import check_position
 from hub.errors import BackendError, TagMapError
-from hub.layout import Layout
+from hub.game import GAME, enrolment_order, piece_name, place_name, seat_name
+from hub.layout import CELLS, Layout, cell_key, parse_cell_key
 from hub.tagmap import TagMap, normalise_uid
 
 log = logging.getLogger("cauldron.hub.sim")
@@ -98,7 +97,7 @@ def made_up_uid(card_id: str) -> str:
 
 
 def _made_up_uids() -> dict[str, str]:
-    return {made_up_uid(card): card for card in CARDS}
+    return {made_up_uid(card): card for card in GAME.catalogue.kinds}
 
 
 def _where(place: Any) -> str:
@@ -120,13 +119,11 @@ def _owner_label(owner: str) -> str:
 
 
 def _card(card: str) -> str:
-    return card_name(card)
+    return piece_name(card)
 
 
 def virtual_box_tagmap() -> TagMap:
     """A tag map with every taggable card enrolled under its made-up UID (a virtual box)."""
-    from engine.games.glastonbury.rules.cards import enrolment_order
-
     return TagMap(tags={made_up_uid(card): card for card in enrolment_order()})
 
 
@@ -395,7 +392,7 @@ class SimulatedTable(RawBackend):
         with self._lock:
             pawns = self._world()["pawns"]
             if at not in pawns:
-                raise self._refuse(f"no pawn stands on perimeter {position_label(at)}")
+                raise self._refuse(f"no pawn stands on perimeter {place_name(f'pos:{at}')}")
             pawns.remove(at)
             self._commit(self._tags, pawns=sorted([*pawns, to]))
             return list(self._world()["pawns"])
@@ -514,16 +511,16 @@ class SimulatedTable(RawBackend):
             if owner in self._hands:
                 card, origin = self._hands[owner]
                 raise self._refuse(f"{_owner_label(owner)}'s hand already holds "
-                                   f"{_card(card)} (from {place_label(origin)}): lay it down "
+                                   f"{_card(card)} (from {place_name(origin)}): lay it down "
                                    "first")
             uid = self._tags.get(reader)
             if uid is None:
                 holder = self._held_from(place)
                 if holder is not None:
                     raise self._refuse(
-                        f"the card at {place_label(place)} is in {_owner_label(holder)}'s "
+                        f"the card at {place_name(place)} is in {_owner_label(holder)}'s "
                         "hand")
-                raise self._refuse(f"{place_label(place)} is empty")
+                raise self._refuse(f"{place_name(place)} is empty")
             card = self.card_at(uid)
             self._commit({r: u for r, u in self._tags.items() if r != reader},
                          hands={**self._hands, owner: (card, place)})
@@ -541,9 +538,9 @@ class SimulatedTable(RawBackend):
             card, origin = held
             if origin == "pile" and "," not in place:
                 raise self._refuse(f"{_card(card)} was drawn from the pile: it goes into the "
-                                   f"hole it was drawn for, not on {place_label(place)}")
+                                   f"hole it was drawn for, not on {place_name(place)}")
             if reader in self._tags:
-                raise self._refuse(f"{place_label(place)} already holds "
+                raise self._refuse(f"{place_name(place)} already holds "
                                    f"{_card(self.card_at(self._tags[reader]))}")
             tag = card[4:] if card.startswith("uid:") else self.uid_of(card)
             hands = {o: h for o, h in self._hands.items() if o != owner}
@@ -557,11 +554,11 @@ class SimulatedTable(RawBackend):
         with self._lock:
             uid = self._tags.get(reader)
             if uid is None:
-                raise self._refuse(f"{place_label(f'pad:{seat}')} is empty")
+                raise self._refuse(f"{place_name(f'pad:{seat}')} is empty")
             card = self.card_at(uid)
             stacks = [list(st) for st in self._stacks]
             beside = [list(b) for b in self._beside]
-            if card in CARDS and CARDS[card].kind in ("ingredient", "immuto"):
+            if GAME.catalogue.kinds.get(card) in ("ingredient", "immuto"):
                 stacks[seat].append(card)
             else:
                 beside[seat].append(card)
@@ -609,7 +606,7 @@ class SimulatedTable(RawBackend):
             if not self._stacks[seat]:
                 raise self._refuse(f"{seat_name(seat)}'s cauldron is empty: nothing to tap")
             if reader in self._tags:
-                raise self._refuse(f"{place_label(f'pad:{seat}')} holds "
+                raise self._refuse(f"{place_name(f'pad:{seat}')} holds "
                                    f"{_card(self.card_at(self._tags[reader]))}: clear it first")
             card = self._stacks[seat][-1]
             stacks = [list(st) for st in self._stacks]
@@ -633,7 +630,7 @@ class SimulatedTable(RawBackend):
         place = _where(self.layout.place(self._reader(where)))
         with self._lock:
             if pad in self._tags:
-                raise self._refuse(f"{place_label(f'pad:{seat}')} holds "
+                raise self._refuse(f"{place_name(f'pad:{seat}')} holds "
                                    f"{_card(self.card_at(self._tags[pad]))}: clear it first")
             held = self._hands.get(owner)
         card = held[0] if held is not None and held[1] == place else self._lift(where, owner)
@@ -646,7 +643,7 @@ class SimulatedTable(RawBackend):
         place = _where(self.layout.place(reader))
         with self._lock:
             if reader in self._tags:
-                raise self._refuse(f"{place_label(place)} already holds "
+                raise self._refuse(f"{place_name(place)} already holds "
                                    f"{_card(self.card_at(self._tags[reader]))}")
         self._draw(owner)
         return self._lay(where, owner)
@@ -656,21 +653,18 @@ class SimulatedTable(RawBackend):
         """Everything back in the box, shuffled, 32 cards laid face up in the square (in one
         change: no reader ever shows half of the old deal and half of the new), the rest the
         draw pile. Returns the dealt square in cell order."""
-        from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, cell_name
-        from engine.games.glastonbury.rules.cards import deck_for
-
         if grid is None:
-            cards = list(deck_for(removed_colour))
+            cards = list(GAME.deck({"removed_colour": removed_colour}))
             random.Random(seed).shuffle(cards)
-            grid, pile = cards[:len(TAKEABLE_CELLS)], cards[len(TAKEABLE_CELLS):]
-        if len(grid) != len(TAKEABLE_CELLS) or len(set([*grid, *(pile or [])])) != len(
+            grid, pile = cards[:len(CELLS)], cards[len(CELLS):]
+        if len(grid) != len(CELLS) or len(set([*grid, *(pile or [])])) != len(
                 grid) + len(pile or []):
             raise self._refuse("a deal is 32 different cards for the square plus the pile")
-        readers = {self._reader(cell_name(c)) for c in TAKEABLE_CELLS}
+        readers = {self._reader(cell_key(*c)) for c in CELLS}
         with self._lock:
             old = set(self._tags)
-            tags = {self._reader(cell_name(c)): self.uid_of(card)
-                    for c, card in zip(TAKEABLE_CELLS, grid, strict=True)}
+            tags = {self._reader(cell_key(*c)): self.uid_of(card)
+                    for c, card in zip(CELLS, grid, strict=True)}
             self._commit(tags, pile=list(pile or []), stacks=[[] for _ in range(SEATS)],
                          beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=True,
                          drawn=[])
@@ -686,8 +680,6 @@ class SimulatedTable(RawBackend):
         from there), one leaving it is pulled out. ``pawns`` (one position per seat) puts
         the pawns there too, on a table with pawn sensors. Returns how many places
         changed."""
-        from engine.games.glastonbury.rules.board import parse_cell
-
         if not isinstance(layout, RestoreLayout):
             try:
                 layout = RestoreLayout.model_validate(dict(layout))
@@ -702,13 +694,13 @@ class SimulatedTable(RawBackend):
         bottom = list(layout.pile_bottom)
         placed = [*cells.values(), *(c for s in (*stacks, *beside) for c in s), *in_pile,
                   *bottom]
-        unknown = sorted({c for c in placed if c not in CARDS})
+        unknown = sorted({c for c in placed if not GAME.catalogue.is_piece(c)})
         if unknown:
             raise self._refuse(f"restore: unknown card ids {unknown[:5]}")
         if len(placed) != len(set(placed)):
             raise self._refuse("restore: a card is in two places at once")
         for key in cells:
-            parse_cell(key)
+            parse_cell_key(key)
         pawns: list[int] | None = layout.pawns
         if pawns is not None and self.pawn_switches is not None:
             pawns = sorted(check_position(p) for p in pawns)

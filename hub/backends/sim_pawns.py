@@ -13,9 +13,9 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 
-from engine.games.glastonbury.rules.names import position_label
 from engine.wire.contract import N_PERIMETER
 from hub.errors import BackendError
+from hub.game import place_name
 
 
 def check_position(value: object) -> int:
@@ -49,14 +49,14 @@ class SimPawns:
         with self._lock:
             at = check_position(position)
             if self._count[at] <= 0:
-                raise BackendError(f"no pawn stands on perimeter {position_label(at)}")
+                raise BackendError(f"no pawn stands on perimeter {place_name(f'pos:{at}')}")
             self._count[at] -= 1
 
     def move(self, source: int, target: int) -> None:
         with self._lock:
             at, to = check_position(source), check_position(target)
             if self._count[at] <= 0:
-                raise BackendError(f"no pawn stands on perimeter {position_label(at)}")
+                raise BackendError(f"no pawn stands on perimeter {place_name(f'pos:{at}')}")
             self._count[at] -= 1
             self._count[to] += 1
 

@@ -30,7 +30,11 @@ from engine.games.glastonbury.rules.cards import (
     RECIPE_A,
     RECIPE_B,
     card_label,
+    deck_for,
     enrolment_order,
+)
+from engine.games.glastonbury.rules.cards import (
+    CATALOGUE as _CATALOGUE,
 )
 from engine.games.glastonbury.rules.errors import RulesError
 from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
@@ -48,7 +52,8 @@ class GlastonburyOptions(GameOptions):
     PER_GAME: ClassVar[frozenset[str]] = frozenset({"first_seat", "start_positions"})
 
     colours: list[str] = Field(min_length=2, max_length=MAX_SEATS,
-                               description="one player colour per seat")
+                               description="one player colour per seat",
+                               json_schema_extra={"items": {"enum": list(PLAYER_COLOURS)}})
     first_seat: int = Field(default=0, ge=0, le=MAX_SEATS - 1,
                             description="the seat that begins (G4)")
     start_positions: list[int] | None = Field(
@@ -143,6 +148,31 @@ class GlastonburyDefinition:
         if len(colours) > min(len(a), len(b)):
             return {}
         return {"recipe_cards": [[a[i], b[i]] for i in range(len(colours))]}
+
+    def page_catalogue(self, lang: Lang) -> dict[str, Any]:
+        """Colours (name, symbol, pattern), families, spells, Immuto, corners, recipes."""
+        return {
+            "colours": {
+                c["id"]: {"name": c["names"][lang], "symbol": c["symbol"], "pattern": c["pattern"]}
+                for c in _CATALOGUE["colours"]
+            },
+            "families": {f["id"]: f["names"][lang] for f in _CATALOGUE["families"]},
+            "spells": {
+                s["id"]: {"name": s["names"][lang], "uses": s["uses"], "rule": s["rule"]}
+                for s in _CATALOGUE["spells"]
+            },
+            "immuto": _CATALOGUE["immuto"]["names"][lang],
+            "corner": _CATALOGUE["corners"]["names"][lang],
+            "recipes": {
+                **{r["id"]: r["colour"] for r in _CATALOGUE["recipes"]["A"]},
+                **{r["id"]: r["names"][lang] for r in _CATALOGUE["recipes"]["B"]},
+            },
+        }
+
+
+    def deck(self, setup: Mapping[str, JsonValue]) -> tuple[str, ...]:
+        removed = setup.get("removed_colour")
+        return deck_for(removed if isinstance(removed, str) else None)
 
     def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Action]:
         game: Game = state
