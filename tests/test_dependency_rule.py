@@ -547,11 +547,11 @@ def test_the_seam_checker_refuses_a_game_import() -> None:
               "from engine.games.base import Refused\n"
               "def lazy():\n"
               "    from engine.games.glastonbury.rules.names import seat_name\n"
-              "    import engine.games.quacks.game\n"
+              "    import engine.games.quacks.rules.game\n"
               "    from engine.games.glastonbury import definition\n")
     for platform in ("hub", "dashboard", "engine/service", "engine/wire"):
         assert [m for _, m in seam_breaches(ROOT / platform / "example.py", source)] == [
-            "engine.games.glastonbury.rules.names", "engine.games.quacks.game",
+            "engine.games.glastonbury.rules.names", "engine.games.quacks.rules.game",
             "engine.games.glastonbury", "engine.games.glastonbury.definition"], platform
     assert seam_breaches(ROOT / "hub" / "example.py", source.split("def lazy")[0]) == []
 

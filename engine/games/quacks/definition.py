@@ -158,6 +158,21 @@ class QuacksDefinition:
         """Nothing is dealt secretly in Quacks: the fortune deck is shuffled by `new`."""
         return {}
 
+    def page_catalogue(self, lang: Lang) -> dict[str, Any]:
+        """What the fragments need in `lang`: their words (``t``, keys ``q_…``, chip and card
+        names included), the pot track, the rat tails and the cards' kinds."""
+        return {
+            "game": self.id,
+            "t": strings(lang),
+            "track": [{"coins": s.coins, "vp": s.vp, "ruby": s.ruby} for s in CAT.track],
+            "rat_tails_after": list(CAT.rat_tails_after),
+            "cards": {c.id: c.kind for c in CAT.fortune},
+        }
+
+    def deck(self, setup: Mapping[str, JsonValue]) -> tuple[str, ...]:
+        """The box a simulated table holds: every chip (the bags are the engine's, E23)."""
+        return CAT.all_chips()
+
     def table(self, options: GameOptions, rng: random.Random) -> QuacksTable:
         typed = self.check(options.wire())
         return QuacksTable(config_of(typed), rng, show_odds=typed.show_odds,

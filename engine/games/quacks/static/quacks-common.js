@@ -2,7 +2,12 @@
    the pot, the white sum against the limit, the exact explosion chance, the evaluation's
    steps in words, the shop. Words come from the page's strings (the shell merges Quacks'
    `q_…` keys, engine/games/quacks/i18n); no id is ever shown raw. */
-import { esc, t, tn } from "/static/core.js";
+import { BOOT, T, esc, t, tn } from "/static/core.js";
+
+/* The words come with the game's page catalogue (`QuacksDefinition.page_catalogue`): a
+   shell that puts it in the boot JSON's `catalogue` need not merge them into its own. */
+const OWN = BOOT.catalogue && BOOT.catalogue.game === "quacks" ? BOOT.catalogue.t || {} : {};
+for (const [key, text] of Object.entries(OWN)) if (T[key] === undefined) T[key] = text;
 
 /* A glyph per colour: colour is never the only signal. */
 export const GLYPH = { white: "○", orange: "◆", green: "✚", blue: "▲", red: "●", yellow: "★", purple: "☁", black: "✖" };

@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 
 from dashboard.i18n import bundle
 from engine.games import get
-from engine.games.quacks.definition import QuacksDefinition, strings
+from engine.games.quacks.definition import QuacksDefinition
 from engine.games.quacks.scoring import breakdown
 from engine.games.quacks.table import QuacksTable
 
@@ -68,8 +68,8 @@ def make_app(table: QuacksTable, virtual: bool = True) -> FastAPI:
               name="quacks")  # fmt: skip
 
     def page(kind: str, lang: str, **fmt: Any) -> HTMLResponse:
-        boot = bundle(lang)
-        boot["t"] = {**boot["t"], **strings(lang)}
+        boot = bundle(lang)  # the dashboard's own words, and the game's page catalogue
+        boot["catalogue"] = definition.page_catalogue(lang)
         styles = "".join(f'<link rel="stylesheet" href="/games/quacks/static/{s}">'
                          for s in definition.fragments.styles)  # fmt: skip
         html = PAGE.format(lang=lang, title=definition.titles[lang], styles=styles,

@@ -129,3 +129,11 @@ def test_E22_pad_events_a_laid_tag_is_a_tap_a_lifted_one_nothing_an_unknown_one_
         "Q2",
         "unknown_tag",
     )
+
+
+def test_the_page_catalogue_and_the_box_of_a_simulated_table() -> None:
+    quacks = get("quacks")
+    page = quacks.page_catalogue("de")
+    assert page["t"]["q_colour_red"] == "Fliegenpilz" and len(page["track"]) == 54
+    assert page["cards"]["FP1"] == "purple" and page["rat_tails_after"][:4] == [1, 4, 7, 10]
+    assert len(quacks.deck({"players": 3})) == 216
