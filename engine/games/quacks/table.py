@@ -40,7 +40,8 @@ from engine.games.quacks.rules import (
     action_from_wire,
 )
 from engine.games.quacks.rules.events import Event, event
-from engine.games.quacks.rules.log import restart, undo
+from engine.games.quacks.rules.log import log_to_wire, replay_wire, restart, restore_rng, undo
+from engine.games.quacks.rules.log import rng_state as _rng_state
 from engine.games.quacks.rules.observer import public_view, seat_view
 from engine.games.quacks.rules.sensing import (
     Outcome,
@@ -176,6 +177,36 @@ class QuacksTable:
         back = undo(self.game, min(count, len(self.game.log)))
         self._replace(back)
         return TableOutcome()
+
+    # ---------------------------------------------------------------- persistence
+
+    def observed(self) -> dict[str, Any]:
+        """Everything to rebuild this table after a restart (JSON): the game's log (chance
+        resolved, E16), the switches, and what the pads remember this round."""
+        pads = self.pads.current(self.game)
+        return {
+            "log": log_to_wire(self.game),
+            "show_odds": self.show_odds,
+            "bag_visible": self.bag_visible,
+            "rng": _rng_state(self.game),
+            "pads": {"round": pads.round, "stand_ins": [list(p) for p in pads.stand_ins],
+                     "basket": [list(p) for p in pads.basket]},
+        }  # fmt: skip
+
+    @classmethod
+    def from_observed(cls, data: Mapping[str, Any]) -> QuacksTable:
+        """The table `observed()` described; `InvalidWire`/`InvalidLog` for a bad one."""
+        game = replay_wire(data["log"])
+        restore_rng(game, data["rng"])
+        table = cls(game.config, random.Random(), bool(data["show_odds"]),
+                    bool(data["bag_visible"]), game=game)  # fmt: skip
+        pads = data["pads"]
+        table.pads = PadState(
+            round=int(pads["round"]),
+            stand_ins=tuple((int(s), str(c)) for s, c in pads["stand_ins"]),
+            basket=tuple((int(s), str(c)) for s, c in pads["basket"]),
+        ).current(game)
+        return table
 
     # ---------------------------------------------------------------- views
 

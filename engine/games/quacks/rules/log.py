@@ -67,6 +67,20 @@ def undo(game: Game, count: int = 1) -> Game:
     return back
 
 
+def rng_state(game: Game) -> list[Any]:
+    """The simulation's rng state as JSON, so a restored game draws on as it would have."""
+    version, internal, gauss = game.rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def restore_rng(game: Game, state: Any) -> None:
+    try:
+        version, internal, gauss = state
+        game.rng.setstate((int(version), tuple(int(x) for x in internal), gauss))
+    except (TypeError, ValueError) as exc:
+        raise InvalidWire("Q29", f"not a random state: {exc}") from None
+
+
 def restart(game: Game) -> Game:
     """The same game before its first action (same configuration and deck): to replay its
     log action by action, e.g. to gather events."""

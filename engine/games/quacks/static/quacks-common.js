@@ -105,7 +105,9 @@ export function eventWords(e) {
 /** The evaluation so far, step by step: the steps A–F opened, and what each gave. */
 export function evaluationHtml(events, limit) {
   const shown = events.filter((e) => e.code !== "round_started" && e.code !== "fortune_revealed" && !(e.code === "step" && (e.phase === "fortune" || e.phase === "cleanup")));
-  const tail = limit ? shown.slice(-limit) : shown;
+  // A step that gave nothing is not listed, unless it is the step now open (the last).
+  const kept = shown.filter((e, i) => e.code !== "step" || i === shown.length - 1 || shown[i + 1].code !== "step");
+  const tail = limit ? kept.slice(-limit) : kept;
   return `<ul class="q-steps" aria-label="${esc(t("q_evaluation"))}">` + tail.map((e) =>
     e.code === "step" ? `<li class="q-step-head" data-phase="${esc(e.phase)}">${esc(t("q_phase_" + e.phase))}</li>` : `<li data-code="${esc(e.code)}">${esc(eventWords(e))}</li>`).join("") + `</ul>`;
 }

@@ -137,3 +137,17 @@ def test_the_page_catalogue_and_the_box_of_a_simulated_table() -> None:
     assert page["t"]["q_colour_red"] == "Fliegenpilz" and len(page["track"]) == 54
     assert page["cards"]["FP1"] == "purple" and page["rat_tails_after"][:4] == [1, 4, 7, 10]
     assert len(quacks.deck({"players": 3})) == 216
+
+
+def test_E16_a_table_is_rebuilt_from_what_it_observed_and_draws_on_the_same() -> None:
+    table = QuacksTable(QuacksConfig(players=3), random.Random(12), show_odds=False)
+    rng = random.Random(12)
+    while table.game.round < 3 or table.game.phase.value != "brew":
+        bot_step(table, {0, 1, 2}, rng)
+    assert table.play(0, "untapped", {"kind": "white-1"}).ok
+    data = json.loads(json.dumps(table.observed()))
+    back = QuacksTable.from_observed(data)
+    assert back.public_view() == table.public_view()
+    assert back.seat_view(0) == table.seat_view(0) and not back.show_odds
+    drawn, again = back.play(1, "draw"), table.play(1, "draw")
+    assert drawn.ok and drawn.events and drawn.events == again.events  # the same next chip
