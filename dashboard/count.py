@@ -29,13 +29,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.games.glastonbury.rules.cards import CARDS, PLAYER_COLOURS, RECIPES
+from pydantic import JsonValue
+
+from dashboard.game import GAME
+from engine.games.base import Refused
+from engine.games.glastonbury.rules.cards import CARDS, RECIPES
 from engine.games.glastonbury.rules.names import card_name, seat_name
 from engine.games.glastonbury.rules.scoring import GameScore, ScoringError, SeatCards, score_game
 
 Source = Literal["tag", "manual", "sim"]
 SOURCES: tuple[Source, ...] = ("tag", "manual", "sim")
-MAX_SEATS = 4
 STATE_VERSION = 1
 
 
@@ -61,32 +64,25 @@ class CountSetup:
     removed_colour: str | None = None  # 2 players: default, the first unused player colour
 
     def __post_init__(self) -> None:
+        self._checked()  # the game's one check of a set-up (G2, G4)
         n = len(self.colours)
-        if not 2 <= n <= MAX_SEATS:
-            raise CountRefused("setup", f"a game has 2 to 4 players, not {n}")
-        for colour in self.colours:
-            if colour not in PLAYER_COLOURS:
-                raise CountRefused("setup", f"{colour!r} is not a player colour "
-                                            f"({', '.join(PLAYER_COLOURS)})")
-        if len(set(self.colours)) != n:
-            raise CountRefused("setup", "two seats have the same colour")
-        for name, seat in (("first seat", self.first_seat),
-                           ("the seat that took the last card", self.last_card_seat)):
-            if seat is not None and not 0 <= seat < n:
-                raise CountRefused("setup", f"{name} must be one of the {n} seats")
-        if self.removed_colour is not None and (
-            n != 2 or self.removed_colour not in PLAYER_COLOURS
-            or self.removed_colour in self.colours
-        ):
-            raise CountRefused("setup", "only a 2-player game removes a colour, and it must be "
-                                        "a player colour nobody plays")
+        if self.last_card_seat is not None and not 0 <= self.last_card_seat < n:
+            raise CountRefused("setup", f"the seat that took the last card must be one of "
+                                        f"the {n} seats")
+
+    def _checked(self) -> dict[str, JsonValue]:
+        try:
+            return GAME.check({"colours": list(self.colours), "first_seat": self.first_seat,
+                               "removed_colour": self.removed_colour, "recipes": self.recipes,
+                               "second_player_bonus": self.second_player_bonus}).wire()
+        except Refused as exc:
+            raise CountRefused("setup", exc.message) from None
 
     @property
     def removed(self) -> str | None:
         """The colour whose cards are out of the box (2 players, G2)."""
-        if len(self.colours) != 2:
-            return None
-        return self.removed_colour or next(c for c in PLAYER_COLOURS if c not in self.colours)
+        removed = self._checked().get("removed_colour")
+        return removed if isinstance(removed, str) else None
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "colours": list(self.colours), "removed": self.removed}

@@ -471,8 +471,6 @@ NOT_YET_THROUGH_THE_SEAM: dict[str, frozenset[str]] = {
     "dashboard.geometry": frozenset({"engine.games.glastonbury.rules.board",
                                      "engine.games.glastonbury.rules.cards"}),
     "dashboard.models": frozenset({"engine.games.glastonbury.rules.observer"}),
-    "engine.service.cli": frozenset({"engine.games.glastonbury.rules",
-                                     "engine.games.glastonbury.rules.names"}),
     "engine.service.service": frozenset({
         "engine.games.glastonbury.rules", "engine.games.glastonbury.rules.errors",
         "engine.games.glastonbury.rules.events", "engine.games.glastonbury.table.interpreter",

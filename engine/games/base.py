@@ -225,6 +225,11 @@ class GameDefinition(Protocol):
 
     def action_to_wire(self, action: Any) -> dict[str, JsonValue]: ...
 
+    def log_to_wire(self, state: Any) -> dict[str, JsonValue]:
+        """The game's log as JSON: its set-up and every action with its chance resolved,
+        so it replays exactly (audit, ``cauldron games show --log``)."""
+        ...
+
     def public_view(self, state: Any) -> Any:
         """What everyone may see (never a covered piece); `to_wire` gives its JSON."""
         ...

@@ -227,8 +227,9 @@ def _games(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no stored games in {store.redacted()}")
         return 0
-    from engine.games.glastonbury.rules.names import seat_name
+    from engine import games
 
+    seat_name = games.get().names.seat
     print(f"{'table':<16} {'game':<24} {'status':<9} {'players':<8} winners")
     for r in rows:
         colours = list(r.config.get("colours", []))
@@ -240,7 +241,7 @@ def _games(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from engine.games.glastonbury.rules import GameLog
+    from engine import games
     from engine.service.errors import StoreError
 
     store = _store(args)
@@ -255,13 +256,14 @@ def _show(args: argparse.Namespace) -> int:
         store.close()
     if interp.game is None:
         raise CliError(f"game {args.game} never started (status {interp.status.value})")
-    log = GameLog.of(interp.game).to_wire()
+    log = games.get().log_to_wire(interp.game)
     if args.log:
         print(json.dumps(log))
         return 0
     view = interp.public_view()
+    actions = log.get("actions")
     out = {"table": args.table, "game_id": args.game, "status": interp.status.value,
-           "actions": len(log["actions"]), "turns": view.turns,
+           "actions": len(actions) if isinstance(actions, list) else 0, "turns": view.turns,
            "end": view.to_wire()["end"],
            "prompt": view.table.prompt.text if view.table and view.table.prompt else ""}
     print(json.dumps(out, indent=None if args.json else 2))

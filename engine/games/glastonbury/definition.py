@@ -21,7 +21,7 @@ from engine.games.base import (
     Place,
     Refused,
 )
-from engine.games.glastonbury.rules import Game, GameConfig, action_from_wire
+from engine.games.glastonbury.rules import Game, GameConfig, GameLog, action_from_wire
 from engine.games.glastonbury.rules.actions import Action
 from engine.games.glastonbury.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
 from engine.games.glastonbury.rules.cards import (
@@ -197,6 +197,10 @@ class GlastonburyDefinition:
 
     def action_to_wire(self, action: Any) -> dict[str, JsonValue]:
         wire: dict[str, JsonValue] = action.to_wire()
+        return wire
+
+    def log_to_wire(self, state: Any) -> dict[str, JsonValue]:
+        wire: dict[str, JsonValue] = GameLog.of(state).to_wire()
         return wire
 
     def public_view(self, state: Any) -> Any:

@@ -12,10 +12,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from engine.games.glastonbury.rules.cards import CARDS, FAMILIES, FAMILY_COLOUR
-from engine.games.glastonbury.rules.scoring import score_cauldron
+from engine.games.glastonbury.rules.scoring import FAMILY_POINTS, FULL_FAMILY, score_cauldron
 
-FULL_FAMILY: Final = 4
-FULL_FAMILY_BONUS: Final = 5
 FAMILY_COUNT: Final = len(FAMILIES)
 _FAMILY_INDEX: Final = {family: i for i, family in enumerate(FAMILIES)}
 # Ingredient id -> (family index, value).
@@ -38,21 +36,6 @@ _DOUBLED: Final[dict[str, tuple[bool, ...]]] = {
     for colour in set(FAMILY_COLOUR.values())
 }
 
-
-def family_points(cards: int, value_sum: int, doubled: bool) -> int:
-    """Points of one family holding `cards` cards (Immutos as 0) adding up to `value_sum`."""
-    if cards == 0 or cards == 2:
-        return 0
-    base = -value_sum if cards == 1 else value_sum
-    points = 2 * base if doubled else base
-    return points + FULL_FAMILY_BONUS if cards >= FULL_FAMILY else points
-
-
-# _POINTS[doubled][cards][value_sum], cards capped at 4: rollouts look points up.
-_POINTS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
-    tuple(tuple(family_points(n, v, d) for v in range(11)) for n in range(FULL_FAMILY + 1))
-    for d in (False, True)
-)
 
 
 def cauldron_points(colour: str, cauldron: Sequence[str]) -> int:
@@ -118,7 +101,7 @@ class Tally:
         if n == 0 or n >= FULL_FAMILY:
             return 0
         s, d = self.sums[index], self.doubled[index]
-        return _POINTS[d][n + 1][s] - _POINTS[d][n][s]
+        return FAMILY_POINTS[d][n + 1][s] - FAMILY_POINTS[d][n][s]
 
     def _immuto_bonus(self, skip: int = -1, replace: int = 0) -> int:
         """Sum of the `immutos` best marginals (family `skip`'s marginal is `replace`)."""
@@ -137,7 +120,7 @@ class Tally:
         for i in range(FAMILY_COUNT):
             n = counts[i]
             if n:
-                total += _POINTS[doubled[i]][n if n < FULL_FAMILY else FULL_FAMILY][sums[i]]
+                total += FAMILY_POINTS[doubled[i]][n if n < FULL_FAMILY else FULL_FAMILY][sums[i]]
         if self.immutos:
             total += self._immuto_bonus()
         return total
@@ -156,7 +139,7 @@ class Tally:
         n = self.counts[index]
         s = self.sums[index]
         d = self.doubled[index]
-        row = _POINTS[d]
+        row = FAMILY_POINTS[d]
         gain = row[n + 1][s + value] - row[n][s]
         if self.immutos:
             before = self._immuto_bonus()

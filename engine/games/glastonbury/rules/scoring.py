@@ -241,8 +241,9 @@ class GameScore:
 # --- one cauldron (G10) -------------------------------------------------------------------
 
 
-def _family_points(value_sum: int, cards: int, doubled: bool) -> int:
-    """Points of a family of `cards` cards (Immutos included) whose values add to `value_sum`.
+def family_points(cards: int, value_sum: int, doubled: bool) -> int:
+    """Points of a family of `cards` cards (Immutos included) whose values add to `value_sum`
+    (the one owner: the bots' tallies look these up too).
 
     Immutos are worth 0 and a family has at most 4 ingredients, so `value_sum` is both the
     lone card's value (1 card) and the sum of the counted cards (3 or more).
@@ -260,11 +261,11 @@ def _base(value_sum: int, counted: int) -> int:
     return 0 if counted == 2 else value_sum
 
 
-# _POINTS[doubled][min(cards, 4)][value_sum]: the hot loop looks points up instead.
+# FAMILY_POINTS[doubled][min(cards, 4)][value_sum]: hot loops look points up instead.
 _MAX_SUM: Final[int] = sum(VALUES)
-_POINTS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
+FAMILY_POINTS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
     tuple(
-        tuple(_family_points(value_sum, cards, doubled) for value_sum in range(_MAX_SUM + 1))
+        tuple(family_points(cards, value_sum, doubled) for value_sum in range(_MAX_SUM + 1))
         for cards in range(FULL_FAMILY + 1)
     )
     for doubled in (False, True)
@@ -362,7 +363,7 @@ def _best_assignment(
             gain1 = gain2 = 0  # Immutos alone: 1 or 2 value-0 cards score 0
             filled = 0
         else:
-            row = _POINTS[doubled_of[index]]
+            row = FAMILY_POINTS[doubled_of[index]]
             value_sum = sums[index]
             start = row[n][value_sum]
             gain1 = row[_CAPPED[n + 1]][value_sum] - start
@@ -442,7 +443,7 @@ class _Cauldron:
                     _base(value_sum, counted),
                     doubled,
                     FULL_FAMILY_BONUS if counted == FULL_FAMILY else 0,
-                    _POINTS[doubled][counted][value_sum],
+                    FAMILY_POINTS[doubled][counted][value_sum],
                 )
             )
         return tuple(result)
@@ -473,7 +474,8 @@ def _work_out(colour: str, cauldron: Sequence[str], prefer_colours: Collection[s
     for index in range(_FAMILY_COUNT):
         n = counts[index] + joined[index]
         if n:
-            points += _POINTS[doubled[index]][n if n < FULL_FAMILY else FULL_FAMILY][sums[index]]
+            capped = n if n < FULL_FAMILY else FULL_FAMILY
+            points += FAMILY_POINTS[doubled[index]][capped][sums[index]]
     return _Cauldron(colour, cauldron, counts, sums, joined, assignment, points)
 
 
@@ -660,7 +662,7 @@ def _placed(worked: _Cauldron, chosen: tuple[int, ...]) -> _Cauldron:
     for index in range(_FAMILY_COUNT):
         n = worked.counts[index] + joined[index]
         if n:
-            points += _POINTS[doubled[index]][_CAPPED[n]][worked.sums[index]]
+            points += FAMILY_POINTS[doubled[index]][_CAPPED[n]][worked.sums[index]]
     immutos = sorted(card for card in worked.cauldron if card in _IMMUTO)
     assignment = tuple(zip(immutos, (FAMILIES[i] for i in chosen), strict=True))
     return _Cauldron(worked.colour, worked.cauldron, worked.counts, worked.sums, joined,
