@@ -204,6 +204,12 @@ class QuacksDefinition:
         wire: dict[str, JsonValue] = to_wire(action)
         return wire
 
+    def log_to_wire(self, state: Any) -> dict[str, JsonValue]:
+        from engine.games.quacks.rules.log import log_to_wire
+
+        wire: dict[str, JsonValue] = log_to_wire(_game(state))
+        return wire
+
     def public_view(self, state: Any) -> Any:
         if isinstance(state, QuacksTable):
             return state.public_view()

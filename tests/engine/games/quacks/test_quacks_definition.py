@@ -151,3 +151,14 @@ def test_E16_a_table_is_rebuilt_from_what_it_observed_and_draws_on_the_same() ->
     assert back.seat_view(0) == table.seat_view(0) and not back.show_odds
     drawn, again = back.play(1, "draw"), table.play(1, "draw")
     assert drawn.ok and drawn.events and drawn.events == again.events  # the same next chip
+
+
+def test_E16_the_log_through_the_definition_replays_the_game() -> None:
+    from engine.games.quacks.rules.log import replay_wire
+
+    table = QuacksTable(QuacksConfig(players=2), random.Random(5))
+    rng = random.Random(5)
+    while table.game.round < 2:
+        bot_step(table, {0, 1}, rng)
+    wire = json.loads(json.dumps(get("quacks").log_to_wire(table)))
+    assert replay_wire(wire).players[0].history == table.game.players[0].history
