@@ -111,6 +111,8 @@ class Catalogue:
     kinds: Mapping[str, str]
     places: tuple[Place, ...]
     seats: int  # most seats a game of it has (a pad each)
+    grid: tuple[int, int] | None = None  # rows, columns of a grid of readers (None: no grid)
+    perimeter: int = 0  # pawn positions sensed around the grid (0: none)
     pieces_per_place: Literal["one"] = "one"  # a reader reads one tag at a time
     tags: Mapping[str, str] = field(default_factory=dict)  # extra tag ids: "pawn-<seat>"
 

@@ -53,20 +53,26 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass as view_dataclass
 
+from engine import games
 from engine.games.glastonbury.rules.observer import PublicView, SeatView
 
 SCHEMA_VERSION: Final[int] = 1
 DEFAULT_BASE: Final[str] = "cauldron"
 MAX_PAYLOAD_BYTES: Final[int] = 512 * 1024
-N_SEATS: Final[int] = 4
-GRID_SIZE: Final[int] = 6
-N_PERIMETER: Final[int] = 20
+# What a table's places can be comes from the games it offers (their catalogues): the most
+# seats, the widest grid of readers, the most pawn positions of any of them.
+_CATALOGUES: Final = tuple(g.catalogue for g in games.games())
+N_SEATS: Final[int] = max(c.seats for c in _CATALOGUES)
+GRID_SIZE: Final[int] = max(max(c.grid) if c.grid else 0 for c in _CATALOGUES)
+N_PERIMETER: Final[int] = max(c.perimeter for c in _CATALOGUES)
 
 TABLE_ID_PATTERN: Final[str] = r"^[A-Za-z0-9_-]{1,64}$"
 _TABLE_ID_RE: Final = re.compile(TABLE_ID_PATTERN)
 UID_PATTERN: Final[str] = r"^(?:[0-9A-F]{8}|[0-9A-F]{14}|[0-9A-F]{20})$"
-CELL_PATTERN: Final[str] = r"^[0-5],[0-5]$"
-RULE_PATTERN: Final[str] = r"^G[0-9]{1,2}a?$"  # G1 … G11, and G10a (end of the game)
+assert 0 < GRID_SIZE <= 10, "a cell is written 'r,c' with one digit each"
+CELL_PATTERN: Final[str] = rf"^[0-{GRID_SIZE - 1}],[0-{GRID_SIZE - 1}]$"
+# A game's rule id: Glastonbury's G1 … G11 and G10a, Quacks' Q1 … Q37.
+RULE_PATTERN: Final[str] = r"^[A-Z][0-9]{1,2}a?$"
 TRANSACTION_PATTERN: Final[str] = r"^[A-Za-z0-9_.:-]{1,64}$"
 # Card ids of the catalogue (engine.games.glastonbury.rules.cards) and pawn tags "pawn-<seat>";
 # whether the id

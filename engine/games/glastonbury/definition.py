@@ -89,6 +89,8 @@ CATALOGUE: Final = Catalogue(
     kinds={c: card.kind for c, card in CARDS.items()},
     places=_places(),
     seats=MAX_SEATS,
+    grid=(6, 6),
+    perimeter=PERIMETER,
     tags={f"pawn-{s}": "pawn" for s in range(MAX_SEATS)},
 )
 

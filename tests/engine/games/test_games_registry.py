@@ -58,3 +58,12 @@ def test_the_catalogue_lists_every_tagged_piece_and_place() -> None:
     assert len(catalogue.pieces) == 84 and catalogue.is_piece("blue-a-4")
     assert catalogue.is_piece("corner-1") and "corner-1" not in catalogue.pieces  # no tag
     assert len(catalogue.places_of("cell")) == 32 and len(catalogue.places_of("pad")) == 4
+
+
+def test_the_wires_place_bounds_come_from_the_games_catalogues() -> None:
+    from engine.wire import contract
+
+    catalogues = [g.catalogue for g in games()]
+    assert contract.N_SEATS == max(c.seats for c in catalogues) == 4
+    assert contract.GRID_SIZE == 6 and contract.N_PERIMETER == 20
+    assert contract.CELL_PATTERN == r"^[0-5],[0-5]$"
