@@ -31,7 +31,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "engine" / "games" / "glastonbury" / "rules"
-QUACKS = ROOT / "engine" / "games" / "quacks"  # the second game's pure core, held to the same rule
+QUACKS = ROOT / "engine" / "games" / "quacks" / "rules"  # the second game's pure core, alike
 
 STDLIB_ALLOWED = {
     "__future__",
@@ -95,13 +95,14 @@ def within(module: str, prefix: str) -> bool:
 def rules_files() -> list[Path]:
     files = sorted(RULES.glob("*.py"))
     assert len(files) >= 8, "engine/games/glastonbury/rules has moved?"
-    quacks = sorted(QUACKS.glob("*.py"))  # not its bots/: they are checked like any bots
-    assert len(quacks) >= 8, "engine/games/quacks has moved?"
+    quacks = sorted(QUACKS.glob("*.py"))
+    assert len(quacks) >= 8, "engine/games/quacks/rules has moved?"
     return files + quacks
 
 
 def pure_package(path: Path) -> str:
-    return "engine.games.quacks" if path.parent == QUACKS else "engine.games.glastonbury.rules"
+    quacks = path.parent == QUACKS
+    return "engine.games.quacks.rules" if quacks else "engine.games.glastonbury.rules"
 
 
 @pytest.mark.parametrize("path", rules_files(), ids=lambda p: module_name(p))
@@ -229,9 +230,11 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "engine.wire": ("engine.games",),
     "engine.games.glastonbury.bots": ("engine.games.glastonbury.rules", "engine.cli",
                                       "engine.games.quacks.bots.cli"),
-    "engine.games.quacks": (),  # pure, like Glastonbury's rules (and not even those)
-    "engine.games.quacks.bots": ("engine.games.quacks", "engine.games.glastonbury.bots.tournament",
-                                 "engine.cli"),
+    # Quacks mirrors Glastonbury: its definition, table and breakdown adapt the pure core.
+    "engine.games.quacks": ("engine.games.base",),
+    "engine.games.quacks.rules": (),  # pure, like Glastonbury's rules (and not even those)
+    "engine.games.quacks.bots": ("engine.games.quacks.rules",
+                                 "engine.games.glastonbury.bots.tournament", "engine.cli"),
     "engine.datadir": (),
     "engine.cli": (),  # CliError only: the command is engine.app.cli
     "engine.games.glastonbury.rules_cli": ("engine.games.glastonbury.rules", "engine.cli"),
@@ -389,9 +392,8 @@ def test_the_composition_root_finds_every_command_by_name() -> None:
 
 
 # Quacks' hidden state: the fortune deck's order, the seeded rng (so the next draw), and each
-# seat's hand and bag. Outside engine.games.quacks it is read through engine.games.quacks.observer
-# only;
-# its bots get a seat view, never the game.
+# seat's hand and bag. Outside its pure core (engine.games.quacks.rules) it is read through the
+# core's observer only (its table and definition included); its bots get a seat view.
 QUACKS_HIDDEN = {"deck", "start_deck", "rng", "hand", "bag"}
 
 
@@ -408,8 +410,8 @@ def quacks_hidden_reads(path: Path, source: str | None = None) -> list[tuple[int
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in project_files() if not within(module_name(p), "engine.games.quacks")
-             or within(module_name(p), "engine.games.quacks.bots")],
+    "path", [p for p in project_files()
+             if not within(module_name(p), "engine.games.quacks.rules")],
     ids=lambda p: module_name(p))  # fmt: skip
 def test_nothing_outside_quacks_reads_its_hidden_state(path: Path) -> None:
     found = quacks_hidden_reads(path)
@@ -550,11 +552,11 @@ def test_the_seam_checker_refuses_a_game_import() -> None:
               "from engine.games.base import Refused\n"
               "def lazy():\n"
               "    from engine.games.glastonbury.rules.names import seat_name\n"
-              "    import engine.games.quacks.game\n"
+              "    import engine.games.quacks.rules.game\n"
               "    from engine.games.glastonbury import definition\n")
     for platform in ("hub", "dashboard", "engine/service", "engine/wire"):
         assert [m for _, m in seam_breaches(ROOT / platform / "example.py", source)] == [
-            "engine.games.glastonbury.rules.names", "engine.games.quacks.game",
+            "engine.games.glastonbury.rules.names", "engine.games.quacks.rules.game",
             "engine.games.glastonbury", "engine.games.glastonbury.definition"], platform
     assert seam_breaches(ROOT / "hub" / "example.py", source.split("def lazy")[0]) == []
 

@@ -20,6 +20,7 @@ from engine.games.base import GameDefinition, UnknownGame
 # id -> the package that holds its DEFINITION. A new game adds one line here.
 GAME_PACKAGES: Final[dict[str, str]] = {
     "glastonbury": "engine.games.glastonbury",
+    "quacks": "engine.games.quacks",
 }
 DEFAULT_GAME: Final[str] = "glastonbury"
 

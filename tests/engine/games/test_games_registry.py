@@ -20,7 +20,7 @@ def test_the_registry_names_each_game_once_and_the_default_first() -> None:
 def test_an_unknown_game_is_refused_naming_the_games_offered() -> None:
     with pytest.raises(UnknownGame) as err:
         get("chess")
-    assert str(err.value) == "unknown game 'chess': this table offers glastonbury"
+    assert str(err.value) == "unknown game 'chess': this table offers glastonbury, quacks"
     assert err.value.code == "unknown_game"
 
 

@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from engine.games.quacks.actions import (
+from engine.games.quacks.rules.actions import (
     Action,
     Answer,
     Buy,
@@ -28,7 +28,13 @@ from engine.games.quacks.actions import (
     Stop,
     UseFlask,
 )
-from engine.games.quacks.catalogue import Catalogue, colour_of, default_catalogue, kind_of, value_of
+from engine.games.quacks.rules.catalogue import (
+    Catalogue,
+    colour_of,
+    default_catalogue,
+    kind_of,
+    value_of,
+)
 
 BOT_NAMES = ("random", "greedy", "push")
 

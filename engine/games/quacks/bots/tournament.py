@@ -11,8 +11,8 @@ from typing import Any
 
 from engine.games.glastonbury.bots.tournament import WinTally
 from engine.games.quacks.bots.policies import Bot, BotError
-from engine.games.quacks.game import Game, QuacksConfig
-from engine.games.quacks.observer import seat_view
+from engine.games.quacks.rules.game import Game, QuacksConfig
+from engine.games.quacks.rules.observer import seat_view
 
 
 @dataclass(slots=True)

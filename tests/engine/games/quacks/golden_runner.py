@@ -9,7 +9,7 @@ from typing import Any
 
 from quacks_helpers import chip_in
 
-from engine.games.quacks import (
+from engine.games.quacks.rules import (
     Answer,
     Buy,
     Choose,

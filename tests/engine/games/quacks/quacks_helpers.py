@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from engine.games.quacks import (
+from engine.games.quacks.rules import (
     Action,
     Answer,
     Buy,
@@ -20,7 +20,7 @@ from engine.games.quacks import (
     Spend,
     Stop,
 )
-from engine.games.quacks.catalogue import kind_of
+from engine.games.quacks.rules.catalogue import kind_of
 
 
 def new_game(

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from engine.app.cli import main
-from engine.games.quacks import Draw, Game, QuacksConfig, Stop
 from engine.games.quacks.bots.policies import BotError, PushBot, make_bot
 from engine.games.quacks.bots.tournament import play_game, run_tournament
-from engine.games.quacks.observer import seat_view
+from engine.games.quacks.rules import Draw, Game, QuacksConfig, Stop
+from engine.games.quacks.rules.observer import seat_view
 
 
 class Watching:

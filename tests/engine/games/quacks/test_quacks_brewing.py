@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 from quacks_helpers import bag_only, chip_in, draw, give, new_game, run_until
 
-from engine.games.quacks import (
+from engine.games.quacks.rules import (
     Answer,
     ChooseOffer,
     Draw,
@@ -18,7 +18,7 @@ from engine.games.quacks import (
     Stop,
     UseFlask,
 )
-from engine.games.quacks.catalogue import kind_of
+from engine.games.quacks.rules.catalogue import kind_of
 
 
 def pot(game: Game, seat: int = 0) -> list[tuple[str, int]]:

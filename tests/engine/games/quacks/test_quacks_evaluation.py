@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from quacks_helpers import bag_only, chip_in, draw, give, new_game, run_until, stop_all
 
-from engine.games.quacks import Buy, Choose, Game, IllegalAction, Phase, RollDie, Spend, Stop
-from engine.games.quacks.catalogue import kind_of
+from engine.games.quacks.rules import Buy, Choose, Game, IllegalAction, Phase, RollDie, Spend, Stop
+from engine.games.quacks.rules.catalogue import kind_of
 
 
 def explode(game: Game, seat: int) -> None:
@@ -351,7 +351,7 @@ def test_Q25_D20_round_9_draws_are_accepted_in_any_order() -> None:
 
 
 def test_Q31_house_rules_are_options_of_the_configuration() -> None:
-    from engine.games.quacks import InvalidSetup
+    from engine.games.quacks.rules import InvalidSetup
 
     game = new_game(2, explosion_limit=9, start_rubies=0)
     for kind in ("white-3", "white-2", "white-2", "white-1"):

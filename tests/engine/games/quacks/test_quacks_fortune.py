@@ -13,7 +13,7 @@ from quacks_helpers import (
     stop_all,
 )
 
-from engine.games.quacks import (
+from engine.games.quacks.rules import (
     Answer,
     Choose,
     ChooseOffer,
@@ -23,8 +23,9 @@ from engine.games.quacks import (
     RollDie,
     Spend,
     Stop,
+    UseFlask,
 )
-from engine.games.quacks.catalogue import kind_of
+from engine.games.quacks.rules.catalogue import kind_of
 
 
 def kinds(game: Game, seat: int) -> list[str]:
@@ -170,7 +171,7 @@ def test_Q27_FB3_N6_after_five_chips_start_again_once() -> None:
 def test_Q27_FB3_D24_also_after_an_early_explosion_flask_stays_used() -> None:
     game = new_game(2, deck=["FB3"])
     draw(game, 0, "white-3")
-    game.apply(__import__("engine.games.quacks", fromlist=["UseFlask"]).UseFlask(0))
+    game.apply(UseFlask(0))
     for kind in ("white-3", "white-2", "white-2", "white-1"):
         draw(game, 0, kind)
     assert game.players[0].question == "restart"
@@ -230,7 +231,7 @@ def test_Q27_FB8_FB11_N8_a_ruby_space_gives_2_vp_or_an_extra_ruby() -> None:
 def test_Q27_FB9_flasks_are_refilled_at_the_end_of_the_round() -> None:
     game = new_game(2, deck=["FB9"])
     draw(game, 0, "white-1")
-    game.apply(__import__("engine.games.quacks", fromlist=["UseFlask"]).UseFlask(0))
+    game.apply(UseFlask(0))
     run_until(game, Phase.BREW, 2, face=4)
     assert game.players[0].flask
 

@@ -8,7 +8,7 @@ from typing import TypeVar
 from golden_runner import Round, play_round
 from quacks_helpers import new_game
 
-from engine.games.quacks import Spend
+from engine.games.quacks.rules import Spend
 
 # Game 1: 2 players, no fortune cards (N29). Seat 0 draws orange then green every round and
 # stops; seat 1 draws one white 1 and stops. Seat 0 always rolls (furthest, Q17), gets the

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from quacks_helpers import draw, new_game
 
-from engine.games.quacks import Draw, Game, QuacksConfig, RollDie, Stop
-from engine.games.quacks.log import InvalidLog, log_to_wire, replay_wire, undo
-from engine.games.quacks.observer import seat_view
+from engine.games.quacks.rules import Draw, Game, QuacksConfig, RollDie, Stop
+from engine.games.quacks.rules.log import InvalidLog, log_to_wire, replay_wire, undo
+from engine.games.quacks.rules.observer import seat_view
 
 SETTINGS = settings(max_examples=max(5, settings().max_examples // 4), deadline=None)
 

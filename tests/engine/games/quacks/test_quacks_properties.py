@@ -14,9 +14,9 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.games.quacks import Action, Draw, Game, IllegalAction, Phase, QuacksConfig, Stop
-from engine.games.quacks.catalogue import colour_of, default_catalogue
-from engine.games.quacks.observer import seat_view
+from engine.games.quacks.rules import Action, Draw, Game, IllegalAction, Phase, QuacksConfig, Stop
+from engine.games.quacks.rules.catalogue import colour_of, default_catalogue
+from engine.games.quacks.rules.observer import seat_view
 
 SETTINGS = settings(max_examples=max(5, settings().max_examples // 4), deadline=None)
 ALL_CHIPS = Counter(default_catalogue().all_chips())

@@ -9,7 +9,7 @@ import random
 import pytest
 from quacks_helpers import chip_in, draw, new_game, run_until, stop_all
 
-from engine.games.quacks import (
+from engine.games.quacks.rules import (
     Buy,
     Draw,
     Game,
@@ -22,7 +22,7 @@ from engine.games.quacks import (
     action_from_wire,
     to_wire,
 )
-from engine.games.quacks.observer import public_view, seat_view
+from engine.games.quacks.rules.observer import public_view, seat_view
 
 
 def state(game: Game) -> str:

@@ -9,9 +9,9 @@ from fractions import Fraction
 import pytest
 from quacks_helpers import draw, give, new_game, stop_all
 
-from engine.games.quacks import Game, InvalidSetup, RollDie
-from engine.games.quacks.catalogue import kind_of
-from engine.games.quacks.observer import public_view
+from engine.games.quacks.rules import Game, InvalidSetup, RollDie
+from engine.games.quacks.rules.catalogue import kind_of
+from engine.games.quacks.rules.observer import public_view
 
 
 def pot(game: Game, seat: int = 0) -> list[tuple[str, int]]:

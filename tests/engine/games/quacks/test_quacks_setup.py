@@ -10,7 +10,7 @@ from importlib import resources
 import pytest
 from quacks_helpers import new_game
 
-from engine.games.quacks import (
+from engine.games.quacks.rules import (
     Game,
     InvalidSetup,
     Phase,
@@ -18,15 +18,15 @@ from engine.games.quacks import (
     default_catalogue,
     from_data,
 )
-from engine.games.quacks.catalogue import kind_of
-from engine.games.quacks.names import card_name, chip_name, placeholders
+from engine.games.quacks.rules.catalogue import kind_of
+from engine.games.quacks.rules.names import card_name, chip_name, placeholders
 
 CAT = default_catalogue()
 
 
 def raw() -> dict[str, object]:
     data: dict[str, object] = json.loads(
-        resources.files("engine.games.quacks").joinpath("catalogue.json").read_text("utf-8")
+        resources.files("engine.games.quacks.rules").joinpath("catalogue.json").read_text("utf-8")
     )
     return data
 

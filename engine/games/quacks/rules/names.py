@@ -7,14 +7,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from engine.games.quacks.catalogue import colour_of, value_of
+from engine.games.quacks.rules.catalogue import colour_of, value_of
 
 LANGUAGES = ("en", "fr", "de")
 
 
 @cache
 def _names() -> dict[str, Any]:
-    text = resources.files("engine.games.quacks").joinpath("names.json").read_text("utf-8")
+    text = resources.files("engine.games.quacks.rules").joinpath("names.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 
@@ -39,3 +39,10 @@ def placeholders() -> list[str]:
     out += [f"fortune.{c}.fr" for c, n in data["fortune"].items()
             if isinstance(n, dict) and n.get("fr_status") == "placeholder"]  # fmt: skip
     return out
+
+
+def colour_name(colour: str, lang: str = "en") -> str:
+    """`red` -> "toadstool" / "Fliegenpilz": the ingredient a colour stands for."""
+    if lang not in LANGUAGES:
+        lang = "en"
+    return str(_names()["chips"][colour][lang])

@@ -13,9 +13,9 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-from engine.games.quacks.actions import to_wire
-from engine.games.quacks.catalogue import colour_of, kind_of
-from engine.games.quacks.game import Game
+from engine.games.quacks.rules.actions import to_wire
+from engine.games.quacks.rules.catalogue import colour_of, kind_of
+from engine.games.quacks.rules.game import Game
 
 
 def fraction(value: Fraction) -> dict[str, Any]:
@@ -48,6 +48,7 @@ def public_view(game: Game, show_odds: bool = True) -> dict[str, Any]:
                 "vp": cat.track[space].vp,
                 "ruby": cat.track[space].ruby,
             },
+            "affordable": game.affordable(cat.track[space].coins),
             "question": p.question,
             "asked": game.asks[s].kind if s in game.asks else None,
             "reward": p.reward,

@@ -23,7 +23,7 @@ from fractions import Fraction
 from itertools import combinations
 from typing import Any
 
-from engine.games.quacks.actions import (
+from engine.games.quacks.rules.actions import (
     Action,
     Answer,
     Buy,
@@ -35,9 +35,15 @@ from engine.games.quacks.actions import (
     Stop,
     UseFlask,
 )
-from engine.games.quacks.catalogue import Catalogue, colour_of, default_catalogue, kind_of, value_of
-from engine.games.quacks.errors import IllegalAction, InvalidSetup
-from engine.games.quacks.events import Event, event
+from engine.games.quacks.rules.catalogue import (
+    Catalogue,
+    colour_of,
+    default_catalogue,
+    kind_of,
+    value_of,
+)
+from engine.games.quacks.rules.errors import IllegalAction, InvalidSetup
+from engine.games.quacks.rules.events import Event, event
 
 UPGRADE = {"1": "2", "2": "4"}  # FP13: the next higher value of a colour (N12)
 TRADE_COLOURS = ("green", "blue", "red", "yellow")
@@ -352,18 +358,20 @@ class Game:
             return out
         return []
 
-    def _buyable(self, seat: int) -> list[str]:
+    def affordable(self, coins: int) -> list[str]:
+        """The kinds `coins` buy now: sold by a book that is out, in the supply (Q22)."""
         return [
             k
             for k in self.cat.kinds
             if self.unlocked(k)
             and self.supply[k]
             and k in self.cat.prices[self.config.book(colour_of(k))]
+            and self.price(k) <= coins
         ]
 
     def _purchases(self, seat: int) -> list[tuple[str, ...]]:
         coins = self.cat.track[self.scoring_space(seat)].coins
-        kinds = [k for k in self._buyable(seat) if self.price(k) <= coins]
+        kinds = self.affordable(coins)
         out: list[tuple[str, ...]] = [()]
         out += [(k,) for k in kinds]
         out += [

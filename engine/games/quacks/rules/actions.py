@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from engine.games.quacks.errors import InvalidWire
+from engine.games.quacks.rules.errors import InvalidWire
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from engine.games.quacks.errors import InvalidSetup
+from engine.games.quacks.rules.errors import InvalidSetup
 
 COLOURS = ("white", "orange", "green", "blue", "red", "yellow", "purple", "black")
 
@@ -154,5 +154,7 @@ def from_data(data: dict[str, Any]) -> Catalogue:
 
 @cache
 def default_catalogue() -> Catalogue:
-    text = resources.files("engine.games.quacks").joinpath("catalogue.json").read_text("utf-8")
+    text = (
+        resources.files("engine.games.quacks.rules").joinpath("catalogue.json").read_text("utf-8")
+    )
     return from_data(json.loads(text))

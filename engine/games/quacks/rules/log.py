@@ -7,10 +7,10 @@ import random
 from dataclasses import asdict
 from typing import Any
 
-from engine.games.quacks.actions import Action, action_from_wire, to_wire
-from engine.games.quacks.catalogue import Catalogue
-from engine.games.quacks.errors import IllegalAction, InvalidWire, QuacksError
-from engine.games.quacks.game import Game, QuacksConfig
+from engine.games.quacks.rules.actions import Action, action_from_wire, to_wire
+from engine.games.quacks.rules.catalogue import Catalogue
+from engine.games.quacks.rules.errors import IllegalAction, InvalidWire, QuacksError
+from engine.games.quacks.rules.game import Game, QuacksConfig
 
 
 class InvalidLog(QuacksError):
@@ -59,7 +59,29 @@ def replay_wire(data: Any, catalogue: Catalogue | None = None) -> Game:
 
 def undo(game: Game, count: int = 1) -> Game:
     """The game without its last `count` actions (an automatic step goes with the action
-    that caused it)."""
+    that caused it). A simulation's draws and rolls go on from the same seeded stream."""
     if not 0 <= count <= len(game.log):
         raise InvalidLog("Q29", f"cannot undo {count} of {len(game.log)} actions")
-    return replay(game.config, list(game.start_deck), game.log[: len(game.log) - count], game.cat)
+    back = replay(game.config, list(game.start_deck), game.log[: len(game.log) - count], game.cat)
+    back.rng.setstate(game.rng.getstate())
+    return back
+
+
+def rng_state(game: Game) -> list[Any]:
+    """The simulation's rng state as JSON, so a restored game draws on as it would have."""
+    version, internal, gauss = game.rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def restore_rng(game: Game, state: Any) -> None:
+    try:
+        version, internal, gauss = state
+        game.rng.setstate((int(version), tuple(int(x) for x in internal), gauss))
+    except (TypeError, ValueError) as exc:
+        raise InvalidWire("Q29", f"not a random state: {exc}") from None
+
+
+def restart(game: Game) -> Game:
+    """The same game before its first action (same configuration and deck): to replay its
+    log action by action, e.g. to gather events."""
+    return replay(game.config, list(game.start_deck), [], game.cat)
