@@ -45,7 +45,8 @@ event: $(STAMP)
 lint: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy --strict engine hub dashboard tests
-	$(VENV)/bin/mypy --strict tests/dashboard/conftest.py
+	for conftest in $$(find tests -mindepth 2 -name conftest.py | sort); do \
+		$(VENV)/bin/mypy --strict $$conftest || exit 1; done
 	$(PY) -m dashboard.jsdoc --check
 	node_modules/.bin/tsc -p dashboard/tsconfig.json
 

@@ -149,7 +149,11 @@ def test_a_batch_s_packets_leave_together_and_a_request_inside_it_is_answered(
         other.subscribe(topics.game_public, raw=lambda t, p: seen.append(p), wait=5)
         woken: list[int] = []
         real_wake = engine._client._wake
-        engine._client._wake = lambda: (woken.append(1), real_wake())[1]  # type: ignore[method-assign]
+
+        def wake() -> None:
+            woken.append(1)
+            real_wake()
+        engine._client._wake = wake  # type: ignore[method-assign]
 
         def handle(topic: str, model: WireModel) -> None:
             for n in range(5):
