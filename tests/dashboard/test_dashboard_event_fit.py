@@ -142,3 +142,26 @@ def test_cell_labels_never_cover_a_colour_name(table_stack: Stack, browser: Any,
             assert page.evaluate(LABEL_OVERLAPS) == [], path
     finally:
         context.close()
+
+
+def test_the_new_game_form_stays_in_its_column_on_a_laptop(table_stack: Stack,
+                                                           browser: Any) -> None:
+    """At 1280x900 the host page's left column is narrow: each field of the New game form
+    lies inside it (side by side with its label, the fields ran into the seat links)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
+    context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
+    page = context.new_page()
+    try:
+        page.goto(table_stack.dash.url + "/host?lang=en")
+        page.wait_for_selector("#new-game select#players")
+        out = page.evaluate("""() => {
+          const box = document.getElementById('new-game-box').getBoundingClientRect();
+          return [...document.querySelectorAll('#new-game select, #new-game input, #new-game .btn')]
+            .filter((el) => el.getClientRects().length)
+            .map((el) => [el.id || el.textContent.trim(),
+                          el.getBoundingClientRect().right - box.right])
+            .filter(([, over]) => over > 1);
+        }""")
+        assert not out, f"fields of the New game form run out of its column by (px): {out}"
+    finally:
+        context.close()
