@@ -24,7 +24,10 @@ def test_bots_move_their_sensed_pawns_and_the_game_goes_on(tmp_path: Path) -> No
                                   data_dir=tmp_path / "demo", pawns=True), say=lambda _: None)
     stack.start()
     try:
-        interp = stack.engine.tables["demo"].interp
+        # The engine serves a table once its ownership loop has claimed it (issue 21).
+        runtime = wait_until(lambda: stack.engine.tables.get("demo"), 60,
+                             "the engine to serve the demo's table")
+        interp = runtime.interp
         wait_until(lambda: interp.game is not None and len(interp.game.actions) >= 8, 240,
                    "eight actions of the bots' game", report=lambda: str(stack.driver.state()))
         # Sensed, not inferred: the pawn sensors reported every move the bots made.
