@@ -226,15 +226,15 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # The game seam: the interface and registry stand alone; a game's definition adapts
     # its own packages to it.
     "engine.games": (),
-    "engine.games.glastonbury": ("engine.games.base", "engine.wire"),
+    "engine.games.glastonbury": ("engine.games.base", "engine.games.tournament", "engine.wire"),
     "engine.wire": ("engine.games",),
-    "engine.games.glastonbury.bots": ("engine.games.glastonbury.rules", "engine.cli",
-                                      "engine.games.quacks.bots.cli"),
+    # A game's bots: its rules, and the tournament statistic every game shares.
+    "engine.games.glastonbury.bots": ("engine.games.glastonbury.rules", "engine.games.tournament",
+                                      "engine.cli"),
     # Quacks mirrors Glastonbury: its definition, table and breakdown adapt the pure core.
-    "engine.games.quacks": ("engine.games.base",),
+    "engine.games.quacks": ("engine.games.base", "engine.games.tournament"),
     "engine.games.quacks.rules": (),  # pure, like Glastonbury's rules (and not even those)
-    "engine.games.quacks.bots": ("engine.games.quacks.rules",
-                                 "engine.games.glastonbury.bots.tournament", "engine.cli"),
+    "engine.games.quacks.bots": ("engine.games.quacks.rules", "engine.games.tournament"),
     "engine.datadir": (),
     "engine.cli": (),  # CliError only: the command is engine.app.cli
     "engine.games.glastonbury.rules_cli": ("engine.games.glastonbury.rules", "engine.cli"),

@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engine.service.cli",
     "dashboard.cli",
     "engine.games.glastonbury.bots.cli",
+    "engine.app.tournament",
     "engine.app.demo.cli",
     "engine.hosting.cli",
 )

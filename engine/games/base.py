@@ -35,6 +35,8 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from engine.games.tournament import Progress, TournamentReport
+
 Lang = Literal["fr", "en", "de"]
 LANGS: tuple[Lang, ...] = ("fr", "en", "de")
 
@@ -251,6 +253,14 @@ class GameDefinition(Protocol):
     def hint(self, state: Any, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
         """What a bot suggests to ``seat``, seeing only what it sees (`Refused` when the
         seat has nothing to decide)."""
+        ...
+
+    def tournament(self, bots: Sequence[str], games: int, players: int, seed: int,
+                   settings: Mapping[str, str], progress: Progress | None = None
+                   ) -> TournamentReport:
+        """Its bots against each other, seats rotated (`cauldron tournament`); `Refused`
+        naming the problem for an unknown bot, a bad count or setting. ``settings`` are the
+        game's own (Glastonbury: ``memory``)."""
         ...
 
     def interpreter(self, **kwargs: Any) -> Interpreter:

@@ -39,6 +39,7 @@ from engine.games.glastonbury.rules.cards import (
 from engine.games.glastonbury.rules.errors import RulesError
 from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
 from engine.games.glastonbury.rules.observer import public_view, scores_view, seat_view, to_wire
+from engine.games.tournament import Progress, TournamentReport
 
 MAX_SEATS: Final[int] = 4
 HERE: Final[Path] = Path(__file__).resolve().parent
@@ -228,6 +229,28 @@ class GlastonburyDefinition:
 
         try:
             return make_bot(spec)
+        except BotError as exc:
+            raise Refused(str(exc), code="bad_bot") from None
+
+    def tournament(self, bots: Sequence[str], games: int, players: int, seed: int,
+                   settings: Mapping[str, str], progress: Progress | None = None
+                   ) -> TournamentReport:
+        from engine.games.glastonbury.bots import BotError, make_bot
+        from engine.games.glastonbury.bots.base import MEMORIES
+        from engine.games.glastonbury.bots.tournament import run_tournament
+
+        unknown = sorted(set(settings) - {"memory"})
+        if unknown:
+            raise Refused(f"Glastonbury's tournament has no setting {unknown[0]!r}; it has: "
+                          "memory=perfect|own", code="bad_setting")
+        memory = settings.get("memory", "perfect")
+        if memory not in MEMORIES:
+            raise Refused(f"memory must be perfect or own, not {memory!r}", code="bad_setting")
+        try:
+            for label in bots:
+                make_bot(label)
+            return run_tournament(list(bots), make_bot, games, players=players, seed=seed,
+                                  memory=memory, progress=progress)
         except BotError as exc:
             raise Refused(str(exc), code="bad_bot") from None
 

@@ -38,6 +38,7 @@ from engine.games.quacks.rules import (
 from engine.games.quacks.rules.catalogue import COLOURS, kind_of
 from engine.games.quacks.rules.names import card_name, chip_name, colour_name
 from engine.games.quacks.table import QuacksTable
+from engine.games.tournament import Progress, TournamentReport
 
 MAX_SEATS: Final[int] = 4
 HERE: Final[Path] = Path(__file__).resolve().parent
@@ -243,6 +244,23 @@ class QuacksDefinition:
 
         try:
             return make_bot(spec)
+        except BotError as exc:
+            raise Refused(str(exc), code="bad_bot") from None
+
+    def tournament(self, bots: Sequence[str], games: int, players: int, seed: int,
+                   settings: Mapping[str, str], progress: Progress | None = None
+                   ) -> TournamentReport:
+        from engine.games.quacks.bots.policies import BotError, make_bot
+        from engine.games.quacks.bots.tournament import run_tournament
+
+        if settings:
+            raise Refused(f"Quacks' tournament has no setting {sorted(settings)[0]!r}",
+                          code="bad_setting")
+        try:
+            for label in bots:
+                make_bot(label)
+            return run_tournament(list(bots), make_bot, games, players=players, seed=seed,
+                                  progress=progress)
         except BotError as exc:
             raise Refused(str(exc), code="bad_bot") from None
 

@@ -1,4 +1,5 @@
-"""`cauldron tournament` (bots against each other) and `cauldron hint` (a suggested move)."""
+"""`cauldron hint`: a suggested move for a saved Glastonbury game log (the tournament is
+every game's: `engine/app/tournament.py`)."""
 
 from __future__ import annotations
 
@@ -10,36 +11,6 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    tournament = subparsers.add_parser(
-        "tournament",
-        help="play bots against each other and print win rates with 95%% intervals",
-        description=(
-            "Play N games between bots, rotating seats and colours, and print each bot's "
-            "win rate (ties shared), its 95% Wilson interval and mean score. Bots: random, "
-            "greedy, search; the search bot takes options, e.g. "
-            "search:simulations=200:depth=24 (also candidates, rollout, epsilon)."
-        ),
-    )
-    tournament.add_argument(
-        "--bots",
-        default=None,
-        help="comma-separated bots (default: random,greedy,search; Quacks: random,greedy,push)",
-    )
-    tournament.add_argument(
-        "--game", choices=("glastonbury", "quacks"), default="glastonbury",
-        help="which game's bots play (default glastonbury)",
-    )  # fmt: skip
-    tournament.add_argument("--games", type=int, default=20, help="games to play (default 20)")
-    tournament.add_argument("--players", type=int, default=2, help="2, 3 or 4 (default 2)")
-    tournament.add_argument("--seed", type=int, default=1, help="seed of the deals (default 1)")
-    tournament.add_argument(
-        "--memory",
-        default="perfect",
-        help="what bots remember of other cauldrons: perfect (default) or own",
-    )
-    tournament.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    tournament.set_defaults(handler=_tournament)
-
     hint_parser = subparsers.add_parser(
         "hint",
         help="suggest a move for the seat to play in a saved game log",
@@ -51,46 +22,6 @@ def register(subparsers: Any) -> None:
     hint_parser.add_argument("--seed", type=int, default=0)
     hint_parser.add_argument("--json", action="store_true")
     hint_parser.set_defaults(handler=_hint)
-
-
-def _tournament(args: argparse.Namespace) -> int:
-    from engine.cli import CliError, Progress
-    from engine.games.glastonbury.bots.base import MEMORIES, BotError
-    from engine.games.glastonbury.bots.registry import make_bot
-    from engine.games.glastonbury.bots.tournament import format_table, run_tournament
-
-    if args.game == "quacks":
-        from engine.games.quacks.bots.cli import tournament
-
-        return tournament(args)
-    if args.games < 1:
-        raise CliError(f"--games must be at least 1, not {args.games}")
-    if not 2 <= args.players <= 4:
-        raise CliError(f"--players must be 2, 3 or 4, not {args.players}")
-    if args.memory not in MEMORIES:
-        raise CliError(f"--memory must be perfect or own, not {args.memory!r}")
-    labels = [b.strip() for b in (args.bots or "random,greedy,search").split(",") if b.strip()]
-    if not labels:
-        raise CliError("--bots names no bot; e.g. --bots random,greedy,search")
-    try:
-        for label in labels:
-            make_bot(label)
-        result = run_tournament(
-            labels,
-            make_bot,
-            args.games,
-            players=args.players,
-            seed=args.seed,
-            memory=args.memory,
-            progress=Progress(),
-        )
-    except BotError as exc:
-        raise CliError(f"{exc}") from None
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        print(format_table(result))
-    return 0
 
 
 def _hint(args: argparse.Namespace) -> int:

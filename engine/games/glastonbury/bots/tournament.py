@@ -6,7 +6,6 @@ its own `Observation`, built by its own `ObservationTracker` from the events it 
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -16,21 +15,13 @@ from typing import Any
 from engine.games.glastonbury.bots.base import Bot, BotError, Memory, ObservationTracker
 from engine.games.glastonbury.rules.cards import PLAYER_COLOURS
 from engine.games.glastonbury.rules.game import Game, GameConfig, Phase
-
-Z95 = 1.959963984540054
-
-
-def wilson_interval(successes: float, trials: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a proportion (fractional successes allowed: shared wins)."""
-    if trials <= 0:
-        return (0.0, 1.0)
-    p = successes / trials
-    z2 = z * z
-    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
-    half = (z / (1 + z2 / trials)) * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
-    low = 0.0 if successes <= 0 else max(0.0, centre - half)  # exact at the ends
-    high = 1.0 if successes >= trials else min(1.0, centre + half)
-    return (low, high)
+from engine.games.tournament import (
+    Progress,
+    WinTally,
+    lineup_for,
+    tally_header,
+    unique_names,
+)
 
 
 @dataclass(slots=True)
@@ -41,29 +32,6 @@ class GameResult:
     winners: tuple[int, ...]
     turns: int
     seconds: float
-
-
-@dataclass(slots=True)
-class WinTally:
-    """One bot's seat-games and wins, with their interval: what every game's tournament
-    reports first (Glastonbury's `BotStanding`, Quacks' `Standing`)."""
-
-    label: str
-    seats: int = 0  # seat-games played
-    wins: float = 0.0  # ties shared as fractions
-    seconds: float = 0.0  # thinking time (CPU seconds)
-
-    @property
-    def win_rate(self) -> float:
-        return self.wins / self.seats if self.seats else 0.0
-
-    def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.wins, self.seats)
-
-    def tally_json(self) -> dict[str, Any]:
-        low, high = self.interval()
-        return {"bot": self.label, "seat_games": self.seats, "wins": round(self.wins, 4),
-                "win_rate": round(self.win_rate, 4), "ci95": [round(low, 4), round(high, 4)]}
 
 
 @dataclass(slots=True)
@@ -102,6 +70,9 @@ class TournamentResult:
             "standings": [s.to_json() for s in self.standings],
         }
 
+    def table(self) -> str:
+        return format_table(self)
+
 
 def play_game(
     bots: Sequence[Bot],
@@ -130,20 +101,6 @@ def play_game(
     return game
 
 
-def lineup_for(game_index: int, labels: Sequence[str], players: int) -> tuple[int, ...]:
-    """Which bot (index into `labels`) sits at each seat in game `game_index`.
-
-    The bot list is read as a ring: game g seats `players` consecutive bots starting at
-    bot g mod L (L bots), so every group of neighbours meets; every L games the window
-    also turns one seat further, so each bot of a group plays every seat (and so moves
-    first) in turn, also when there are more bots than seats."""
-    count = len(labels)
-    start = game_index % count
-    turn = (game_index // count) % players
-    window = [(start + i) % count for i in range(players)]
-    return tuple(window[(i + turn) % players] for i in range(players))
-
-
 def colours_for(game_index: int, players: int) -> tuple[str, ...]:
     """Player colours rotate too (with 2 players the removed colour follows)."""
     k = game_index % len(PLAYER_COLOURS)
@@ -158,7 +115,7 @@ def run_tournament(
     players: int = 2,
     seed: int = 1,
     memory: Memory = "perfect",
-    progress: Callable[[str, int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> TournamentResult:
     if not labels:
         raise BotError("name at least one bot")
@@ -167,13 +124,13 @@ def run_tournament(
     if not 2 <= players <= 4:
         raise BotError(f"Glastonbury is for 2 to 4 players, not {players}")
     bots = [make(label) for label in labels]
-    names = _unique_names(labels)
+    names = unique_names(labels)
     standings = [BotStanding(name) for name in names]
     result = TournamentResult(players, games, seed, memory, standings)
     started = time.perf_counter()
     cpu_started = time.process_time()
     for g in range(games):
-        seats = lineup_for(g, labels, players)
+        seats = lineup_for(g, len(labels), players)
         config = GameConfig(colours=colours_for(g, players))
         thinking = [0.0] * players
         game_started = time.perf_counter()
@@ -183,12 +140,9 @@ def run_tournament(
         winners = score.winners
         for s, b in enumerate(seats):
             standing = standings[b]
-            standing.seats += 1
             standing.score_sum += totals[s]
             standing.margin_sum += totals[s] - max(t for o, t in enumerate(totals) if o != s)
-            standing.seconds += thinking[s]
-            if s in winners:
-                standing.wins += 1 / len(winners)
+            standing.count(s, winners, thinking[s])
         result.results.append(
             GameResult(
                 tuple(names[i] for i in seats),
@@ -206,32 +160,15 @@ def run_tournament(
     return result
 
 
-def _unique_names(labels: Sequence[str]) -> list[str]:
-    names: list[str] = []
-    for label in labels:
-        name = label
-        n = 2
-        while name in names:
-            name = f"{label}#{n}"
-            n += 1
-        names.append(name)
-    return names
-
-
 def format_table(result: TournamentResult) -> str:
     lines = [
         f"{result.games} games, {result.players} players, seed {result.seed}, "
         f"memory {result.memory}, {result.seconds:.1f} s wall, {result.cpu_seconds:.1f} s CPU",
-        f"{'bot':<28} {'games':>6} {'wins':>7} {'win rate':>9} {'95% CI':>15} "
-        f"{'mean score':>11} {'mean margin':>12} {'CPU s/game':>10}",
+        f"{tally_header(28)} {'mean score':>11} {'mean margin':>12} {'CPU s/game':>10}",
     ]
     for s in result.standings:
-        low, high = s.interval()
         mean = s.score_sum / s.seats if s.seats else 0.0
         margin = s.margin_sum / s.seats if s.seats else 0.0
         per_game = s.seconds / s.seats if s.seats else 0.0
-        lines.append(
-            f"{s.label:<28} {s.seats:>6} {s.wins:>7.2f} {s.win_rate:>8.1%} "
-            f"  [{low:>5.1%}, {high:>5.1%}] {mean:>11.1f} {margin:>12.1f} {per_game:>10.2f}"
-        )
+        lines.append(f"{s.tally_row(28)} {mean:>11.1f} {margin:>12.1f} {per_game:>10.2f}")
     return "\n".join(lines)

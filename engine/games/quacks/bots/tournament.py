@@ -1,5 +1,5 @@
-"""Quacks bot tournaments: seats rotated, win rates with 95% Wilson intervals (the same
-statistic as Glastonbury's, `engine.games.glastonbury.bots.tournament.wilson_interval`)."""
+"""Quacks bot tournaments: seats rotated, win rates with 95% Wilson intervals (the rotation
+and the statistic are every game's: `engine.games.tournament`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.games.glastonbury.bots.tournament import WinTally
 from engine.games.quacks.bots.policies import Bot, BotError
 from engine.games.quacks.rules.game import Game, QuacksConfig
 from engine.games.quacks.rules.observer import seat_view
+from engine.games.tournament import (
+    Progress,
+    WinTally,
+    lineup_for,
+    tally_header,
+    unique_names,
+)
 
 
 @dataclass(slots=True)
@@ -49,6 +55,9 @@ class Result:
             "standings": [s.to_json() for s in self.standings],
         }
 
+    def table(self) -> str:
+        return format_table(self)
+
 
 def play_game(
     bots: Sequence[Bot], seed: int, thinking: list[float] | None = None, start_player: int = 0
@@ -72,21 +81,13 @@ def play_game(
     return game
 
 
-def lineup_for(game_index: int, count: int, players: int) -> tuple[int, ...]:
-    """Bots read as a ring; every `count` games the window turns one seat (as Glastonbury's)."""
-    start = game_index % count
-    turn = (game_index // count) % players
-    window = [(start + i) % count for i in range(players)]
-    return tuple(window[(i + turn) % players] for i in range(players))
-
-
 def run_tournament(
     labels: Sequence[str],
     make: Callable[[str], Bot],
     games: int,
     players: int = 2,
     seed: int = 1,
-    progress: Callable[[str, int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> Result:
     if not labels:
         raise BotError("name at least one bot")
@@ -95,12 +96,7 @@ def run_tournament(
     if not 2 <= players <= 4:
         raise BotError(f"Quacks is for 2 to 4 players here, not {players}")
     bots = [make(label) for label in labels]
-    names = []
-    for label in labels:
-        name, n = label, 2
-        while name in names:
-            name, n = f"{label}#{n}", n + 1
-        names.append(name)
+    names = unique_names(labels)
     standings = [Standing(name) for name in names]
     result = Result(players, games, seed, standings)
     started = time.perf_counter()
@@ -110,12 +106,9 @@ def run_tournament(
         game = play_game([bots[i] for i in seats], seed * 100_003 + g, thinking, g % players)
         for s, b in enumerate(seats):
             st = standings[b]
-            st.seats += 1
             st.vp_sum += game.players[s].vp
             st.explosions += sum(1 for h in game.players[s].history if h["exploded"])
-            st.seconds += thinking[s]
-            if s in game.winners:
-                st.wins += 1 / len(game.winners)
+            st.count(s, game.winners, thinking[s])
         result.lineups.append(tuple(names[i] for i in seats))
         if progress is not None:
             progress("tournament", g + 1, games)
@@ -127,14 +120,9 @@ def format_table(result: Result) -> str:
     lines = [
         f"Quacks: {result.games} games, {result.players} players, seed {result.seed}, "
         f"{result.seconds:.1f} s wall",
-        f"{'bot':<20} {'games':>6} {'wins':>7} {'win rate':>9} {'95% CI':>15} "
-        f"{'mean VP':>8} {'explosions':>11}",
+        f"{tally_header()} {'mean VP':>8} {'explosions':>11}",
     ]
     for s in result.standings:
-        low, high = s.interval()
         n = max(s.seats, 1)
-        lines.append(
-            f"{s.label:<20} {s.seats:>6} {s.wins:>7.2f} {s.win_rate:>8.1%} "
-            f"  [{low:>5.1%}, {high:>5.1%}] {s.vp_sum / n:>8.1f} {s.explosions / n:>11.2f}"
-        )
+        lines.append(f"{s.tally_row()} {s.vp_sum / n:>8.1f} {s.explosions / n:>11.2f}")
     return "\n".join(lines)

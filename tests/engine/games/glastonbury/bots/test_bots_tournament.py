@@ -1,4 +1,5 @@
-"""The tournament command and the Wilson interval."""
+"""Glastonbury's tournament through `cauldron tournament` (the rotation and the Wilson
+interval are every game's: tests/engine/games/test_tournament.py)."""
 
 from __future__ import annotations
 
@@ -7,37 +8,10 @@ import json
 import pytest
 
 from engine.app.cli import main
-from engine.games.glastonbury.bots.tournament import colours_for, lineup_for, wilson_interval
+from engine.games.glastonbury.bots.tournament import colours_for
 
 
-def test_wilson_interval_known_values() -> None:
-    # Reference values: R prop.test(x, n, correct = FALSE)$conf.int.
-    low, high = wilson_interval(5, 10)
-    assert low == pytest.approx(0.2365931, abs=1e-6)
-    assert high == pytest.approx(0.7634069, abs=1e-6)
-    low, high = wilson_interval(0, 10)
-    assert low == 0.0
-    assert high == pytest.approx(0.2775328, abs=1e-6)
-    low, high = wilson_interval(10, 10)
-    assert low == pytest.approx(0.7224672, abs=1e-6)
-    assert high == 1.0
-    # The bounds are the roots of (p - x)^2 = z^2 x (1 - x) / n: check 81/100 that way.
-    low, high = wilson_interval(81, 100)
-    z2, n, p = 1.959963984540054**2, 100, 0.81
-    for root in (low, high):
-        assert (p - root) ** 2 == pytest.approx(z2 * root * (1 - root) / n, rel=1e-9)
-    assert low == pytest.approx(0.72221, abs=1e-5) and high == pytest.approx(0.87485, abs=1e-5)
-    assert wilson_interval(0, 0) == (0.0, 1.0)
-
-
-def test_seats_and_colours_rotate() -> None:
-    assert [lineup_for(g, ["a", "b"], 2) for g in range(2)] == [(0, 1), (1, 0)]
-    assert lineup_for(1, ["a", "b", "c"], 2) == (1, 2)
-    # More bots than seats: every ordered pair meets, each bot moves first in turn.
-    pairs = {lineup_for(g, ["a", "b", "c"], 2) for g in range(6)}
-    assert pairs == {(a, b) for a in range(3) for b in range(3) if a != b}
-    firsts = [lineup_for(g, ["a", "b", "c", "d"], 3)[0] for g in range(12)]
-    assert sorted(firsts) == sorted([0, 1, 2, 3] * 3)
+def test_colours_rotate() -> None:
     assert {colours_for(g, 2)[0] for g in range(4)} == {"yellow", "red", "green", "blue"}
 
 
@@ -73,7 +47,9 @@ def test_tiny_tournament_table_three_players(capsys: pytest.CaptureFixture[str])
         (["--games", "0"], "--games must be at least 1"),
         (["--players", "5"], "--players must be 2, 3 or 4"),
         (["--bots", "search:fast=1"], "unknown search option 'fast'"),
-        (["--memory", "none"], "--memory must be perfect or own"),
+        (["--set", "memory=none"], "memory must be perfect or own"),
+        (["--set", "memory"], "--set takes NAME=VALUE"),
+        (["--set", "depth=3"], "has no setting 'depth'"),
     ],
 )
 def test_tournament_bad_input(
