@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from engine.cli import CliError
 from engine.games.glastonbury.rules.cards import RECIPES
 from engine.games.glastonbury.rules.names import card_name
+from hub.config import BACKENDS  # the reader back-ends, one list
 
 if TYPE_CHECKING:
     from dashboard.count import CountDesk
@@ -40,7 +41,7 @@ def register(subparsers: Any) -> None:
                     "cauldron cards and spells on one reader (or picks them on the page); the "
                     "page shows the exact score, the breakdown and the podium. Open the "
                     "address it prints.")
-    parser.add_argument("--backend", choices=["pcsc", "sim", "spi", "serial"],
+    parser.add_argument("--backend", choices=BACKENDS,
                         help="the reader: pcsc = USB NFC reader (default), sim = a simulated "
                              "reader on the page (no hardware), spi/serial = the table's pads")
     parser.add_argument("--config", type=Path, help="hub config file (TOML or JSON)")
