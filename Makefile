@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 # The suite runs on every core (pytest-xdist); each worker has its own brokers, ports and
 # data dirs; an idle worker takes tests queued for a busy one (worksteal). XDIST=0 runs it
-# in one process.
+# in one process. The 30 slowest tests are listed at the end (where the time goes).
 XDIST ?= auto
 
 $(PY):
@@ -51,7 +51,7 @@ lint: $(STAMP) $(NODE_STAMP)
 	node_modules/.bin/tsc -p dashboard/tsconfig.json
 
 test: $(STAMP) system-deps lint
-	$(VENV)/bin/pytest -n $(XDIST) --dist worksteal $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(XDIST) --dist worksteal --durations=30 $(PYTEST_ARGS)
 
 # While working: no end-to-end or browser test (make test runs them all).
 test-fast: $(STAMP)
