@@ -13,6 +13,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+from waiting import EXIT_WITHIN
 
 from engine.wire.broker import find_mosquitto, free_port
 
@@ -66,4 +67,4 @@ def secured_broker(tmp: Path, accounts: dict[str, str]) -> Iterator[int]:
         yield port
     finally:
         proc.terminate()
-        proc.wait(timeout=5)
+        proc.wait(EXIT_WITHIN)

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 import serial
-from waiting import wait_for
+from waiting import EXIT_WITHIN, wait_for
 
 from engine.games.glastonbury.rules import GameLog, Refill
 from engine.games.glastonbury.rules.board import cell_name
@@ -227,17 +227,17 @@ class Engine:
     def kill(self) -> None:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
+        self.proc.wait(EXIT_WITHIN)
         self.kills += 1
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(10)
+                self.proc.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(5)
+                self.proc.wait(EXIT_WITHIN)
 
 
 class Watcher:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from waiting import wait_for
+from waiting import EXIT_WITHIN, wait_for
 
 from engine.wire.broker import free_port
 
@@ -61,10 +61,10 @@ class Table:
             proc.terminate()
         for proc in self.procs.values():
             try:
-                proc.wait(10)
+                proc.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 proc.kill()
-                proc.wait(5)
+                proc.wait(EXIT_WITHIN)
 
 
 @pytest.fixture

@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from waiting import EXIT_WITHIN
+
 if TYPE_CHECKING:  # imported by main() once the keys and data dirs are set
     from test_service_venue import Venue
 
@@ -161,7 +163,7 @@ def _fault(venue: Venue, kind: str) -> float:
     except AssertionError:
         took = time.monotonic() - began
     if kind == "SIGKILL":
-        victim.wait(10)
+        victim.wait(EXIT_WITHIN)
         venue.start_engine()
     else:
         victim.send_signal(signal.SIGCONT)  # it wakes fenced and rejoins

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from waiting import EXIT_WITHIN
+
 from engine.wire.broker import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,10 +59,10 @@ def count_process(data: Path, port: int, *extra: str) -> Iterator[subprocess.Pop
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             try:
-                proc.wait(10)
+                proc.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 proc.kill()
-                proc.wait(5)
+                proc.wait(EXIT_WITHIN)
 
 
 def test_count_with_the_simulated_reader_survives_a_kill(tmp_path: Path) -> None:
@@ -88,7 +90,7 @@ def test_count_with_the_simulated_reader_survives_a_kill(tmp_path: Path) -> None
         except urllib.error.HTTPError as exc:
             assert exc.code == 403
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        proc.wait(EXIT_WITHIN)
     with count_process(tmp_path, port):
         state = request(url + "/api/count")
         assert [t["card"] for t in state["count"]["seats"][0]["taps"]] == [
@@ -149,7 +151,7 @@ def test_count_and_readers_on_the_usb_back_end_with_the_mock_factory(tmp_path: P
                           "simulated": False}
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(10)
+        proc.wait(EXIT_WITHIN)
 
 
 def test_on_a_table_with_a_pad_per_seat_each_pad_counts_for_its_seat(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from test_setup_doctor import (  # noqa: F401  (fixtures)
     table,
     wait_doctor_ok,
 )
-from waiting import wait_until
+from waiting import EXIT_WITHIN, wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs (root only)")
 
@@ -124,7 +124,7 @@ def test_doctor_and_undo_name_a_read_only_disk_mid_game(
         assert reply.status_code >= 400 and "read-only file system" in reply.text, reply.text
     finally:
         restarted.terminate()
-        restarted.wait(10)
+        restarted.wait(EXIT_WITHIN)
 
 
 def test_doctor_names_a_full_engine_disk_mid_game(
@@ -229,7 +229,7 @@ def test_a_taken_dashboard_port_names_the_program_holding_it(table: Table) -> No
         assert "HTTP Error 404" not in out.stdout
     finally:
         holder.terminate()
-        holder.wait(10)
+        holder.wait(EXIT_WITHIN)
 
 
 @pytest.mark.parametrize("secret", ["cauldron/secrets/dashboard.env",

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 from test_setup_doctor import cauldron, stock_main_config
+from waiting import EXIT_WITHIN
 
 from engine.wire.broker import free_port
 
@@ -229,4 +230,4 @@ def test_the_rehearsals_printed_mosquitto_command_starts_on_a_stock_main_config(
         assert "ok      each account logs in to the broker" in login.stdout, login.stdout
     finally:
         broker.terminate()
-        broker.wait(10)
+        broker.wait(EXIT_WITHIN)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from waiting import EXIT_WITHIN
 
 from engine.hosting.mosquitto import hash_password, verify_password
 from engine.wire.broker import find_mosquitto, free_port
@@ -76,7 +77,7 @@ class Broker:
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()
-            self.proc.wait(10)
+            self.proc.wait(EXIT_WITHIN)
             self.proc = None
 
 
@@ -141,10 +142,10 @@ def services(table: Table) -> Iterator[None]:
             proc.send_signal(signal.SIGTERM)
         for proc in procs:
             try:
-                proc.wait(10)
+                proc.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 proc.kill()
-                proc.wait(5)
+                proc.wait(EXIT_WITHIN)
         for log in logs:
             log.close()
 
@@ -260,7 +261,7 @@ def test_a_refused_hub_says_the_account_is_wrong_not_waiting(table: Table) -> No
         assert "waiting for the MQTT broker" not in said
     finally:
         hub.terminate()
-        hub.wait(10)
+        hub.wait(EXIT_WITHIN)
 
 
 def test_setup_asks_on_a_terminal_and_remembers(tmp_path: Path) -> None:
@@ -292,7 +293,7 @@ def test_setup_asks_on_a_terminal_and_remembers(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.wait(10)
+        proc.wait(EXIT_WITHIN)
         os.close(master)
     text = said.decode(errors="replace")
     assert proc.returncode == 0, text

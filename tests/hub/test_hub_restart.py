@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from waiting import wait_for
+from waiting import EXIT_WITHIN, wait_for
 
 from engine.wire.contract import HubEvent, Topics, WireModel
 from engine.wire.mqtt import WireClient
@@ -95,14 +95,14 @@ def start_sim_hub(w: Watcher, url: str, table: str, data_dir: Path, log: Path
         wait_answering(w, hub, log)
     except BaseException:
         hub.kill()
-        hub.wait(5)
+        hub.wait(EXIT_WITHIN)
         raise
     return hub
 
 
 def sigkill(process: subprocess.Popen[bytes]) -> None:
     process.send_signal(signal.SIGKILL)
-    assert process.wait(5) == -signal.SIGKILL
+    assert process.wait(EXIT_WITHIN) == -signal.SIGKILL
 
 
 def wait_answering(w: Watcher, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -166,11 +166,11 @@ def test_sigkilled_sim_hub_reports_only_the_card_lifted_while_it_was_down(
         watcher.sim({"action": "remove", "where": "pad:0"})  # and play goes on
         wait_for(lambda: watcher.events()[-1:] == [(5, "pad", "removed", "pad:0", "immuto-1")])
         hub.send_signal(signal.SIGINT)
-        assert hub.wait(10) == 0, log.read_text()
+        assert hub.wait(EXIT_WITHIN) == 0, log.read_text()
     finally:
         if hub.poll() is None:
             hub.kill()
-            hub.wait(5)
+            hub.wait(EXIT_WITHIN)
 
 
 KILLED_BETWEEN_STORE_AND_PUBLISH = """
@@ -221,7 +221,7 @@ def test_killed_between_storing_an_event_and_publishing_it(
         watcher.sim({"action": "place", "where": "2,2", "card_id": "accio-1"})
         wait_for(lambda: len(watcher.events()) == 2, what="two placements")
         hub.send_signal(signal.SIGINT)
-        assert hub.wait(10) == 0, log.read_text()
+        assert hub.wait(EXIT_WITHIN) == 0, log.read_text()
 
         code = textwrap.dedent(KILLED_BETWEEN_STORE_AND_PUBLISH)
         dying = subprocess.Popen([sys.executable, "-c", code, mqtt_broker, table_id, str(data)],
@@ -231,7 +231,7 @@ def test_killed_between_storing_an_event_and_publishing_it(
         assert dying.stdout.readline() == b"ready\n", log.read_text()
         dying.stdin.write(b"go\n")
         dying.stdin.flush()
-        assert dying.wait(10) == -signal.SIGKILL
+        assert dying.wait(EXIT_WITHIN) == -signal.SIGKILL
         assert len(watcher.events()) == 2  # the removal never went out...
         assert pending(config.outbox_path) == 1  # ...but it is stored, with its state
         uid_accio = virtual_box_tagmap().uid_for("accio-1")
@@ -251,7 +251,7 @@ def test_killed_between_storing_an_event_and_publishing_it(
     finally:
         if hub.poll() is None:
             hub.kill()
-            hub.wait(5)
+            hub.wait(EXIT_WITHIN)
 
 
 class Readers(RawBackend):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from waiting import wait_for
+from waiting import EXIT_WITHIN, wait_for
 
 from engine.games.glastonbury.rules import GameLog
 from engine.games.glastonbury.rules.board import cell_name
@@ -136,7 +136,7 @@ def test_engine_killed_mid_game_and_restarted_loses_nothing(
         for inp in inputs[half:half + 4]:  # events in flight while it dies
             table.gesture(inp)
         engine.send_signal(signal.SIGKILL)
-        engine.wait(10)
+        engine.wait(EXIT_WITHIN)
         for inp in inputs[half + 4:half + 40]:  # played while the engine is down
             table.gesture(inp)
         engine = _engine_process(mqtt_broker, tmp_path / "data", table_id, name)
@@ -150,7 +150,7 @@ def test_engine_killed_mid_game_and_restarted_loses_nothing(
         assert _comparable(watcher.public["view"]) == _comparable(reference.public_view())
     finally:
         engine.send_signal(signal.SIGTERM)
-        engine.wait(10)
+        engine.wait(EXIT_WITHIN)
         table.stop()
         watcher.client.stop()
     # The stored log replays to the same game: nothing lost, nothing applied twice.

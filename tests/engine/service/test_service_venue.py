@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from test_service_crash import ROOT, Table, _comparable, _reference
-from waiting import wait_for
+from waiting import EXIT_WITHIN, wait_for
 
 from engine.app.cli import main
 from engine.games.glastonbury.rules import GameLog
@@ -100,7 +100,7 @@ class Venue:
                 engine.send_signal(signal.SIGTERM)
         for engine in self.engines:
             try:
-                engine.wait(10)
+                engine.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 engine.kill()
         self.client.stop()
@@ -230,7 +230,7 @@ def _kill_one(venue: Venue) -> tuple[float, list[str], str]:
     assert orphans, "the victim owned no table"
     killed = time.monotonic()
     victim.send_signal(signal.SIGKILL)
-    victim.wait(10)
+    victim.wait(EXIT_WITHIN)
     return killed, orphans, ids[victim.pid]
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from test_service_crash import ROOT, Table
-from waiting import wait_for
+from waiting import EXIT_WITHIN, wait_for
 
 from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.errors import StoreError
@@ -307,7 +307,7 @@ def test_a_stopped_owner_is_replaced_within_10_s_and_wakes_fenced(
             engine.send_signal(signal.SIGTERM)
         for engine in engines:
             try:
-                engine.wait(10)
+                engine.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 engine.kill()
         store.close()
@@ -339,7 +339,7 @@ def test_ten_tables_on_three_engines_are_shared_4_3_3(mqtt_broker: str, pg_url: 
             engine.send_signal(signal.SIGTERM)
         for engine in engines:
             try:
-                engine.wait(10)
+                engine.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 engine.kill()
         store.close()
@@ -468,7 +468,7 @@ def test_one_undo_when_the_owner_dies_while_the_other_engine_is_stopped(
             reply = watch.client.request(Topics(table).cmd("undo"), {}, timeout=15)
             assert reply.status == "ok", reply.error
             owner.send_signal(signal.SIGKILL)
-            owner.wait(10)
+            owner.wait(EXIT_WITHIN)
         finally:
             other.send_signal(signal.SIGCONT)
         wait_for(lambda: _owner(store, table) not in (None, first), 30,
@@ -489,7 +489,7 @@ def test_one_undo_when_the_owner_dies_while_the_other_engine_is_stopped(
                 engine.send_signal(signal.SIGTERM)
         for engine in engines:
             try:
-                engine.wait(10)
+                engine.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 engine.kill()
         store.close()
@@ -643,7 +643,7 @@ def test_a_kill_and_a_restart_move_each_table_at_most_once(mqtt_broker: str, pg_
         victim = next(e for e in engines if any(f"-{e.pid}-" in (o or "")
                                                 for o in owners.values()))
         victim.send_signal(signal.SIGKILL)
-        victim.wait(10)
+        victim.wait(EXIT_WITHIN)
         wait_for(lambda: all(o is not None and f"-{victim.pid}-" not in o
                              for o in {x.table: x.engine for x in store.owners()}.values()),
                  30, "the killed engine's tables served again")
@@ -658,7 +658,7 @@ def test_a_kill_and_a_restart_move_each_table_at_most_once(mqtt_broker: str, pg_
                 engine.send_signal(signal.SIGTERM)
         for engine in engines:
             try:
-                engine.wait(10)
+                engine.wait(EXIT_WITHIN)
             except subprocess.TimeoutExpired:
                 engine.kill()
         store.close()

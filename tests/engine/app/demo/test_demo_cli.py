@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from waiting import EXIT_WITHIN
 
 from engine.app.cli import main as cauldron
 from engine.wire.broker import free_port
@@ -90,12 +91,12 @@ class Demo:
     def interrupt(self) -> None:
         """Ctrl-C: the demo must stop cleanly (exit 0)."""
         self.proc.send_signal(signal.SIGINT)
-        assert self.proc.wait(20) == 0, self.output()
+        assert self.proc.wait(EXIT_WITHIN) == 0, self.output()
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait(5)
+            self.proc.wait(EXIT_WITHIN)
         self.log.close()
 
 
@@ -194,7 +195,7 @@ def test_demo_killed_mid_game_goes_on_with_the_same_game(tmp_path: Path) -> None
                            >= 6 and not s["game"]["view"].get("over"), 60)
         game_id = state["game"]["game_id"]
         demo.proc.send_signal(signal.SIGKILL)
-        demo.proc.wait(10)
+        demo.proc.wait(EXIT_WITHIN)
         again = Demo(tmp_path, seed=5, name="demo-1")
         state = again.table(over, 90)
         output = demo.output() + again.output()
