@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import uuid
@@ -60,6 +61,12 @@ from engine.wire.broker import (  # noqa: E402
     LocalBroker,
     find_mosquitto,
 )
+
+# A suite started in the background by a script (`cmd &` without job control) inherits SIGINT
+# ignored, and so would every hub, engine and demo it starts: their Ctrl-C tests would hang.
+# Python's own handler here makes the children start with SIGINT at its default again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Each run (each xdist worker) has its own data home: no test writes to the real one, and
 # workers never share a table log, a key file or a saved table. Subprocesses inherit it.
