@@ -156,6 +156,20 @@ class Fragments:
     styles: tuple[str, ...] = ()
 
 
+# ---------------------------------------------------------------- its views on the wire
+
+
+@dataclass(frozen=True)
+class GameViews:
+    """The types of a game's views on the wire: ``game/public``'s ``view`` (``public``; the
+    wire adds the table's state as ``table``) and ``game/seat/<n>``'s (``seat``, with a
+    ``seat`` field). Pydantic models or dataclasses: the wire's models validate a game's
+    payloads with them (found through the registry), ``cauldron schema`` exports them."""
+
+    public: type[Any]
+    seat: type[Any]
+
+
 # ---------------------------------------------------------------- bots and the table
 
 
@@ -408,6 +422,7 @@ class GameDefinition(Protocol):
     rules_doc: str  # the rules' file, e.g. RULES.md (rule ids in refusals name it)
     # ``cmd/play``'s moves (a phone's buttons): verb -> its args' model (`cauldron schema`)
     moves: Mapping[str, type[BaseModel]]
+    views: GameViews  # its views' types on the wire
 
     def new(self, options: GameOptions, rng: random.Random) -> Any:
         """A new game's pure state (shuffles with ``rng``; no other randomness)."""

@@ -43,6 +43,7 @@ from pydantic import (
 )
 
 from engine.games import DEFAULT_GAME, game_ids
+from engine.games import games as get_games
 from engine.games import get as get_game
 from engine.games.base import UnknownGame
 from engine.wire.contract import (
@@ -782,6 +783,21 @@ def api_models() -> Iterator[tuple[str, type[BaseModel] | Any]]:
                     seen.add(model.__name__)
                     yield model.__name__, model
     yield "Gesture", TypeAdapter(AnyGesture)
+    for name, model in _move_models().items():  # cmd/play's args, each game's own
+        yield name, model
+
+
+def _title(game: str) -> str:
+    return "".join(p.title() for p in game.split("_"))
+
+
+def _move_models() -> dict[str, type[BaseModel]]:
+    """Each game's ``cmd/play`` moves' models, by schema name (``QuacksAnswerMove``)."""
+    out: dict[str, type[BaseModel]] = {}
+    for game in get_games():
+        for model in game.moves.values():
+            out[f"{_title(game.id)}{model.__name__}"] = model
+    return out
 
 
 def api_schemas() -> Iterator[tuple[str, dict[str, Any]]]:
@@ -818,4 +834,8 @@ def api_document() -> dict[str, Any]:
     return {"cmd": {v: names(c) for v, c in GAME_API.items()},
             "hub/cmd": {v: names(c) for v, c in HUB_API.items()},
             "gestures": {a: g.__name__ for a, g in _BY_ACTION.items()},
-            "events": {"game/events": GameEvents.__name__}}
+            "events": {"game/events": GameEvents.__name__},
+            # cmd/play's moves, each game's: verb -> its args' model
+            "moves": {g.id: {verb: next(n for n, m in _move_models().items()
+                                        if m is model and n.startswith(_title(g.id)))
+                             for verb, model in g.moves.items()} for g in get_games()}}

@@ -16,6 +16,7 @@ from engine.games.base import (
     Catalogue,
     Fragments,
     GameOptions,
+    GameViews,
     Interpreter,
     Lang,
     Place,
@@ -38,7 +39,14 @@ from engine.games.glastonbury.rules.cards import (
 )
 from engine.games.glastonbury.rules.errors import RulesError
 from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
-from engine.games.glastonbury.rules.observer import public_view, scores_view, seat_view, to_wire
+from engine.games.glastonbury.rules.observer import (
+    PublicView,
+    SeatView,
+    public_view,
+    scores_view,
+    seat_view,
+    to_wire,
+)
 
 MAX_SEATS: Final[int] = 4
 HERE: Final[Path] = Path(__file__).resolve().parent
@@ -121,6 +129,7 @@ class GlastonburyDefinition:
     fragments = Fragments(static=HERE / "static")
     rules_doc = "RULES.md"
     moves: Mapping[str, type[BaseModel]] = {}  # its moves are read from the table
+    views = GameViews(public=PublicView, seat=SeatView)
     player_colours: tuple[str, ...] = PLAYER_COLOURS
 
     def check(self, options: Mapping[str, object]) -> GlastonburyOptions:

@@ -20,6 +20,7 @@ from engine.games.base import (
     Catalogue,
     Fragments,
     GameOptions,
+    GameViews,
     Interpreter,
     Lang,
     Place,
@@ -37,7 +38,13 @@ from engine.games.quacks.rules import (
 )
 from engine.games.quacks.rules.catalogue import COLOURS, kind_of
 from engine.games.quacks.rules.names import card_name, chip_name, colour_name
-from engine.games.quacks.table import MOVES, QuacksInterpreter, QuacksTable
+from engine.games.quacks.table import (
+    MOVES,
+    QuacksInterpreter,
+    QuacksPublicView,
+    QuacksSeatView,
+    QuacksTable,
+)
 
 MAX_SEATS: Final[int] = 4
 HERE: Final[Path] = Path(__file__).resolve().parent
@@ -141,6 +148,7 @@ class QuacksDefinition:
     )  # fmt: skip
     rules_doc = "RULES-QUACKS.md"
     moves: Mapping[str, type[BaseModel]] = MOVES
+    views = GameViews(public=QuacksPublicView, seat=QuacksSeatView)
 
     def check(self, options: Mapping[str, object]) -> QuacksOptions:
         try:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from engine.games.base import (
     Changes,
@@ -684,3 +684,100 @@ class QuacksInterpreter:
         if self.table is not None and self.status is TableStatus.OVER:
             result = breakdown(self.table.game)
         return (dict(self.options) if new else None), result
+
+
+# ---------------------------------------------------------------- its views on the wire
+
+
+class _View(BaseModel):
+    """Base of Quacks' views on the wire: an unknown key is refused, so nothing that is not
+    listed here (a bag's contents, a hand) can slip into a view unseen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Odds(_View):
+    num: int = Field(ge=0)
+    den: int = Field(ge=0)
+    p: float = Field(ge=0, le=1)
+
+
+class Space(_View):
+    coins: int
+    vp: int
+    ruby: bool
+
+
+class PotChip(_View):
+    chip: str = Field(max_length=40)
+    kind: str = Field(max_length=32)
+    index: int = Field(ge=0)
+
+
+class SeatPublic(_View):
+    """One seat as everyone sees it: its pot, white sum against its limit, the sizes (not
+    the contents) of its bag and hand, its track and, with the memory aid, the odds."""
+
+    seat: int = Field(ge=0, lt=4)
+    status: str = Field(max_length=32)
+    pot: list[PotChip] = Field(max_length=64)
+    white_sum: int
+    limit: int
+    bag_size: int = Field(ge=0)
+    hand_size: int = Field(ge=0)
+    droplet: int
+    start: int
+    rat_tails: int
+    flask: str = Field(max_length=16)
+    rubies: int
+    vp: int
+    scoring_space: int
+    space: Space
+    affordable: list[str] = Field(max_length=64)
+    question: JsonValue = None
+    asked: JsonValue = None
+    reward: JsonValue = None
+    history: list[dict[str, JsonValue]] = Field(max_length=16)
+    explosion_chance: Odds | None = None
+
+
+class QuacksPublicView(_View):
+    """``game/public``'s ``view`` for a Quacks table (`QuacksTable.public_view`)."""
+
+    game: Literal["quacks"]
+    round: int = Field(ge=1, le=9)
+    rounds: int
+    phase: str = Field(max_length=32)
+    start_player: int
+    fortune: str | None = Field(max_length=16)
+    fortune_discard: list[str] = Field(max_length=32)
+    fortune_left: int
+    books_out: list[str] = Field(max_length=16)
+    prices: dict[str, int]
+    books: dict[str, int]
+    supply: dict[str, int]
+    rubies_left: int
+    die: list[dict[str, JsonValue]] = Field(max_length=8)
+    seats: list[SeatPublic] = Field(max_length=4)
+    winners: list[int] = Field(max_length=4)
+    show_odds: bool
+    track: list[Space] = Field(max_length=64)
+    rat_tails_after: list[int] = Field(max_length=64)
+    cards: dict[str, str]
+    evaluation: list[dict[str, JsonValue]] = Field(max_length=512)
+    baskets: dict[str, list[str]] = Field(default_factory=dict)  # (a seat: its own `basket`)
+
+
+class QuacksSeatView(QuacksPublicView):
+    """``game/seat/<n>``'s ``view``: the public view plus what only that seat sees: its
+    hand, its bag's contents by kind (D30, never in draw order), its moves and question,
+    the chips it tapped for its purchase."""
+
+    seat: int = Field(ge=0, lt=4)
+    me: int = Field(ge=0, lt=4)
+    hand: list[str] = Field(max_length=64)
+    bag: dict[str, int] | None = None
+    options: list[dict[str, JsonValue]] = Field(max_length=4096)
+    ask: dict[str, JsonValue] | None = None
+    basket: list[str] = Field(max_length=8)
+    stand_ins: list[JsonValue] = Field(max_length=64)

@@ -18,7 +18,15 @@ from engine.games.quacks.bots.policies import make_bot
 from engine.games.quacks.rules import action_from_wire, to_wire
 from engine.games.quacks.table import QuacksInterpreter
 from engine.service.service import EngineService, ServiceConfig
-from engine.wire.contract import HubEvent, Topics
+from engine.wire.contract import (
+    GamePublicBase,
+    GameSeatBase,
+    HubEvent,
+    Topics,
+    parse_payload,
+    public_model,
+    seat_model,
+)
 
 TABLE = "t1"
 # What no public view may hold: a bag's contents (in draw order or not, beyond counts), a
@@ -32,11 +40,14 @@ class Wire:
     def __init__(self) -> None:
         self.last: dict[str, dict[str, Any]] = {}
         self.all: list[tuple[str, dict[str, Any]]] = []
+        self.raw: list[tuple[str, bytes]] = []
 
     def record(self, topic: str, payload: bytes | Any, **_: Any) -> int:
-        data = json.loads(payload if isinstance(payload, bytes) else payload.model_dump_json())
+        raw = payload if isinstance(payload, bytes) else payload.model_dump_json().encode()
+        data = json.loads(raw)
         self.last[topic] = data
         self.all.append((topic, data))
+        self.raw.append((topic, raw))
         return 0
 
 
@@ -102,8 +113,14 @@ def test_a_quacks_game_is_chosen_at_new_game_and_played_through_the_service(
     stored = service.tables[TABLE].store.games()[-1]
     assert stored.status == "over" and stored.result is not None
     assert stored.config["game"] == "quacks"
-    # On the wire: no public payload ever held a secret; each seat's view went to its own
-    # topic only, and says whose it is.
+    # On the wire: every view is what Quacks' own models say (the contract finds them
+    # through the registry), no public payload ever held a secret, and each seat's view
+    # went to its own topic only and says whose it is.
+    for topic, raw in wire.raw:
+        if "/game/public" in topic or "/game/seat/" in topic:
+            model = parse_payload(topic, raw)
+            assert isinstance(model, GamePublicBase | GameSeatBase) and model.game == "quacks"
+            assert type(model) in (public_model("quacks"), seat_model("quacks"))
     for topic, data in wire.all:
         if topic == topics.game_public:
             assert not keys_of(data["view"]) & SECRET_KEYS, topic
