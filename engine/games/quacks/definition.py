@@ -83,7 +83,7 @@ def config_of(options: QuacksOptions) -> QuacksConfig:
 
 CATALOGUE: Final = Catalogue(
     pieces=CAT.all_chips(),
-    kinds={c: "chip" for c in CAT.all_chips()},
+    kinds={c: kind_of(c) for c in CAT.all_chips()},  # enrolment by kind: "white-1", …
     places=tuple(Place(f"pad:{s}", "pad", seat=s) for s in range(MAX_SEATS)),
     seats=MAX_SEATS,
 )
