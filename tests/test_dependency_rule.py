@@ -462,8 +462,10 @@ PLATFORM = ("hub", "dashboard", "engine.service", "engine.wire")
 # Platform modules that still import a game's own modules, with exactly those imports: they
 # are to go through the seam (`GameDefinition`) and this list only shrinks
 # (`test_the_seam_exceptions_are_still_needed`). Glastonbury's score-only count and board
-# geometry are its page fragments-to-be; the wire's public view and the store's and
-# service's replay and table interpreter are the game's, still named here.
+# geometry are its page fragments-to-be; the wire's `GamePublic`/`GameSeat` type the default
+# game's views for the dashboard's models (every other game's come from the registry:
+# `public_model`, `seat_model`). The engine service and its store speak to games through
+# `engine.games.base.Interpreter` only.
 NOT_YET_THROUGH_THE_SEAM: dict[str, frozenset[str]] = {
     "dashboard.count": frozenset({
         "engine.games.glastonbury.rules.cards", "engine.games.glastonbury.rules.names",
