@@ -213,7 +213,7 @@ class Sensed:
 class WireItem(Protocol):
     """An action (or anything) the service puts on the wire as its JSON."""
 
-    def to_wire(self) -> Mapping[str, Any]: ...
+    def to_wire(self) -> Mapping[str, JsonValue]: ...
 
 
 class GameEvent(WireItem, Protocol):
@@ -229,7 +229,7 @@ class TableAlertItem(Protocol):
     @property
     def severity(self) -> str: ...
 
-    def wire(self) -> Mapping[str, Any]: ...
+    def wire(self) -> Mapping[str, JsonValue]: ...
 
 
 class Outcome(Protocol):
@@ -266,10 +266,10 @@ class Outcome(Protocol):
     def undone_text(self) -> str | None: ...
 
     @property
-    def undone_codes(self) -> Sequence[Mapping[str, Any]]: ...
+    def undone_codes(self) -> Sequence[Mapping[str, JsonValue]]: ...
 
     @property
-    def undo_steps(self) -> Sequence[Mapping[str, Any]]: ...
+    def undo_steps(self) -> Sequence[Mapping[str, JsonValue]]: ...
 
 
 @dataclass
@@ -286,8 +286,8 @@ class Changes:
     undone: int = 0
     instructions: list[str] = field(default_factory=list)
     undone_text: str | None = None
-    undone_codes: list[Mapping[str, Any]] = field(default_factory=list)
-    undo_steps: list[Mapping[str, Any]] = field(default_factory=list)
+    undone_codes: list[Mapping[str, JsonValue]] = field(default_factory=list)
+    undo_steps: list[Mapping[str, JsonValue]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -297,9 +297,9 @@ class Followed:
     out face up (``grid``, a game with a dealt square)."""
 
     index: int
-    actions: list[dict[str, Any]]
-    events: list[dict[str, Any]]
-    config: dict[str, Any] | None = None
+    actions: list[dict[str, JsonValue]]
+    events: list[dict[str, JsonValue]]
+    config: dict[str, JsonValue] | None = None
     grid: list[str] | None = None
 
 
@@ -353,12 +353,12 @@ class Interpreter(Protocol):
         a move of the game's own); `Refused` (nothing changed) when it does not fit."""
         ...
 
-    def observed(self) -> dict[str, Any]:
+    def observed(self) -> dict[str, JsonValue]:
         """What the readers hold now (stored with a new game; `GameDefinition.interpreter`
         starts from it)."""
         ...
 
-    def prompt(self) -> dict[str, Any]:
+    def prompt(self) -> dict[str, JsonValue]:
         """What the table waits for (`Prompt`: code, seat, English text)."""
         ...
 
@@ -367,7 +367,7 @@ class Interpreter(Protocol):
         game does not change. Never a covered piece."""
         ...
 
-    def table_wire(self) -> dict[str, Any]:
+    def table_wire(self) -> dict[str, JsonValue]:
         """The table's state (`TableInfo`): status, prompt, alerts, inputs, …"""
         ...
 
@@ -388,20 +388,20 @@ class Interpreter(Protocol):
         (the first with the set-up); `Refused` with ``no_game`` without a game."""
         ...
 
-    def layouts(self, outcome: Outcome) -> list[dict[str, Any]]:
+    def layouts(self, outcome: Outcome) -> list[dict[str, JsonValue]]:
         """``hub/cmd/layout`` args for a hub that lays its table out itself, after
         ``outcome`` (none for a game whose pieces the table does not hold)."""
         ...
 
-    def log(self) -> dict[str, Any] | None:
+    def log(self) -> dict[str, JsonValue] | None:
         """The game's log as JSON (`GameDefinition.log_to_wire`; None: no game yet)."""
         ...
 
-    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, Any]:
+    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
         """A bot's suggestion for ``seat``, seeing only what it sees (`Refused`)."""
         ...
 
-    def record(self, new: bool) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    def record(self, new: bool) -> tuple[dict[str, JsonValue] | None, dict[str, JsonValue] | None]:
         """The stored game row: its set-up (when ``new``) and its final scores (when over)."""
         ...
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
@@ -64,6 +64,9 @@ from engine.games.quacks.rules.sensing import (
     undo_last_draw,
     untapped_draw,
 )
+
+if TYPE_CHECKING:
+    from engine.wire.api import NewGameBase, PlayArgs
 
 # Events that make "the evaluation step by step" on the big screen (public ones only).
 EVALUATION = frozenset({
@@ -386,9 +389,9 @@ NOT_QUACKS: Final = frozenset({"keep", "discard", "declinatio", "confirm"})
 class _Wired:
     """A Quacks action as the service logs and follows it (`rules.actions.to_wire`)."""
 
-    data: Mapping[str, Any]
+    data: Mapping[str, JsonValue]
 
-    def to_wire(self) -> Mapping[str, Any]:
+    def to_wire(self) -> Mapping[str, JsonValue]:
         return self.data
 
 
@@ -401,7 +404,7 @@ class QuacksAlert:
     ts: float
     severity: str = "error"
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> dict[str, JsonValue]:
         r = self.refusal
         return {"alert_id": self.alert_id, "rule": r.rule, "kind": "breach",
                 "message": r.message[:500], "instruction": INSTRUCTIONS.get(r.code, ""),
@@ -425,17 +428,17 @@ class QuacksInterpreter:
 
     plays = "quacks"
 
-    def __init__(self, table: str = "table", observed: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, table: str = "table", observed: Mapping[str, object] | None = None) -> None:
         self.name = table
         self.table: QuacksTable | None = None
-        self.options: dict[str, Any] = {}
+        self.options: dict[str, JsonValue] = {}
         self.status = TableStatus.IDLE
         self.game_id: str | None = None
         self.inputs = 0
         self.alerts: dict[int | None, QuacksAlert] = {}
         self._alert_counter = 0
         self._version = 0
-        self._view: tuple[int, dict[str, Any]] | None = None
+        self._view: tuple[int, dict[str, JsonValue]] | None = None
 
     @property
     def game(self) -> Game | None:
@@ -511,7 +514,7 @@ class QuacksInterpreter:
         self._changed()
         return out
 
-    def _new_game(self, args: Any, out: Changes) -> None:
+    def _new_game(self, args: NewGameBase, out: Changes) -> None:
         from engine.games.quacks.definition import DEFINITION, QuacksOptions, config_of
 
         if args.game != self.plays:
@@ -535,7 +538,7 @@ class QuacksInterpreter:
         self.alerts.clear()
         out.started = True
 
-    def _play(self, args: Any, asking: int | None, ts: float, out: Changes) -> None:
+    def _play(self, args: PlayArgs, asking: int | None, ts: float, out: Changes) -> None:
         table = self._playing()
         seat = args.seat if args.seat is not None else asking
         if seat is None:
@@ -601,10 +604,10 @@ class QuacksInterpreter:
 
     # ---------------------------------------------------------------- what it says
 
-    def observed(self) -> dict[str, Any]:
+    def observed(self) -> dict[str, JsonValue]:
         return {}  # a pad holds nothing between taps (E22)
 
-    def prompt(self) -> dict[str, Any]:
+    def prompt(self) -> dict[str, JsonValue]:
         table = self.table
         if self.status is TableStatus.IDLE or table is None:
             return {"code": "idle", "seat": None, "text": "No game: start one (new game)."}
@@ -627,7 +630,7 @@ class QuacksInterpreter:
             cached = self._view = (self._version, view)
         return cached[1]
 
-    def table_wire(self) -> dict[str, Any]:
+    def table_wire(self) -> dict[str, JsonValue]:
         return {"status": self.status.value, "game_id": self.game_id, "prompt": self.prompt(),
                 "held": None, "vanesco_wait": [],
                 "alerts": [a.wire() for a in self.alerts.values()], "dealing": None,
@@ -666,18 +669,18 @@ class QuacksInterpreter:
                                    [e.to_wire() for e in probe.apply(action) if not e.private]))
         return stream
 
-    def layouts(self, outcome: TableOutcomeLike) -> list[dict[str, Any]]:
+    def layouts(self, outcome: TableOutcomeLike) -> list[dict[str, JsonValue]]:
         return []  # the bags are the engine's (E23): a table has nothing to lay out
 
-    def log(self) -> dict[str, Any] | None:
+    def log(self) -> dict[str, JsonValue] | None:
         return log_to_wire(self.table.game) if self.table is not None else None
 
-    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, Any]:
+    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
         from engine.games.quacks.definition import DEFINITION
 
         return DEFINITION.hint(self._playing().game, seat, level, lang)
 
-    def record(self, new: bool) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    def record(self, new: bool) -> tuple[dict[str, JsonValue] | None, dict[str, JsonValue] | None]:
         from engine.games.quacks.scoring import breakdown
 
         result = None

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from engine.games.base import UNKNOWN_TAG, Followed, Lang, Refused, Sensed, TableStatus
 from engine.games.base import Outcome as TableOutcome
@@ -1234,24 +1234,25 @@ class TableInterpreter:
                                    [e.to_wire() for e in replayed.apply(action) if not e.private]))
         return stream
 
-    def layouts(self, outcome: TableOutcome) -> list[dict[str, Any]]:
+    def layouts(self, outcome: TableOutcome) -> list[dict[str, JsonValue]]:
         """After an undo carried out physically, or a game's end, the cards where the game
         holds them; at a start with pawn sensors, the pawns at their start."""
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, JsonValue]] = []
         if outcome.undone or outcome.ended:
             layout = self.physical_layout()
             if layout is not None:
                 out.append({"layout": layout, "pawns": None})
         if outcome.started and self.game is not None and self.pawn_sensing.sensed is not None:
-            out.append({"layout": None, "pawns": start_positions(self.game)})
+            pawns: list[JsonValue] = list(start_positions(self.game))
+            out.append({"layout": None, "pawns": pawns})
         return out
 
-    def log(self) -> dict[str, Any] | None:
+    def log(self) -> dict[str, JsonValue] | None:
         from engine.games.glastonbury.definition import DEFINITION
 
         return DEFINITION.log_to_wire(self.game) if self.game is not None else None
 
-    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, Any]:
+    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
         from engine.games.glastonbury.definition import DEFINITION
 
         game = self.game
@@ -1259,7 +1260,7 @@ class TableInterpreter:
             raise Refused("no game is in progress: there is nothing to hint", code="no_game")
         return DEFINITION.hint(game, seat, level, lang)
 
-    def record(self, new: bool) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    def record(self, new: bool) -> tuple[dict[str, JsonValue] | None, dict[str, JsonValue] | None]:
         result = None
         if self.game is not None and self.status is Status.OVER:
             result = self.game.scores().to_json()
