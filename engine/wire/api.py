@@ -179,8 +179,17 @@ class PlayArgs(Args):
 class HintArgs(Args):
     """``cmd/hint`` (read-only; the request's seat asks)."""
 
-    level: Literal["greedy", "search"] = "greedy"
+    level: str = Field(default="greedy", min_length=1, max_length=32,
+                       description="a bot of the table's game (GameDefinition.bot_names)")
     lang: Literal["fr", "en", "de"] = "en"
+
+    @field_validator("level")
+    @classmethod
+    def _a_bot(cls, level: str) -> str:
+        names = sorted({n for g in get_games() for n in g.bot_names()})
+        if level not in names:
+            raise ValueError(f"no bot of that name: one of {', '.join(names)}")
+        return level
 
 
 class GameAnswer(Result):

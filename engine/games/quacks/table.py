@@ -678,7 +678,13 @@ class QuacksInterpreter:
     def hint(self, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
         from engine.games.quacks.definition import DEFINITION
 
-        return DEFINITION.hint(self._playing().game, seat, level, lang)
+        if level not in DEFINITION.bot_names():
+            raise Refused(f"level {level!r}: Quacks' bots are "
+                          f"{', '.join(DEFINITION.bot_names())}", code="bad_args")
+        action = DEFINITION.hint(self._playing().game, seat, level, lang)["action"]
+        verb = action.get("type") if isinstance(action, dict) else None
+        return {"seat": seat, "level": level, "action": action, "card": None, "cell": None,
+                "reason": f"the {level} bot would {verb}", "reasons": {}}
 
     def record(self, new: bool) -> tuple[dict[str, JsonValue] | None, dict[str, JsonValue] | None]:
         from engine.games.quacks.scoring import breakdown

@@ -18,7 +18,9 @@ from engine.games.quacks.bots.policies import make_bot
 from engine.games.quacks.rules import action_from_wire, to_wire
 from engine.games.quacks.table import QuacksInterpreter
 from engine.service.service import EngineService, ServiceConfig
+from engine.wire.api import HintAnswer, HistoryAnswer
 from engine.wire.contract import (
+    GameEvents,
     GamePublicBase,
     GameSeatBase,
     HubEvent,
@@ -207,4 +209,26 @@ def test_a_chip_tapped_on_a_pad_is_drawn_and_a_wrong_one_is_refused_on_the_table
     answer = service.command(TABLE, "undo", {})
     assert answer["status"] == "playing"
     assert wire.last[topics.game_seat(0)]["view"]["bag"][kind] == in_bag
+    service.stop()
+
+
+def test_a_quacks_seat_asks_a_hint_and_a_follower_the_history(tmp_path: Path) -> None:
+    """The read-only commands through the game's interpreter: a hint from Quacks' bots
+    for the asking seat, the public action stream from the game's start."""
+    service, wire = _service(tmp_path)
+    service.command(TABLE, "new_game", {"game": "quacks", "players": 2, "fortune_cards": False})
+    hint = HintAnswer.model_validate(
+        service.command(TABLE, "hint", {"level": "push", "lang": "en"}, seat=1))
+    assert hint.seat == 1 and hint.action["seat"] == 1 and hint.level == "push"
+    with pytest.raises(Refused) as refused:
+        service.command(TABLE, "hint", {"level": "search"}, seat=1)  # Glastonbury's bot
+    assert refused.value.code == "bad_args"
+    service.command(TABLE, "play", {"seat": 0, "verb": "draw"})
+    service.command(TABLE, "play", {"seat": 1, "verb": "draw"})
+    history = HistoryAnswer.model_validate(service.command(TABLE, "history", {}))
+    messages = [GameEvents.model_validate(m) for m in history.messages]
+    assert messages[0].game == "quacks" and messages[0].config
+    drawn = [a for m in messages for a in m.actions]
+    followed = [a for t, d in wire.all if t == Topics(TABLE).game_events for a in d["actions"]]
+    assert drawn == followed and [a["seat"] for a in drawn] == [0, 1]
     service.stop()

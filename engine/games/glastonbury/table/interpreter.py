@@ -1258,6 +1258,9 @@ class TableInterpreter:
         game = self.game
         if game is None or self.status is not Status.PLAYING:
             raise Refused("no game is in progress: there is nothing to hint", code="no_game")
+        if level not in ("greedy", "search"):
+            raise Refused(f"level {level!r}: Glastonbury's hints are greedy or search",
+                          code="bad_args")
         return DEFINITION.hint(game, seat, level, lang)
 
     def record(self, new: bool) -> tuple[dict[str, JsonValue] | None, dict[str, JsonValue] | None]:
