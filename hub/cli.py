@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 
 
 def _config_options(parser: argparse.ArgumentParser, mqtt: bool = True) -> None:
+    from hub.config import BACKENDS  # the one list of reader back-ends
+
     parser.add_argument("--config", type=Path, help="hub config file (TOML or JSON)")
-    parser.add_argument("--backend", choices=["sim", "serial", "spi", "pcsc"],
+    parser.add_argument("--backend", choices=BACKENDS,
                         help="reader back-end (default from config, else sim)")
     parser.add_argument("--table", help="table id: topics go under cauldron/<table>/")
     parser.add_argument("--data-dir", type=Path, help="where the outbox and tag map live")

@@ -43,6 +43,7 @@ from pydantic import (
 )
 
 from engine.games import DEFAULT_GAME, game_ids
+from engine.games import games as get_games
 from engine.games import get as get_game
 from engine.games.base import UnknownGame
 from engine.wire.contract import (
@@ -116,6 +117,9 @@ class NewGameBase(Args):
                       description="the game's id (engine.games)")
     recipe_cards: list[list[str]] | None = Field(default=None, max_length=8)
     game_id: str | None = Field(default=None, min_length=1, max_length=64)
+    seed: int | None = Field(default=None, ge=0, lt=2**63, description="the seed of the "
+                             "game's own chance (a virtual bag's draws): the engine's, stored "
+                             "with the command so a restart replays the same game")
 
     @field_validator("game")
     @classmethod
@@ -126,7 +130,8 @@ class NewGameBase(Args):
 
     def config_wire(self) -> dict[str, JsonValue]:
         """The game's options as given (its wire form): the set-up fields sent."""
-        given = self.model_dump(mode="json", exclude={"recipe_cards", "game_id", "game"})
+        given = self.model_dump(mode="json",
+                                exclude={"recipe_cards", "game_id", "game", "seed"})
         return {k: v for k, v in given.items() if k in self.model_fields_set}
 
 
@@ -160,11 +165,31 @@ class ConfirmArgs(Args):
     hub_id: str | None = Field(default=None, min_length=1, max_length=64)
 
 
+class PlayArgs(Args):
+    """``cmd/play``: a move of the table's game by a seat (a phone's button, a bot's move):
+    ``verb`` and its ``args``, typed by the game's own model (`GameDefinition.moves`),
+    checked by its interpreter (``unknown_move``, ``bad_args``, its rule's refusal)."""
+
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS,
+                             description="the seat moving (default: the request's seat)")
+    verb: str = Field(min_length=1, max_length=32, description="one of the game's moves")
+    args: dict[str, JsonValue] = Field(default_factory=dict, max_length=16)
+
+
 class HintArgs(Args):
     """``cmd/hint`` (read-only; the request's seat asks)."""
 
-    level: Literal["greedy", "search"] = "greedy"
+    level: str = Field(default="greedy", min_length=1, max_length=32,
+                       description="a bot of the table's game (GameDefinition.bot_names)")
     lang: Literal["fr", "en", "de"] = "en"
+
+    @field_validator("level")
+    @classmethod
+    def _a_bot(cls, level: str) -> str:
+        names = sorted({n for g in get_games() for n in g.bot_names()})
+        if level not in names:
+            raise ValueError(f"no bot of that name: one of {', '.join(names)}")
+        return level
 
 
 class GameAnswer(Result):
@@ -573,6 +598,8 @@ class Command(Generic[A, R]):
         """The typed arguments, or `BadArgs` naming the first problems."""
         if isinstance(raw, self.args):
             return raw
+        if self.args is NewGameArgs and isinstance(raw, NewGameBase):
+            return raw  # (each game has its own NewGameBase)
         if raw is None:
             raw = {}
         if not isinstance(raw, Mapping):
@@ -697,6 +724,8 @@ CONFIRM: Final[Command[ConfirmArgs, GameAnswer | HubAccepted]] = Command(
     "confirm", ConfirmArgs, (GameAnswer, HubAccepted),
     "the active seat confirms (passes), or the host accepts a new hub", changes_game=True)
 END: Final = Command("end", NoArgs, GameAnswer, "end the game in progress", changes_game=True)
+PLAY: Final = Command("play", PlayArgs, GameAnswer, "a seat's move of the table's game "
+                      "(a phone's button: GameDefinition.moves)", changes_game=True)
 HINT: Final = Command("hint", HintArgs, HintAnswer, "what a bot suggests to the asking seat")
 HISTORY: Final = Command("history", NoArgs, HistoryAnswer,
                          "the current game's public action stream")
@@ -716,7 +745,7 @@ LAYOUT: Final = Command("layout", LayoutArgs, SimResult,
                         code="bad_layout")
 
 GAME_API: Final[dict[str, Command[Any, Any]]] = _map(
-    NEW_GAME, UNDO, KEEP, DISCARD, DECLINATIO, CONFIRM, END, HINT, HISTORY)
+    NEW_GAME, UNDO, KEEP, DISCARD, DECLINATIO, CONFIRM, END, PLAY, HINT, HISTORY)
 HUB_API: Final[dict[str, Command[Any, Any]]] = _map(
     TURN, BUZZ, SNAPSHOT, REPLAY, SIM, ENROL, READERS, LAYOUT)
 
@@ -763,6 +792,21 @@ def api_models() -> Iterator[tuple[str, type[BaseModel] | Any]]:
                     seen.add(model.__name__)
                     yield model.__name__, model
     yield "Gesture", TypeAdapter(AnyGesture)
+    for name, model in _move_models().items():  # cmd/play's args, each game's own
+        yield name, model
+
+
+def _title(game: str) -> str:
+    return "".join(p.title() for p in game.split("_"))
+
+
+def _move_models() -> dict[str, type[BaseModel]]:
+    """Each game's ``cmd/play`` moves' models, by schema name (``QuacksAnswerMove``)."""
+    out: dict[str, type[BaseModel]] = {}
+    for game in get_games():
+        for model in game.moves.values():
+            out[f"{_title(game.id)}{model.__name__}"] = model
+    return out
 
 
 def api_schemas() -> Iterator[tuple[str, dict[str, Any]]]:
@@ -799,4 +843,8 @@ def api_document() -> dict[str, Any]:
     return {"cmd": {v: names(c) for v, c in GAME_API.items()},
             "hub/cmd": {v: names(c) for v, c in HUB_API.items()},
             "gestures": {a: g.__name__ for a, g in _BY_ACTION.items()},
-            "events": {"game/events": GameEvents.__name__}}
+            "events": {"game/events": GameEvents.__name__},
+            # cmd/play's moves, each game's: verb -> its args' model
+            "moves": {g.id: {verb: next(n for n, m in _move_models().items()
+                                        if m is model and n.startswith(_title(g.id)))
+                             for verb, model in g.moves.items()} for g in get_games()}}

@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -49,11 +49,13 @@ from pydantic import (
     JsonValue,
     TypeAdapter,
     ValidationError,
+    create_model,
     model_validator,
 )
 from pydantic.dataclasses import dataclass as view_dataclass
 
 from engine import games
+from engine.games import DEFAULT_GAME
 from engine.games.glastonbury.rules.observer import PublicView, SeatView
 
 SCHEMA_VERSION: Final[int] = 1
@@ -86,7 +88,8 @@ MAC_PATTERN: Final[str] = r"^[0-9a-f]{64}$"
 # The verbs of ``cmd/<verb>`` (engine) and ``hub/cmd/<verb>`` (hub). What each one's args
 # and result are is `engine.wire.api` (`GAME_API`, `HUB_API`, one entry per verb here).
 GAME_VERBS: Final[tuple[str, ...]] = (
-    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint", "history",
+    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "play", "hint",
+    "history",
 )
 HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim", "enrol",
                                      "readers", "layout")
@@ -497,41 +500,123 @@ class SimTablePublic(WireModel):
     beside: dict[str, list[str]] = Field(default_factory=dict, max_length=N_SEATS)
 
 
-class GamePublic(WireModel):
-    """``game/public`` (retained): the public view, typed by the rules engine's observer
-    (`engine.games.glastonbury.rules.observer.PublicView`, never a covered card) plus the table
-    state;
-    ``turn`` is the seat to play (None before a game or when it is over), for the hub's LED."""
+class GamePublicBase(WireModel):
+    """``game/public`` (retained) of a table of any game: ``game`` (its id in the registry)
+    says whose ``view`` it is, typed by that game's `GameViews.public` plus the table's
+    state (``table``): `public_model` gives each game's model. ``turn`` is the seat to play
+    (None before a game, when it is over, or in a game without turns), for the hub's LED."""
+
+    GAME: ClassVar[str] = DEFAULT_GAME  # the game of this model's views
 
     table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
+    game: str = Field(default=DEFAULT_GAME, max_length=32, description="the game's id "
+                      "(engine.games): whose view ``view`` is")
     game_id: str | None = Field(default=None, max_length=64)
     turn: int | None = Field(default=None, ge=0, lt=N_SEATS)
     ts: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _its_game(self) -> GamePublicBase:
+        if self.game != self.GAME:
+            raise ValueError(f"a {self.GAME} view, not {self.game!r}'s")
+        return self
+
+
+class GamePublic(GamePublicBase):
+    """``game/public`` of the default game (Glastonbury): the rules engine's observer's
+    `PublicView` (never a covered card) plus the table state."""
+
     view: PublicTableView
     # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
     # ignores a word with a lower one than it has seen (a stale owner's).
     fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
 
-class GameSeat(WireModel):
-    """``game/seat/<n>``: one seat's private view
-    (`engine.games.glastonbury.rules.observer.SeatView`: its
-    recipes, its own stack with the memory aid, a Perluceo reveal sent once). ``seat`` must
-    equal the ``<n>`` of the topic, and the view's seat too."""
+class GameSeatBase(WireModel):
+    """``game/seat/<n>``: one seat's private view, typed by its game's `GameViews.seat`
+    (`seat_model` gives each game's model). ``seat`` must equal the ``<n>`` of the topic,
+    and the view's seat too."""
+
+    GAME: ClassVar[str] = DEFAULT_GAME
 
     seat: int = Field(ge=0, lt=N_SEATS)
+    game: str = Field(default=DEFAULT_GAME, max_length=32, description="the game's id "
+                      "(engine.games): whose view ``view`` is")
     game_id: str | None = Field(default=None, max_length=64)
     ts: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _same_seat(self) -> GameSeatBase:
+        if self.game != self.GAME:
+            raise ValueError(f"a {self.GAME} view, not {self.game!r}'s")
+        view_seat = getattr(getattr(self, "view", None), "seat", self.seat)
+        if view_seat != self.seat:
+            raise ValueError(f"the view is seat {view_seat}'s, not seat {self.seat}'s")
+        return self
+
+
+class GameSeat(GameSeatBase):
+    """``game/seat/<n>`` of the default game (Glastonbury): the observer's `SeatView` (its
+    recipes, its own stack with the memory aid, a Perluceo reveal sent once)."""
+
     view: SeatView
     # The owning engine's claim of the table (its epoch, bumped at each claim): a follower
     # ignores a word with a lower one than it has seen (a stale owner's).
     fence: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
-    @model_validator(mode="after")
-    def _same_seat(self) -> GameSeat:
-        if self.view.seat != self.seat:
-            raise ValueError(f"the view is seat {self.view.seat}'s, not seat {self.seat}'s")
-        return self
+
+_FENCE: Final[tuple[Any, Any]] = (int | None, Field(default=None, ge=0, le=MAX_SEQ))
+_PUBLIC_MODELS: dict[str, type[GamePublicBase]] = {DEFAULT_GAME: GamePublic}
+_SEAT_MODELS: dict[str, type[GameSeatBase]] = {DEFAULT_GAME: GameSeat}
+
+
+def _title(game: str) -> str:
+    return "".join(part.title() for part in re.split(r"[^A-Za-z0-9]+", game))
+
+
+def public_model(game: str) -> type[GamePublicBase]:
+    """``game/public``'s model for a table of ``game``, its view typed by the game's own
+    `GameViews.public` (found through the registry); `UnknownGame` for another id."""
+    found = _PUBLIC_MODELS.get(game)
+    if found is None:
+        views = games.get(game).views
+        view = create_model(f"{views.public.__name__}Table", __base__=views.public,
+                            table=(TableInfo | None, None))
+        found = create_model(f"GamePublic{_title(game)}", __base__=GamePublicBase,
+                             __doc__=f"``game/public`` of a {game} table.",
+                             view=(view, ...), fence=_FENCE)
+        found.GAME = game
+        _PUBLIC_MODELS[game] = found
+    return found
+
+
+def seat_model(game: str) -> type[GameSeatBase]:
+    """``game/seat/<n>``'s model for a table of ``game`` (its `GameViews.seat`)."""
+    found = _SEAT_MODELS.get(game)
+    if found is None:
+        found = create_model(f"GameSeat{_title(game)}", __base__=GameSeatBase,
+                             __doc__=f"``game/seat/<n>`` of a {game} table.",
+                             view=(games.get(game).views.seat, ...), fence=_FENCE)
+        found.GAME = game
+        _SEAT_MODELS[game] = found
+    return found
+
+
+_GAME_IN: Final = re.compile(rb'"game":"([^"\\]{1,32})"')
+
+
+def _model_of(model: type[WireModel], payload: bytes | bytearray | str) -> type[WireModel]:
+    """A game's view on ``game/public`` or ``game/seat/<n>`` is typed by that game's model:
+    the payload's ``game`` (written before the view) names it."""
+    if model is not GamePublic and model is not GameSeat:
+        return model
+    raw = payload.encode() if isinstance(payload, str) else bytes(payload)
+    found = _GAME_IN.search(raw[:512])
+    game = found.group(1).decode() if found else DEFAULT_GAME
+    if game not in games.game_ids():
+        raise PayloadError(f"no game {game[:32]!r} on this table: one of "
+                           f"{', '.join(games.game_ids())}")
+    return public_model(game) if model is GamePublic else seat_model(game)
 
 
 class GameAlert(AlertFields, WireModel):
@@ -594,6 +679,8 @@ class GameEvents(WireModel):
     """
 
     table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
+    game: str = Field(default=DEFAULT_GAME, max_length=32, description="the game's id "
+                      "(engine.games): whose actions and events these are")
     game_id: str | None = Field(default=None, max_length=64)
     status: str = Field(max_length=16, description="the table's state: playing, over, ended")
     index: int = Field(ge=0, le=MAX_SEQ,
@@ -852,9 +939,10 @@ def parse_payload(
         raise PayloadError(f"payload on {topic} must be bytes, got {type(payload).__name__}")
     if len(payload) > MAX_PAYLOAD_BYTES:
         raise PayloadError(f"payload on {topic} is {len(payload)} bytes; limit {MAX_PAYLOAD_BYTES}")
-    model = _validate_json(info.model, payload)
+    typed = _model_of(info.model, payload)
+    model = _validate_json(typed, payload)
     if model is not None:
-        if info.seat is not None and isinstance(model, GameSeat) and model.seat != info.seat:
+        if info.seat is not None and isinstance(model, GameSeatBase) and model.seat != info.seat:
             raise PayloadError(f"payload on {topic} is for seat {model.seat}, topic says "
                                f"{info.seat}")
         return model
@@ -864,8 +952,8 @@ def parse_payload(
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise PayloadError(f"payload on {topic} is not JSON: {reason}") from None
-    model = validate_payload(info.model, data, what=f"payload on {topic}")
-    if info.seat is not None and isinstance(model, GameSeat) and model.seat != info.seat:
+    model = validate_payload(typed, data, what=f"payload on {topic}")
+    if info.seat is not None and isinstance(model, GameSeatBase) and model.seat != info.seat:
         raise PayloadError(f"payload on {topic} is for seat {model.seat}, topic says {info.seat}")
     return model
 
@@ -900,9 +988,9 @@ def compact_json(data: Any) -> bytes:
     return _COMPACT.encode(data).encode("utf-8")
 
 
-def game_public_json(*, table: str | None, game_id: str | None, turn: int | None,
-                     ts: float | None, view: bytes, table_info: dict[str, Any],
-                     fence: int | None) -> bytes:
+def game_public_json(*, table: str | None, game: str = DEFAULT_GAME, game_id: str | None,
+                     turn: int | None, ts: float | None, view: bytes,
+                     table_info: dict[str, Any], fence: int | None) -> bytes:
     """``game/public`` as `encode(GamePublic(...))` writes it (the same fields, in order),
     from its parts: `view`, the observer's `PublicView` as `compact_json` wrote it (once per
     change of the game, not once per input), and `table_info`, `TableInfo`'s data. For the
@@ -910,10 +998,21 @@ def game_public_json(*, table: str | None, game_id: str | None, turn: int | None
     result parses as the `GamePublic` the models make)."""
     if not view.startswith(b"{") or not view.endswith(b"}") or len(view) < 3:
         raise ValueError("view must be a JSON object with fields")
-    head = compact_json({"schema_version": SCHEMA_VERSION, "table": table, "game_id": game_id,
-                         "turn": turn, "ts": ts})
+    head = compact_json({"schema_version": SCHEMA_VERSION, "table": table, "game": game,
+                         "game_id": game_id, "turn": turn, "ts": ts})
     return (head[:-1] + b',"view":' + view[:-1] + b',"table":' + compact_json(table_info)
             + b'},"fence":' + compact_json(fence) + b"}")
+
+
+def game_seat_json(*, seat: int, game: str, game_id: str | None, ts: float | None,
+                   view: bytes, fence: int | None) -> bytes:
+    """``game/seat/<n>`` as `encode(GameSeat(...))` writes it, from the seat's view as
+    `compact_json` wrote it (the same fields, in order; tests check it parses)."""
+    if not view.startswith(b"{") or not view.endswith(b"}"):
+        raise ValueError("view must be a JSON object")
+    head = compact_json({"schema_version": SCHEMA_VERSION, "seat": seat, "game": game,
+                         "game_id": game_id, "ts": ts})
+    return head[:-1] + b',"view":' + view + b',"fence":' + compact_json(fence) + b"}"
 
 
 # ---------------------------------------------------------------- JSON Schema
@@ -922,13 +1021,15 @@ def game_public_json(*, table: str | None, game_id: str | None, turn: int | None
 def schema_file_names() -> dict[str, type[WireModel]]:
     """File name -> model, e.g. ``hub-event.schema.json``."""
     names: dict[str, type[WireModel]] = {}
-    for model in MODELS:
+    others = [g for g in games.game_ids() if g != DEFAULT_GAME]
+    for model in (*MODELS, *map(public_model, others), *map(seat_model, others)):
         stem = re.sub(r"(?<!^)(?=[A-Z])", "-", model.__name__).lower()
         names[f"{stem}.schema.json"] = model
     return names
 
 
 def json_schemas() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every model's JSON Schema, each game's views included (``game-public-quacks…``)."""
     for file_name, model in schema_file_names().items():
         schema = model.model_json_schema()
         schema["$id"] = f"urn:cauldron-table:wire:v{SCHEMA_VERSION}:{file_name}"

@@ -45,6 +45,30 @@ def test_schema_command(tmp_path: Path) -> None:
                                         "doc": "deal and start a game (G2)",
                                         "refusal_code": "bad_config"}
     assert (tmp_path / "s" / "api-gesture.schema.json").exists()
+    # Each game's views and cmd/play moves, found through the registry (issue 22).
+    quacks = json.loads((tmp_path / "s" / "game-public-quacks.schema.json").read_text())
+    assert quacks["title"] == "GamePublicQuacks" and "view" in quacks["properties"]
+    assert (tmp_path / "s" / "game-seat-quacks.schema.json").exists()
+    assert index["cmd"]["play"]["args"] == "PlayArgs"
+    assert index["moves"]["quacks"]["answer"] == "QuacksAnswerMove"
+    assert (tmp_path / "s" / "api-quacks-answer-move.schema.json").exists()
+
+
+def test_the_backend_choices_are_the_one_list() -> None:
+    """`--backend` offers exactly `hub.config.BACKENDS` on each hub command (a new reader
+    back-end is added there once)."""
+    import argparse
+
+    from hub.cli import register
+    from hub.config import BACKENDS
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    offered = {name: next(a.choices for a in sub._actions if "--backend" in a.option_strings)
+               for name, sub in commands[0].choices.items()
+               if any("--backend" in a.option_strings for a in sub._actions)}
+    assert offered and all(tuple(c or ()) == BACKENDS for c in offered.values()), offered
 
 
 def test_readers_once_shows_the_grid(tmp_path: Path) -> None:

@@ -9,13 +9,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from pydantic import Field, JsonValue, model_validator
+from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from engine.games.base import (
     Bot,
     Catalogue,
     Fragments,
     GameOptions,
+    GameViews,
     Interpreter,
     Lang,
     Place,
@@ -38,7 +39,14 @@ from engine.games.glastonbury.rules.cards import (
 )
 from engine.games.glastonbury.rules.errors import RulesError
 from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
-from engine.games.glastonbury.rules.observer import public_view, scores_view, seat_view, to_wire
+from engine.games.glastonbury.rules.observer import (
+    PublicView,
+    SeatView,
+    public_view,
+    scores_view,
+    seat_view,
+    to_wire,
+)
 from engine.games.tournament import Progress, TournamentReport
 
 MAX_SEATS: Final[int] = 4
@@ -121,6 +129,8 @@ class GlastonburyDefinition:
     names = GlastonburyNames()
     fragments = Fragments(static=HERE / "static")
     rules_doc = "RULES.md"
+    moves: Mapping[str, type[BaseModel]] = {}  # its moves are read from the table
+    views = GameViews(public=PublicView, seat=SeatView)
     player_colours: tuple[str, ...] = PLAYER_COLOURS
 
     def check(self, options: Mapping[str, object]) -> GlastonburyOptions:
@@ -265,10 +275,10 @@ class GlastonburyDefinition:
                           else "no_choice_now") from None
         return answer
 
-    def interpreter(self, **kwargs: Any) -> Interpreter:
+    def interpreter(self, table: str, observed: Mapping[str, Any]) -> Interpreter:
         from engine.games.glastonbury.table.interpreter import TableInterpreter
 
-        return TableInterpreter(**kwargs)
+        return TableInterpreter.from_observed(table, dict(observed))
 
 
 DEFINITION: Final = GlastonburyDefinition()

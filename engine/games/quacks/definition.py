@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from pydantic import Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from engine.games.base import (
     LANGS,
@@ -20,6 +20,7 @@ from engine.games.base import (
     Catalogue,
     Fragments,
     GameOptions,
+    GameViews,
     Interpreter,
     Lang,
     Place,
@@ -37,7 +38,13 @@ from engine.games.quacks.rules import (
 )
 from engine.games.quacks.rules.catalogue import COLOURS, kind_of
 from engine.games.quacks.rules.names import card_name, chip_name, colour_name
-from engine.games.quacks.table import QuacksTable
+from engine.games.quacks.table import (
+    MOVES,
+    QuacksInterpreter,
+    QuacksPublicView,
+    QuacksSeatView,
+    QuacksTable,
+)
 from engine.games.tournament import Progress, TournamentReport
 
 MAX_SEATS: Final[int] = 4
@@ -77,7 +84,7 @@ def config_of(options: QuacksOptions) -> QuacksConfig:
 
 CATALOGUE: Final = Catalogue(
     pieces=CAT.all_chips(),
-    kinds={c: "chip" for c in CAT.all_chips()},
+    kinds={c: kind_of(c) for c in CAT.all_chips()},  # enrolment by kind: "white-1", …
     places=tuple(Place(f"pad:{s}", "pad", seat=s) for s in range(MAX_SEATS)),
     seats=MAX_SEATS,
 )
@@ -141,6 +148,8 @@ class QuacksDefinition:
         styles=("quacks.css",),
     )  # fmt: skip
     rules_doc = "RULES-QUACKS.md"
+    moves: Mapping[str, type[BaseModel]] = MOVES
+    views = GameViews(public=QuacksPublicView, seat=QuacksSeatView)
 
     def check(self, options: Mapping[str, object]) -> QuacksOptions:
         try:
@@ -156,8 +165,9 @@ class QuacksDefinition:
     def secret_setup(
         self, options: Mapping[str, JsonValue], rng: random.Random
     ) -> dict[str, JsonValue]:
-        """Nothing is dealt secretly in Quacks: the fortune deck is shuffled by `new`."""
-        return {}
+        """The seed of the game's chance (the fortune deck, the virtual bag's draws), the
+        engine's: stored with the command, so a restart replays the same game."""
+        return {"seed": rng.randrange(2**63)}
 
     def page_catalogue(self, lang: Lang) -> dict[str, Any]:
         """What the fragments need in `lang`: their words (``t``, keys ``q_…``, chip and card
@@ -279,12 +289,8 @@ class QuacksDefinition:
         choice = bot.choose(seat_view(game, seat), legal, random.Random(len(game.log)))
         return {"action": self.action_to_wire(choice)}
 
-    def interpreter(self, **kwargs: Any) -> Interpreter:
-        options = kwargs.get("options")
-        rng = kwargs.get("rng") or random.Random()
-        typed = self.check(options.wire() if isinstance(options, GameOptions) else options or {})
-        return QuacksTable(config_of(typed), rng, show_odds=typed.show_odds,
-                           bag_visible=typed.bag_visible)  # fmt: skip
+    def interpreter(self, table: str, observed: Mapping[str, Any]) -> Interpreter:
+        return QuacksInterpreter(table, observed)
 
     def languages(self) -> tuple[Lang, ...]:
         return LANGS

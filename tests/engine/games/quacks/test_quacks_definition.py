@@ -162,3 +162,18 @@ def test_E16_the_log_through_the_definition_replays_the_game() -> None:
         bot_step(table, {0, 1}, rng)
     wire = json.loads(json.dumps(get("quacks").log_to_wire(table)))
     assert replay_wire(wire).players[0].history == table.game.players[0].history
+
+
+def test_the_catalogue_gives_each_chip_its_kind_for_enrolment_by_kind() -> None:
+    """The hub enrols by the catalogue (`Catalogue.kinds`): each chip's kind, in runs of one
+    kind (all the white 1s, then the white 2s, …), every physical chip once."""
+    from collections import Counter
+
+    from engine.games import get
+
+    cat = get("quacks").catalogue
+    kinds = [cat.kind_of(c) for c in cat.pieces]
+    assert len(set(cat.pieces)) == len(cat.pieces) == 216
+    runs = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
+    assert len(runs) == len(set(runs)), "each kind's chips come in one run"
+    assert Counter(kinds)["white-1"] > Counter(kinds)["white-3"] > 0
