@@ -45,6 +45,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.bench.kit import Figure, ProgressFn, percentile, stop_process
+from engine.bench.rawmqtt import RawMqtt
 from engine.wire import api
 from engine.wire.api import dump
 from engine.wire.auth import ensure_key, sign_command, sign_hub
@@ -82,11 +83,12 @@ class _Recorder:
 
     def on_public(self, topic: str, payload: bytes) -> None:
         now = time.perf_counter()
-        matches = _INPUTS.findall(payload)
-        if not matches:
+        at = payload.rfind(b'"inputs":')  # the table block comes last
+        found = _INPUTS.match(payload, at) if at >= 0 else None
+        if found is None:
             return
         table = topic.split("/")[1]
-        inputs = int(matches[-1])  # the table block comes last
+        inputs = int(found.group(1))
         with self.lock:
             self.seen[table] = max(self.seen.get(table, 0), inputs)
             awaited = self.sent.get(table)
@@ -144,9 +146,11 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
+def _level(client: object, load: RawMqtt, recorder: _Recorder, tables: int, prefix: str,
            raw_scripts: list[tuple[dict[str, object], list[bytes]]], pid: int,
            set_up_by: float) -> dict[str, float]:
+    """One level: set up through `client` (a `WireClient`: the signed new game, the deal),
+    then the measured load through `load` (the lean client: its CPU is the engine's loss)."""
     from engine.wire.mqtt import WireClient
 
     assert isinstance(client, WireClient) and client.keys is not None
@@ -156,7 +160,7 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
                for name, (args, payloads) in zip(names, raw_scripts, strict=False)]
     sampled = set(names[::SAMPLE_EVERY])
     for name in sorted(sampled):  # watching every table would load the machine measured
-        client.subscribe(Topics(name).game_public, raw=recorder.on_public, wait=5)
+        load.subscribe(Topics(name).game_public, recorder.on_public)
     # Set-up, not measured: new game and the deal for every table.
     for name, (args, payloads) in zip(names, scripts, strict=False):
         topics = Topics(name)
@@ -177,6 +181,7 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
     start = time.perf_counter() + 0.2
     queue = [(start + k / (EVENTS_PER_SECOND * tables), k, 32) for k in range(tables)]
     heapq.heapify(queue)
+    hub_topics = [Topics(name).hub_event for name in names]
     end = start + WINDOW_S
     sent = 0
     cpu_before = _cpu_seconds(pid)
@@ -193,7 +198,7 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
             continue
         if name in sampled:
             recorder.expect(name, index + 2)  # +1 command, +1 this
-        client.publish_raw(Topics(name).hub_event, payloads[index])
+        load.publish(hub_topics[k], payloads[index])
         sent += 1
         heapq.heappush(queue, (when + 1.0 / EVENTS_PER_SECOND, k, index + 1))
     drain_by = time.monotonic() + 3.0  # late answers count with their real latency
@@ -204,7 +209,7 @@ def _level(client: object, recorder: _Recorder, tables: int, prefix: str,
         time.sleep(0.02)
     cpu = _cpu_seconds(pid) - cpu_before
     for name in sampled:
-        client.unsubscribe(Topics(name).game_public)
+        load.unsubscribe(Topics(name).game_public)
     with recorder.lock:
         lat = sorted(recorder.latencies)
         lost = recorder.waiting()
@@ -396,15 +401,17 @@ def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
         env={**os.environ, "CAULDRON_KEYS_DIR": str(keys)},
     )
     recorder = _Recorder()
-    # The load generator takes every view it measures: its client's QoS 0 lane (a flood
-    # guard of 200 messages/s, engine.wire.intake) would drop views, and an event whose
-    # view was dropped counts as answered only by the table's next one, 100 ms later.
-    client = WireClient(broker.url, client_id=f"bench-load-{uuid.uuid4().hex[:6]}", keys=keys,
-                        bulk_items=100_000, bulk_rate=1e6)
+    # Set-up and the engine's probe through the product's client; the measured load and
+    # the views it answers with through the lean one (`RawMqtt`), which takes every view
+    # (no flood guard: a dropped view would count its events as answered by the next).
+    client = WireClient(broker.url, client_id=f"bench-setup-{uuid.uuid4().hex[:6]}",
+                        keys=keys)
+    load = RawMqtt(broker.url, client_id=f"bench-load-{uuid.uuid4().hex[:6]}")
     results: list[dict[str, float]] = []
     repeats: list[dict[str, float]] = []
     try:
         client.start(wait=10)
+        load.connect()
         if not store:  # (at a venue, `_claim` waits for the engine to serve each level)
             _wait_for_engine(client, time.monotonic() + 60)
         # The ladder, with the extra samples at 100 tables taken before any level that
@@ -426,7 +433,7 @@ def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
                     ensure_key(keys, f"{prefix}-{k}", "hub", f"bench-{k}")
                 _claim(store, [f"{prefix}-{k}" for k in range(tables)],
                        time.monotonic() + min(30.0, left - 10))
-            result = _level(client, recorder, tables, prefix, scripts, engine.pid,
+            result = _level(client, load, recorder, tables, prefix, scripts, engine.pid,
                             time.monotonic() + min(20.0, left - 10))
             (repeats if repeat else results).append(result)
             return result
@@ -454,6 +461,7 @@ def _run(runs: int, progress: ProgressFn, store: str | None) -> list[Figure]:
                 break
             progress("engine-service: tables search", len(results), len(results) + 1)
     finally:
+        load.close()
         client.stop()
         stop_process(engine)
         broker.close()
