@@ -325,10 +325,13 @@ def _in_process(scripts: list[tuple[dict[str, object], list[bytes]]], tables: in
 
 
 def run(runs: int, progress: ProgressFn, store: str | None = None) -> list[Figure]:
+    load = os.getloadavg()[0]
     with scratch_store(store) as url:
         figures = _run(runs, progress, url)
+    load_at = {"start": round(load, 2), "end": round(os.getloadavg()[0], 2)}
     for figure in figures:
-        figure.detail = {**figure.detail, "store": "postgresql" if url else "sqlite"}
+        figure.detail = {**figure.detail, "store": "postgresql" if url else "sqlite",
+                         "load_average_1min": load_at}
         if url:  # side by side with the SQLite figures
             figure.name = f"{figure.name} [pg]"
     return figures
