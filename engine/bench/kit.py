@@ -96,6 +96,8 @@ def machine_info() -> dict[str, Any]:
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "system": f"{platform.system()} {platform.release()}",
+        # Other work on the machine shows in every figure: say how much there was.
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 
 
@@ -146,7 +148,8 @@ def _handle(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, indent=2))
         return 0
-    print(f"machine: {machine['cpu']} ({machine['cores']} cores), Python {machine['python']}")
+    print(f"machine: {machine['cpu']} ({machine['cores']} cores), Python {machine['python']}, "
+          f"load average {' / '.join(str(x) for x in machine['load_average'])} (1/5/15 min)")
     for target, figures in results.items():
         print(f"[{target}]")
         for fig in figures:

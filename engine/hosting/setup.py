@@ -495,6 +495,9 @@ class Installer:
             f"acl_file {p.acl}",
             "# Keep QoS 1 messages for clients that reconnect (the engine, the hubs).",
             "max_queued_messages 100000",
+            "# QoS 1 messages in flight to a client (default 20): the engine acknowledges a",
+            "# batch of hub events once it is stored, so this bounds its group commits.",
+            "max_inflight_messages 1000",
             "# Nothing bigger than the wire contract allows reaches a service's memory.",
             f"max_packet_size {MAX_PACKET_BYTES}",
         ]

@@ -307,7 +307,10 @@ class LocalBroker:
             # Without it every hop through the broker can wait for Nagle (~40 ms).
             "set_tcp_nodelay true\n"
             f"log_dest file {Path(self._tmp.name) / 'mosquitto.log'}\n"
-            "max_queued_messages 100000\n",
+            "max_queued_messages 100000\n"
+            # QoS 1 messages in flight to a client at once (Mosquitto's default 20): the
+            # engine acknowledges a batch once stored, so this bounds its group commits.
+            "max_inflight_messages 1000\n",
             encoding="utf-8",
         )
         assert self._mosquitto is not None

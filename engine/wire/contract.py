@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal
 
+import orjson
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -984,8 +985,15 @@ _COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, al
 def compact_json(data: Any) -> bytes:
     """JSON data (dicts, lists, tuples, str, int, float, bool, None, and dataclass
     instances such as the observer's views, as their fields) as `encode` writes it:
-    compact, UTF-8. A view is written as its ``to_wire()``, without making that copy."""
-    return _COMPACT.encode(data).encode("utf-8")
+    compact, UTF-8. A view is written as its ``to_wire()``, without making that copy.
+    orjson writes dataclasses natively (a few times faster: the engine writes a view per
+    change of a game); what it does not take (a key that is no str, an int past 64 bits)
+    goes through the standard encoder, which also says what is not JSON data. (A float
+    that is not finite: orjson writes null; the engine's views and times hold none.)"""
+    try:
+        return orjson.dumps(data)
+    except TypeError:  # (orjson.JSONEncodeError is one)
+        return _COMPACT.encode(data).encode("utf-8")
 
 
 def game_public_json(*, table: str | None, game: str = DEFAULT_GAME, game_id: str | None,

@@ -30,3 +30,12 @@ def test_stop_process_kills_one_that_ignores_sigterm() -> None:
     assert proc.stdout is not None and proc.stdout.readline() == b"1\n"
     stop_process(proc, timeout=0.5)
     assert proc.returncode is not None and proc.returncode < 0
+
+
+def test_the_machine_is_said_with_its_load() -> None:
+    # Other work on the machine shows in every figure: a report says how much there was.
+    from engine.bench.kit import machine_info
+
+    info = machine_info()
+    assert len(info["load_average"]) == 3 and all(x >= 0 for x in info["load_average"])
+    assert info["cores"] >= 1

@@ -454,6 +454,69 @@ class PgTableLog(TableLog):
         return self._store.query(query, (self.table,) * count + tuple(params))
 
 
+# A group commit of hub events as one statement over arrays (a column each), the same for
+# every batch, so the server plans it once per session (psycopg prepares a statement run
+# often): a statement per input, parsed and planned each time, cost the server ~0.35 ms of
+# CPU an input, this ~0.1 ms. The fences first (a stale epoch raises: nothing written); the
+# inputs in order; each action joined to its input by the hub event's unique key. A
+# duplicate fails the statement (a unique violation), so the batch rolls back whole.
+_BATCH_SQL = (
+    "WITH f AS (SELECT coalesce(bool_and(cauldron_fence(x.t, x.e)), true) AS ok "
+    "FROM unnest(%s::text[], %s::bigint[]) AS x(t, e)), "
+    "i AS (INSERT INTO cauldron_inputs (table_id, ts, source, hub_id, epoch, seq, verb, seat, "
+    "payload, observed, game_id, txn, answer) SELECT u.t, u.ts, u.src, u.h, u.e, u.s, u.v, "
+    "u.seat, u.p, u.o, u.g, u.x, u.ans FROM f, unnest(%s::text[], %s::float8[], %s::text[], "
+    "%s::text[], %s::text[], %s::bigint[], %s::text[], %s::int[], %s::text[], %s::text[], "
+    "%s::text[], %s::text[], %s::text[]) WITH ORDINALITY "
+    "AS u(t, ts, src, h, e, s, v, seat, p, o, g, x, ans, n) WHERE f.ok ORDER BY u.n "
+    "RETURNING id, table_id, hub_id, epoch, seq), "
+    "a AS (INSERT INTO cauldron_actions (table_id, input_id, game_id, action) "
+    "SELECT x.t, i.id, x.g, x.a FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], "
+    "%s::text[], %s::text[]) WITH ORDINALITY AS x(t, h, e, s, g, a, n) JOIN i ON "
+    "i.table_id = x.t AND i.hub_id = x.h AND i.epoch = x.e AND i.seq = x.s ORDER BY x.n), "
+    "g AS (UPDATE cauldron_games c SET status = y.st, updated_ts = y.ts, result = y.r "
+    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::float8[], %s::text[]) "
+    "AS y(t, g, st, ts, r) WHERE c.table_id = y.t AND c.game_id = y.g) "
+    "SELECT count(*) FROM i")
+
+
+def _batch_arrays(batches: Sequence[tuple[TableLog, Sequence[PreparedInput]]]
+                  ) -> list[list[Any]] | None:
+    """`_BATCH_SQL`'s parameters, or None when the batch starts a game or holds anything
+    but hub events (those take the statement per input). A game's row is updated once, as
+    the batch's last input for it leaves it (all of them commit together)."""
+    fences: dict[str, int] = {}
+    rows: list[list[Any]] = [[] for _ in range(13)]
+    acts: list[list[Any]] = [[] for _ in range(6)]
+    games: dict[tuple[str, str], GameWrite] = {}
+    for tlog, inputs in batches:
+        assert isinstance(tlog, PgTableLog)
+        if tlog.fence is not None:
+            fences[tlog.table] = tlog.fence
+        for prepared in inputs:
+            r = prepared.row
+            game = prepared.game
+            if (r.source != "hub" or r.hub_id is None or r.epoch is None or r.seq is None
+                    or (game is not None and game.config is not None)):
+                return None
+            if game is not None:
+                games.pop((tlog.table, game.game_id), None)  # the last one, in order
+                games[(tlog.table, game.game_id)] = game
+            values: tuple[Any, ...] = (tlog.table, r.ts, r.source, r.hub_id, r.epoch, r.seq,
+                                       r.verb, r.seat, r.payload, r.observed, r.game_id,
+                                       r.txn, r.answer)
+            for column, value in zip(rows, values, strict=True):
+                column.append(value)
+            for game_id, action in prepared.actions:
+                values = (tlog.table, r.hub_id, r.epoch, r.seq, game_id, action)
+                for column, value in zip(acts, values, strict=True):
+                    column.append(value)
+    updates: list[list[Any]] = [
+        [t for t, _ in games], [g for _, g in games], [w.status for w in games.values()],
+        [w.ts for w in games.values()], [w.result for w in games.values()]]
+    return [list(fences), list(fences.values()), *rows, *acts, *updates]
+
+
 class PostgresStore(Store):
     """A venue's store in PostgreSQL; tables are claimed by engines (`claims`)."""
 
@@ -604,19 +667,26 @@ class PostgresStore(Store):
             if any(isinstance(tlog, PgTableLog) and tlog._session is not None
                    and tlog.fence is None for tlog in logs):
                 raise StoreError("a table of the batch is not claimed by this engine")
-            statements: list[str] = []
-            params: list[Any] = []
-            for tlog, inputs in batches:
-                assert isinstance(tlog, PgTableLog)
-                for prepared in inputs:
-                    sql, values = tlog.input_statement(prepared.row, prepared.actions,
-                                                       prepared.game, strict=True)
-                    statements.append(sql)
-                    params += values
+            arrays = _batch_arrays(batches)
             with self.writer(first._session, first.table) as conn:
-                # Parameters bound by the client: the only way to send many statements in
-                # one message (the server runs them as one transaction).
-                psycopg.ClientCursor(conn).execute("; ".join(statements).encode(), params)
+                if arrays is not None:  # one statement, planned once per session
+                    stored = conn.execute(_BATCH_SQL, arrays).fetchone()
+                    if stored is None or stored[0] != len(arrays[2]):
+                        raise StoreError("the group commit stored fewer inputs than it had")
+                else:  # a game row too (a start, a status change): a statement per input
+                    statements: list[str] = []
+                    params: list[Any] = []
+                    for tlog, inputs in batches:
+                        assert isinstance(tlog, PgTableLog)
+                        for prepared in inputs:
+                            sql, values = tlog.input_statement(
+                                prepared.row, prepared.actions, prepared.game, strict=True)
+                            statements.append(sql)
+                            params += values
+                    # Parameters bound by the client: the only way to send many statements
+                    # in one message (the server runs them as one transaction).
+                    psycopg.ClientCursor(conn).execute("; ".join(statements).encode(),
+                                                       params)
         except (psycopg.Error, StoreError) as exc:
             log.debug("group commit of %d tables rolled back: %s", len(batches), exc)
             for tlog in logs:

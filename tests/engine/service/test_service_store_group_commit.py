@@ -168,3 +168,53 @@ def test_an_event_failing_mid_batch_keeps_the_ones_before_it(
     assert live.public_view() == glastonbury(log.rebuild()).public_view()
     assert service.stats["errors"] == 1
     service.stop()
+
+
+def test_a_venue_batch_of_hub_events_is_one_statement_each_action_on_its_input(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # PostgreSQL: hub events without a game row are written by one statement over arrays
+    # (planned once per session), not a statement each; their actions go with their own
+    # input, in order, and the log replays to the live game.
+    import psycopg
+
+    service, _ = _service(pg_url, "t1", "t2")
+    games = {table: _events(seed) for table, seed in (("t1", 6), ("t2", 7))}
+    for table, (args, events) in games.items():
+        service.command(table, "new_game", dict(args))
+        for event in events[:33]:
+            service.receive(table, event)
+    statements: list[str] = []
+
+    def one_by_one(*args: Any, **kwargs: Any) -> Any:
+        statements.append("per input")
+        return psycopg.ClientCursor(*args, **kwargs)
+
+    monkeypatch.setattr("engine.service.store.postgres._psycopg",
+                        lambda: type("P", (), {"Error": psycopg.Error,
+                                               "ClientCursor": one_by_one}))
+    service._begin_batch()
+    try:
+        for index in range(33, 37):
+            for table, (_, events) in games.items():
+                service.receive(table, events[index])
+    finally:
+        service._end_batch()
+    monkeypatch.undo()
+    assert statements == [] and "group_retries" not in service.stats
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute(
+            "SELECT i.table_id, i.seq, a.action FROM cauldron_actions a JOIN cauldron_inputs i "
+            "ON i.id = a.input_id WHERE i.source = 'hub' AND i.seq > 33 ORDER BY a.id"
+        ).fetchall()
+        status: dict[str, str] = dict(conn.execute(
+            "SELECT table_id, status FROM cauldron_games").fetchall())
+    for table in games:
+        log = open_store(pg_url).table(table)
+        live = service.tables[table].interp
+        assert log.rebuild().public_view() == live.public_view()
+        assert log.count_inputs() == 1 + 37
+        assert status[table] == live.status.value  # the game's row: as the last input left it
+        stored = [(seq, action) for t, seq, action in rows if t == table]
+        assert [seq for seq, _ in stored] == sorted(seq for seq, _ in stored)
+    assert rows, "the batch's events took cards: their actions are stored"
+    service.stop()
