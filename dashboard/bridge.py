@@ -44,6 +44,8 @@ from dashboard.models import (
 )
 from dashboard.seats import SeatSecrets
 from dashboard.serving import FRAME, shared_message
+from engine import games
+from engine.games.base import GameDefinition
 from engine.wire.api import Command, dump
 from engine.wire.contract import (
     N_SEATS,
@@ -375,6 +377,13 @@ class Bridge:
             hub_change=self.hub_change,
         )
 
+    def table_game(self) -> GameDefinition:
+        """The game the table plays: the one its view names, else the configured one."""
+        with self._lock:
+            named = getattr(self.public, "game", None) if self.public is not None else None
+        return games.get(named if isinstance(named, str) and named in games.game_ids()
+                         else self.settings.game)
+
     def table_state(self) -> TableState:
         with self._lock:
             game = self.public_out
@@ -385,6 +394,7 @@ class Bridge:
             last = None  # the finished game is the current one
         return TableState(
             table=self.settings.table,
+            table_game=self.table_game().id,
             game=game,
             alerts=alerts,
             status=self.status(),
@@ -441,6 +451,7 @@ class Bridge:
             blocked = corner_blocked(game) == seat
         return SeatState(
             seat=seat,
+            table_game=self.table_game().id,
             game_id=game_id,
             colour=colour,
             memory_aid=memory_aid,

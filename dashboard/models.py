@@ -96,6 +96,9 @@ class TableState(_Public):
 
     type: Literal["table"] = "table"
     table: str
+    table_game: str = Field(default="glastonbury",
+                            description="the game the table plays (engine.games id): a page "
+                                        "served for another loads again")
     game: GamePublicOut | None
     alerts: list[AlertPublic]
     status: ServiceStatus
@@ -113,6 +116,7 @@ class SeatState(BaseModel):
 
     type: Literal["seat"] = "seat"
     seat: int
+    table_game: str = Field(default="glastonbury", description="the game the table plays")
     game_id: str | None
     colour: str | None = None
     memory_aid: bool = False

@@ -118,7 +118,11 @@ class GlastonburyDefinition:
     options: type[GameOptions] = GlastonburyOptions
     catalogue = CATALOGUE
     names = GlastonburyNames()
-    fragments = Fragments(static=HERE / "static")
+    fragments = Fragments(
+        static=HERE / "static", templates=HERE / "templates",
+        scripts={"table": ("glastonbury-table.js",), "seat": ("glastonbury-seat.js",),
+                 "scores": ("glastonbury-scores.js",), "virtual": ("glastonbury-virtual.js",)},
+    )  # fmt: skip
     rules_doc = "RULES.md"
     player_colours: tuple[str, ...] = PLAYER_COLOURS
 

@@ -1,6 +1,6 @@
 /* Scores in plain words: the breakdown (score page), the podium (big screen at the end) and
    the running totals during a game. */
-import { CAT, cardInfo, cardLabel, colourName, esc, lineLabel, seatLabel, t, tn } from "./core.js";
+import { CAT, cardInfo, cardLabel, colourName, esc, lineLabel, seatLabel, t, tn } from "/static/core.js";
 
 /* "Immuto", as the cards on the table are named (the catalogue's long name adds the spell's). */
 const IMMUTO = cardInfo("immuto-1").family;
