@@ -4,13 +4,12 @@ contract), whose keys are fixed: a covered cauldron card has no field to travel 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.dataclasses import dataclass as view_dataclass
 
 from engine import games
-from engine.games.glastonbury.rules.observer import ScoresView
 from engine.wire.api import EnrolSaid, GestureAction
 from engine.wire.contract import AlertFields, BoardHealth, PublicTableView
 
@@ -22,10 +21,18 @@ class _Public(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-# The game's views are the rules engine observer's typed views
-# (engine/games/glastonbury/rules/observer.py),
-# as the wire contract carries them; the dashboard extends them and never redefines a field.
-ScoresPublic = ScoresView  # the score breakdown of a finished game
+# The game's views are the game's observer's typed views as the wire contract carries them
+# (`PublicTableView`); the dashboard extends them and never redefines a field.
+
+
+def _carried(owner: Any, name: str) -> Any:
+    """The type the wire's view gives its field ``name`` (``X | None``: X)."""
+    hint = get_type_hints(owner)[name]
+    return next((a for a in get_args(hint) if a is not type(None)), hint)
+
+
+# The score breakdown of a finished game: the view's ``end.scores``, as the wire types it.
+SCORES_PUBLIC: Any = _carried(_carried(PublicTableView, "end"), "scores")
 
 
 @view_dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))

@@ -17,7 +17,8 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from dashboard.count import CountDesk, CountRefused, CountSession, CountSetup
+from dashboard.count import CountDesk, CountSession, CountSetup
+from engine.games.base import CountRefused
 from dashboard.deps import HostDep, LangDep, SettingsDep
 from dashboard.game import GAME
 from dashboard.routers.pages import render

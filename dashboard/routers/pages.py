@@ -14,7 +14,6 @@ from jinja2 import Environment, select_autoescape
 from dashboard.config import LANGS, Lang, phones_reach
 from dashboard.deps import LangDep, SettingsDep, sees_table_screen
 from dashboard.game import offers, page_game, page_template, template_loader
-from dashboard.geometry import geometry
 from dashboard.i18n import COOKIE, bundle, family_renames, strings
 from engine import games
 from engine.games.base import GameDefinition
@@ -40,7 +39,7 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
     game = table_game(request)
     virtual = settings.virtual and offers(game, "virtual")
     boot = {**bundle(lang, family_renames(settings.data_dir), game),
-            "geometry": geometry(), "game": page_game(game, page, lang),
+            "game": page_game(game, page, lang),
             "page": page, "virtual": virtual, **extra}
     response = TEMPLATES.TemplateResponse(
         request,

@@ -3,7 +3,7 @@
 export const BOOT = JSON.parse(document.getElementById("boot").textContent);
 export const T = BOOT.t;
 export const CAT = BOOT.catalogue;
-export const GEO = BOOT.geometry; // the engine's board geometry (dashboard/geometry.py)
+export const GEO = CAT.geometry; // Glastonbury's board geometry (its page catalogue)
 /* The table's game as the shell serves it (dashboard/game.py `page_game`): its id, title and
    the fragment scripts of this page, served under /games/<id>/static/. */
 export const GAME = BOOT.game || { id: null, title: "", scripts: [], styles: [] };

@@ -28,7 +28,7 @@ Adding a member here is fine; renaming one breaks every game package.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
@@ -50,6 +50,15 @@ class Refused(Exception):
         self.message = message
         self.code = code
         self.rule = rule
+
+
+class CountRefused(Refused):
+    """A piece or a set-up a score-only count cannot take (`ScoreOnly`), nothing changed;
+    ``seat``: the other seat that already holds the piece, for ``duplicate``."""
+
+    def __init__(self, code: str, message: str, seat: int | None = None) -> None:
+        super().__init__(message, code=code)
+        self.seat = seat
 
 
 class UnknownGame(KeyError):
@@ -175,6 +184,22 @@ class Interpreter(Protocol):
     def game(self) -> Any: ...
 
 
+# ---------------------------------------------------------------- the score-only count
+
+
+@dataclass(frozen=True)
+class ScoreOnly:
+    """A game's score-only count: after a game played with the real pieces, each seat taps
+    its pieces on one reader and the exact score follows every tap. The game owns the
+    session (pure: ``tap``, ``undo``, ``remove``, ``set_active``, ``set_done``,
+    ``set_last_card``, ``finished``, ``name``, ``score_json``, ``score_input``,
+    ``to_json``; each refusal a `CountRefused`); the dashboard's count desk keeps one."""
+
+    setup: Callable[[Mapping[str, Any]], Any]  # the host's set-up, checked (CountRefused)
+    new: Callable[[Any], Any]  # a new session of a set-up
+    restore: Callable[[Mapping[str, Any]], Any]  # a saved session (its ``to_json``)
+
+
 # ---------------------------------------------------------------- the definition
 
 
@@ -189,6 +214,7 @@ class GameDefinition(Protocol):
     names: Names
     fragments: Fragments
     rules_doc: str  # the rules' file, e.g. RULES.md (rule ids in refusals name it)
+    score_only: ScoreOnly | None  # its score-only count, if it has one (`cauldron count`)
 
     def new(self, options: GameOptions, rng: random.Random) -> Any:
         """A new game's pure state (shuffles with ``rng``; no other randomness)."""

@@ -20,7 +20,9 @@ from engine.games.base import (
     Lang,
     Place,
     Refused,
+    ScoreOnly,
 )
+from engine.games.glastonbury.count import SCORE_ONLY
 from engine.games.glastonbury.rules import Game, GameConfig, GameLog, action_from_wire
 from engine.games.glastonbury.rules.actions import Action
 from engine.games.glastonbury.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
@@ -124,6 +126,7 @@ class GlastonburyDefinition:
                  "scores": ("glastonbury-scores.js",), "virtual": ("glastonbury-virtual.js",)},
     )  # fmt: skip
     rules_doc = "RULES.md"
+    score_only: ScoreOnly | None = SCORE_ONLY
     player_colours: tuple[str, ...] = PLAYER_COLOURS
 
     def check(self, options: Mapping[str, object]) -> GlastonburyOptions:
@@ -156,8 +159,12 @@ class GlastonburyDefinition:
         return {"recipe_cards": [[a[i], b[i]] for i in range(len(colours))]}
 
     def page_catalogue(self, lang: Lang) -> dict[str, Any]:
-        """Colours (name, symbol, pattern), families, spells, Immuto, corners, recipes."""
+        """Colours (name, symbol, pattern), families, spells, Immuto, corners, recipes, and
+        the board's geometry (`pages.geometry`)."""
+        from engine.games.glastonbury.pages import geometry
+
         return {
+            "geometry": geometry(),
             "colours": {
                 c["id"]: {"name": c["names"][lang], "symbol": c["symbol"], "pattern": c["pattern"]}
                 for c in _CATALOGUE["colours"]

@@ -24,6 +24,7 @@ from engine.games.base import (
     Lang,
     Place,
     Refused,
+    ScoreOnly,
 )
 from engine.games.quacks.rules import (
     Game,
@@ -140,6 +141,7 @@ class QuacksDefinition:
         styles=("quacks.css",),
     )  # fmt: skip
     rules_doc = "RULES-QUACKS.md"
+    score_only: ScoreOnly | None = None  # no score-only count (yet)
 
     def check(self, options: Mapping[str, object]) -> QuacksOptions:
         try:
