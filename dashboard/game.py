@@ -7,6 +7,7 @@ fragment scripts), and `mount_fragments` serves every offered game's fragments u
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Final
 
@@ -15,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import BaseLoader, FileSystemLoader, PrefixLoader
 
 from engine import games
-from engine.games.base import GameDefinition, Lang
+from engine.games.base import GameDefinition, Lang, option_fields
 
 GAME: Final[GameDefinition] = games.get()
 
@@ -47,6 +48,25 @@ def page_template(game: GameDefinition, page: str) -> str | None:
     if folder is None or not (folder / f"{page}.html").is_file():
         return None
     return f"{game.id}/{page}.html"
+
+
+def host_games(lang: Lang, table: GameDefinition) -> list[dict[str, Any]]:
+    """Every offered game as the host page's New game form shows it: id, title, its host
+    fragment scripts, its own options markup (``<id>/host.html``) or the fields of its
+    options model (`option_fields`, labelled by its page catalogue's ``option_labels`` in
+    the page's language, else by the option's description), whether it has a virtual
+    table, and its page catalogue (its host fragment draws from it)."""
+    out = []
+    for game in games.games():
+        catalogue = game.page_catalogue(lang)
+        labels = catalogue.get("option_labels", {})
+        fields = [{**asdict(f), "label": labels.get(f.name) or f.description}
+                  for f in option_fields(game.options)]  # fmt: skip
+        scripts = [static_url(game, s) for s in game.fragments.scripts.get("host", ())]
+        out.append({"id": game.id, "title": game.titles[lang], "fields": fields, "scripts": scripts,
+                    "template": page_template(game, "host"), "virtual": offers(game, "virtual"),
+                    "catalogue": catalogue, "table": game.id == table.id})  # fmt: skip
+    return out
 
 
 def template_loader(shell: Path) -> BaseLoader:

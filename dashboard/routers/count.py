@@ -18,11 +18,11 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.count import CountDesk, CountSession, CountSetup
-from engine.games.base import CountRefused
 from dashboard.deps import HostDep, LangDep, SettingsDep
 from dashboard.game import GAME
 from dashboard.routers.pages import render
 from dashboard.routers.seats import qr_svg
+from engine.games.base import CountRefused
 
 router = APIRouter(tags=["count"])
 

@@ -13,7 +13,7 @@ from jinja2 import Environment, select_autoescape
 
 from dashboard.config import LANGS, Lang, phones_reach
 from dashboard.deps import LangDep, SettingsDep, sees_table_screen
-from dashboard.game import offers, page_game, page_template, template_loader
+from dashboard.game import host_games, offers, page_game, page_template, template_loader
 from dashboard.i18n import COOKIE, bundle, family_renames, strings
 from engine import games
 from engine.games.base import GameDefinition
@@ -97,7 +97,8 @@ def seat_page(request: Request, lang: LangDep, seat: int) -> HTMLResponse:
 
 @router.get("/host", response_class=HTMLResponse)
 def host_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
-    return render(request, "host.html", lang, "host", table=settings.table)
+    offered = host_games(lang, table_game(request))
+    return render(request, "host.html", lang, "host", table=settings.table, games=offered)
 
 
 @router.get("/scores", response_class=HTMLResponse)

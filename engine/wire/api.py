@@ -573,6 +573,8 @@ class Command(Generic[A, R]):
         """The typed arguments, or `BadArgs` naming the first problems."""
         if isinstance(raw, self.args):
             return raw
+        if self.args is NewGameArgs and isinstance(raw, NewGameBase):
+            return raw  # (each game has its own NewGameBase)
         if raw is None:
             raw = {}
         if not isinstance(raw, Mapping):

@@ -123,7 +123,8 @@ class GlastonburyDefinition:
     fragments = Fragments(
         static=HERE / "static", templates=HERE / "templates",
         scripts={"table": ("glastonbury-table.js",), "seat": ("glastonbury-seat.js",),
-                 "scores": ("glastonbury-scores.js",), "virtual": ("glastonbury-virtual.js",)},
+                 "scores": ("glastonbury-scores.js",), "virtual": ("glastonbury-virtual.js",),
+                 "host": ("glastonbury-host.js",)},
     )  # fmt: skip
     rules_doc = "RULES.md"
     score_only: ScoreOnly | None = SCORE_ONLY

@@ -163,9 +163,13 @@ class QuacksDefinition:
     def page_catalogue(self, lang: Lang) -> dict[str, Any]:
         """What the fragments need in `lang`: their words (``t``, keys ``q_…``, chip and card
         names included), the pot track, the rat tails and the cards' kinds."""
+        words = strings(lang)
         return {
             "game": self.id,
-            "t": strings(lang),
+            "t": words,
+            # the host form's label of each set-up option (dashboard.game.host_games)
+            "option_labels": {name: words[f"q_opt_{name}"]
+                              for name in QuacksOptions.model_fields if f"q_opt_{name}" in words},
             "track": [{"coins": s.coins, "vp": s.vp, "ruby": s.ruby} for s in CAT.track],
             "rat_tails_after": list(CAT.rat_tails_after),
             "cards": {c.id: c.kind for c in CAT.fortune},
