@@ -14,7 +14,7 @@ let closedForGood = null;
    {status: "error", error} with the refusal in the page's language. */
 async function send(verb, args) {
   try { return await api("POST", `/api/seats/${SEAT}/play`, Object.assign({ action: verb }, args || {})); }
-  catch (e) { return { status: "error", error: { code: e.code, rule: e.rule, message: refusalText(e, []) } }; }
+  catch (e) { return { status: "error", error: { code: e.code, rule: e.rule, params: e.params, message: e.message || refusalText(e, []) } }; }
 }
 
 /** @param {SeatState} state */

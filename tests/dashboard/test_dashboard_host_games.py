@@ -100,3 +100,43 @@ def test_a_form_the_games_model_refuses_names_the_option(dash: Dash, browser: An
         assert not any(v == "new_game" for v, _ in dash.requests)
     finally:
         page.context.close()
+
+
+@pytest.fixture
+def quacks_dash(mqtt_broker: str, table_id: str, tmp_path: Any) -> Any:
+    """A served dashboard of a table that plays Quacks (no game yet)."""
+    from dashkit import make_dash
+
+    yield from make_dash(mqtt_broker, table_id, tmp_path, serve=True, game="quacks")
+
+
+def test_the_pages_of_a_quacks_table_load_its_fragments(quacks_dash: Dash,
+                                                        browser: Any) -> None:
+    """The shell serves the table's game: the big screen and the score page import Quacks'
+    fragments (and call them, with no game yet), the host page's form is Quacks', and a
+    game without a virtual table has no /virtual."""
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    page = context.new_page()
+    page.set_default_timeout(10000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"{quacks_dash.url}/?lang=de")
+        page.wait_for_selector("#game-root .q-no-game")
+        assert page.evaluate("JSON.parse(document.getElementById('boot').textContent)"
+                             ".game.scripts") == ["/games/quacks/static/quacks-table.js"]
+        assert page.is_visible("#alerts") and page.locator("#join").count() == 1
+        assert page.locator("link[href='/games/quacks/static/quacks.css']").count() == 1
+        for page_path in ("/scores", "/host"):
+            page.goto(f"{quacks_dash.url}{page_path}?lang=de")
+            page.wait_for_load_state("networkidle")
+        page.evaluate(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
+        page.reload()
+        page.wait_for_selector("#host", state="visible")
+        assert page.input_value("#game") == "quacks"
+        assert page.is_visible("fieldset[data-game=quacks] [data-option=players]")
+        assert not page.is_visible("#players")
+        assert page.goto(f"{quacks_dash.url}/virtual").status == 404
+        assert errors == [], errors
+    finally:
+        context.close()

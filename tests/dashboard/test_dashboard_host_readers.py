@@ -22,7 +22,8 @@ CUT = """() => {
     .map((r) => r.innerText.replace(/\\n/g, ' '));
   const grid = document.querySelector('#readers .reader-grid').getBoundingClientRect();
   const panel = document.querySelector('#readers').closest('.panel').getBoundingClientRect();
-  return [cut, Math.round(grid.right - panel.right), document.documentElement.scrollWidth - innerWidth];
+  const sideways = document.documentElement.scrollWidth - innerWidth;
+  return [cut, Math.round(grid.right - panel.right), sideways];
 }"""
 
 
