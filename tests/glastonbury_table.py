@@ -110,3 +110,10 @@ def until_blocked_declinatio(seed: int, players: int = 2) -> TableInterpreter | 
     only Vanesco/Perluceo (using it ends the game, G7)."""
     found = play_until(seed, players, _blocked_declinatio)
     return found[0] if found else None
+
+
+def glastonbury(interp: object) -> TableInterpreter:
+    """A table's interpreter (`engine.games.base.Interpreter`) as Glastonbury's, to look
+    inside it (its game, cells, pads); fails if the table plays another game."""
+    assert isinstance(interp, TableInterpreter), f"not a Glastonbury table: {interp!r}"
+    return interp

@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 import serial
+from glastonbury_table import glastonbury
 from waiting import wait_for
 
 from engine.games.glastonbury.rules import GameLog, Refill
@@ -454,7 +455,7 @@ def check_batch(plays: list[Play], watcher: Watcher, data: Path) -> None:
         assert ref is not None and ref.is_over()
         store = TableStore.open(data, table)
         try:
-            rebuilt = store.rebuild()
+            rebuilt = glastonbury(store.rebuild())
         finally:
             store.close()
         game = rebuilt.game
@@ -579,7 +580,7 @@ def test_a_lost_replay_request_is_asked_again(mqtt_broker: str, tmp_path: Path,
                  "the engine at the hub's last event")
         assert refused, "the engine never asked for the lost event"
         assert service.stats["gaps_skipped"] == 0, "events skipped: lost for good"
-        interp = runtime.interp
+        interp = glastonbury(runtime.interp)
         assert interp.inputs == play.reference.inputs
         assert interp.game is not None and play.reference.game is not None
         assert GameLog.of(interp.game).to_wire() == GameLog.of(play.reference.game).to_wire()

@@ -30,8 +30,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Final, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -174,14 +175,230 @@ class Bot(Protocol):
     name: str
 
 
-@runtime_checkable
-class Interpreter(Protocol):
-    """The engine service's per-table sensor-to-action interpreter (one per table), made
-    by `GameDefinition.interpreter`. The service feeds it hub events and commands; the
-    interpreter owns the pure game and says what changed."""
+class TableStatus(StrEnum):
+    """Where a table's game stands (the same words for every game)."""
+
+    IDLE = "idle"  # no game yet
+    DEALING = "dealing"  # new_game given: the table is being set up (a game may skip this)
+    PLAYING = "playing"
+    OVER = "over"  # the game ended by its rules
+    ENDED = "ended"  # the host ended (abandoned) the game
+
+
+# What a reader holds whose tag is not enrolled: ``uid:<the tag's UID>`` (to enrol it).
+UNKNOWN_TAG: Final = "uid:"
+
+
+@dataclass(frozen=True, slots=True)
+class Sensed:
+    """One hub event as a game hears it (the service makes it from the wire's `HubEvent`):
+    a piece ``placed`` on or ``removed`` from a place of the game's catalogue (``"r,c"``,
+    ``"pad:<seat>"``, ``"pos:<n>"``; `Place.id`), or a seat's ``button`` pressed.
+    ``piece``: the hub's tag map's id (None: a tag not enrolled, then ``uid``)."""
+
+    kind: Literal["placed", "removed", "button"]
+    place: str | None = None
+    piece: str | None = None
+    uid: str | None = None
+    seat: int | None = None
+    button: str | None = None
+    ts: float = 0.0
+
+
+class WireItem(Protocol):
+    """An action (or anything) the service puts on the wire as its JSON."""
+
+    def to_wire(self) -> Mapping[str, Any]: ...
+
+
+class GameEvent(WireItem, Protocol):
+    """A rules event; a ``private`` one never goes to a public topic."""
 
     @property
-    def game(self) -> Any: ...
+    def private(self) -> bool: ...
+
+
+class TableAlertItem(Protocol):
+    """A standing alert (the wire's ``TableAlert`` fields as `wire()` gives them)."""
+
+    @property
+    def severity(self) -> str: ...
+
+    def wire(self) -> Mapping[str, Any]: ...
+
+
+class Outcome(Protocol):
+    """What one input or command did, as the service publishes and stores it."""
+
+    @property
+    def actions(self) -> Sequence[WireItem]: ...  # rules actions applied (game/events, log)
+
+    @property
+    def events(self) -> Sequence[GameEvent]: ...
+
+    @property
+    def raised(self) -> Sequence[TableAlertItem]: ...
+
+    @property
+    def cleared(self) -> Sequence[TableAlertItem]: ...
+
+    @property
+    def changed(self) -> bool: ...  # the views differ
+
+    @property
+    def started(self) -> bool: ...
+
+    @property
+    def ended(self) -> bool: ...
+
+    @property
+    def undone(self) -> int: ...  # rules actions taken back
+
+    @property
+    def instructions(self) -> Sequence[str]: ...  # undo: how to put pieces back
+
+    @property
+    def undone_text(self) -> str | None: ...
+
+    @property
+    def undone_codes(self) -> Sequence[Mapping[str, Any]]: ...
+
+    @property
+    def undo_steps(self) -> Sequence[Mapping[str, Any]]: ...
+
+
+@dataclass
+class Changes:
+    """An `Outcome` any game (or the service, merging a batch's) can make."""
+
+    actions: list[WireItem] = field(default_factory=list)
+    events: list[GameEvent] = field(default_factory=list)
+    raised: list[TableAlertItem] = field(default_factory=list)
+    cleared: list[TableAlertItem] = field(default_factory=list)
+    changed: bool = False
+    started: bool = False
+    ended: bool = False
+    undone: int = 0
+    instructions: list[str] = field(default_factory=list)
+    undone_text: str | None = None
+    undone_codes: list[Mapping[str, Any]] = field(default_factory=list)
+    undo_steps: list[Mapping[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Followed:
+    """What ``game/events`` says of an outcome: actions from number ``index`` of the game,
+    their public events, and at a start the game's set-up (``config``) and what was laid
+    out face up (``grid``, a game with a dealt square)."""
+
+    index: int
+    actions: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    config: dict[str, Any] | None = None
+    grid: list[str] | None = None
+
+
+@runtime_checkable
+class Interpreter(Protocol):
+    """The engine service's per-table interpreter (one per table and game), made by
+    `GameDefinition.interpreter`: everything `engine.service` asks of a game. It owns the
+    pure game and what the table's readers hold; the service feeds it hub events
+    (`sense`, `resync`) and commands (`command`) in order, stores them (a restart feeds
+    them again: the same inputs make the same table), and publishes what it says.
+    Capabilities a game has not (a square of readers, pawn sensors) answer empty."""
+
+    @property
+    def plays(self) -> str: ...  # the registry id of its game
+
+    @property
+    def game_id(self) -> str | None: ...  # the game in hand (the engine names it)
+
+    @property
+    def status(self) -> TableStatus: ...
+
+    @property
+    def inputs(self) -> int: ...  # inputs and commands of this game
+
+    @property
+    def turn(self) -> int | None: ...  # the seat whose turn LED is lit (None: none)
+
+    @property
+    def seats(self) -> int: ...  # seats with a private view now
+
+    @property
+    def active_alerts(self) -> Sequence[TableAlertItem]: ...
+
+    def sense(self, sensed: Sensed) -> Outcome:
+        """One hub event; never raises for anything a table can do (an alert instead)."""
+        ...
+
+    def resync(self, seen: Mapping[str, str], pawns: Sequence[int] | None,
+               ts: float) -> Outcome:
+        """What every reader holds at once (a hub snapshot: place id -> piece, or
+        ``uid:…``); ``pawns``: sensed pawn positions (None: no pawn sensors)."""
+        ...
+
+    def differs(self, seen: Mapping[str, str]) -> bool:
+        """The same readers hold other pieces than believed (a tag map changed)."""
+        ...
+
+    def command(self, verb: str, args: Mapping[str, object] | BaseModel | None = None, *,
+                seat: int | None = None, ts: float = 0.0) -> Outcome:
+        """A game command (`engine.wire.api.GAME_API`'s game-changing verbs, ``play`` with
+        a move of the game's own); `Refused` (nothing changed) when it does not fit."""
+        ...
+
+    def observed(self) -> dict[str, Any]:
+        """What the readers hold now (stored with a new game; `GameDefinition.interpreter`
+        starts from it)."""
+        ...
+
+    def prompt(self) -> dict[str, Any]:
+        """What the table waits for (`Prompt`: code, seat, English text)."""
+        ...
+
+    def rules_view(self) -> object:
+        """The game's public view (JSON data or dataclasses): the same object while the
+        game does not change. Never a covered piece."""
+        ...
+
+    def table_wire(self) -> dict[str, Any]:
+        """The table's state (`TableInfo`): status, prompt, alerts, inputs, …"""
+        ...
+
+    def seat_view(self, seat: int) -> object | None:
+        """What only ``seat`` may see (None: nothing now)."""
+        ...
+
+    def seen_once(self, outcome: Outcome) -> list[tuple[int, object]]:
+        """Seat views sent once, not retained (a one-time look: Glastonbury's Perluceo)."""
+        ...
+
+    def followed(self, outcome: Outcome) -> Followed | None:
+        """``game/events`` for ``outcome`` (None: nothing a follower sees)."""
+        ...
+
+    def history(self) -> list[Followed]:
+        """The game's public action stream from its start, one action a `Followed`
+        (the first with the set-up); `Refused` with ``no_game`` without a game."""
+        ...
+
+    def layouts(self, outcome: Outcome) -> list[dict[str, Any]]:
+        """``hub/cmd/layout`` args for a hub that lays its table out itself, after
+        ``outcome`` (none for a game whose pieces the table does not hold)."""
+        ...
+
+    def log(self) -> dict[str, Any] | None:
+        """The game's log as JSON (`GameDefinition.log_to_wire`; None: no game yet)."""
+        ...
+
+    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, Any]:
+        """A bot's suggestion for ``seat``, seeing only what it sees (`Refused`)."""
+        ...
+
+    def record(self, new: bool) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The stored game row: its set-up (when ``new``) and its final scores (when over)."""
+        ...
 
 
 # ---------------------------------------------------------------- the score-only count
@@ -215,6 +432,8 @@ class GameDefinition(Protocol):
     fragments: Fragments
     rules_doc: str  # the rules' file, e.g. RULES.md (rule ids in refusals name it)
     score_only: ScoreOnly | None  # its score-only count, if it has one (`cauldron count`)
+    # ``cmd/play``'s moves (a phone's buttons): verb -> its args' model (`cauldron schema`)
+    moves: Mapping[str, type[BaseModel]]
 
     def new(self, options: GameOptions, rng: random.Random) -> Any:
         """A new game's pure state (shuffles with ``rng``; no other randomness)."""
@@ -279,8 +498,9 @@ class GameDefinition(Protocol):
         seat has nothing to decide)."""
         ...
 
-    def interpreter(self, **kwargs: Any) -> Interpreter:
-        """The sensor-to-action interpreter for one table (`engine.service` calls it)."""
+    def interpreter(self, table: str, observed: Mapping[str, Any]) -> Interpreter:
+        """The interpreter for one table, starting from what its readers hold
+        (`Interpreter.observed`, stored with each new game; `engine.service` calls it)."""
         ...
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from engine.games.glastonbury.table.interpreter import Outcome
+from engine.games.base import Outcome
 from engine.service.runtime import ServiceBase, TableRuntime
 from engine.wire.contract import GameAlert, TableAlert
 
@@ -20,10 +20,12 @@ class Alerts(ServiceBase):
         game_id = runtime.interp.game_id
         for alert in outcome.cleared:
             self._publish(runtime.topics.game_alert,
-                          self._alert(alert.table_alert(), False, game_id, now))
+                          self._alert(TableAlert.model_validate(alert.wire()), False, game_id,
+                                      now))
         for alert in outcome.raised:
             self._publish(runtime.topics.game_alert,
-                          self._alert(alert.table_alert(), True, game_id, now))
+                          self._alert(TableAlert.model_validate(alert.wire()), True, game_id,
+                                      now))
 
     @staticmethod
     def _alert(alert: TableAlert, active: bool, game_id: str | None, now: float) -> GameAlert:

@@ -241,8 +241,8 @@ def _games(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from engine import games
     from engine.service.errors import StoreError
+    from engine.wire.contract import compact_json
 
     store = _store(args)
     try:
@@ -254,18 +254,19 @@ def _show(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         store.close()
-    if interp.game is None:
+    log = interp.log()
+    if log is None:
         raise CliError(f"game {args.game} never started (status {interp.status.value})")
-    log = games.get().log_to_wire(interp.game)
     if args.log:
         print(json.dumps(log))
         return 0
-    view = interp.public_view()
+    view = json.loads(compact_json(interp.rules_view()))
     actions = log.get("actions")
-    out = {"table": args.table, "game_id": args.game, "status": interp.status.value,
-           "actions": len(actions) if isinstance(actions, list) else 0, "turns": view.turns,
-           "end": view.to_wire()["end"],
-           "prompt": view.table.prompt.text if view.table and view.table.prompt else ""}
+    out = {"table": args.table, "game": interp.plays, "game_id": args.game,
+           "status": interp.status.value,
+           "actions": len(actions) if isinstance(actions, list) else 0,
+           "turns": view.get("turns"), "end": view.get("end"),
+           "prompt": str(interp.prompt().get("text") or "")}
     print(json.dumps(out, indent=None if args.json else 2))
     return 0
 

@@ -13,9 +13,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 
 from engine import games
-from engine.games.base import Refused
-from engine.games.glastonbury.rules import GameLog, replay
-from engine.games.glastonbury.table.interpreter import Status, TableInterpreter
+from engine.games.base import Followed, Interpreter, Refused, TableStatus
 from engine.service.errors import StoreError
 from engine.service.intake import HubIntake
 from engine.service.runtime import Asking, TableRuntime
@@ -159,15 +157,23 @@ class Commands(HubIntake):
             raise Refused("new_game: the engine names the game; do not send game_id",
                           code="bad_args")
         ts = self.clock()
+        if runtime.interp.status in (TableStatus.DEALING, TableStatus.PLAYING):
+            raise Refused(f"game {runtime.interp.game_id} is in progress: end it first "
+                          "(command end)", code="game_in_progress")
         named: dict[str, object] = {"game_id": time.strftime(
             "%Y%m%d-%H%M%S", time.gmtime(ts)) + f"-{len(runtime.store.games()) + 1}"}
-        if args.recipe_cards is None:
+        if args.recipe_cards is None and args.seed is None:
             # Dealt here, so no seat's secret crosses the broker in a command (G11): each
             # seat sees its own on game/seat/<n> only. Stored with the command for replay.
             named.update(games.get(args.game).secret_setup(args.config_wire(),
                                                            random.SystemRandom()))
+        # The table's interpreter is its game's: another game, another interpreter, from
+        # what the readers hold now (a restart does the same from the stored command).
+        observed = runtime.interp.observed()
+        interp = (runtime.interp if runtime.interp.plays == args.game
+                  else games.get(args.game).interpreter(runtime.name, observed))
         return self._run(runtime, "new_game", args.model_copy(update=named), asking.seat, ts,
-                         runtime.interp.observed())
+                         observed, interp)
 
     def _cmd_confirm(self, asking: Asking, args: ConfirmArgs
                      ) -> GameAnswer | HubAccepted | StoredAnswer:
@@ -187,24 +193,30 @@ class Commands(HubIntake):
         return HubAccepted(table=runtime.name, hub_id=hub_id)
 
     def _run(self, runtime: TableRuntime, verb: str, args: BaseModel, seat: int | None,
-             ts: float, observed: dict[str, Any] | None) -> GameAnswer | StoredAnswer:
-        """Apply a game command, store it (or undo it and refuse), publish."""
+             ts: float, observed: dict[str, Any] | None, interp: Interpreter | None = None
+             ) -> GameAnswer | StoredAnswer:
+        """Apply a game command (to `interp`, the table's new one for a new game of
+        another game), store it (or undo it and refuse), publish."""
         try:
             runtime.fresh()
         except StoreError as exc:
             raise Refused(f"{verb}: the table's log cannot be read now ({exc}), so nothing "
                           "changed; try again in a moment", code="storage") from None
-        interp = runtime.interp
+        interp = interp or runtime.interp
         outcome = interp.command(verb, args, seat=seat, ts=ts)
+        if interp is not runtime.interp:  # it took the new game: the table's from now on
+            runtime.interp = interp
+            runtime.rules_json = None
+            runtime.sent_seats.clear()
         answer = GameAnswer(
             table=runtime.name,
             game_id=interp.game_id,
             status=interp.status.value,
-            actions=[a.to_wire() for a in outcome.actions],
-            instructions=outcome.instructions,
+            actions=[dict(a.to_wire()) for a in outcome.actions],
+            instructions=list(outcome.instructions),
             undone=outcome.undone_text,
-            undone_codes=outcome.undone_codes,  # the same two, for the pages' languages
-            steps=outcome.undo_steps,
+            undone_codes=[dict(c) for c in outcome.undone_codes],  # for the pages' languages
+            steps=[dict(s) for s in outcome.undo_steps],
             prompt=Prompt.model_validate(interp.prompt()),
         )
         if not self._store_command(runtime, ts, outcome, verb, dump(args), seat, observed,
@@ -222,15 +234,14 @@ class Commands(HubIntake):
         return answer
 
     @staticmethod
-    def _hint(interp: TableInterpreter, args: HintArgs, seat: int | None) -> HintAnswer:
+    def _hint(interp: Interpreter, args: HintArgs, seat: int | None) -> HintAnswer:
         """What a bot suggests to `seat`, seeing only what that seat sees (the game's bots)."""
-        game = interp.game
-        if game is None or interp.status is not Status.PLAYING:
+        if interp.status is not TableStatus.PLAYING:
             raise Refused("no game is in progress: there is nothing to hint", code="no_game")
         if seat is None:
             raise Refused("hint: say which seat asks (the request's seat)", code="bad_args")
         try:
-            suggestion = games.get().hint(game, seat, args.level, args.lang)
+            suggestion = interp.hint(seat, args.level, args.lang)
         except Refused as exc:  # its own turn with nothing to choose (a refill): no_choice_now
             raise Refused(f"hint: {exc.message}", code=exc.code) from None
         return HintAnswer.model_validate(suggestion)
@@ -241,32 +252,29 @@ class Commands(HubIntake):
         (a restarted bot, an audit) would have received them: public events only, in
         messages within the model's size limits."""
         interp = runtime.interp
-        game = interp.game
-        if game is None:
-            raise Refused("history: no game on this table yet", code="no_game")
-        replayed = replay(GameLog.of(game).without_last(len(game.actions)))
+        stream = interp.history()
         messages: list[GameEvents] = []
         actions: list[dict[str, Any]] = []
-        events = [e.to_wire() for e in replayed.opening_events if not e.private]
+        events: list[dict[str, Any]] = []
+        start: Followed = stream[0]
 
         def flush(index: int) -> None:
-            start = not messages
+            first = not messages
             messages.append(GameEvents(
-                table=runtime.name, game_id=interp.game_id, status=interp.status.value,
-                index=index, actions=list(actions), events=list(events),
-                config=game.config.to_wire() if start else None,
-                grid=list(game.deal.grid) if start else None))
+                table=runtime.name, game=interp.plays, game_id=interp.game_id,
+                status=interp.status.value, index=index, actions=list(actions),
+                events=list(events), config=start.config if first else None,
+                grid=start.grid if first else None))
             actions.clear()
             events.clear()
 
         index = 0
-        for number, action in enumerate(game.actions):
-            public = [e.to_wire() for e in replayed.apply(action) if not e.private]
-            if actions and (len(actions) >= HISTORY_ACTIONS
-                            or len(events) + len(public) > HISTORY_EVENTS):
+        for step in stream:
+            if actions and (len(actions) + len(step.actions) > HISTORY_ACTIONS
+                            or len(events) + len(step.events) > HISTORY_EVENTS):
                 flush(index)
-                index = number
-            actions.append(action.to_wire())
-            events.extend(public)
+                index = step.index
+            actions.extend(step.actions)
+            events.extend(step.events)
         flush(index)
         return messages

@@ -9,7 +9,7 @@ import json
 import logging
 import time
 
-from engine.games.glastonbury.table.interpreter import Outcome
+from engine.games.base import Changes, Outcome
 from engine.service.errors import StoreError
 from engine.service.persistence import Persistence
 from engine.service.runtime import TableRuntime, write_trouble
@@ -33,11 +33,7 @@ def _renamed(runtime: TableRuntime, model: HubSnapshot, cursor: HubCursor) -> bo
     but under other names than the engine believes. No event says so: only a snapshot."""
     if model.last_seq != cursor.last or cursor.pending:
         return False  # events in flight may explain any difference
-    cells, pads = snapshot_state(model)
-    interp = runtime.interp
-    if cells.keys() != interp.cells.keys() or pads.keys() != interp.pads.keys():
-        return False
-    return cells != interp.cells or pads != interp.pads
+    return runtime.interp.differs(snapshot_state(model))
 
 
 class HubIntake(Persistence):
@@ -229,7 +225,7 @@ class HubIntake(Persistence):
             # map changed under cards lying on the grid: take what its readers see now,
             # then follow its events from there.
             interp = runtime.interp
-            outcome = interp.resync(*snapshot_state(model), pawns=model.pawns, ts=model.ts)
+            outcome = interp.resync(snapshot_state(model), model.pawns, model.ts)
             try:
                 runtime.store.append_snapshot(model, interp)
             except StoreError as exc:
@@ -256,7 +252,7 @@ class HubIntake(Persistence):
         try:
             runtime.fresh()
             interp = runtime.interp
-            outcome = interp.handle(inp) if inp is not None else Outcome()
+            outcome: Outcome = interp.sense(inp) if inp is not None else Changes()
             if self._batching:  # written (and published) at the batch's end
                 self._stage(runtime, event, outcome, inp is not None)
                 return outcome

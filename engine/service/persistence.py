@@ -10,8 +10,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from engine.games.base import Refused
-from engine.games.glastonbury.table.interpreter import Outcome
+from engine.games.base import Outcome, Refused
 from engine.service.errors import StoreError
 from engine.service.publishing import Publishing
 from engine.service.runtime import Staged, TableRuntime, write_trouble

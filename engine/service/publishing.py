@@ -6,7 +6,6 @@ table (`ServiceBase._publish`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 import uuid
@@ -15,9 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from engine.games.glastonbury.rules.events import Event, PerluceoReveal
-from engine.games.glastonbury.table.interpreter import Outcome
-from engine.games.glastonbury.table.pawn_check import start_positions
+from engine.games.base import Changes, Outcome
 from engine.service.alerts import Alerts
 from engine.service.ownership import speaks_for
 from engine.service.runtime import HUB_COMMAND_LIFE, VIEW_QOS, Staged, TableRuntime
@@ -27,11 +24,10 @@ from engine.wire.auth import ensure_key, sign_command
 from engine.wire.contract import (
     CommandRequest,
     GameEvents,
-    GameSeat,
     Topics,
     compact_json,
-    encode,
     game_public_json,
+    game_seat_json,
 )
 
 log = logging.getLogger("cauldron.engine")
@@ -57,8 +53,8 @@ class Publishing(Alerts):
         runtime.sent_seats.clear()
         # Standing alerts too (the dashboard may have restarted and lost them): they stay
         # until the table is right.
-        self.publish_views(runtime, Outcome(changed=True,
-                                            raised=runtime.interp.active_alerts))
+        self.publish_views(runtime, Changes(changed=True,
+                                            raised=list(runtime.interp.active_alerts)))
 
     def publish_views(self, runtime: TableRuntime, outcome: Outcome) -> None:
         now = self.clock()
@@ -94,7 +90,7 @@ class Publishing(Alerts):
                     self._hub_command(runtime, api.TURN, TurnArgs(seat=turn))
             if (outcome.actions or outcome.started or outcome.ended or outcome.undone
                     or not runtime.sent_seats):  # a seat's own view changes with the game
-                self._publish_seats(runtime, outcome.private_events, game_id, now)
+                self._publish_seats(runtime, outcome, game_id, now)
         if "lay_out" in runtime.hub_capabilities:
             self._lay_out(runtime, outcome)
         if self.config.hub_io and any(a.severity == "error" for a in outcome.raised):
@@ -110,7 +106,8 @@ class Publishing(Alerts):
         cached = runtime.rules_json
         if cached is None or cached[0] is not view:
             cached = runtime.rules_json = (view, compact_json(view))
-        return game_public_json(table=runtime.name, game_id=interp.game_id, turn=turn, ts=now,
+        return game_public_json(table=runtime.name, game=interp.plays, game_id=interp.game_id,
+                                turn=turn, ts=now,
                                 view=cached[1], table_info=interp.table_wire(), fence=fence)
 
     def _lay_out(self, runtime: TableRuntime, outcome: Outcome) -> None:
@@ -121,63 +118,49 @@ class Publishing(Alerts):
         from the pad to its cauldron). At a start, with pawn sensors, its pawns go to their
         start, as the deal laid the cards (people then move them; a wrong move gets its
         G3/G4 alert)."""
-        interp = runtime.interp
-        if outcome.undone or outcome.ended:
-            layout = interp.physical_layout()
-            if layout is not None:
-                self._hub_command(runtime, api.LAYOUT, {"layout": layout, "pawns": None})
-        if (outcome.started and interp.game is not None
-                and interp.pawn_sensing.sensed is not None):
-            self._hub_command(runtime, api.LAYOUT, {"layout": None,
-                                                   "pawns": start_positions(interp.game)})
+        for layout in runtime.interp.layouts(outcome):
+            self._hub_command(runtime, api.LAYOUT, layout)
 
     @staticmethod
     def _game_events(runtime: TableRuntime, outcome: Outcome, now: float) -> GameEvents | None:
         """The game/events message of `outcome`, just applied (None: it did nothing a
         follower sees)."""
-        if not (outcome.actions or outcome.started or outcome.undone or outcome.ended):
-            return None
         interp = runtime.interp
-        game = interp.game
-        if game is None:
+        followed = interp.followed(outcome)
+        if followed is None:
             return None
-        started = outcome.started
-        model = GameEvents(
-            table=runtime.name, game_id=interp.game_id, status=interp.status.value,
-            index=len(game.actions) - len(outcome.actions),
-            actions=[a.to_wire() for a in outcome.actions],
-            events=[e.to_wire() for e in outcome.events if not e.private],  # public only
-            undone=outcome.undone,
-            config=game.config.to_wire() if started else None,
-            grid=list(game.deal.grid) if started else None,
-            ts=now,
-        )
-        return model
+        return GameEvents(
+            table=runtime.name, game=interp.plays, game_id=interp.game_id,
+            status=interp.status.value, index=followed.index, actions=followed.actions,
+            events=followed.events, undone=outcome.undone, config=followed.config,
+            grid=followed.grid, ts=now)
 
-    def _publish_seats(self, runtime: TableRuntime, private: list[Event], game_id: str | None,
+    def _publish_seats(self, runtime: TableRuntime, outcome: Outcome, game_id: str | None,
                        now: float) -> None:
+        """Each seat's view on its own topic only (retained, when it changed), and a view
+        seen once (not retained)."""
         interp = runtime.interp
-        players = interp.game.players if interp.game is not None else 0
         fence, allowed = speaks_for(self.ownership, self.store.claims, self.config.base,
                                     runtime.topics.game_public)
         if not allowed:
             return
-        for seat in range(players):
+        for seat in range(interp.seats):
             view = interp.seat_view(seat)
             if view is None:
                 continue
             said = (game_id, fence, view)
             if runtime.sent_seats.get(seat) != said:  # only what changed for that seat
                 runtime.sent_seats[seat] = said
-                model = GameSeat(seat=seat, game_id=game_id, ts=None, view=view, fence=fence)
-                self.client.publish_raw(runtime.topics.game_seat(seat), encode(model),
-                                        retain=True, qos=VIEW_QOS)
-            reveals = [e.cauldron for e in private
-                       if isinstance(e, PerluceoReveal) and e.seat == seat]
-            if reveals:  # once, not retained: a one-time look (G9)
-                once = GameSeat(seat=seat, game_id=game_id, ts=now,
-                                view=dataclasses.replace(view, reveal=reveals[-1]))
-                self._publish(runtime.topics.game_seat(seat), once)
+                self.client.publish_raw(
+                    runtime.topics.game_seat(seat),
+                    game_seat_json(seat=seat, game=interp.plays, game_id=game_id, ts=None,
+                                   view=compact_json(view), fence=fence),
+                    retain=True, qos=VIEW_QOS)
+        for seat, view in interp.seen_once(outcome):  # not retained: a one-time look (G9)
+            self.client.publish_raw(
+                runtime.topics.game_seat(seat),
+                game_seat_json(seat=seat, game=interp.plays, game_id=game_id, ts=now,
+                               view=compact_json(view), fence=fence), qos=1)
 
     def _hub_command(self, runtime: TableRuntime, command: Command[A, Any],
                      args: A | Mapping[str, object]) -> None:
@@ -206,7 +189,7 @@ class Publishing(Alerts):
         order, then its views once (the last state; each view supersedes the one before)."""
         runtime = staged.runtime
         now = self.clock()
-        merged = Outcome()
+        merged = Changes()
         for outcome, events in staged.outcomes:
             self._publish_alerts(runtime, outcome, now)
             if events is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.datadir import TROUBLES, text_trouble
-from engine.games.glastonbury.table.interpreter import Outcome
+from engine.games.base import Interpreter, Outcome
 from engine.service.errors import StoreError
 from engine.service.ownership import speaks_for
 from engine.service.store import PreparedInput, Store, TableLog, default_data_dir, open_store
@@ -92,7 +92,7 @@ class TableRuntime:
         self._reopen = reopen
         self._store: TableLog | None = store
         self.used = time.monotonic()
-        self.interp = store.rebuild()
+        self.interp: Interpreter = store.rebuild()
         self.cursors: dict[str, HubCursor] = {
             hub: HubCursor(epoch, seq) for hub, (epoch, seq) in store.hub_positions().items()
         }

@@ -55,7 +55,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from engine.games.glastonbury.rules.errors import RulesError
 from engine.service.commands import Commands
 from engine.service.errors import ServiceError
 from engine.service.runtime import Asking, ServiceConfig
@@ -76,7 +75,7 @@ class EngineService(Commands):
             api.NEW_GAME.bind(self._cmd_new_game), api.HINT.bind(self._cmd_hint),
             api.HISTORY.bind(self._cmd_history), api.CONFIRM.bind(self._cmd_confirm),
             *(c.bind(self._cmd_game)
-              for c in (api.UNDO, api.KEEP, api.DISCARD, api.DECLINATIO, api.END)),
+              for c in (api.UNDO, api.KEEP, api.DISCARD, api.DECLINATIO, api.END, api.PLAY)),
         ])
 
     def load(self) -> None:
@@ -90,7 +89,7 @@ class EngineService(Commands):
                 continue
             try:
                 self.open_table(table)
-            except (ServiceError, RulesError) as exc:  # one damaged log must not stop a venue
+            except ServiceError as exc:  # one damaged log must not stop a venue
                 self.stats["errors"] += 1
                 self.broken[table] = str(exc)
                 log.error("table %s is not served: its log does not replay: %s", table, exc)
@@ -177,7 +176,7 @@ class EngineService(Commands):
             self.tables.pop(table, None)
             try:
                 runtime = self.table(table)
-            except (ServiceError, RulesError) as exc:  # kept (and reported), not bounced
+            except ServiceError as exc:  # kept (and reported), not bounced
                 self.stats["errors"] += 1
                 self.broken[table] = str(exc)
                 log.error("table %s is not served: its log does not replay: %s", table, exc)

@@ -116,6 +116,9 @@ class NewGameBase(Args):
                       description="the game's id (engine.games)")
     recipe_cards: list[list[str]] | None = Field(default=None, max_length=8)
     game_id: str | None = Field(default=None, min_length=1, max_length=64)
+    seed: int | None = Field(default=None, ge=0, lt=2**63, description="the seed of the "
+                             "game's own chance (a virtual bag's draws): the engine's, stored "
+                             "with the command so a restart replays the same game")
 
     @field_validator("game")
     @classmethod
@@ -126,7 +129,8 @@ class NewGameBase(Args):
 
     def config_wire(self) -> dict[str, JsonValue]:
         """The game's options as given (its wire form): the set-up fields sent."""
-        given = self.model_dump(mode="json", exclude={"recipe_cards", "game_id", "game"})
+        given = self.model_dump(mode="json",
+                                exclude={"recipe_cards", "game_id", "game", "seed"})
         return {k: v for k, v in given.items() if k in self.model_fields_set}
 
 
@@ -158,6 +162,17 @@ class ConfirmArgs(Args):
     new hub for the table (`ServiceState.pending_hub`)."""
 
     hub_id: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class PlayArgs(Args):
+    """``cmd/play``: a move of the table's game by a seat (a phone's button, a bot's move):
+    ``verb`` and its ``args``, typed by the game's own model (`GameDefinition.moves`),
+    checked by its interpreter (``unknown_move``, ``bad_args``, its rule's refusal)."""
+
+    seat: int | None = Field(default=None, ge=0, lt=N_SEATS,
+                             description="the seat moving (default: the request's seat)")
+    verb: str = Field(min_length=1, max_length=32, description="one of the game's moves")
+    args: dict[str, JsonValue] = Field(default_factory=dict, max_length=16)
 
 
 class HintArgs(Args):
@@ -699,6 +714,8 @@ CONFIRM: Final[Command[ConfirmArgs, GameAnswer | HubAccepted]] = Command(
     "confirm", ConfirmArgs, (GameAnswer, HubAccepted),
     "the active seat confirms (passes), or the host accepts a new hub", changes_game=True)
 END: Final = Command("end", NoArgs, GameAnswer, "end the game in progress", changes_game=True)
+PLAY: Final = Command("play", PlayArgs, GameAnswer, "a seat's move of the table's game "
+                      "(a phone's button: GameDefinition.moves)", changes_game=True)
 HINT: Final = Command("hint", HintArgs, HintAnswer, "what a bot suggests to the asking seat")
 HISTORY: Final = Command("history", NoArgs, HistoryAnswer,
                          "the current game's public action stream")
@@ -718,7 +735,7 @@ LAYOUT: Final = Command("layout", LayoutArgs, SimResult,
                         code="bad_layout")
 
 GAME_API: Final[dict[str, Command[Any, Any]]] = _map(
-    NEW_GAME, UNDO, KEEP, DISCARD, DECLINATIO, CONFIRM, END, HINT, HISTORY)
+    NEW_GAME, UNDO, KEEP, DISCARD, DECLINATIO, CONFIRM, END, PLAY, HINT, HISTORY)
 HUB_API: Final[dict[str, Command[Any, Any]]] = _map(
     TURN, BUZZ, SNAPSHOT, REPLAY, SIM, ENROL, READERS, LAYOUT)
 

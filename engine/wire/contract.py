@@ -54,6 +54,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass as view_dataclass
 
 from engine import games
+from engine.games import DEFAULT_GAME
 from engine.games.glastonbury.rules.observer import PublicView, SeatView
 
 SCHEMA_VERSION: Final[int] = 1
@@ -86,7 +87,8 @@ MAC_PATTERN: Final[str] = r"^[0-9a-f]{64}$"
 # The verbs of ``cmd/<verb>`` (engine) and ``hub/cmd/<verb>`` (hub). What each one's args
 # and result are is `engine.wire.api` (`GAME_API`, `HUB_API`, one entry per verb here).
 GAME_VERBS: Final[tuple[str, ...]] = (
-    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "hint", "history",
+    "new_game", "undo", "keep", "discard", "declinatio", "confirm", "end", "play", "hint",
+    "history",
 )
 HUB_VERBS: Final[tuple[str, ...]] = ("turn", "buzz", "snapshot", "replay", "sim", "enrol",
                                      "readers", "layout")
@@ -504,6 +506,8 @@ class GamePublic(WireModel):
     ``turn`` is the seat to play (None before a game or when it is over), for the hub's LED."""
 
     table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
+    game: str = Field(default=DEFAULT_GAME, max_length=32, description="the game's id "
+                      "(engine.games): whose view ``view`` is")
     game_id: str | None = Field(default=None, max_length=64)
     turn: int | None = Field(default=None, ge=0, lt=N_SEATS)
     ts: float | None = Field(default=None, ge=0)
@@ -520,6 +524,8 @@ class GameSeat(WireModel):
     equal the ``<n>`` of the topic, and the view's seat too."""
 
     seat: int = Field(ge=0, lt=N_SEATS)
+    game: str = Field(default=DEFAULT_GAME, max_length=32, description="the game's id "
+                      "(engine.games): whose view ``view`` is")
     game_id: str | None = Field(default=None, max_length=64)
     ts: float | None = Field(default=None, ge=0)
     view: SeatView
@@ -594,6 +600,8 @@ class GameEvents(WireModel):
     """
 
     table: str | None = Field(default=None, pattern=TABLE_ID_PATTERN)
+    game: str = Field(default=DEFAULT_GAME, max_length=32, description="the game's id "
+                      "(engine.games): whose actions and events these are")
     game_id: str | None = Field(default=None, max_length=64)
     status: str = Field(max_length=16, description="the table's state: playing, over, ended")
     index: int = Field(ge=0, le=MAX_SEQ,
@@ -900,9 +908,9 @@ def compact_json(data: Any) -> bytes:
     return _COMPACT.encode(data).encode("utf-8")
 
 
-def game_public_json(*, table: str | None, game_id: str | None, turn: int | None,
-                     ts: float | None, view: bytes, table_info: dict[str, Any],
-                     fence: int | None) -> bytes:
+def game_public_json(*, table: str | None, game: str = DEFAULT_GAME, game_id: str | None,
+                     turn: int | None, ts: float | None, view: bytes,
+                     table_info: dict[str, Any], fence: int | None) -> bytes:
     """``game/public`` as `encode(GamePublic(...))` writes it (the same fields, in order),
     from its parts: `view`, the observer's `PublicView` as `compact_json` wrote it (once per
     change of the game, not once per input), and `table_info`, `TableInfo`'s data. For the
@@ -910,10 +918,21 @@ def game_public_json(*, table: str | None, game_id: str | None, turn: int | None
     result parses as the `GamePublic` the models make)."""
     if not view.startswith(b"{") or not view.endswith(b"}") or len(view) < 3:
         raise ValueError("view must be a JSON object with fields")
-    head = compact_json({"schema_version": SCHEMA_VERSION, "table": table, "game_id": game_id,
-                         "turn": turn, "ts": ts})
+    head = compact_json({"schema_version": SCHEMA_VERSION, "table": table, "game": game,
+                         "game_id": game_id, "turn": turn, "ts": ts})
     return (head[:-1] + b',"view":' + view[:-1] + b',"table":' + compact_json(table_info)
             + b'},"fence":' + compact_json(fence) + b"}")
+
+
+def game_seat_json(*, seat: int, game: str, game_id: str | None, ts: float | None,
+                   view: bytes, fence: int | None) -> bytes:
+    """``game/seat/<n>`` as `encode(GameSeat(...))` writes it, from the seat's view as
+    `compact_json` wrote it (the same fields, in order; tests check it parses)."""
+    if not view.startswith(b"{") or not view.endswith(b"}"):
+        raise ValueError("view must be a JSON object")
+    head = compact_json({"schema_version": SCHEMA_VERSION, "seat": seat, "game": game,
+                         "game_id": game_id, "ts": ts})
+    return head[:-1] + b',"view":' + view + b',"fence":' + compact_json(fence) + b"}"
 
 
 # ---------------------------------------------------------------- JSON Schema

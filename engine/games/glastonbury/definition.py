@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from pydantic import Field, JsonValue, model_validator
+from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from engine.games.base import (
     Bot,
@@ -128,6 +128,7 @@ class GlastonburyDefinition:
     )  # fmt: skip
     rules_doc = "RULES.md"
     score_only: ScoreOnly | None = SCORE_ONLY
+    moves: Mapping[str, type[BaseModel]] = {}  # its moves are read from the table
     player_colours: tuple[str, ...] = PLAYER_COLOURS
 
     def check(self, options: Mapping[str, object]) -> GlastonburyOptions:
@@ -254,10 +255,10 @@ class GlastonburyDefinition:
                           else "no_choice_now") from None
         return answer
 
-    def interpreter(self, **kwargs: Any) -> Interpreter:
+    def interpreter(self, table: str, observed: Mapping[str, Any]) -> Interpreter:
         from engine.games.glastonbury.table.interpreter import TableInterpreter
 
-        return TableInterpreter(**kwargs)
+        return TableInterpreter.from_observed(table, dict(observed))
 
 
 DEFINITION: Final = GlastonburyDefinition()

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from pydantic import Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from engine.games.base import (
     LANGS,
@@ -38,7 +38,7 @@ from engine.games.quacks.rules import (
 )
 from engine.games.quacks.rules.catalogue import COLOURS, kind_of
 from engine.games.quacks.rules.names import card_name, chip_name, colour_name
-from engine.games.quacks.table import QuacksTable
+from engine.games.quacks.table import MOVES, QuacksInterpreter, QuacksTable
 
 MAX_SEATS: Final[int] = 4
 HERE: Final[Path] = Path(__file__).resolve().parent
@@ -142,6 +142,7 @@ class QuacksDefinition:
     )  # fmt: skip
     rules_doc = "RULES-QUACKS.md"
     score_only: ScoreOnly | None = None  # no score-only count (yet)
+    moves: Mapping[str, type[BaseModel]] = MOVES
 
     def check(self, options: Mapping[str, object]) -> QuacksOptions:
         try:
@@ -157,8 +158,9 @@ class QuacksDefinition:
     def secret_setup(
         self, options: Mapping[str, JsonValue], rng: random.Random
     ) -> dict[str, JsonValue]:
-        """Nothing is dealt secretly in Quacks: the fortune deck is shuffled by `new`."""
-        return {}
+        """The seed of the game's chance (the fortune deck, the virtual bag's draws), the
+        engine's: stored with the command, so a restart replays the same game."""
+        return {"seed": rng.randrange(2**63)}
 
     def page_catalogue(self, lang: Lang) -> dict[str, Any]:
         """What the fragments need in `lang`: their words (``t``, keys ``q_…``, chip and card
@@ -267,12 +269,8 @@ class QuacksDefinition:
         choice = bot.choose(seat_view(game, seat), legal, random.Random(len(game.log)))
         return {"action": self.action_to_wire(choice)}
 
-    def interpreter(self, **kwargs: Any) -> Interpreter:
-        options = kwargs.get("options")
-        rng = kwargs.get("rng") or random.Random()
-        typed = self.check(options.wire() if isinstance(options, GameOptions) else options or {})
-        return QuacksTable(config_of(typed), rng, show_odds=typed.show_odds,
-                           bag_visible=typed.bag_visible)  # fmt: skip
+    def interpreter(self, table: str, observed: Mapping[str, Any]) -> Interpreter:
+        return QuacksInterpreter(table, observed)
 
     def languages(self) -> tuple[Lang, ...]:
         return LANGS

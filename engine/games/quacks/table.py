@@ -18,10 +18,21 @@ purchase.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.games.base import (
+    Changes,
+    Followed,
+    Lang,
+    Refused,
+    Sensed,
+    TableStatus,
+)
+from engine.games.base import Outcome as TableOutcomeLike
 from engine.games.quacks.rules import (
     Action,
     Answer,
@@ -38,6 +49,7 @@ from engine.games.quacks.rules import (
     Stop,
     UseFlask,
     action_from_wire,
+    to_wire,
 )
 from engine.games.quacks.rules.events import Event, event
 from engine.games.quacks.rules.log import log_to_wire, replay_wire, restart, restore_rng, undo
@@ -311,3 +323,364 @@ class QuacksTable:
             if e.code == "round_started":
                 self.round_events = []
             self.round_events.append(e)
+
+
+# ---------------------------------------------------------------- the engine service's side
+
+
+class Move(BaseModel):
+    """A phone button's arguments (``cmd/play``'s ``args``): strict, no unknown key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class NoMove(Move):
+    """A button without arguments (draw, stop, flask, done buying, undo my last draw)."""
+
+
+class AnswerMove(Move):
+    question: str = Field(min_length=1, max_length=32)
+    yes: bool
+
+
+class OfferMove(Move):
+    chip: str | None = Field(default=None, max_length=40)
+
+
+class ChooseMove(Move):
+    option: str = Field(min_length=1, max_length=40)
+
+
+class RollMove(Move):
+    face: int | None = Field(default=None, ge=1, le=6)
+
+
+class BuyMove(Move):
+    chips: list[str] = Field(default_factory=list, max_length=2)
+
+
+class SpendMove(Move):
+    droplet: int = Field(default=0, ge=0, le=99)
+    refill: bool = False
+    vp: int = Field(default=0, ge=0, le=99)
+    coins_vp: int = Field(default=0, ge=0, le=99)
+
+
+class UntappedMove(Move):
+    kind: str = Field(min_length=1, max_length=32, description="the kind of the chip drawn")
+
+
+# The phone's buttons (``cmd/play``: ``verb`` and ``args``), one model each: the one list.
+MOVES: Final[dict[str, type[Move]]] = {
+    "draw": NoMove, "stop": NoMove, "flask": NoMove, "answer": AnswerMove, "offer": OfferMove,
+    "choose": ChooseMove, "roll": RollMove, "buy": BuyMove, "done_buying": NoMove,
+    "spend": SpendMove, "untapped": UntappedMove, "undo_draw": NoMove,
+}  # fmt: skip
+assert tuple(MOVES) == PHONE_VERBS, "one model per phone button"
+
+# Glastonbury's moments that Quacks has not.
+NOT_QUACKS: Final = frozenset({"keep", "discard", "declinatio", "confirm"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Wired:
+    """A Quacks action as the service logs and follows it (`rules.actions.to_wire`)."""
+
+    data: Mapping[str, Any]
+
+    def to_wire(self) -> Mapping[str, Any]:
+        return self.data
+
+
+@dataclass(frozen=True, slots=True)
+class QuacksAlert:
+    """A refused tap or button, standing on the table until that seat's next input."""
+
+    alert_id: str
+    refusal: TableRefusal
+    ts: float
+    severity: str = "error"
+
+    def wire(self) -> dict[str, Any]:
+        r = self.refusal
+        return {"alert_id": self.alert_id, "rule": r.rule, "kind": "breach",
+                "message": r.message[:500], "instruction": INSTRUCTIONS.get(r.code, ""),
+                "severity": self.severity, "seat": r.seat,
+                "params": {"code": r.code, **{k: v for k, v in r.params.items()
+                                              if isinstance(v, str | int | bool)}},
+                "ts": self.ts}  # fmt: skip
+
+
+INSTRUCTIONS: Final[dict[str, str]] = {
+    "unknown_tag": "enrol the chip from the host page, then tap it again",
+}
+
+
+class QuacksInterpreter:
+    """One table playing Quacks for the engine service (`engine.games.base.Interpreter`):
+    ``new_game`` (seeded by the engine, so a restart replays the same bag), hub taps on a
+    seat's draw pad (`QuacksTable.pad`), ``play`` (a phone button, `MOVES`), ``undo`` (the
+    host, E16) and ``end``. A refusal never changes the game: a command's is raised as
+    `Refused`, a tap's stands as an alert on the table until that seat's next input."""
+
+    plays = "quacks"
+
+    def __init__(self, table: str = "table", observed: Mapping[str, Any] | None = None) -> None:
+        self.name = table
+        self.table: QuacksTable | None = None
+        self.options: dict[str, Any] = {}
+        self.status = TableStatus.IDLE
+        self.game_id: str | None = None
+        self.inputs = 0
+        self.alerts: dict[int | None, QuacksAlert] = {}
+        self._alert_counter = 0
+        self._version = 0
+        self._view: tuple[int, dict[str, Any]] | None = None
+
+    @property
+    def game(self) -> Game | None:
+        return self.table.game if self.table is not None else None
+
+    @property
+    def turn(self) -> int | None:
+        return None  # every seat draws at once (Q12): no turn LED
+
+    @property
+    def seats(self) -> int:
+        return self.table.game.config.players if self.table is not None else 0
+
+    @property
+    def active_alerts(self) -> list[QuacksAlert]:
+        return list(self.alerts.values())
+
+    # ---------------------------------------------------------------- inputs
+
+    def sense(self, sensed: Sensed) -> Changes:
+        self.inputs += 1
+        place = sensed.place or ""
+        table = self.table
+        if (table is None or self.status is not TableStatus.PLAYING
+                or sensed.kind == "button" or not place.startswith("pad:")):
+            return Changes()  # no game, or nothing Quacks reads (a button, a cell)
+        seat = int(place[4:])
+        before = len(table.game.log)
+        outcome = table.pad(seat, sensed.piece, sensed.kind == "placed")
+        if outcome.ok and not outcome.events and len(table.game.log) == before:
+            return Changes(changed=bool(outcome.basket))  # a chip into the basket, or nothing
+        return self._done(outcome, seat, sensed.ts, Changes(), before)
+
+    def resync(self, seen: Mapping[str, str], pawns: Sequence[int] | None,
+               ts: float) -> Changes:
+        self.inputs += 1  # a pad holds nothing between taps (E22): nothing to take over
+        return Changes(changed=True)
+
+    def differs(self, seen: Mapping[str, str]) -> bool:
+        return False
+
+    def command(self, verb: str, args: Mapping[str, object] | BaseModel | None = None, *,
+                seat: int | None = None, ts: float = 0.0) -> Changes:
+        from engine.wire.api import GAME_API, BadArgs, NewGameBase, PlayArgs, parse_args
+
+        if verb in NOT_QUACKS:
+            raise Refused(f"{verb}: Quacks has no such moment (its phone buttons are "
+                          f"cmd/play: {', '.join(MOVES)})", code="not_in_this_game")
+        try:
+            typed = parse_args(GAME_API, verb, args)
+        except BadArgs as exc:
+            raise Refused(exc.message, code=exc.code, rule=exc.rule) from None
+        out = Changes(changed=True)
+        if verb == "new_game":
+            assert isinstance(typed, NewGameBase)
+            self._new_game(typed, out)
+        elif verb == "end":
+            if self.status is not TableStatus.PLAYING:
+                raise Refused("no game is in progress: nothing to end", code="no_game")
+            self.status = TableStatus.ENDED
+            out.ended = True
+        elif verb == "undo":
+            table = self._playing()
+            before = len(table.game.log)
+            self._check(table.undo(), None)
+            out.undone = before - len(table.game.log)
+            out.undone_text = f"took back the last action ({out.undone})"
+            self.alerts.clear()
+        else:
+            assert isinstance(typed, PlayArgs)
+            self._play(typed, seat, ts, out)
+        self.inputs += 1
+        self._changed()
+        return out
+
+    def _new_game(self, args: Any, out: Changes) -> None:
+        from engine.games.quacks.definition import DEFINITION, QuacksOptions, config_of
+
+        if args.game != self.plays:
+            raise Refused(f"this table's interpreter plays quacks, not {args.game}",
+                          code="unknown_game")
+        if self.status is TableStatus.PLAYING:
+            raise Refused(f"game {self.game_id} is in progress: end it first (command end)",
+                          code="game_in_progress")
+        if not args.game_id:
+            raise Refused("new_game needs a game_id", code="bad_args")
+        if args.seed is None:
+            raise Refused("new_game needs the engine's seed (the bag's draws)", code="bad_args")
+        options = DEFINITION.check(args.config_wire())
+        assert isinstance(options, QuacksOptions)
+        self.table = QuacksTable(config_of(options), random.Random(args.seed),
+                                 show_odds=options.show_odds, bag_visible=options.bag_visible)
+        self.options = options.wire()
+        self.status = TableStatus.PLAYING
+        self.game_id = args.game_id
+        self.inputs = 0
+        self.alerts.clear()
+        out.started = True
+
+    def _play(self, args: Any, asking: int | None, ts: float, out: Changes) -> None:
+        table = self._playing()
+        seat = args.seat if args.seat is not None else asking
+        if seat is None:
+            raise Refused(f"play {args.verb}: say which seat (args.seat)", code="bad_args",
+                          rule="Q29")
+        model = MOVES.get(args.verb)
+        if model is None:
+            raise Refused(f"no phone button {args.verb!r}; one of {', '.join(MOVES)}",
+                          code="unknown_move", rule="Q29")
+        try:
+            move = model.model_validate(args.args)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            raise Refused(f"play {args.verb}: {'.'.join(map(str, first['loc']))}: "
+                          f"{first['msg']}", code="bad_args", rule="Q29") from None
+        before = len(table.game.log)
+        outcome = table.play(seat, args.verb, move.model_dump())
+        self._check(outcome, seat)
+        self._done(outcome, seat, ts, out, before)
+
+    def _playing(self) -> QuacksTable:
+        if self.table is None or self.status is not TableStatus.PLAYING:
+            raise Refused("no game is in progress", code="no_game")
+        return self.table
+
+    @staticmethod
+    def _check(outcome: TableOutcome, seat: int | None) -> None:
+        r = outcome.refusal
+        if r is not None:
+            raise Refused(r.message, code=r.code, rule=r.rule)
+
+    def _done(self, outcome: TableOutcome, seat: int, ts: float, out: Changes,
+              before: int) -> Changes:
+        """What a tap or button did (``before``: the log's length before it): its actions
+        and events, or an undone draw, and the seat's alert."""
+        table = self.table
+        assert table is not None
+        old = self.alerts.pop(seat, None)
+        if old is not None:
+            out.cleared.append(old)
+        out.changed = True
+        if outcome.refusal is not None:
+            self._alert_counter += 1
+            alert = QuacksAlert(f"{self.game_id or 'table'}-{self._alert_counter}",
+                                outcome.refusal, ts)
+            self.alerts[seat] = alert
+            out.raised.append(alert)
+        else:
+            log = table.game.log
+            if len(log) < before:  # "undo my last draw"
+                out.undone = before - len(log)
+            else:
+                out.actions.extend(_Wired(to_wire(a)) for a in log[before:])
+            out.events.extend(outcome.events)
+            if table.game.is_over() and self.status is TableStatus.PLAYING:
+                self.status = TableStatus.OVER
+                out.ended = True
+        self._changed()
+        return out
+
+    def _changed(self) -> None:
+        self._version += 1
+
+    # ---------------------------------------------------------------- what it says
+
+    def observed(self) -> dict[str, Any]:
+        return {}  # a pad holds nothing between taps (E22)
+
+    def prompt(self) -> dict[str, Any]:
+        table = self.table
+        if self.status is TableStatus.IDLE or table is None:
+            return {"code": "idle", "seat": None, "text": "No game: start one (new game)."}
+        if self.status is not TableStatus.PLAYING:
+            return {"code": self.status.value, "seat": None, "text": "The game is over."}
+        game = table.game
+        phase = game.phase.value
+        return {"code": f"q_{phase}"[:32], "seat": None,
+                "text": f"Round {game.round}: {phase.replace('_', ' ')}."}
+
+    def rules_view(self) -> object:
+        """The table's public view (`QuacksTable.public_view`, with ``game``), the same
+        object while nothing changed."""
+        if self.table is None:
+            return {"game": self.plays, "status": self.status.value}
+        cached = self._view
+        if cached is None or cached[0] != self._version:
+            view = self.table.public_view()
+            view["game"] = self.plays
+            cached = self._view = (self._version, view)
+        return cached[1]
+
+    def table_wire(self) -> dict[str, Any]:
+        return {"status": self.status.value, "game_id": self.game_id, "prompt": self.prompt(),
+                "held": None, "vanesco_wait": [],
+                "alerts": [a.wire() for a in self.alerts.values()], "dealing": None,
+                "inputs": self.inputs, "pawns_sensed": None}  # fmt: skip
+
+    def seat_view(self, seat: int) -> object | None:
+        if self.table is None or not 0 <= seat < self.seats:
+            return None
+        view = self.table.seat_view(seat)
+        view["game"] = self.plays
+        view["seat"] = seat
+        return view
+
+    def seen_once(self, outcome: TableOutcomeLike) -> list[tuple[int, object]]:
+        return []
+
+    def followed(self, outcome: TableOutcomeLike) -> Followed | None:
+        table = self.table
+        if table is None or not (outcome.actions or outcome.started or outcome.undone
+                                 or outcome.ended):
+            return None
+        return Followed(
+            index=len(table.game.log) - len(outcome.actions),
+            actions=[dict(a.to_wire()) for a in outcome.actions],
+            events=[dict(e.to_wire()) for e in outcome.events if not e.private],  # public
+            config=dict(self.options) if outcome.started else None)
+
+    def history(self) -> list[Followed]:
+        table = self.table
+        if table is None:
+            raise Refused("history: no game on this table yet", code="no_game")
+        probe = restart(table.game)
+        stream = [Followed(0, [], [], config=dict(self.options))]
+        for number, action in enumerate(table.game.log):
+            stream.append(Followed(number, [to_wire(action)],
+                                   [e.to_wire() for e in probe.apply(action) if not e.private]))
+        return stream
+
+    def layouts(self, outcome: TableOutcomeLike) -> list[dict[str, Any]]:
+        return []  # the bags are the engine's (E23): a table has nothing to lay out
+
+    def log(self) -> dict[str, Any] | None:
+        return log_to_wire(self.table.game) if self.table is not None else None
+
+    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, Any]:
+        from engine.games.quacks.definition import DEFINITION
+
+        return DEFINITION.hint(self._playing().game, seat, level, lang)
+
+    def record(self, new: bool) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        from engine.games.quacks.scoring import breakdown
+
+        result = None
+        if self.table is not None and self.status is TableStatus.OVER:
+            result = breakdown(self.table.game)
+        return (dict(self.options) if new else None), result

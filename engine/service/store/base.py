@@ -28,17 +28,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from engine.games.glastonbury.rules import Action
-from engine.games.glastonbury.rules.board import parse_cell
-from engine.games.glastonbury.table.interpreter import (
-    UNKNOWN_PREFIX,
-    SensorInput,
-    SensorKind,
-    Status,
-    TableInterpreter,
-)
+from engine import games
+from engine.games.base import UNKNOWN_TAG, Interpreter, Sensed, UnknownGame, WireItem
 from engine.service.errors import StoreError
 from engine.wire.contract import HubEvent, HubSnapshot, check_table_id
 
@@ -188,8 +181,8 @@ class TableLog(ABC):
         self,
         *,
         ts: float,
-        interp: TableInterpreter,
-        actions: list[Action],
+        interp: Interpreter,
+        actions: Sequence[WireItem],
         hub_event: HubEvent | None = None,
         verb: str | None = None,
         args: dict[str, Any] | None = None,
@@ -284,7 +277,7 @@ class TableLog(ABC):
                              game.result)
         return input_id
 
-    def append_snapshot(self, snapshot: HubSnapshot, interp: TableInterpreter) -> None:
+    def append_snapshot(self, snapshot: HubSnapshot, interp: Interpreter) -> None:
         """Store a hub snapshot the interpreter resynchronised from."""
         row = ExportedInput("snapshot", snapshot.ts, snapshot.hub_id, snapshot.epoch,
                             snapshot.last_seq, None, None, snapshot.model_dump_json(), None,
@@ -293,15 +286,12 @@ class TableLog(ABC):
             self._insert_input(tx, row)
 
     @staticmethod
-    def _game_write(interp: TableInterpreter, ts: float, new: bool) -> GameWrite:
+    def _game_write(interp: Interpreter, ts: float, new: bool) -> GameWrite:
         assert interp.game_id is not None
-        result = None
-        if interp.game is not None and interp.status is Status.OVER:
-            result = json.dumps(interp.game.scores().to_json())
-        config = None
-        if new:
-            config = json.dumps(interp.config.to_wire() if interp.config else {})
-        return GameWrite(interp.game_id, ts, interp.status.value, config, result)
+        config, result = interp.record(new)
+        return GameWrite(interp.game_id, ts, interp.status.value,
+                         None if config is None else json.dumps({"game": interp.plays, **config}),
+                         None if result is None else json.dumps(result))
 
     # ------------------------------------------------------------------ export / import
 
@@ -396,7 +386,7 @@ class TableLog(ABC):
         return [GameRow(self.table, g, s, u, st, json.loads(c), json.loads(r) if r else None)
                 for g, s, u, st, c, r in rows]
 
-    def rebuild(self, game_id: str | None = None) -> TableInterpreter:
+    def rebuild(self, game_id: str | None = None) -> Interpreter:
         """The interpreter as it stands after the last input (or, with `game_id`, at the end
         of that game: just before the next new_game)."""
         if game_id is None:
@@ -415,13 +405,23 @@ class TableLog(ABC):
             nxt = self._rows("SELECT MIN(id) FROM {inputs} WHERE {table} AND "
                              "verb = 'new_game' AND id > %s", (start,))
             end = nxt[0][0]
-        interp: TableInterpreter | None = None
+        interp: Interpreter | None = None
         for stored in self._inputs(start, end):
-            if interp is None:
+            if interp is None:  # the game its new_game row names (none yet: the default)
                 observed = json.loads(stored.observed) if stored.observed else {}
-                interp = TableInterpreter.from_observed(self.table, observed)
-            replay_input(interp, stored)
-        return interp or TableInterpreter(self.table)
+                try:
+                    definition = games.get(game_of(stored))
+                except UnknownGame as exc:
+                    raise StoreError(f"table {self.table}: {exc}") from None
+                interp = definition.interpreter(self.table, observed)
+            try:
+                replay_input(interp, stored)
+            except StoreError:
+                raise
+            except Exception as exc:  # a game's own error: this log does not replay
+                raise StoreError(f"table {self.table}: input #{stored.id} does not replay: "
+                                 f"{exc}") from exc
+        return interp or games.get().interpreter(self.table, {})
 
 
 class Store(ABC):
@@ -480,57 +480,63 @@ class Store(ABC):
         pass
 
 
-def snapshot_state(snapshot: HubSnapshot) -> tuple[dict[int, str], dict[int, str]]:
-    """What a hub snapshot says lies on each cell and pad (unknown tags as ``uid:…``)."""
-    cells: dict[int, str] = {}
-    pads: dict[int, str] = {}
+def game_of(stored: StoredInput) -> str | None:
+    """The game a stored ``new_game`` names (None: not one, or the default game)."""
+    if stored.verb != "new_game":
+        return None
+    game = json.loads(stored.payload).get("game")
+    return game if isinstance(game, str) else None
+
+
+def snapshot_state(snapshot: HubSnapshot) -> dict[str, str]:
+    """What a hub snapshot says each reader holds: place id (``"r,c"``, ``"pad:<seat>"``)
+    -> piece (unknown tags as ``uid:…``)."""
+    seen: dict[str, str] = {}
     for reader in snapshot.readers:
         if reader.uid is None:
             continue
-        seen = reader.card_id or f"{UNKNOWN_PREFIX}{reader.uid}"
+        piece = reader.card_id or f"{UNKNOWN_TAG}{reader.uid}"
         if reader.cell is not None:
-            cells[parse_cell(reader.cell)] = seen
+            seen[reader.cell] = piece
         elif reader.seat is not None:
-            pads[reader.seat] = seen
-    return cells, pads
+            seen[f"pad:{reader.seat}"] = piece
+    return seen
 
 
-def sensor_input(event: HubEvent) -> SensorInput | None:
-    """A hub event as an interpreter input (None for reader health)."""
+def sensor_input(event: HubEvent) -> Sensed | None:
+    """A hub event as a game hears it (None for reader health: stored, not interpreted)."""
     if event.kind == "button":
         assert event.button is not None
-        return SensorInput("button", button=event.button, seat=event.seat, ts=event.ts)
+        return Sensed("button", button=event.button, seat=event.seat, ts=event.ts)
     if event.kind == "pawn" and event.position is not None and event.uid is None:
-        # A Hall-switch pawn sensor (a magnet, no tag):
-        # engine/games/glastonbury/table/pawn_check.py.
-        kind: SensorKind = "placed" if event.action == "placed" else "removed"
-        return SensorInput(kind, position=event.position, ts=event.ts)
+        # A Hall-switch pawn sensor (a magnet, no tag).
+        return Sensed("placed" if event.action == "placed" else "removed",
+                      place=f"pos:{event.position}", ts=event.ts)
     if event.kind not in ("cell", "pad", "unknown_tag") or event.action == "pressed":
         return None
-    action: SensorKind = "placed" if event.action == "placed" else "removed"
-    card = event.card_id if event.kind != "unknown_tag" else None
+    kind: Literal["placed", "removed"] = "placed" if event.action == "placed" else "removed"
+    piece = event.card_id if event.kind != "unknown_tag" else None
     if event.cell is not None:
-        return SensorInput(action, cell=parse_cell(event.cell), card=card, uid=event.uid,
-                           ts=event.ts)
+        return Sensed(kind, place=event.cell, piece=piece, uid=event.uid, ts=event.ts)
     if event.seat is not None:
-        return SensorInput(action, pad=event.seat, card=card, uid=event.uid, ts=event.ts)
+        return Sensed(kind, place=f"pad:{event.seat}", piece=piece, uid=event.uid, ts=event.ts)
     return None
 
 
-def replay_input(interp: TableInterpreter, stored: StoredInput) -> None:
+def replay_input(interp: Interpreter, stored: StoredInput) -> None:
     """Feed one stored input to the interpreter again (crash recovery, `games show`)."""
     if stored.source == "hub":
         try:
             event = HubEvent.model_validate_json(stored.payload)
         except ValueError as exc:  # written by us: only a damaged file gets here
             raise StoreError(f"input #{stored.id} is damaged: {exc}") from None
-        inp = sensor_input(event)
-        if inp is not None:
-            interp.handle(inp)
+        sensed = sensor_input(event)
+        if sensed is not None:
+            interp.sense(sensed)
         return
     if stored.source == "snapshot":
         snapshot = HubSnapshot.model_validate_json(stored.payload)
-        interp.resync(*snapshot_state(snapshot), pawns=snapshot.pawns, ts=stored.ts)
+        interp.resync(snapshot_state(snapshot), snapshot.pawns, stored.ts)
         return
     assert stored.verb is not None
     interp.command(stored.verb, json.loads(stored.payload), seat=stored.seat, ts=stored.ts)

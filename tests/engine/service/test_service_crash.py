@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glastonbury_table import glastonbury
 from waiting import wait_for
 
 from engine.games.glastonbury.rules import GameLog
@@ -191,7 +192,7 @@ def test_broker_restarted_mid_game_loses_nothing(
         for inp in inputs[half:]:
             table.gesture(inp)
         reference = _reference(script, inputs)
-        interp = service.tables[table_id].interp
+        interp = glastonbury(service.tables[table_id].interp)
         wait_for(lambda: interp.inputs == reference.inputs, 30, "every event handled")
         assert service.stats["gaps_skipped"] == 0 and service.stats["resyncs"] == 1
         assert _comparable(interp.public_view()) == _comparable(reference.public_view())
@@ -216,13 +217,14 @@ def test_engine_started_after_the_deal_reads_the_hubs_snapshot(
     try:
         wait_for(lambda: service.stats.get("resyncs", 0) == 1, 10, "the hub's snapshot")
         # (a snapshot may lag the last events by its interval: the gap is asked again)
-        wait_for(lambda: len(service.tables[table_id].interp.cells) == 32, 10, "the deal")
+        wait_for(lambda: len(glastonbury(service.tables[table_id].interp).cells) == 32, 10,
+                 "the deal")
         args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}
         data = service.command(table_id, "new_game", args)
         assert data["status"] == "playing"  # the 32 cards already lie right: it starts
         for inp in [i for turn in script.turns for i in turn]:
             table.gesture(inp)
-        interp = service.tables[table_id].interp
+        interp = glastonbury(service.tables[table_id].interp)
         reference = _reference(script, script.deal + [i for t in script.turns for i in t])
         expected = reference.game
         assert expected is not None
@@ -233,7 +235,7 @@ def test_engine_started_after_the_deal_reads_the_hubs_snapshot(
     finally:
         service.stop()
         table.stop()
-    rebuilt = TableStore.open(tmp_path / "data", table_id).rebuild()
+    rebuilt = glastonbury(TableStore.open(tmp_path / "data", table_id).rebuild())
     assert rebuilt.game is not None and rebuilt.game.grid == interp.game.grid
 
 
@@ -266,7 +268,7 @@ def test_an_event_lost_after_its_ack_is_asked_again_from_the_hub(
         for inp in inputs:
             table.gesture(inp)
         reference = _reference(script, inputs)
-        interp = service.tables[table_id].interp
+        interp = glastonbury(service.tables[table_id].interp)
         wait_for(lambda: interp.inputs == reference.inputs, 15, "the lost events again")
         assert sorted(dropped) == [10, len(inputs)]  # the last one came back via the snapshot
         assert interp.game is not None and reference.game is not None

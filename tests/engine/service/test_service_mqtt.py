@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glastonbury_table import hub_event
+from glastonbury_table import glastonbury, hub_event
 from hub_events import signed
 
 from engine.games.glastonbury.rules import Take
@@ -118,7 +118,7 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
     watcher.wait_for(lambda: bool(watcher.of("hub/cmd/turn"))
                      and watcher.of("hub/cmd/turn")[-1]["args"]["seat"] == public.turn)
     # A card lifted from a line the pawn does not face: alert, buzz; put back: cleared.
-    game = engine.tables[table_id].interp.game
+    game = glastonbury(engine.tables[table_id].interp).game
     assert game is not None
     line = game.faced_line()
     cell = next(c for c in range(36) if (card := game.grid[c]) and c not in _line_cells(line)
@@ -138,7 +138,7 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
     assert raised.params["code"]
     watcher.wait_for(lambda: bool(watcher.of("hub/cmd/buzz")))
     # Commands that do not fit the moment: refused with a reason, nothing changes.
-    interp = engine.tables[table_id].interp
+    interp = glastonbury(engine.tables[table_id].interp)
     watcher.wait_for(lambda: watcher.public()["view"]["table"]["inputs"] == interp.inputs)
     before = watcher.public()["view"]
     for verb in ("keep", "discard", "confirm"):
@@ -146,7 +146,7 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
         assert reply.status == "error" and reply.error
     reply = watcher.client.request(watcher.topics.cmd("new_game"), args, timeout=10)
     assert reply.status == "error" and "in progress" in (reply.error or "")
-    assert engine.tables[table_id].interp.public_view().to_wire() == before
+    assert glastonbury(engine.tables[table_id].interp).public_view().to_wire() == before
     # A hint for the seat to play (read-only: the view does not change); others refused.
     turn = watcher.public()["view"]["turn"]
     reply = watcher.client.request(watcher.topics.cmd("hint"), {"lang": "fr"}, seat=turn,
@@ -158,7 +158,7 @@ def test_a_game_over_mqtt_views_alerts_leds_and_commands(
         hint.action["type"] != "take")
     reply = watcher.client.request(watcher.topics.cmd("hint"), {}, seat=1 - turn, timeout=10)
     assert reply.status == "error" and reply.error
-    assert engine.tables[table_id].interp.public_view().to_wire() == before
+    assert glastonbury(engine.tables[table_id].interp).public_view().to_wire() == before
     # Undo: ok with what was taken back and the instructions to put the cards back.
     reply = watcher.client.request(watcher.topics.cmd("undo"), {}, timeout=10)
     undone = GameAnswer.model_validate(reply.data)
@@ -185,7 +185,7 @@ def test_malformed_duplicated_reordered_and_replayed_messages_change_nothing(
     events[5], events[6] = events[6], events[5]  # reordered
     for event in events:
         _publish(watcher, watcher.topics.hub_event, event)
-    interp = engine.tables[table_id].interp
+    interp = glastonbury(engine.tables[table_id].interp)
     watcher.wait_for(lambda: interp.status.value == "playing")
     state = (interp.inputs, json.dumps(interp.public_view().to_wire(), sort_keys=True))
     topic = watcher.topics.hub_event

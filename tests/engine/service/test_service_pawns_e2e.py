@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from glastonbury_table import glastonbury
 from waiting import wait_for
 
 from engine.games.glastonbury.rules.board import cell_name
@@ -48,7 +49,7 @@ def test_wrong_pawn_move_alerts_and_the_right_one_clears_it(
         service.command(table_id, "new_game", args)
         for inp in script.deal:
             lay(sim, hub, inp)
-        interp = service.tables[table_id].interp
+        interp = glastonbury(service.tables[table_id].interp)
         wait_for(lambda: interp.game is not None and interp.status.value == "playing", 30,
                  "the game to start")
         game = interp.game

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glastonbury_table import deal_grid, hub_event
+from glastonbury_table import deal_grid, glastonbury, hub_event
 
 from engine.games.glastonbury.rules.board import TAKEABLE_CELLS, cell_name
 from engine.games.glastonbury.table.interpreter import Status, lay
@@ -49,7 +49,7 @@ def test_a_card_enrolled_while_it_lies_on_the_grid_counts_at_once(tmp_path: Path
     runtime = service.table("t1")
     assert runtime.interp.status is Status.DEALING  # one cell holds a tag nobody knows
     service._snapshot("t1", _snapshot(grid, {}, seq))  # the host enrolled it meanwhile
-    assert runtime.interp.cells[TAKEABLE_CELLS[0]] == grid[0]
+    assert glastonbury(runtime.interp).cells[TAKEABLE_CELLS[0]] == grid[0]
     assert runtime.interp.status is Status.PLAYING  # type: ignore[comparison-overlap]
 
 
@@ -61,7 +61,7 @@ def test_no_game_starts_on_cards_the_readers_no_longer_know(tmp_path: Path) -> N
     # The tag map is replaced (a box enrolled anew, one card not yet): the square's first
     # card is now an unknown tag for the readers.
     service._snapshot("t1", _snapshot(grid, {0: False}, seq))
-    assert runtime.interp.cells[TAKEABLE_CELLS[0]].startswith("uid:")
+    assert glastonbury(runtime.interp).cells[TAKEABLE_CELLS[0]].startswith("uid:")
     service.command("t1", "new_game", dict(NEW_GAME))
     assert runtime.interp.status is Status.DEALING
 
@@ -73,4 +73,4 @@ def test_a_snapshot_behind_the_events_changes_nothing(tmp_path: Path) -> None:
     seq = _lay_all(service, grid, unknown=set())
     runtime = service.table("t1")
     service._snapshot("t1", _snapshot(grid, {0: False}, seq - 1))
-    assert runtime.interp.cells[TAKEABLE_CELLS[0]] == grid[0]
+    assert glastonbury(runtime.interp).cells[TAKEABLE_CELLS[0]] == grid[0]

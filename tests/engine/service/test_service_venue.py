@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glastonbury_table import glastonbury
 from test_service_crash import ROOT, Table, _comparable, _reference
 from waiting import wait_for
 
@@ -213,7 +214,7 @@ def _ends_as_replayed(venue: Venue, name: str, table: Table, script: ScriptedGam
         public = venue.public[name]
     assert _comparable(public["view"]) == _comparable(reference.public_view()), name
     log = venue.store.table(name)
-    rebuilt = log.rebuild()
+    rebuilt = glastonbury(log.rebuild())
     assert rebuilt.game is not None and reference.game is not None
     assert GameLog.of(rebuilt.game).to_wire() == GameLog.of(reference.game).to_wire()
     hub_rows = log._rows("SELECT COUNT(*) FROM {inputs} WHERE {table} AND source = 'hub'")

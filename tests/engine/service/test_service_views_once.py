@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glastonbury_table import hub_event
+from glastonbury_table import glastonbury, hub_event
 
 from engine.games.glastonbury.table.interpreter import SensorInput, lay, lift
 from engine.games.glastonbury.table.table_driver import scripted_game
@@ -57,7 +57,7 @@ def _inputs(seed: int) -> tuple[dict[str, Any], list[SensorInput]]:
 def _check(service: EngineService, published: list[tuple[str, bytes]]) -> None:
     """The last game/public and each seat's last view are what the models make now."""
     runtime = service.tables["t1"]
-    interp = runtime.interp
+    interp = glastonbury(runtime.interp)
     topics = Topics("t1")
     public = [p for t, p in published if t == topics.game_public]
     assert public, "a game/public for the change"
@@ -111,8 +111,8 @@ def test_game_public_json_is_encode_of_the_model() -> None:
     table = {"status": "idle", "inputs": 3}
     out = game_public_json(table="t1", game_id=None, turn=None, ts=1.5,
                            view=compact_json(view), table_info=table, fence=4)
-    assert out == (b'{"schema_version":1,"table":"t1","game_id":null,"turn":null,"ts":1.5,'
-                   b'"view":{"grid":[["a",null]],"players":2,"table":{"status":"idle",'
+    assert out == (b'{"schema_version":1,"table":"t1","game":"glastonbury","game_id":null,'
+                   b'"turn":null,"ts":1.5,"view":{"grid":[["a",null]],"players":2,"table":{"status":"idle",'
                    b'"inputs":3}},"fence":4}')
     with pytest.raises(ValueError):
         game_public_json(table="t1", game_id=None, turn=None, ts=1.5, view=b"{}",
@@ -125,7 +125,7 @@ def test_compact_json_writes_a_view_as_its_wire_form(tmp_path: Path) -> None:
     service.command("t1", "new_game", dict(args))
     for seq, inp in enumerate(inputs, start=1):
         service.receive("t1", hub_event(inp, seq))
-        view = service.tables["t1"].interp.rules_view()
+        view = glastonbury(service.tables["t1"].interp).rules_view()
         assert compact_json(view) == compact_json(view.to_wire())
     with pytest.raises(TypeError):
         compact_json({"not json": object()})

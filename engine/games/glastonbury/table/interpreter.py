@@ -26,24 +26,26 @@ replays them), so nothing here reads a clock or a random source.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
-from engine.games.base import Refused
+from engine.games.base import UNKNOWN_TAG, Followed, Lang, Refused, Sensed, TableStatus
+from engine.games.base import Outcome as TableOutcome
 from engine.games.glastonbury.rules import (
     Action,
     Game,
     GameConfig,
+    GameLog,
     IllegalAction,
     InvalidSetup,
     Phase,
     Refill,
     Take,
     UseDeclinatio,
+    replay,
 )
 from engine.games.glastonbury.rules.actions import (
     DISCARD,
@@ -66,7 +68,7 @@ from engine.games.glastonbury.rules.board import (
 )
 from engine.games.glastonbury.rules.cards import CARDS, RECIPES, deck_for
 from engine.games.glastonbury.rules.errors import RulesError
-from engine.games.glastonbury.rules.events import Event, VanescoResolved
+from engine.games.glastonbury.rules.events import Event, PerluceoReveal, VanescoResolved
 from engine.games.glastonbury.rules.names import (
     card_name,
     cell_label,
@@ -88,24 +90,20 @@ from engine.games.glastonbury.rules.observer import (
     where_is,
 )
 from engine.games.glastonbury.table.deal_guide import deal_guidance
-from engine.games.glastonbury.table.pawn_check import PawnSensing, pawn_problems
+from engine.games.glastonbury.table.pawn_check import PawnSensing, pawn_problems, start_positions
 from engine.wire.api import GAME_API, GAME_CHANGING_VERBS, BadArgs, NewGameBase, parse_args
 from engine.wire.contract import PublicTableView, TableAlert, TableInfo
 
 SensorKind = Literal["placed", "removed", "button"]
-UNKNOWN_PREFIX: Final = "uid:"
+UNKNOWN_PREFIX: Final = UNKNOWN_TAG
 # Vanesco and Perluceo: never taken with Declinatio (G7).
 _RESOLVED_SPELLS: Final = frozenset(
     c for c, v in CARDS.items() if v.spell in ("vanesco", "perluceo")
 )
 
 
-class Status(StrEnum):
-    IDLE = "idle"  # no game yet
-    DEALING = "dealing"  # new_game given: reading the dealt grid from the cells
-    PLAYING = "playing"
-    OVER = "over"  # the game ended by the rules
-    ENDED = "ended"  # the host ended (abandoned) the game
+# The table's states are every game's (DEALING: reading the dealt grid from the cells).
+Status = TableStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,11 +317,14 @@ class TableInterpreter:
         interp.pads = {int(k): str(v) for k, v in observed.get("pads", {}).items()}
         return interp
 
-    def resync(self, cells: dict[int, str], pads: dict[int, str], ts: float = 0.0,
-               pawns: list[int] | None = None) -> Outcome:
+    plays = "glastonbury"
+
+    def resync(self, seen: Mapping[str, str], pawns: Sequence[int] | None = None,
+               ts: float = 0.0) -> Outcome:
         """What every reader sees, all at once (the hub's snapshot, when this table's events
         cannot be followed from the start): replaces the observed state, infers nothing.
         ``pawns``: the sensed pawn positions (None: the table has no pawn sensors)."""
+        cells, pads = readers_of(seen)
         out = Outcome(changed=True)
         self.cells = dict(cells)
         self.pads = dict(pads)
@@ -335,7 +336,25 @@ class TableInterpreter:
         self._refresh_alerts(out, ts)
         return out
 
+    def seen(self) -> dict[str, str]:
+        """What the readers hold, by place id (as a hub snapshot says it: `resync`)."""
+        return {**{cell_name(c): v for c, v in self.cells.items()},
+                **{f"pad:{p}": v for p, v in self.pads.items()}}
+
+    def differs(self, seen: Mapping[str, str]) -> bool:
+        """The same readers hold other cards than this interpreter believes (the hub's tag
+        map changed under cards lying on the table)."""
+        cells, pads = readers_of(seen)
+        if cells.keys() != self.cells.keys() or pads.keys() != self.pads.keys():
+            return False
+        return cells != self.cells or pads != self.pads
+
     # ------------------------------------------------------------------ sensor inputs
+
+    def sense(self, sensed: Sensed) -> Outcome:
+        """A hub event (`Sensed`) as this table's `SensorInput`."""
+        return self.handle(sensor_input(sensed))
+
 
     def handle(self, inp: SensorInput) -> Outcome:
         """Take one sensor input; never raises for anything a table can do."""
@@ -668,6 +687,11 @@ class TableInterpreter:
         out.changed = True
         self._refresh_alerts(out, ts)
         return out
+
+    @staticmethod
+    def _play(args: Any) -> None:
+        raise Refused(f"play {args.verb}: Glastonbury's moves are read from the table "
+                      "(and keep, discard, declinatio, confirm)", code="unknown_move")
 
     def _end(self, out: Outcome) -> None:
         if self.status not in (Status.DEALING, Status.PLAYING):
@@ -1165,6 +1189,111 @@ class TableInterpreter:
         game = self._playing()
         return game.seat if game is not None else None
 
+    # ------------------------------------------------------------------ for the service
+
+    @property
+    def seats(self) -> int:
+        game = self.game
+        return game.players if game is not None and self.status is not Status.DEALING else 0
+
+    def seen_once(self, outcome: TableOutcome) -> list[tuple[int, object]]:
+        """A Perluceo reveal: that seat's view with the cauldron it looked at, once (G9)."""
+        once: list[tuple[int, object]] = []
+        for seat in range(self.seats):
+            reveals = [e.cauldron for e in outcome.events
+                       if isinstance(e, PerluceoReveal) and e.seat == seat]
+            view = self.seat_view(seat, reveals[-1]) if reveals else None
+            if view is not None:
+                once.append((seat, view))
+        return once
+
+    def followed(self, outcome: TableOutcome) -> Followed | None:
+        if not (outcome.actions or outcome.started or outcome.undone or outcome.ended):
+            return None
+        game = self.game
+        if game is None:
+            return None
+        started = outcome.started
+        return Followed(
+            index=len(game.actions) - len(outcome.actions),
+            actions=[dict(a.to_wire()) for a in outcome.actions],
+            events=[dict(e.to_wire()) for e in outcome.events if not e.private],  # public
+            config=game.config.to_wire() if started else None,
+            grid=list(game.deal.grid) if started else None)
+
+    def history(self) -> list[Followed]:
+        game = self.game
+        if game is None:
+            raise Refused("history: no game on this table yet", code="no_game")
+        replayed = replay(GameLog.of(game).without_last(len(game.actions)))
+        stream = [Followed(0, [], [e.to_wire() for e in replayed.opening_events
+                                   if not e.private],
+                           config=game.config.to_wire(), grid=list(game.deal.grid))]
+        for number, action in enumerate(game.actions):
+            stream.append(Followed(number, [action.to_wire()],
+                                   [e.to_wire() for e in replayed.apply(action) if not e.private]))
+        return stream
+
+    def layouts(self, outcome: TableOutcome) -> list[dict[str, Any]]:
+        """After an undo carried out physically, or a game's end, the cards where the game
+        holds them; at a start with pawn sensors, the pawns at their start."""
+        out: list[dict[str, Any]] = []
+        if outcome.undone or outcome.ended:
+            layout = self.physical_layout()
+            if layout is not None:
+                out.append({"layout": layout, "pawns": None})
+        if outcome.started and self.game is not None and self.pawn_sensing.sensed is not None:
+            out.append({"layout": None, "pawns": start_positions(self.game)})
+        return out
+
+    def log(self) -> dict[str, Any] | None:
+        from engine.games.glastonbury.definition import DEFINITION
+
+        return DEFINITION.log_to_wire(self.game) if self.game is not None else None
+
+    def hint(self, seat: int, level: str, lang: Lang) -> dict[str, Any]:
+        from engine.games.glastonbury.definition import DEFINITION
+
+        game = self.game
+        if game is None or self.status is not Status.PLAYING:
+            raise Refused("no game is in progress: there is nothing to hint", code="no_game")
+        return DEFINITION.hint(game, seat, level, lang)
+
+    def record(self, new: bool) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        result = None
+        if self.game is not None and self.status is Status.OVER:
+            result = self.game.scores().to_json()
+        config = (self.config.to_wire() if self.config else {}) if new else None
+        return config, result
+
+
+def readers_of(seen: Mapping[str, str]) -> tuple[dict[int, str], dict[int, str]]:
+    """What the readers hold (place id -> card or ``uid:…``) as cells and pads."""
+    cells: dict[int, str] = {}
+    pads: dict[int, str] = {}
+    for place, piece in seen.items():
+        if place.startswith("pad:"):
+            pads[int(place[4:])] = piece
+        elif "," in place:
+            cells[parse_cell(place)] = piece
+    return cells, pads
+
+
+def sensor_input(sensed: Sensed) -> SensorInput:
+    """A hub event (`Sensed`) as this table's input: a cell, a pad, a pawn sensor (a
+    magnet, no tag: table/pawn_check.py) or a seat's button."""
+    if sensed.kind == "button":
+        button: Literal["confirm", "undo"] = "undo" if sensed.button == "undo" else "confirm"
+        return SensorInput("button", button=button, seat=sensed.seat, ts=sensed.ts)
+    place = sensed.place or ""
+    if place.startswith("pos:"):
+        return SensorInput(sensed.kind, position=int(place[4:]), ts=sensed.ts)
+    if place.startswith("pad:"):
+        return SensorInput(sensed.kind, pad=int(place[4:]), card=sensed.piece, uid=sensed.uid,
+                           ts=sensed.ts)
+    return SensorInput(sensed.kind, cell=parse_cell(place), card=sensed.piece, uid=sensed.uid,
+                       ts=sensed.ts)
+
 
 @dataclass(frozen=True, slots=True)
 class UndoStep:
@@ -1199,6 +1328,7 @@ _COMMANDS: Final[dict[str, Callable[[TableInterpreter, Any, int | None, Outcome]
     "discard": lambda it, _args, seat, out: it._keep_or_discard(False, seat, out),
     "declinatio": lambda it, _args, seat, out: it._declinatio_command(seat, out),
     "end": lambda it, _args, _seat, out: it._end(out),
+    "play": lambda it, args, _seat, out: it._play(args),
 }
 assert set(_COMMANDS) == set(GAME_CHANGING_VERBS), "one handler per game-changing verb"
 

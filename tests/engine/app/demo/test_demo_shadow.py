@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glastonbury_table import glastonbury
 from hub_events import hub_event
 
 from engine.app.demo.shadow import ShadowGame
@@ -116,7 +117,7 @@ def test_shadow_from_the_public_stream_equals_the_engine(
     stream = Stream(mqtt_broker, table_id)
     try:
         play_script(engine, table_id, scripted_game(players, seed))
-        interp = engine.tables[table_id].interp
+        interp = glastonbury(engine.tables[table_id].interp)
         real = interp.game
         assert real is not None and real.is_over()
         stream.wait_count(1)
@@ -160,7 +161,7 @@ def test_undo_on_the_stream_rewinds_the_shadow(
     try:
         play_script(engine, table_id, scripted_game(2, 7, max_decisions=6))
         engine.command(table_id, "undo", {})
-        real = engine.tables[table_id].interp.game
+        real = glastonbury(engine.tables[table_id].interp).game
         assert real is not None
         shadow = ShadowGame()
         # The shadow passes through the undone-to state before the undo arrives, so only
@@ -208,7 +209,7 @@ def test_history_lets_a_late_follower_catch_up_exactly(
     stream = Stream(mqtt_broker, table_id)
     try:
         play_script(engine, table_id, scripted_game(3, 11))
-        real = engine.tables[table_id].interp.game
+        real = glastonbury(engine.tables[table_id].interp).game
         assert real is not None and real.is_over() and len(real.actions) > 64
         answer = engine.command(table_id, "history", {})
         history = [GameEvents.model_validate(m)
@@ -250,7 +251,7 @@ def test_a_restarted_bot_driver_catches_up_from_the_history(
                                     pace=0, confirm_timeout=5), client)
     try:
         game_id = play_script(engine, table_id, scripted_game(2, 7, max_decisions=30))
-        real = engine.tables[table_id].interp.game
+        real = glastonbury(engine.tables[table_id].interp).game
         assert real is not None and not real.is_over()
         driver.shadow = ShadowGame()  # what a restart leaves: no game seen
         assert driver._catch_up(game_id)

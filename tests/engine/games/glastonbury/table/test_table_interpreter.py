@@ -543,9 +543,8 @@ def test_host_undo_button_and_a_seat_confirm_out_of_turn() -> None:
 
 def test_resync_from_a_snapshot_replaces_what_the_readers_see() -> None:
     interp = start({"0,2": "yellow-a-3"})
-    cells = dict(interp.cells)
-    cells.pop(C("3,3"))
-    out = interp.resync(cells, {})
+    seen = {place: piece for place, piece in interp.seen().items() if place != "3,3"}
+    out = interp.resync(seen)
     assert [(a.rule, a.code) for a in out.raised] == [("G4", "card_missing")]
     assert out.raised[0].instruction.endswith("back on row 4, column 4.")
 

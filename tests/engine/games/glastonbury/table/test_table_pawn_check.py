@@ -87,9 +87,9 @@ def test_interpreter_takes_the_pawns_from_a_hub_snapshot() -> None:
     target = game.pawns[game.seat]
     others = [game.pawns[s] for s in range(game.players) if s != game.seat]
     wrong = next(p for p in ((target + k) % 20 for k in (1, 2, 3)) if p not in others)
-    interp.resync(dict(interp.cells), dict(interp.pads), pawns=[wrong, *others])
+    interp.resync(interp.seen(), pawns=[wrong, *others])
     assert [(a.rule, a.code) for a in interp.active_alerts] == [("G4", "pawn_wrong_position")]
-    interp.resync(dict(interp.cells), dict(interp.pads), pawns=[target, *others])
+    interp.resync(interp.seen(), pawns=[target, *others])
     assert interp.active_alerts == []
-    interp.resync(dict(interp.cells), dict(interp.pads))
+    interp.resync(interp.seen())
     assert interp.pawn_sensing.sensed is None and interp.active_alerts == []

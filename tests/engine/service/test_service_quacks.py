@@ -1,0 +1,193 @@
+"""A Quacks table served by the engine service (issue 22's seam, issue 23's game): a game
+chosen at ``new_game``, the phone's moves through ``cmd/play``, pad taps from the hub, the
+host's undo, views on the wire, and a restart that resumes the table from its log. (The same
+through a real broker: test_service_quacks_e2e.py.)"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.games import get
+from engine.games.base import Refused
+from engine.games.quacks.bots.policies import make_bot
+from engine.games.quacks.rules import action_from_wire, to_wire
+from engine.games.quacks.table import QuacksInterpreter
+from engine.service.service import EngineService, ServiceConfig
+from engine.wire.contract import HubEvent, Topics
+
+TABLE = "t1"
+# What no public view may hold: a bag's contents (in draw order or not, beyond counts), a
+# seat's hand, its legal moves, the fortune deck or the game's random state.
+SECRET_KEYS = frozenset({"bag", "hand", "deck", "rng", "options", "start_deck"})
+
+
+class Wire:
+    """What the service published, by topic (the last payload, and every one)."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, dict[str, Any]] = {}
+        self.all: list[tuple[str, dict[str, Any]]] = []
+
+    def record(self, topic: str, payload: bytes | Any, **_: Any) -> int:
+        data = json.loads(payload if isinstance(payload, bytes) else payload.model_dump_json())
+        self.last[topic] = data
+        self.all.append((topic, data))
+        return 0
+
+
+def _service(folder: Path) -> tuple[EngineService, Wire]:
+    service = EngineService(ServiceConfig(mqtt="mqtt://127.0.0.1:1", data_dir=folder,
+                                          name="quacks-test", hub_io=False))
+    wire = Wire()
+    service.client.publish_raw = wire.record  # type: ignore[method-assign]
+    service.client.publish = wire.record  # type: ignore[method-assign,assignment]
+    return service, wire
+
+
+def keys_of(data: object) -> set[str]:
+    if isinstance(data, dict):
+        return set(data) | {k for v in data.values() for k in keys_of(v)}
+    if isinstance(data, list):
+        return {k for v in data for k in keys_of(v)}
+    return set()
+
+
+def move_of(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A core action (wire form) as the phone's button: ``cmd/play``'s verb and args."""
+    return action["type"], {k: v for k, v in action.items()
+                            if k not in ("type", "seat") and v is not None}
+
+
+def bot_turns(service: EngineService, wire: Wire, seats: int, rng: random.Random,
+              limit: int) -> int:
+    """Bots play from what their seat's topic says (its view and moves) until the game is
+    over or `limit` moves were made; the number of moves."""
+    topics = Topics(TABLE)
+    bots = [make_bot("push" if s % 2 else "greedy") for s in range(seats)]
+    moves = 0
+    while moves < limit:
+        if wire.last[topics.game_public]["view"]["table"]["status"] != "playing":
+            return moves
+        moved = False
+        for seat in range(seats):
+            view = wire.last[topics.game_seat(seat)]["view"]
+            if not view["options"]:
+                continue
+            legal = [action_from_wire(o) for o in view["options"]]
+            choice = bots[seat].choose(view, legal, rng)
+            verb, args = move_of(to_wire(choice))
+            service.command(TABLE, "play", {"seat": seat, "verb": verb, "args": args})
+            moves += 1
+            moved = True
+        assert moved, "nobody has a move, yet the game is not over"
+    return moves
+
+
+def test_a_quacks_game_is_chosen_at_new_game_and_played_through_the_service(
+        tmp_path: Path) -> None:
+    service, wire = _service(tmp_path)
+    topics = Topics(TABLE)
+    answer = service.command(TABLE, "new_game", {"game": "quacks", "players": 2})
+    assert answer["status"] == "playing"
+    public = wire.last[topics.game_public]
+    assert public["game"] == "quacks" and public["view"]["game"] == "quacks"
+    moves = bot_turns(service, wire, 2, random.Random(1), limit=5000)
+    public = wire.last[topics.game_public]
+    assert public["view"]["table"]["status"] == "over", moves
+    stored = service.tables[TABLE].store.games()[-1]
+    assert stored.status == "over" and stored.result is not None
+    assert stored.config["game"] == "quacks"
+    # On the wire: no public payload ever held a secret; each seat's view went to its own
+    # topic only, and says whose it is.
+    for topic, data in wire.all:
+        if topic == topics.game_public:
+            assert not keys_of(data["view"]) & SECRET_KEYS, topic
+        elif topic.startswith(f"cauldron/{TABLE}/game/seat/"):
+            assert data["game"] == "quacks"
+            assert data["view"]["me"] == data["seat"] == int(topic.rsplit("/", 1)[1])
+        elif topic == topics.game_events:
+            assert data["game"] == "quacks"
+            assert not any(e.get("private") for e in data["events"]), data
+    service.stop()
+
+
+def test_a_restarted_engine_resumes_the_quacks_table(tmp_path: Path) -> None:
+    service, wire = _service(tmp_path)
+    topics = Topics(TABLE)
+    service.command(TABLE, "new_game", {"game": "quacks", "players": 3})
+    bot_turns(service, wire, 3, random.Random(2), limit=60)
+    before = {t: wire.last[t] for t in (topics.game_public, *map(topics.game_seat, range(3)))}
+    service.stop()
+
+    again, wire2 = _service(tmp_path)
+    again.load()
+    assert again.tables[TABLE].interp.plays == "quacks"
+    again._republish(again.tables[TABLE])
+    for topic, data in before.items():
+        now = dict(wire2.last[topic])
+        assert {**now, "ts": None} == {**data, "ts": None}, topic
+    bot_turns(again, wire2, 3, random.Random(3), limit=30)  # and the game goes on
+    again.stop()
+
+
+def test_quacks_refusals_carry_a_code_and_change_nothing(tmp_path: Path) -> None:
+    service, wire = _service(tmp_path)
+    with pytest.raises(Refused) as unknown:
+        service.command(TABLE, "new_game", {"game": "chess"})
+    assert unknown.value.code == "unknown_game"
+    assert "glastonbury" in str(unknown.value) and "quacks" in str(unknown.value)
+    service.command(TABLE, "new_game", {"game": "quacks", "players": 2})
+    public = json.dumps(wire.last[Topics(TABLE).game_public]["view"])
+    for verb, args, code in (
+            ("play", {"seat": 0, "verb": "juggle"}, "unknown_move"),
+            ("play", {"seat": 0, "verb": "answer", "args": {"yes": "maybe"}}, "bad_args"),
+            ("play", {"seat": 0, "verb": "buy", "args": {"chips": ["white-1-01"]}}, "illegal"),
+            ("keep", {"seat": 0}, "not_in_this_game"),
+            ("new_game", {"game": "glastonbury", "colours": ["red", "blue"]},
+             "game_in_progress"),
+    ):
+        with pytest.raises(Refused) as refused:
+            service.command(TABLE, verb, args)
+        assert refused.value.code == code, (verb, args, refused.value)
+    assert json.dumps(wire.last[Topics(TABLE).game_public]["view"]) == public
+
+
+def test_a_chip_tapped_on_a_pad_is_drawn_and_a_wrong_one_is_refused_on_the_table(
+        tmp_path: Path) -> None:
+    service, wire = _service(tmp_path)
+    topics = Topics(TABLE)
+    # (no fortune card: the first round's drawing starts at once)
+    service.command(TABLE, "new_game", {"game": "quacks", "players": 2, "fortune_cards": False})
+    interp = service.tables[TABLE].interp
+    assert isinstance(interp, QuacksInterpreter) and interp.game is not None
+    game = interp.game  # where each physical chip is: what the people holding them know
+    chip = next(c for c in get("quacks").catalogue.pieces if game.where(c) == "bag:0")
+    other = next(c for c in get("quacks").catalogue.pieces if game.where(c) == "bag:1")
+    kind = chip.rsplit("-", 1)[0]
+    in_bag = wire.last[topics.game_seat(0)]["view"]["bag"][kind]
+
+    def tap(seq: int, seat: int, chip: str) -> None:
+        service.receive(TABLE, HubEvent(hub_id="hub-test", epoch="e1", seq=seq,
+                                        ts=1000.0 + seq, kind="pad", action="placed",
+                                        uid=f"04{seq:012X}", card_id=chip, seat=seat))
+
+    tap(1, 0, other)  # another seat's chip: refused, standing on the table
+    alerts = wire.last[topics.game_public]["view"]["table"]["alerts"]
+    assert [a["seat"] for a in alerts] == [0] and alerts[0]["params"]["code"]
+    raised = [d for t, d in wire.all if t == topics.game_alert and d["active"]]
+    assert raised and raised[-1]["seat"] == 0
+    tap(2, 0, chip)  # one of its own: drawn into its pot; the alert clears
+    assert wire.last[topics.game_public]["view"]["table"]["alerts"] == []
+    assert wire.last[topics.game_seat(0)]["view"]["bag"].get(kind, 0) == in_bag - 1
+    events = [d for t, d in wire.all if t == topics.game_events]
+    assert events[-1]["actions"][0]["type"] == "draw", events[-1]
+    # The host's undo takes the draw back.
+    answer = service.command(TABLE, "undo", {})
+    assert answer["status"] == "playing"
+    assert wire.last[topics.game_seat(0)]["view"]["bag"][kind] == in_bag
+    service.stop()
