@@ -43,10 +43,25 @@ class ViewPublic(PublicTableView):
 
 class GamePublicOut(_Public):
     table: str | None = None
+    game: str = Field(default=games.DEFAULT_GAME, description="the game's id (engine.games)")
     game_id: str | None = None
     turn: int | None = None
     ts: float | None = None
     view: ViewPublic
+
+
+class GameOtherOut(_Public):
+    """The public game of a table that plays another game than the wire's typed views say
+    (Quacks): the engine's public view as the game's observer made it (never a bag's
+    contents, a hand or a seat's moves: checked on the wire by the engine's tests), drawn by
+    that game's fragments."""
+
+    table: str | None = None
+    game: str = Field(description="the game's id (engine.games)")
+    game_id: str | None = None
+    turn: int | None = None
+    ts: float | None = None
+    view: dict[str, Any]
 
 
 class AlertPublic(AlertFields, _Public):
@@ -106,7 +121,7 @@ class TableState(_Public):
     table_game: str = Field(default="glastonbury",
                             description="the game the table plays (engine.games id): a page "
                                         "served for another loads again")
-    game: GamePublicOut | None
+    game: GamePublicOut | GameOtherOut | None
     alerts: list[AlertPublic]
     status: ServiceStatus
     joined: list[bool] = Field(description="seats whose phone has joined this game")
@@ -141,7 +156,10 @@ class SeatState(BaseModel):
         description="this seat stands at a corner where Declinatio would face only "
         "Vanesco/Perluceo: using it ends the game (G7)",
     )
-    game: GamePublicOut | None = None
+    game: GamePublicOut | GameOtherOut | None = None
+    seat_view: dict[str, Any] | None = Field(
+        default=None, description="another game's own view of this seat (Quacks: its bag, "
+        "what it is asked, what it may do): only on this seat's own socket")
     alerts: list[AlertPublic] = Field(default_factory=list)
     play: bool = Field(
         default=False,
@@ -239,6 +257,16 @@ if TYPE_CHECKING:
     NewGameIn = NewGameForm
 else:
     NewGameIn = new_game_in()
+
+
+class MoveIn(BaseModel):
+    """A move of the table's game from a seat's phone (``cmd/play``): one of the game's
+    moves (`GameDefinition.moves`) and its arguments, checked by the game."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verb: str = Field(min_length=1, max_length=32, description="one of the game's moves")
+    args: dict[str, JsonValue] = Field(default_factory=dict, max_length=16)
 
 
 class SimIn(BaseModel):

@@ -10,17 +10,19 @@ const ROOT = document.getElementById("game-root") || document.getElementById("ma
 let socketUp = false;
 let closedForGood = null;
 
-/* A move of this seat, by the game's verb (POST /api/seats/N/play): the answer, or
-   {status: "error", error} with the refusal in the page's language. */
+/* A move of this seat, by the game's verb (POST /api/seats/N/move, `cmd/play`): the
+   answer, or {status: "error", error} with the refusal's code, rule and params. */
 async function send(verb, args) {
-  try { return await api("POST", `/api/seats/${SEAT}/play`, Object.assign({ action: verb }, args || {})); }
+  try { await api("POST", `/api/seats/${SEAT}/move`, { verb, args: args || {} }); return { status: "ok" }; }
   catch (e) { return { status: "error", error: { code: e.code, rule: e.rule, params: e.params, message: e.message || refusalText(e, []) } }; }
 }
 
 /** @param {SeatState} state */
 function render(state) {
   window.__seat = state; // tests read what the page was last told
-  if (GAME.renderSeat) GAME.renderSeat(ROOT, state.game ? state.game.view : null, { seat: SEAT, state, virtual: !!state.play, send });
+  // The game's own view of this seat where it has one (Quacks), else the public view.
+  const view = state.seat_view || (state.game ? state.game.view : null);
+  if (GAME.renderSeat) GAME.renderSeat(ROOT, view, { seat: SEAT, state, virtual: !!state.play, send });
   renderBanners(null, socketUp);
 }
 

@@ -29,6 +29,7 @@ user cauldron.dashboard
 topic read cauldron/+/hub/sim
 user cauldron.bots
 topic read cauldron/+/game/events
+topic read cauldron/+/game/seat/+
 topic write cauldron/+/cmd/history
 topic read cauldron/+/cmd/history/response
 """
@@ -257,7 +258,14 @@ class DemoStack:
             pace=opts.pace, linger=opts.linger,
             games=opts.games, seed=opts.seed,
         )
-        self.driver = BotDriver(config, self.driver_client, say=self.say)
+        # Glastonbury's bots make gestures on the virtual table; a game with phone moves
+        # (Quacks) has its bots make those (engine/app/demo/moves.py).
+        if opts.game == "glastonbury":
+            self.driver = BotDriver(config, self.driver_client, say=self.say)
+        else:
+            from engine.app.demo.moves import MoveDriver
+
+            self.driver = MoveDriver(config, self.driver_client, say=self.say)
         self.driver_client.start(wait=10)
         self.driver_client.wait_ready(10)
         self.driver.start()
