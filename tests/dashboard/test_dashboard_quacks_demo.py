@@ -119,7 +119,7 @@ def test_a_phone_plays_a_round_through_its_join_link(phone_table: DemoStack,
     context = browser.new_context(viewport={"width": 390, "height": 844}, locale="fr-FR",
                                   is_mobile=True, has_touch=True)
     page = context.new_page()
-    page.set_default_timeout(20000)
+    page.set_default_timeout(60000)  # (a loaded machine: each wait is for a condition)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:

@@ -1,14 +1,14 @@
 """The demo's bots for a game played with phone moves (Quacks): for each seat nobody joined,
-the game's own bot (`GameDefinition.bot`) decides from that seat's own view, as the engine
-publishes it on ``game/seat/<n>`` (its legal moves included, never another seat's), and the
-move is made as the seat's phone makes it (``POST /api/seats/<n>/move``, with the host
-PIN). The driver starts each game from the host API (the demo's options, `--option`), and
-the next one once the score screen has shown for ``linger`` seconds.
+the engine's ``cmd/hint`` asks the game's own bot (`GameDefinition.hint`: it sees only that
+seat's view), and the move is made as the seat's phone makes it (``POST
+/api/seats/<n>/move``, with the host PIN). The bots' account never reads a seat's view
+(``game/seat/<n>`` is the engine's and the dashboard's only). The driver starts each game
+from the host API (the demo's options, `--option`), and the next one once the score screen
+has shown for ``linger`` seconds.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
@@ -21,7 +21,7 @@ import httpx
 from engine import games
 from engine.app.demo.driver import PIN_HEADER, DriverConfig, DriverError
 from engine.wire.contract import Topics
-from engine.wire.mqtt import WireClient
+from engine.wire.mqtt import MqttError, WireClient
 
 log = logging.getLogger("cauldron.demo")
 
@@ -41,7 +41,11 @@ class MoveDriver:
         self.config = config
         self.say = say
         self.game = games.get(config.game)
-        self.bot: Any = self.game.bot(config.bot)
+        self.game.bot(config.bot)  # (checked: `cauldron demo --bot`)
+        # ``cmd/hint``'s levels: greedy, or the game's strongest bot (Quacks: push).
+        self.level = "greedy" if config.bot == "greedy" else "search"
+        self.mqtt = mqtt
+        self.topics = Topics(config.table)
         self.rng = random.Random(config.seed)
         self.http = httpx.Client(base_url=config.dashboard, timeout=10.0,
                                  headers={PIN_HEADER: config.pin})
@@ -51,14 +55,9 @@ class MoveDriver:
         self.games_over = 0
         self.results: list[dict[str, Any]] = []
         self.moves = 0
-        self._views: dict[int, dict[str, Any]] = {}  # seat -> (game id, its view)
-        self._lock = threading.Lock()
-        self._changed = threading.Event()
         self._game_id: str | None = None
         self._over_at: float | None = None
         self._thread: threading.Thread | None = None
-        topics = Topics(config.table)
-        mqtt.subscribe(topics.game_seat("+"), raw=self._on_seat)
 
     def start(self) -> MoveDriver:
         self._thread = threading.Thread(target=self._run, name="demo-bots", daemon=True)
@@ -67,23 +66,9 @@ class MoveDriver:
 
     def stop(self) -> None:
         self.stop_event.set()
-        self._changed.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self.http.close()
-
-    def _on_seat(self, topic: str, payload: bytes) -> None:
-        try:
-            data = json.loads(payload)
-        except ValueError:
-            return
-        if not isinstance(data, dict) or data.get("game") != self.game.id:
-            return
-        seat, view = data.get("seat"), data.get("view")
-        if isinstance(seat, int) and isinstance(view, dict):
-            with self._lock:
-                self._views[seat] = {"game_id": data.get("game_id"), "view": view}
-            self._changed.set()
 
     # ------------------------------------------------------------ the loop
 
@@ -118,31 +103,31 @@ class MoveDriver:
         self._game_id = game["game_id"]
         self._over_at = None
         joined = state.get("joined") or []
-        if not self._play(game["game_id"], joined):
-            self._changed.clear()
-            self._changed.wait(0.5)  # nothing to do: wait for a view to change
+        if not self._play(len(view.get("seats") or []), joined):
+            self.stop_event.wait(0.2)  # no bot seat has a decision: look again soon
 
-    def _play(self, game_id: str, joined: list[bool]) -> bool:
+    def _play(self, seats: int, joined: list[bool]) -> bool:
         """One move of a bot seat that has one to make; False when none has."""
-        with self._lock:
-            views = {s: v["view"] for s, v in self._views.items() if v["game_id"] == game_id}
-        for seat in sorted(views, key=lambda _: self.rng.random()):
+        for seat in sorted(range(seats), key=lambda _: self.rng.random()):
             if seat < len(joined) and joined[seat]:
                 continue  # a person plays it
-            options = views[seat].get("options") or []
-            if not options:
+            try:
+                answer = self.mqtt.request(self.topics.cmd("hint"),
+                                           {"level": self.level, "lang": "en"}, seat=seat)
+            except MqttError as exc:
+                raise DriverError(f"no hint from the engine: {exc}") from None
+            if answer.status != "ok" or not isinstance(answer.data, dict):
+                continue  # nothing to decide for it now (no_choice_now)
+            action = answer.data.get("action")
+            if not isinstance(action, dict):
                 continue
-            legal = [self.game.action_from_wire(o) for o in options]
-            choice = self.bot.choose(views[seat], legal, self.rng)
-            verb, args = move_of(self.game.action_to_wire(choice))
+            verb, args = move_of(action)
             if self.config.pace:
                 self.stop_event.wait(self.config.pace)
-            with self._lock:
-                self._views.pop(seat, None)  # this view is used: wait for the next one
-            answer = self.http.post(f"/api/seats/{seat}/move", json={"verb": verb, "args": args})
-            if answer.status_code >= 400:
+            reply = self.http.post(f"/api/seats/{seat}/move", json={"verb": verb, "args": args})
+            if reply.status_code >= 400:
                 log.info("demo bot of seat %d: %s %s refused: %s", seat + 1, verb, args,
-                         answer.text[:200])
+                         reply.text[:200])
             else:
                 self.moves += 1
             return True

@@ -29,7 +29,8 @@ user cauldron.dashboard
 topic read cauldron/+/hub/sim
 user cauldron.bots
 topic read cauldron/+/game/events
-topic read cauldron/+/game/seat/+
+topic write cauldron/+/cmd/hint
+topic read cauldron/+/cmd/hint/response
 topic write cauldron/+/cmd/history
 topic read cauldron/+/cmd/history/response
 """

@@ -267,7 +267,10 @@ class QuacksDefinition:
         except BotError as exc:
             raise Refused(str(exc), code="bad_bot") from None
         choice = bot.choose(seat_view(game, seat), legal, random.Random(len(game.log)))
-        return {"action": self.action_to_wire(choice)}
+        # the wire's `HintAnswer` (its card and cell are Glastonbury's: none here)
+        return {"seat": seat, "level": bot.name, "action": self.action_to_wire(choice),
+                "card": None, "cell": None, "reason": f"the {bot.name} bot's choice",
+                "reasons": {}}
 
     def interpreter(self, table: str, observed: Mapping[str, Any]) -> Interpreter:
         return QuacksInterpreter(table, observed)
