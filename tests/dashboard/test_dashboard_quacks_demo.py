@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from dashkit import screenshot, wait_until
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from engine.app.demo.stack import DemoOptions, DemoStack
 
@@ -143,23 +144,37 @@ def test_a_phone_plays_a_round_through_its_join_link(phone_table: DemoStack,
                                        " || null) !== b", arg=before)
                 continue
             before = seat_view(page)
+
+            def tap(selector: str) -> bool:
+                """Tap a button the phone shows now; False when the page changed first (the
+                other seats' moves redraw it: the button may be gone)."""
+                try:
+                    page.locator(selector).first.click(timeout=3000)
+                except PlaywrightTimeout:
+                    return False
+                return True
+
+            pot = (json.loads(before) or {"seats": [{"pot": []}]})["seats"][0]["pot"]
             if page.locator(".q-afford").count():  # the shop: tick what fits, then buy
                 boxes = page.locator(".q-afford input:not([disabled])")
                 if boxes.count():
-                    boxes.first.check()
+                    try:
+                        boxes.first.check(timeout=3000)
+                    except PlaywrightTimeout:
+                        continue
                 if not seen_shop:
                     shot(page, "quacks-phone-390-shop")
                 seen_shop = True
-                page.locator('button[data-verb="buy"]').first.click()
-            elif page.locator('button[data-verb="draw"]').count() and \
-                    len((json.loads(before) or {"seats": [{"pot": []}]})["seats"][0]["pot"]) < 4:
-                page.locator('button[data-verb="draw"]').click()
+                tapped = tap('button[data-verb="buy"]')
+            elif page.locator('button[data-verb="draw"]').count() and len(pot) < 4:
+                tapped = tap('button[data-verb="draw"]')
             elif page.locator('button[data-verb="stop"]').count():
-                page.locator('button[data-verb="stop"]').click()
+                tapped = tap('button[data-verb="stop"]')
             else:
-                page.locator("button.q-act").first.click()
-            page.wait_for_function("(b) => JSON.stringify((window.__seat || {}).seat_view"
-                                   " || null) !== b", arg=before)
+                tapped = tap("button.q-act")
+            if tapped:
+                page.wait_for_function("(b) => JSON.stringify((window.__seat || {}).seat_view"
+                                       " || null) !== b", arg=before)
         assert seen_shop, "the phone never reached the shop"
         assert round_of_seat() >= 1, "seat 1 did not finish a round"
         widths = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
