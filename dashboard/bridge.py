@@ -34,6 +34,7 @@ from dashboard.config import Settings
 from dashboard.models import (
     AlertPublic,
     CommandResult,
+    GameOtherOut,
     GamePublicOut,
     HubChangePublic,
     JoinInfo,
@@ -44,6 +45,8 @@ from dashboard.models import (
 )
 from dashboard.seats import SeatSecrets
 from dashboard.serving import FRAME, shared_message
+from engine import games
+from engine.games.base import GameDefinition
 from engine.wire.api import Command, dump
 from engine.wire.contract import (
     N_SEATS,
@@ -51,10 +54,12 @@ from engine.wire.contract import (
     GamePublic,
     GameSeat,
     HubHealth,
+    PayloadError,
     ServiceState,
     Topics,
     WireError,
     WireModel,
+    parse_payload,
 )
 from engine.wire.mqtt import MqttError, RequestTimeout, WireClient
 from engine.wire.ratelog import RateLimitedLog
@@ -168,6 +173,10 @@ class Bridge:
         self.secrets.staying = lambda: {s for s, n in enumerate(self._phones) if n > 0}
         self.public: GamePublic | None = None
         self.public_out: GamePublicOut | None = None
+        # A table of another game than the wire's typed views (Quacks): its public game and
+        # each seat's own view, as the engine published them (`_on_other`).
+        self.other: GameOtherOut | None = None
+        self.other_seats: dict[int, tuple[str | None, dict[str, Any]]] = {}
         self.last_finished: GamePublicOut | None = None  # kept for /scores in the next game
         self.seat_views: dict[int, GameSeat] = {}
         self._fence = 0  # the newest engine claim of the table heard (a venue's epoch)
@@ -194,9 +203,11 @@ class Bridge:
         until the connection comes)."""
         t = self.topics
         client = self.client
-        client.subscribe(t.game_public, self._on_public)
+        # The game's views: the default game's typed (`GamePublic`, `GameSeat`), another
+        # game's as its engine made them (their ``game`` says whose).
+        client.subscribe(t.game_public, raw=self._on_public_raw)
         client.subscribe(t.game_alert, self._on_alert)
-        client.subscribe(t.game_seat("+"), self._on_seat)
+        client.subscribe(t.game_seat("+"), raw=self._on_seat_raw)
         client.subscribe(t.hub_state, self._on_hub_state)
         client.subscribe(t.engine_state, self._on_engine_state)
         client.subscribe(t.hub_health, self._on_health)
@@ -237,12 +248,92 @@ class Bridge:
             self._fence = fence
         return False
 
+    def _game_of(self, topic: str, payload: bytes) -> tuple[str, dict[str, Any] | None]:
+        """Whose view a payload holds (its ``game``), and for another game than the typed
+        one its data (None: the typed model reads it, and refuses what does not fit)."""
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            return games.DEFAULT_GAME, None
+        game = data.get("game", games.DEFAULT_GAME) if isinstance(data, dict) else None
+        if game == games.DEFAULT_GAME or not isinstance(game, str):
+            return games.DEFAULT_GAME, None
+        if game not in games.game_ids():
+            self.client.reject(topic, payload, PayloadError(f"unknown game {game[:32]!r}"))
+            return game, None
+        return game, data
+
+    def _typed(self, topic: str, payload: bytes) -> WireModel | None:
+        try:
+            return parse_payload(topic, payload, base=self.settings.base_topic)
+        except WireError as exc:
+            self.client.reject(topic, payload, exc)
+            return None
+
+    def _on_public_raw(self, topic: str, payload: bytes) -> None:
+        game, data = self._game_of(topic, payload)
+        if data is not None:
+            self._on_other(topic, data)
+        elif game == games.DEFAULT_GAME:
+            model = self._typed(topic, payload)
+            if model is not None:
+                self._on_public(topic, model)
+
+    def _on_seat_raw(self, topic: str, payload: bytes) -> None:
+        game, data = self._game_of(topic, payload)
+        if data is not None:
+            seat, view = data.get("seat"), data.get("view")
+            if isinstance(seat, int) and 0 <= seat < N_SEATS and isinstance(view, dict) \
+                    and (view.get("me", seat) == seat):
+                with self._lock:
+                    self.other_seats[seat] = (data.get("game_id"), view)
+                self.broadcast(seats_only=seat)
+        elif game == games.DEFAULT_GAME:
+            model = self._typed(topic, payload)
+            if model is not None:
+                self._on_seat(topic, model)
+
+    def _on_other(self, topic: str, data: dict[str, Any]) -> None:
+        """The public view of another game: kept as its engine made it (`GameOtherOut`);
+        the table's typed game is gone (the table plays this one now)."""
+        if self._stale_fence(data.get("fence")):
+            return
+        try:
+            out = GameOtherOut.model_validate(data)
+        except ValidationError as exc:
+            refusals.warning("bad_public", "game/public of %s does not fit: %s",
+                             str(data.get("game"))[:32], str(exc)[:300])
+            return
+        with self._lock:
+            new_game = self.game_id != out.game_id
+            self.other = out
+            self.public = None
+            self.public_out = None
+            if new_game:
+                self.alerts = {k: a for k, a in self.alerts.items()
+                               if a.game_id in (None, out.game_id)}  # fmt: skip
+                self.other_seats = {s: v for s, v in self.other_seats.items()
+                                    if v[0] == out.game_id}  # fmt: skip
+        if out.game_id:
+            self.secrets.ensure(out.game_id)
+        self.broadcast()
+
+    def _stale_fence(self, fence: object) -> bool:
+        if not isinstance(fence, int):
+            return False
+        with self._lock:
+            if fence < self._fence:
+                return True
+            self._fence = fence
+        return False
+
     def _on_public(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, GamePublic) or self._stale(model):
             return
         out = public_game(model)
         with self._lock:
             new_game = self.public is None or self.public.game_id != model.game_id
+            self.other = None  # the table plays the typed game now
             self.public = model
             self.public_out = out
             if out is not None and out.view.over and out.view.end and out.view.end.scores:
@@ -361,6 +452,8 @@ class Bridge:
     @property
     def game_id(self) -> str | None:
         with self._lock:
+            if self.other is not None:
+                return self.other.game_id
             return self.public.game_id if self.public else None
 
     def status(self) -> ServiceStatus:
@@ -375,16 +468,24 @@ class Bridge:
             hub_change=self.hub_change,
         )
 
+    def table_game(self) -> GameDefinition:
+        """The game the table plays: the one its view names, else the configured one."""
+        with self._lock:
+            named = (self.other.game if self.other is not None
+                     else self.public.game if self.public is not None else None)
+        return games.get(named if named in games.game_ids() else self.settings.game)
+
     def table_state(self) -> TableState:
         with self._lock:
-            game = self.public_out
+            game: GamePublicOut | GameOtherOut | None = self.public_out or self.other
             alerts = [AlertPublic.model_validate(a.model_dump()) for a in self.alerts.values()]
-            game_id = self.public.game_id if self.public else None
+            game_id = self.game_id
             last = self.last_finished
         if last is not None and game is not None and last.game_id == game.game_id:
             last = None  # the finished game is the current one
         return TableState(
             table=self.settings.table,
+            table_game=self.table_game().id,
             game=game,
             alerts=alerts,
             status=self.status(),
@@ -409,6 +510,17 @@ class Bridge:
             return [n > 0 for n in self._phones]
 
     def seat_state(self, seat: int) -> SeatState:
+        with self._lock:
+            other = self.other
+            own = self.other_seats.get(seat)
+        if other is not None:  # another game: its seat view, only on this seat's socket
+            with self._lock:
+                alerts = [AlertPublic.model_validate(a.model_dump())
+                          for a in self.alerts.values() if a.seat in (None, seat)]  # fmt: skip
+            return SeatState(
+                seat=seat, table_game=other.game, game_id=other.game_id, game=other,
+                seat_view=own[1] if own is not None and own[0] == other.game_id else None,
+                alerts=alerts, play=self.settings.virtual)
         with self._lock:
             game = self.public_out
             game_id = self.public.game_id if self.public else None
@@ -441,6 +553,7 @@ class Bridge:
             blocked = corner_blocked(game) == seat
         return SeatState(
             seat=seat,
+            table_game=self.table_game().id,
             game_id=game_id,
             colour=colour,
             memory_aid=memory_aid,
@@ -583,6 +696,10 @@ class Bridge:
         """How many seats the current game has (4 before any game)."""
         with self._lock:
             game = self.public_out
+            other = self.other
+        if other is not None:
+            seats = other.view.get("seats")
+            return len(seats) if isinstance(seats, list) and seats else N_SEATS
         if game is None:
             return N_SEATS
         if game.view.players:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from engine import games
 from engine.wire.contract import TABLE_ID_PATTERN
 
 Lang = Literal["fr", "en", "de"]
@@ -83,6 +84,8 @@ class Settings(BaseModel):
     mqtt: str = "mqtt://127.0.0.1:1883"
     base_topic: str = "cauldron"
     table: str = Field(default="t1", pattern=TABLE_ID_PATTERN)
+    # The game the pages serve until the table's view names the one it plays (engine.games).
+    game: str = Field(default_factory=lambda: games.DEFAULT_GAME)
     # At least 6 characters (a million guesses; dashboard.guard makes each one slow).
     pin: str = Field(default_factory=random_pin, min_length=6, max_length=32)
     # Seat secrets, the host PIN, the count (None: kept in memory only, lost on restart); the
@@ -117,6 +120,13 @@ class Settings(BaseModel):
             return None
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.scheme}://{host}:{self.port}/"
+
+    @field_validator("game")
+    @classmethod
+    def _known_game(cls, value: str) -> str:
+        if value not in games.game_ids():
+            raise ValueError(str(games.UnknownGame(value, games.game_ids())))
+        return value
 
     @field_validator("allowed_hosts")
     @classmethod

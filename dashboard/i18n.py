@@ -12,6 +12,7 @@ from typing import Any
 
 from dashboard.config import LANGS, Lang
 from dashboard.game import GAME
+from engine.games.base import GameDefinition
 
 I18N_DIR = Path(__file__).with_name("i18n")
 COOKIE = "lang"
@@ -92,10 +93,12 @@ def family_renames(data_dir: Path | None) -> dict[str, dict[str, str]]:
     return out
 
 
-def bundle(lang: Lang, renames: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
-    """Everything a page's script needs for its language (with the venue's family names)."""
-    catalogue = catalogue_for(lang)
-    if renames:
+def bundle(lang: Lang, renames: dict[str, dict[str, str]] | None = None,
+           game: GameDefinition = GAME) -> dict[str, Any]:
+    """Everything a page's script needs for its language: the shell's words and the game's
+    page catalogue (with the venue's family names, for a game that has families)."""
+    catalogue = catalogue_for(lang) if game is GAME else game.page_catalogue(lang)
+    if renames and "families" in catalogue:
         families = dict(catalogue["families"])
         for family, names in renames.items():
             if lang in names:

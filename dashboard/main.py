@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from dashboard.bridge import Bridge
 from dashboard.config import Settings
 from dashboard.count import CountDesk
+from dashboard.game import mount_fragments
 from dashboard.guard import secure
 from dashboard.routers import (
     Refusal,
@@ -82,6 +83,7 @@ def create_app(settings: Settings | None = None, bridge: Bridge | None = None) -
     app.state.virtual = virtual_table
     app.state.count = count_desk(settings)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    mount_fragments(app)  # each game's page fragments, /games/<id>/static/
     for router in (table.router, seats.router, host.router, enrol.router, virtual.router,
                    virtual.play_router,
                    scores.router, count.router, pages.router):
@@ -106,6 +108,7 @@ def create_count_app(settings: Settings, desk: CountDesk) -> FastAPI:
     secure(app)
     app.state.count = desk
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    mount_fragments(app)  # the count page draws Glastonbury's breakdown
     app.include_router(count.router)
 
     @app.get("/", include_in_schema=False)

@@ -4,13 +4,12 @@ contract), whose keys are fixed: a covered cauldron card has no field to travel 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.dataclasses import dataclass as view_dataclass
 
 from engine import games
-from engine.games.glastonbury.rules.observer import ScoresView
 from engine.wire.api import EnrolSaid, GestureAction
 from engine.wire.contract import AlertFields, BoardHealth, PublicTableView
 
@@ -22,10 +21,18 @@ class _Public(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-# The game's views are the rules engine observer's typed views
-# (engine/games/glastonbury/rules/observer.py),
-# as the wire contract carries them; the dashboard extends them and never redefines a field.
-ScoresPublic = ScoresView  # the score breakdown of a finished game
+# The game's views are the game's observer's typed views as the wire contract carries them
+# (`PublicTableView`); the dashboard extends them and never redefines a field.
+
+
+def _carried(owner: Any, name: str) -> Any:
+    """The type the wire's view gives its field ``name`` (``X | None``: X)."""
+    hint = get_type_hints(owner)[name]
+    return next((a for a in get_args(hint) if a is not type(None)), hint)
+
+
+# The score breakdown of a finished game: the view's ``end.scores``, as the wire types it.
+SCORES_PUBLIC: Any = _carried(_carried(PublicTableView, "end"), "scores")
 
 
 @view_dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
@@ -36,10 +43,25 @@ class ViewPublic(PublicTableView):
 
 class GamePublicOut(_Public):
     table: str | None = None
+    game: str = Field(default=games.DEFAULT_GAME, description="the game's id (engine.games)")
     game_id: str | None = None
     turn: int | None = None
     ts: float | None = None
     view: ViewPublic
+
+
+class GameOtherOut(_Public):
+    """The public game of a table that plays another game than the wire's typed views say
+    (Quacks): the engine's public view as the game's observer made it (never a bag's
+    contents, a hand or a seat's moves: checked on the wire by the engine's tests), drawn by
+    that game's fragments."""
+
+    table: str | None = None
+    game: str = Field(description="the game's id (engine.games)")
+    game_id: str | None = None
+    turn: int | None = None
+    ts: float | None = None
+    view: dict[str, Any]
 
 
 class AlertPublic(AlertFields, _Public):
@@ -96,7 +118,10 @@ class TableState(_Public):
 
     type: Literal["table"] = "table"
     table: str
-    game: GamePublicOut | None
+    table_game: str = Field(default="glastonbury",
+                            description="the game the table plays (engine.games id): a page "
+                                        "served for another loads again")
+    game: GamePublicOut | GameOtherOut | None
     alerts: list[AlertPublic]
     status: ServiceStatus
     joined: list[bool] = Field(description="seats whose phone has joined this game")
@@ -113,6 +138,7 @@ class SeatState(BaseModel):
 
     type: Literal["seat"] = "seat"
     seat: int
+    table_game: str = Field(default="glastonbury", description="the game the table plays")
     game_id: str | None
     colour: str | None = None
     memory_aid: bool = False
@@ -130,7 +156,10 @@ class SeatState(BaseModel):
         description="this seat stands at a corner where Declinatio would face only "
         "Vanesco/Perluceo: using it ends the game (G7)",
     )
-    game: GamePublicOut | None = None
+    game: GamePublicOut | GameOtherOut | None = None
+    seat_view: dict[str, Any] | None = Field(
+        default=None, description="another game's own view of this seat (Quacks: its bag, "
+        "what it is asked, what it may do): only on this seat's own socket")
     alerts: list[AlertPublic] = Field(default_factory=list)
     play: bool = Field(
         default=False,
@@ -228,6 +257,16 @@ if TYPE_CHECKING:
     NewGameIn = NewGameForm
 else:
     NewGameIn = new_game_in()
+
+
+class MoveIn(BaseModel):
+    """A move of the table's game from a seat's phone (``cmd/play``): one of the game's
+    moves (`GameDefinition.moves`) and its arguments, checked by the game."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verb: str = Field(min_length=1, max_length=32, description="one of the game's moves")
+    args: dict[str, JsonValue] = Field(default_factory=dict, max_length=16)
 
 
 class SimIn(BaseModel):

@@ -462,27 +462,16 @@ PLATFORM = ("hub", "dashboard", "engine.service", "engine.wire")
 
 # Platform modules that still import a game's own modules, with exactly those imports: they
 # are to go through the seam (`GameDefinition`) and this list only shrinks
-# (`test_the_seam_exceptions_are_still_needed`). Glastonbury's score-only count and board
-# geometry are its page fragments-to-be; the wire's `GamePublic`/`GameSeat` type the default
-# game's views for the dashboard's models (every other game's come from the registry:
+# (`test_the_seam_exceptions_are_still_needed`). The wire's `GamePublic`/`GameSeat` type the
+# default game's views for the dashboard's models (every other game's come from the registry:
 # `public_model`, `seat_model`). The engine service and its store speak to games through
 # `engine.games.base.Interpreter` only.
 NOT_YET_THROUGH_THE_SEAM: dict[str, frozenset[str]] = {
-    "dashboard.count": frozenset({
-        "engine.games.glastonbury.rules.cards", "engine.games.glastonbury.rules.names",
-        "engine.games.glastonbury.rules.scoring"}),
-    "dashboard.geometry": frozenset({"engine.games.glastonbury.rules.board",
-                                     "engine.games.glastonbury.rules.cards"}),
-    "dashboard.models": frozenset({"engine.games.glastonbury.rules.observer"}),
     "engine.wire.contract": frozenset({"engine.games.glastonbury.rules.observer"}),
 }
-# Quacks' tournament reuses Glastonbury's Wilson interval (one owner of the statistic), and
-# `cauldron tournament --game quacks` is still dispatched by Glastonbury's bots command: both
-# belong to the registry's bots (a game's `bot`), to come.
-GAME_CROSS_IMPORTS: dict[str, frozenset[str]] = {
-    "engine.games.quacks.bots.tournament": frozenset({"engine.games.glastonbury.bots.tournament"}),
-    "engine.games.glastonbury.bots.cli": frozenset({"engine.games.quacks.bots.cli"}),
-}
+# A game imports no other game's modules: what two games share lives in the seam
+# (`engine.games.tournament`: the seat rotation and the Wilson interval). No exception is left.
+GAME_CROSS_IMPORTS: dict[str, frozenset[str]] = {}
 
 
 def game_of(module: str) -> str | None:

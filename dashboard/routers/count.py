@@ -17,11 +17,12 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from dashboard.count import CountDesk, CountRefused, CountSession, CountSetup
+from dashboard.count import CountDesk, CountSession, CountSetup
 from dashboard.deps import HostDep, LangDep, SettingsDep
 from dashboard.game import GAME
 from dashboard.routers.pages import render
 from dashboard.routers.seats import qr_svg
+from engine.games.base import CountRefused
 
 router = APIRouter(tags=["count"])
 

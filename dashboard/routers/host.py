@@ -6,18 +6,18 @@ import random
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response, status
-from pydantic import JsonValue, TypeAdapter
+from pydantic import JsonValue, TypeAdapter, ValidationError
 
 from dashboard.deps import SCREEN_COOKIE, BridgeDep, HostDep
-from dashboard.game import GAME
+from dashboard.game import GAME, offers
 from dashboard.models import (
     CommandResult,
     EnrolmentOut,
     JoinInfo,
     NewGameForm,
-    NewGameIn,
     ReaderHealthPublic,
     ReadersOut,
+    new_game_in,
 )
 from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, in_progress
@@ -50,6 +50,25 @@ def login(_: HostDep, request: Request, response: Response) -> None:
                         samesite="strict", secure=request.url.scheme == "https")
 
 
+def new_game_form(body: dict[str, JsonValue]) -> NewGameForm:
+    """The host's form checked by the model of the game it names (`new_game_in`): an
+    unknown game or option, or a value out of bounds, is a 422 saying which."""
+    game = body.get("game", games.DEFAULT_GAME)
+    try:
+        model = new_game_in(game if isinstance(game, str) else None)
+    except UnknownGame as exc:
+        raise Refusal(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc), exc.code) from None
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "form"
+        said = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'form'}: {e['msg']}"
+                         for e in exc.errors())  # fmt: skip
+        raise Refusal(status.HTTP_422_UNPROCESSABLE_CONTENT, said, "bad_form",
+                      params={"field": field}) from None
+
+
 def game_config(form: NewGameForm) -> dict[str, JsonValue]:
     """The engine's options for the form, checked by the game's rules (G2), and its id."""
     try:
@@ -72,14 +91,22 @@ def game_config(form: NewGameForm) -> dict[str, JsonValue]:
     "the deal is virtual, then asks the engine (`cmd/new_game`).",
     responses=REFUSALS,
 )
-def new_game(_: HostDep, bridge: BridgeDep, request: Request, form: NewGameIn) -> CommandResult:
+def new_game(_: HostDep, bridge: BridgeDep, request: Request,
+             body: Annotated[dict[str, JsonValue], Body(
+                 description="`NewGameIn`: the game's id (`game`, default the registry's "
+                 "default), `deal`, `seed` and the fields of that game's options model",
+                 openapi_examples={"glastonbury": {"value": {"colours": ["red", "blue"]}},
+                                   "quacks": {"value": {"game": "quacks", "players": 3}}})]
+             ) -> CommandResult:
+    form = new_game_form(body)
     config = game_config(form)
+    game = games.get(form.game)
     virtual = request.app.state.virtual
     deal = form.deal
     if deal == "auto":
         sim = virtual is not None and bridge.status().hub_backend == "sim"
-        deal = "virtual" if sim else "table"
-    if deal == "virtual" and virtual is None:
+        deal = "virtual" if sim and offers(game, "virtual") else "table"
+    if deal == "virtual" and (virtual is None or not offers(game, "virtual")):
         raise Refusal(status.HTTP_409_CONFLICT, "the virtual table is switched off",
                       "no_virtual_table")
     rng = random.Random(form.seed)

@@ -9,21 +9,37 @@ from typing import Any
 from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, select_autoescape
 
 from dashboard.config import LANGS, Lang, phones_reach
 from dashboard.deps import LangDep, SettingsDep, sees_table_screen
-from dashboard.geometry import geometry
+from dashboard.game import host_games, offers, page_game, page_template, template_loader
 from dashboard.i18n import COOKIE, bundle, family_renames, strings
+from engine import games
+from engine.games.base import GameDefinition
 from engine.wire.contract import N_SEATS
 
-TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parents[1] / "templates"))
+TEMPLATES = Jinja2Templates(env=Environment(
+    loader=template_loader(Path(__file__).resolve().parents[1] / "templates"),
+    autoescape=select_autoescape()))  # the shell's pages, and each game's under its id
 router = APIRouter(include_in_schema=False)
+
+
+def table_game(request: Request) -> GameDefinition:
+    """The game the table plays (the bridge knows; a page served for it loads its fragments)."""
+    bridge = getattr(request.app.state, "bridge", None)  # none: the score-only count app
+    if bridge is None:
+        return games.get(request.app.state.settings.game)
+    game: GameDefinition = bridge.table_game()
+    return game
 
 
 def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> HTMLResponse:
     settings = request.app.state.settings
-    virtual = settings.virtual
-    boot = {**bundle(lang, family_renames(settings.data_dir)), "geometry": geometry(),
+    game = table_game(request)
+    virtual = settings.virtual and offers(game, "virtual")
+    boot = {**bundle(lang, family_renames(settings.data_dir), game),
+            "game": page_game(game, page, lang),
             "page": page, "virtual": virtual, **extra}
     response = TEMPLATES.TemplateResponse(
         request,
@@ -34,6 +50,8 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
             "t": strings(lang),
             "page": page,
             "virtual": virtual,
+            "game": page_game(game, page, lang),
+            "game_template": page_template(game, page),
             # JSON inside <script type="application/json">: "</" must not end the tag.
             "boot": json.dumps(boot, ensure_ascii=False).replace("</", "<\\/"),
             **extra,
@@ -65,7 +83,7 @@ def table_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLRe
 
 @router.get("/virtual", response_class=HTMLResponse)
 def virtual_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
-    if not settings.virtual:
+    if not settings.virtual or not offers(table_game(request), "virtual"):
         return refused_page(request, lang, "no_virtual_table", status.HTTP_404_NOT_FOUND)
     return render(request, "virtual.html", lang, "virtual", table=settings.table)
 
@@ -79,7 +97,8 @@ def seat_page(request: Request, lang: LangDep, seat: int) -> HTMLResponse:
 
 @router.get("/host", response_class=HTMLResponse)
 def host_page(request: Request, lang: LangDep, settings: SettingsDep) -> HTMLResponse:
-    return render(request, "host.html", lang, "host", table=settings.table)
+    offered = host_games(lang, table_game(request))
+    return render(request, "host.html", lang, "host", table=settings.table, games=offered)
 
 
 @router.get("/scores", response_class=HTMLResponse)

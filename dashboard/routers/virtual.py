@@ -26,11 +26,11 @@ from dashboard.deps import (
     seat_secret_ok,
 )
 from dashboard.game import GAME
-from dashboard.models import CommandResult, SimIn, VirtualPublic
+from dashboard.models import CommandResult, GamePublicOut, MoveIn, SimIn, VirtualPublic
 from dashboard.routers import Refusal, answered
 from dashboard.virtual import VirtualError, VirtualTable, owner_of
 from engine.wire import api
-from engine.wire.api import Command, SeatArgs
+from engine.wire.api import Command, PlayArgs, SeatArgs
 from engine.wire.contract import N_SEATS
 
 router = APIRouter(
@@ -133,7 +133,8 @@ def waiting(virtual: VirtualDep, actor: ActorDep, body: WaitingIn) -> None:
 
 def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
     state = bridge.table_state()
-    seat = state.game.view.expected.seat if state.game else None
+    game = state.game if isinstance(state.game, GamePublicOut) else None  # (Glastonbury's)
+    seat = game.view.expected.seat if game else None
     if actor.seat is not None and seat != actor.seat:
         raise Refusal(status.HTTP_409_CONFLICT, f"it is not {GAME.names.seat(actor.seat)}'s turn",
                       "not_your_turn")
@@ -143,7 +144,8 @@ def _active_seat(bridge: BridgeDep, actor: Actor) -> int | None:
 def _decide(bridge: BridgeDep, actor: Actor, verb: Command[SeatArgs, Any]) -> CommandResult:
     seat = _active_seat(bridge, actor)
     state = bridge.table_state()
-    if state.game is None or state.game.view.phase != "last_card" or seat is None:
+    game = state.game if isinstance(state.game, GamePublicOut) else None  # (Glastonbury's)
+    if game is None or game.view.phase != "last_card" or seat is None:
         raise Refusal(status.HTTP_409_CONFLICT, "no last card to keep or discard now (G10a)",
                       "no_last_card", "G10a")
     return answered(bridge.command(verb, SeatArgs(seat=seat), seat=seat, source="virtual"))
@@ -162,7 +164,8 @@ def discard(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> CommandR
 def _pass(bridge: BridgeDep, actor: Actor) -> CommandResult:
     seat = _active_seat(bridge, actor)
     state = bridge.table_state()
-    if state.game is None or not state.game.view.expected.can_pass or seat is None:
+    game = state.game if isinstance(state.game, GamePublicOut) else None  # (Glastonbury's)
+    if game is None or not game.view.expected.can_pass or seat is None:
         raise Refusal(status.HTTP_409_CONFLICT, "nobody can pass now (G4, G7)", "cannot_pass",
                       "G7")
     # The seat's own confirm: the engine lets it pass and nothing else (a bare confirm is
@@ -177,7 +180,8 @@ def pass_turn(virtual: VirtualDep, bridge: BridgeDep, actor: ActorDep) -> Comman
 
 def _declinatio(bridge: BridgeDep, actor: Actor) -> CommandResult:
     _active_seat(bridge, actor)
-    seat = corner_blocked(bridge.table_state().game)
+    now = bridge.table_state().game
+    seat = corner_blocked(now if isinstance(now, GamePublicOut) else None)
     if seat is None:
         raise Refusal(
             status.HTTP_409_CONFLICT,
@@ -238,6 +242,21 @@ def _virtual_or_none(request: Request, bridge: BridgeDep) -> VirtualTable | None
     if virtual is None or (backend is not None and backend != "sim"):
         return None
     return virtual
+
+
+@play_router.post(
+    "/{seat}/move",
+    summary="A move of the table's game from a seat's phone (a game with its own moves: Quacks)",
+    description="`cmd/play` for the seat: `verb` is one of the game's moves "
+    "(`GameDefinition.moves`: Quacks' draw, stop, flask, answer, offer, choose, roll, buy, "
+    "done_buying, spend, untapped, undo_draw), `args` its arguments. The seat's secret or "
+    "the host PIN; a refusal is 409 with its code and rule.",
+    responses={409: {"description": "refused by the game (the reason and the rule say why)"}},
+)
+def move(bridge: BridgeDep, seat: SeatNumberDep,
+         actor: Annotated[Actor, Depends(require_seat_or_host)], body: MoveIn) -> CommandResult:
+    return answered(bridge.command(api.PLAY, PlayArgs(seat=seat, verb=body.verb,
+                                                      args=body.args)))
 
 
 @play_router.post(

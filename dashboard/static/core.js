@@ -3,7 +3,25 @@
 export const BOOT = JSON.parse(document.getElementById("boot").textContent);
 export const T = BOOT.t;
 export const CAT = BOOT.catalogue;
-export const GEO = BOOT.geometry; // the engine's board geometry (dashboard/geometry.py)
+export const GEO = CAT.geometry; // Glastonbury's board geometry (its page catalogue)
+/* The table's game as the shell serves it (dashboard/game.py `page_game`): its id, title and
+   the fragment scripts of this page, served under /games/<id>/static/. */
+export const GAME = BOOT.game || { id: null, title: "", scripts: [], styles: [] };
+
+/* This page's game fragments, their exports merged: the hooks the shell calls
+   (renderTable, renderSeat, renderScores, startVirtual, hostOptions, ...). */
+export async function gameHooks() {
+  const mods = await Promise.all((GAME.scripts || []).map((url) => import(url)));
+  return Object.assign({}, ...mods);
+}
+
+/* The table now plays another game than the one this page was served for: load the page
+   again, so the server gives it that game's fragments (state.table_game, dashboard/bridge.py). */
+export function followGame(state) {
+  const id = state && state.table_game;
+  if (id && GAME.id && id !== GAME.id) { location.reload(); return true; }
+  return false;
+}
 const PLURAL = new Intl.PluralRules(BOOT.lang);
 
 /* The render probe the benchmark and the browser tests read (window.__cauldron): renders,
@@ -413,6 +431,18 @@ export function announce(text, assertive) {
     const u = new SpeechSynthesisUtterance(text);
     u.lang = { fr: "fr-FR", en: "en-GB", de: "de-DE" }[BOOT.lang] || BOOT.lang;
     window.speechSynthesis.speak(u);
+  }
+}
+
+/* Each new alert said aloud (the big screen and the virtual table, whatever the game). */
+export function announceAlerts(prev, next) {
+  const before = new Map(((prev && prev.alerts) || []).map((a) => [a.alert_id, a]));
+  const seats = next.game ? next.game.view.seats : [];
+  for (const a of next.alerts) {
+    if (before.has(a.alert_id)) continue;
+    const words = alertWords(a, seats);
+    const text = words.msg + (words.fix ? " " + t("what_to_do") + " " + words.fix : "");
+    announce(isNotice(a) ? text : t("ann_alert", { rule: a.rule, text }), !isNotice(a));
   }
 }
 

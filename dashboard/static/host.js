@@ -1,9 +1,12 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, GEO, api, cardLabel, colourName, esc, gameOver, humanise, liveSocket, phoneState, posLabel, promptText, refusalText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
+import { BOOT, GAME, api, cardLabel, esc, gameOver, humanise, liveSocket, phoneState, promptText, refusalText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
 /** @typedef {import("../types/wire.js").TableState} TableState */
 
 const PIN_KEY = "cauldron-host-pin";
-const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];
+/* Every offered game's host hooks (its "host" fragments: setupOptions, readOptions,
+   renderRunningOptions), by id; a game without them gets the fields of its options model. */
+const HOOKS = Object.fromEntries(await Promise.all((BOOT.games || []).map(async (g) =>
+  [g.id, Object.assign({}, ...(await Promise.all((g.scripts || []).map((url) => import(url)))))])));
 let pin = sessionStorage.getItem(PIN_KEY) || "";
 let timer = null;
 
@@ -93,43 +96,6 @@ function undoneText(data) {
 /* A refusal in the host's words (its code in the page's language; no raw game ids). */
 function refused(e) { return t("error", { message: refusalText(e, seatsNow()) }); }
 
-function colourOptions(selected) {
-  return PLAYER_COLOURS.map((c) => `<option value="${c}"${c === selected ? " selected" : ""}>${esc(colourName(c))}</option>`).join("");
-}
-
-function buildForm() {
-  const n = Number(document.getElementById("players").value);
-  const fields = document.getElementById("colour-fields");
-  const keep = [...fields.querySelectorAll("select.colour")].map((s) => s.value);
-  const starts = [...fields.querySelectorAll("select.start")].map((s) => Number(s.value));
-  let html = "";
-  const used = keep.slice(0, n);
-  for (let i = 0; i < n; i++) {
-    // A seat added to the form gets a colour no kept seat has (G2: one colour per seat).
-    const colour = keep[i] || PLAYER_COLOURS.find((c) => !used.includes(c));
-    if (!keep[i]) used.push(colour);
-    html += `<label for="colour-${i}">${esc(t("colour_of_seat", { n: i + 1 }))}</label><select id="colour-${i}" class="colour">${colourOptions(colour)}</select>`;
-    // Where the seat's pawn starts: beside a corner only (G2), seat i by corner i by default.
-    const start = starts[i] !== undefined ? starts[i] : GEO.default_starts[i];
-    html += `<label for="start-${i}">${esc(t("start_of_seat", { n: i + 1 }))}</label><select id="start-${i}" class="start">` +
-      GEO.start_corners.map((p) => `<option value="${p}"${p === start ? " selected" : ""}>${esc(t("start_corner_" + p, { pos: posLabel(p) }))}</option>`).join("") + `</select>`;
-  }
-  fields.innerHTML = html;
-  document.getElementById("first").innerHTML = Array.from({ length: n }, (_, i) => `<option value="${i}">${esc(t("seat_n", { n: i + 1 }))}</option>`).join("");
-  document.getElementById("removed-field").hidden = n !== 2;
-  buildRemoved();
-  checkColours();
-}
-
-/* 2 players: only a colour not in play can be left out (G2). */
-function buildRemoved() {
-  const select = document.getElementById("removed");
-  const chosen = [...document.querySelectorAll("#colour-fields select.colour")].map((s) => s.value);
-  const keep = chosen.includes(select.value) ? "" : select.value;
-  select.innerHTML = `<option value="">${esc(t("deal_auto"))}</option>` + PLAYER_COLOURS.filter((c) => !chosen.includes(c))
-    .map((c) => `<option value="${c}"${c === keep ? " selected" : ""}>${esc(colourName(c))}</option>`).join("");
-}
-
 /* Readers laid out like the table: cells in their 6×6 place, then the pads, then pawns. */
 function readerSlot(place) {
   let m = /^cell (\d),(\d)$/.exec(place);
@@ -152,6 +118,17 @@ function placeLabel(place) {
   return place;
 }
 
+/* The same, short, for a reader's box: "R2 C3", "P1" (pad of seat 1), "7" (position 7). */
+function placeShort(place) {
+  let m = /^cell (\d),(\d)$/.exec(place);
+  if (m) return t("cell_short", { r: Number(m[1]) + 1, c: Number(m[2]) + 1 });
+  m = /^pad (\d)$/.exec(place);
+  if (m) return t("pad_short", { n: Number(m[1]) + 1 });
+  m = /^pos (\d+)$/.exec(place);
+  if (m) return String(Number(m[1]) + 1);
+  return place;
+}
+
 let lastState = null;
 
 /* A link on a loopback address opens the phone itself, not this table: its host, else "". */
@@ -166,8 +143,17 @@ async function refreshPanels() {
   try {
     const readers = await hostApi("GET", "/api/host/readers");
     const el = document.getElementById("readers");
+    // A box per reader where it lies, named short ("R1 C2"; in full for screen readers and
+    // as its tooltip); the faulty ones are listed under the grid in full words. (The full
+    // names and health words did not fit the boxes of a laptop's narrow column.)
+    const faulty = readers.readers.filter((r) => r.health !== "ok");
     el.innerHTML = readers.readers.length ? `<p>${esc(Object.entries(readers.counts).map(([h, n]) => `${t("health_" + h)}: ${n}`).join(" · "))}</p><div class="reader-grid">` +
-      readers.readers.map((r) => `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" style="${readerSlot(r.place)}">${esc(placeLabel(r.place))}<br><strong>${r.health === "ok" ? "✓" : "⚠"} ${esc(t("health_" + r.health))}</strong>${r.occupied ? " ▣" : ""}</span>`).join("") + `</div>`
+      readers.readers.map((r) => {
+        const full = `${placeLabel(r.place)}: ${t("health_" + r.health)}`;
+        return `<span class="reader h-${esc(r.health)}" data-reader="${r.reader}" style="${readerSlot(r.place)}" role="img" aria-label="${esc(full)}" title="${esc(full)}">` +
+          `<span aria-hidden="true">${esc(placeShort(r.place))}<br><strong>${r.health === "ok" ? "✓" : "⚠"}</strong>${r.occupied ? " ▣" : ""}</span></span>`;
+      }).join("") + `</div>` +
+      (faulty.length ? `<ul class="reader-faults">${faulty.map((r) => `<li data-reader="${r.reader}">⚠ ${esc(placeLabel(r.place))}: <strong>${esc(t("health_" + r.health))}</strong></li>`).join("")}</ul>` : "")
       : `<p>${esc(t("readers_none"))}</p>`;
     if (readers.board && readers.board.state === "hung") {  // hub/health: the Pico stopped answering PING
       el.insertAdjacentHTML("afterbegin", `<p class="notice board-hung" role="alert">${esc(t("board_hung", { resets: readers.board.resets }))}</p>`);
@@ -217,7 +203,8 @@ function renderStatus(state) {
   if (phone) text += ` · ${t(phone === "on" ? "phone_waiting" : "phone_gone_short", { seat: seatOf(v, who) })}`;
   st.textContent = text;
   document.body.dataset.inputs = v && v.table ? String(v.table.inputs) : "";  // tests: what the page has seen
-  renderOptions(v);
+  const own = HOOKS[GAME.id] || {};
+  if (own.renderRunningOptions) own.renderRunningOptions(document.getElementById("host-options"), v);
   // Mid-game the new-game form folds away (it stays one click away).
   const playing = !!(v && !v.over && v.table && v.table.status === "playing");
   const details = document.getElementById("new-game-box");
@@ -234,25 +221,6 @@ function renderLinkPhones(state) {
     const text = phone ? `${phone === "on" ? "✓" : "⚠"} ${t(phone === "on" ? "phone_on" : "phone_off")} · ` : "";
     if (el.textContent !== text) { el.textContent = text; el.dataset.connected = phone === "on" ? "1" : phone ? "0" : ""; }
   }
-}
-
-/* The running game's set-up (G2, G11, variants), so the host sees what was chosen. */
-function renderOptions(v) {
-  const el = document.getElementById("host-options");
-  const c = v && !gameOver(v) ? v.config : null;
-  el.hidden = !c;
-  if (!c) { el.innerHTML = ""; el.dataset.html = ""; return; }
-  const onOff = (on) => t(on ? "opt_on" : "opt_off");
-  const items = [
-    [`opt_players`, t("opt_players", { n: c.colours.length, colours: c.colours.map((col, i) => seatLabel(i, col)).join(", ") })],
-    [`opt_first`, t("opt_first", { seat: seatLabel(c.first_seat, c.colours[c.first_seat]) })],
-    ...(c.removed_colour ? [["opt_removed", t("opt_removed", { colour: colourName(c.removed_colour) })]] : []),
-    ["opt_recipes", t("opt_value", { name: t("variant_recipes"), value: onOff(c.recipes) })],
-    ["opt_bonus", t("opt_value", { name: t("variant_bonus"), value: onOff(c.second_player_bonus) })],
-    ["opt_memory", t("opt_value", { name: t("variant_memory_short"), value: onOff(c.memory_aid) })],
-  ];
-  const html = items.map(([k, text]) => `<li data-opt="${k}">${esc(text)}</li>`).join("");
-  if (el.dataset.html !== html) { el.innerHTML = html; el.dataset.html = html; }
 }
 
 /* A new hub waits for the host (engine/state): shown only then, with both hub ids. */
@@ -284,6 +252,44 @@ async function command(path, body, said) {
     msg(said ? said((res && res.data) || {}) : t("done"));
     return true;
   } catch (e) { msg(refused(e), true); return false; }
+}
+
+/* The New game form: one fieldset per offered game (templates/host.html), the chosen one
+   shown and sent. */
+function chosenFieldset() {
+  const chooser = document.getElementById("game");
+  const id = chooser ? chooser.value : GAME.id;
+  return document.querySelector(`fieldset.game-options[data-game="${CSS.escape(id)}"]`);
+}
+
+function showGame() {
+  const chosen = chosenFieldset();
+  for (const f of document.querySelectorAll("fieldset.game-options")) {
+    const on = f === chosen;
+    f.hidden = !on;
+    f.disabled = !on;
+  }
+  const hooks = HOOKS[chosen.dataset.game] || {};
+  if (hooks.setupOptions) hooks.setupOptions(chosen);
+  const msgEl = document.getElementById("form-msg");
+  if (!hooks.readOptions) { msgEl.hidden = true; document.getElementById("start").disabled = false; }
+  // A game with no virtual table is dealt at the table (its pieces are not on readers).
+  const entry = (BOOT.games || []).find((g) => g.id === chosen.dataset.game);
+  for (const o of document.querySelectorAll("#deal option[value='virtual']")) o.disabled = !!entry && !entry.virtual;
+}
+
+/* A game's options from the fields made of its options model (`option_fields`): a number,
+   a box, or a choice; an empty number is the option's default (null). */
+function readFields(fieldset) {
+  const options = {};
+  for (const el of fieldset.querySelectorAll("[data-option]")) {
+    const name = el.dataset.option;
+    if (el.type === "checkbox") options[name] = el.checked;
+    else if (el.type === "number") options[name] = el.value === "" ? null : Number(el.value);
+    else options[name] = el.value === "" ? null : el.value;
+  }
+  const title = fieldset.dataset.title || fieldset.dataset.game;
+  return { options, started: () => t("host_started_game", { game: title }) };
 }
 
 /* New game. While one runs the engine refuses it: the message says so and offers "End and
@@ -319,22 +325,11 @@ async function endAndStart(body, started) {
   }
 }
 
-/* G2: one colour per seat, said next to the form as soon as two seats share one. */
-function checkColours() {
-  const colours = [...document.querySelectorAll("#colour-fields select.colour")].map((s) => s.value);
-  const twice = colours.find((c, i) => colours.indexOf(c) !== i);
-  const el = document.getElementById("form-msg");
-  el.textContent = twice ? t("host_same_colour", { colour: colourName(twice) }) : "";
-  el.hidden = !twice;
-  document.getElementById("start").disabled = !!twice;
-  return !twice;
-}
-
 {
   if (!BOOT.virtual) for (const o of document.querySelectorAll("#deal option[value='virtual'], #deal option[value='auto']")) o.remove();
-  buildForm();
-  document.getElementById("players").addEventListener("change", buildForm);
-  document.getElementById("colour-fields").addEventListener("change", () => { buildRemoved(); checkColours(); });
+  showGame();
+  const chooser = document.getElementById("game");
+  if (chooser) chooser.addEventListener("change", showGame);
   document.getElementById("login-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     pin = document.getElementById("pin").value;
@@ -350,19 +345,11 @@ function checkColours() {
   });
   document.getElementById("new-game").addEventListener("submit", (ev) => {
     ev.preventDefault();
-    if (!checkColours()) return;
-    const colours = [...document.querySelectorAll("#colour-fields select.colour")].map((s) => s.value);
-    const removed = document.getElementById("removed").value || null;
-    const started = () => t("host_started", { n: colours.length, colours: colours.map(colourName).join(", ") });
-    startGame({
-      colours, first_seat: Number(document.getElementById("first").value),
-      start_positions: [...document.querySelectorAll("#colour-fields select.start")].map((s) => Number(s.value)),
-      removed_colour: colours.length === 2 ? removed : null,
-      recipes: document.getElementById("recipes").checked,
-      second_player_bonus: document.getElementById("bonus").checked,
-      memory_aid: document.getElementById("memory").checked,
-      deal: document.getElementById("deal").value,
-    }, started);
+    const fieldset = chosenFieldset();
+    const hooks = HOOKS[fieldset.dataset.game] || {};
+    const read = hooks.readOptions ? hooks.readOptions(fieldset) : readFields(fieldset);
+    if (!read) return;
+    startGame(Object.assign({ game: fieldset.dataset.game, deal: document.getElementById("deal").value }, read.options), read.started);
   });
   document.getElementById("undo").addEventListener("click", () => command("/api/host/undo", undefined, undoneText));
   document.getElementById("confirm").addEventListener("click", () => command("/api/host/confirm", undefined, () => t("host_confirmed")));

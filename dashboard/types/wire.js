@@ -17,7 +17,8 @@
 /** @typedef {{seat?: (number | null), phase?: (string | null), faced_line?: (number | null), take?: Array<string>, accio?: Array<string>, declinatio?: boolean, declinatio_line?: (number | null), declinatio_take?: Array<string>, can_pass?: boolean, refill_cell?: (string | null), last_card?: (string | null)}} ExpectedView */
 /** @typedef {{family: string, name: string, colour: string, cards: Array<string>, immutos: Array<string>, counted: number, base: number, doubled: boolean, bonus: number, points: number}} FamilyScoreView */
 /** @typedef {{table: string, game_id: (string | null), status: string, actions: Array<Object<string, JsonValue>>, instructions: Array<string>, undone: (string | null), undone_codes: Array<Object<string, JsonValue>>, steps: Array<Object<string, JsonValue>>, prompt: Prompt}} GameAnswer */
-/** @typedef {{table?: (string | null), game_id?: (string | null), turn?: (number | null), ts?: (number | null), view: ViewPublic}} GamePublicOut */
+/** @typedef {{table?: (string | null), game: string, game_id?: (string | null), turn?: (number | null), ts?: (number | null), view: Object<string, any>}} GameOtherOut */
+/** @typedef {{table?: (string | null), game?: string, game_id?: (string | null), turn?: (number | null), ts?: (number | null), view: ViewPublic}} GamePublicOut */
 /** @typedef {{cell: string, card: string, via?: ("take" | "declinatio" | null), last_card?: boolean}} Held */
 /** @typedef {{seat: number, level: string, action: Object<string, JsonValue>, card: (string | null), cell: (string | null), reason: string, reasons: Object<string, JsonValue>}} HintAnswer */
 /** @typedef {{table: string, hub_id: string}} HubAccepted */
@@ -33,7 +34,7 @@
 /** @typedef {{seats: Array<SeatScoreView>, winners: Array<number>}} ScoresView */
 /** @typedef {{seat: number, colour: string, pawn: number, faced_line?: (number | null), top?: (string | null), cauldron_size?: number, spells?: Array<SpellView>}} SeatPublicView */
 /** @typedef {{seat: number, colour: string, total: number, ingredient_points: number, families: Array<FamilyScoreView>, immuto_assignment: Object<string, string>, recipes: Array<RecipeScoreView>, second_player_bonus: number}} SeatScoreView */
-/** @typedef {{type?: "seat", seat: number, game_id: (string | null), colour?: (string | null), memory_aid?: boolean, stack?: (Array<string> | null), reveal?: (Array<string> | null), recipes?: Array<string>, can_keep?: boolean, last_card?: (string | null), can_declinatio?: boolean, game?: (GamePublicOut | null), alerts?: Array<AlertPublic>, play?: boolean}} SeatState */
+/** @typedef {{type?: "seat", seat: number, table_game?: string, game_id: (string | null), colour?: (string | null), memory_aid?: boolean, stack?: (Array<string> | null), reveal?: (Array<string> | null), recipes?: Array<string>, can_keep?: boolean, last_card?: (string | null), can_declinatio?: boolean, game?: (GamePublicOut | GameOtherOut | null), seat_view?: (Object<string, any> | null), alerts?: Array<AlertPublic>, play?: boolean}} SeatState */
 /** @typedef {{broker: boolean, hub?: "online" | "offline" | "unknown", engine?: "online" | "offline" | "unknown", hub_backend?: (string | null), engine_degraded?: (string | null), hub_degraded?: (string | null), hub_change?: (HubChangePublic | null)}} ServiceStatus */
 /** @typedef {{colour: string, cards?: Array<SetAsideCard>, text?: string}} SetAside */
 /** @typedef {{card: string, name: string}} SetAsideCard */
@@ -42,7 +43,7 @@
 /** @typedef {{card: string, uses_left: number}} SpellView */
 /** @typedef {{alert_id: string, rule: string, kind?: "breach" | "notice", message: string, instruction: string, severity?: "info" | "warning" | "error", seat?: (number | null), params?: Object<string, JsonValue>, ts?: (number | null)}} TableAlert */
 /** @typedef {{status?: string, game_id?: (string | null), prompt?: (Prompt | null), held?: (Held | null), vanesco_wait?: Array<VanescoWait>, alerts?: Array<TableAlert>, dealing?: (Dealing | null), inputs?: number, pawns_sensed?: (Array<number> | null)}} TableInfo */
-/** @typedef {{type?: "table", table: string, game: (GamePublicOut | null), alerts: Array<AlertPublic>, status: ServiceStatus, joined: Array<boolean>, phones?: Array<boolean>, virtual?: (VirtualPublic | null), last_game?: (GamePublicOut | null)}} TableState */
+/** @typedef {{type?: "table", table: string, table_game?: string, game: (GamePublicOut | GameOtherOut | null), alerts: Array<AlertPublic>, status: ServiceStatus, joined: Array<boolean>, phones?: Array<boolean>, virtual?: (VirtualPublic | null), last_game?: (GamePublicOut | null)}} TableState */
 /** @typedef {{seat: number, card: string}} VanescoWait */
 /** @typedef {{grid: Array<Array<(string | null)>>, players?: number, config?: (ConfigView | null), pile_size?: number, seats?: Array<SeatPublicView>, turn?: (number | null), turns?: number, phase?: string, move_value?: number, expected?: ExpectedView, discarded?: Array<string>, out_of_game?: Array<string>, over?: boolean, end?: (EndView | null), table?: (TableInfo | null)}} ViewPublic */
 /** @typedef {{enabled: boolean, dealt?: boolean, cells?: Object<string, string>, hand?: (string | null), hand_from?: (string | null), pads?: Object<string, string>, pile_size?: number, tops?: Object<string, (string | null)>, sizes?: Object<string, number>, hands?: Object<string, Object<string, string>>, message?: (string | null), waiting?: Object<string, string>, waiting_codes?: Object<string, Object<string, any>>}} VirtualPublic */

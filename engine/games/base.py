@@ -28,7 +28,7 @@ Adding a member here is fine; renaming one breaks every game package.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -53,6 +53,15 @@ class Refused(Exception):
         self.message = message
         self.code = code
         self.rule = rule
+
+
+class CountRefused(Refused):
+    """A piece or a set-up a score-only count cannot take (`ScoreOnly`), nothing changed;
+    ``seat``: the other seat that already holds the piece, for ``duplicate``."""
+
+    def __init__(self, code: str, message: str, seat: int | None = None) -> None:
+        super().__init__(message, code=code)
+        self.seat = seat
 
 
 class UnknownGame(KeyError):
@@ -408,6 +417,22 @@ class Interpreter(Protocol):
         ...
 
 
+# ---------------------------------------------------------------- the score-only count
+
+
+@dataclass(frozen=True)
+class ScoreOnly:
+    """A game's score-only count: after a game played with the real pieces, each seat taps
+    its pieces on one reader and the exact score follows every tap. The game owns the
+    session (pure: ``tap``, ``undo``, ``remove``, ``set_active``, ``set_done``,
+    ``set_last_card``, ``finished``, ``name``, ``score_json``, ``score_input``,
+    ``to_json``; each refusal a `CountRefused`); the dashboard's count desk keeps one."""
+
+    setup: Callable[[Mapping[str, Any]], Any]  # the host's set-up, checked (CountRefused)
+    new: Callable[[Any], Any]  # a new session of a set-up
+    restore: Callable[[Mapping[str, Any]], Any]  # a saved session (its ``to_json``)
+
+
 # ---------------------------------------------------------------- the definition
 
 
@@ -422,6 +447,7 @@ class GameDefinition(Protocol):
     names: Names
     fragments: Fragments
     rules_doc: str  # the rules' file, e.g. RULES.md (rule ids in refusals name it)
+    score_only: ScoreOnly | None  # its score-only count, if it has one (`cauldron count`)
     # ``cmd/play``'s moves (a phone's buttons): verb -> its args' model (`cauldron schema`)
     moves: Mapping[str, type[BaseModel]]
     views: GameViews  # its views' types on the wire

@@ -12,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard.count import CountDesk, CountRefused, CountSession, CountSetup
+from dashboard.count import CountDesk
 from engine.app.cli import main as cauldron
+from engine.games.base import CountRefused
+from engine.games.glastonbury.count import CountSession, CountSetup
 from engine.games.glastonbury.rules.cards import PLAYING_CARDS, RECIPES
 from engine.games.glastonbury.rules.scoring import score_game
 from engine.games.glastonbury.score_cli import _parse as parse_score_input

@@ -32,7 +32,7 @@ SAMPLE = {"card": "yellow-a-3", "held_card": "red-b-2", "top": "red-a-1", "owed"
           "expected": "yellow-a-3", "seen": "red-b-2", "cell": "1,2", "held_cell": "2,3",
           "hole": "0,2", "other": "3,4", "from": "4,1", "seat": 1, "victim": 0, "turn": 0,
           "pad": 1, "line": 3, "at": 4, "to": 6, "position": 7, "origin": "2,2", "who": "host",
-          "rule": "G4", "seconds": 30}
+          "rule": "G4", "seconds": 30, "field": "players"}
 
 
 def _source(path: str) -> str:

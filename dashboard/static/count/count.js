@@ -4,7 +4,7 @@ import {
   BOOT, CAT, announce, cardHtml, cardLabel, colourName, esc, keepFocus, liveSocket,
   patchChildren, refusalText, renderBanners, seatLabel, setHtml, t, tn,
 } from "../core.js";
-import { scoresHtml } from "../scoring.js";
+import { scoresHtml } from "/games/glastonbury/static/glastonbury-scoring.js";
 
 const PIN_KEY = "cauldron-host-pin";
 const PLAYER_COLOURS = ["yellow", "red", "green", "blue"];

@@ -10,7 +10,6 @@ import sys
 import threading
 from typing import Any
 
-BOT_CHOICES = ("greedy", "search", "random")
 ANY_HOST = ("0.0.0.0", "::", "")  # every interface: phones on the network can join
 
 
@@ -38,9 +37,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--mqtt", default=None,
                         help="use this broker (mqtt://host:port) instead of the embedded one")
     parser.add_argument("--table", default="demo", help="table id (default demo)")
-    parser.add_argument("--bot", default="greedy",
-                        help="bot level: greedy (default), random, search, or search with "
-                        "options, e.g. search:simulations=40")
+    parser.add_argument("--game", default=None,
+                        help="the game the table plays: " + ", ".join(_game_ids()) +
+                        " (default: the first)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="a set-up option of the game (its options model), e.g. "
+                        "--option recipes=true, --option ingredient_set=2; repeat for more. "
+                        "A list is comma-separated (colours=red,blue); none is no value")
+    parser.add_argument("--bot", default=None,
+                        help="bot level: one of the game's bots (Glastonbury: greedy, the "
+                        "default, random, search, or search with options, e.g. "
+                        "search:simulations=40; Quacks: push, the default, greedy, random)")
     parser.add_argument("--players", type=int, choices=[2, 3, 4], default=4,
                         help="seats at the table (default 4)")
     parser.add_argument("--pace", type=_pace, default=0.6,
@@ -64,6 +71,84 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=_handle)
 
 
+def _game_ids() -> tuple[str, ...]:
+    from engine.games import game_ids
+
+    return game_ids()
+
+
+DEFAULT_BOTS = {"glastonbury": "greedy", "quacks": "push"}  # the liveliest of each game's bots
+
+
+def _value(text: str, kind: str) -> object:
+    """One ``--option`` value as its field's JSON type (`engine.games.base.option_fields`)."""
+    if text.lower() in ("none", "null") and "null" in kind.split("/"):
+        return None
+    base = kind.split("/")[0]
+    if base == "boolean":
+        if text.lower() in ("true", "yes", "on", "1"):
+            return True
+        if text.lower() in ("false", "no", "off", "0"):
+            return False
+        raise ValueError("give true or false")
+    if base == "integer":
+        return int(text)
+    if base == "array":
+        return [int(v) if v.strip().lstrip("-").isdigit() else v.strip()
+                for v in text.split(",") if v.strip()]
+    return text
+
+
+def seats_option(game_id: str, players: int) -> dict[str, object]:
+    """``--players`` as the game's options say it: its ``players``, or its first player
+    colours (``colours``, one per seat)."""
+    from engine import games
+
+    props = games.get(game_id).options.model_json_schema().get("properties", {})
+    if "players" in props:
+        return {"players": players}
+    if "colours" in props:
+        return {"colours": list(props["colours"]["items"]["enum"][:players])}
+    return {}
+
+
+def game_options(game_id: str, given: list[str], players: int = 4) -> dict[str, object]:
+    """``--option NAME=VALUE`` items as the game's options, each by its field's type and the
+    whole set (with ``--players``) checked by the game's rules (`GameDefinition.check`): a
+    `CliError` naming the option, or the rule, that refuses."""
+    from pydantic import ValidationError
+
+    from engine import games
+    from engine.cli import CliError
+    from engine.games.base import Refused, option_fields
+
+    game = games.get(game_id)
+    fields = {f.name: f for f in option_fields(game.options)}
+    out: dict[str, object] = {}
+    for item in given:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or name not in fields:
+            raise CliError(f"--option {item!r}: {game.id} has the options "
+                           f"{', '.join(sorted(fields))} (give NAME=VALUE)")
+        try:
+            out[name] = _value(text.strip(), fields[name].type)
+        except ValueError as exc:
+            raise CliError(f"--option {item!r}: {fields[name].type} expected ({exc})") from None
+    whole = {**seats_option(game.id, players), **out}
+    try:
+        game.options.model_validate(whole)  # its bounds first: one line naming the option
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise CliError(f"--option {where}: {first['msg']}") from None
+    try:
+        game.check(whole)
+    except Refused as exc:
+        raise CliError(f"--option: {' '.join(str(exc).split())}") from None
+    return out
+
+
 def _check(args: argparse.Namespace) -> None:
     from engine.cli import CliError
 
@@ -77,16 +162,26 @@ def _check(args: argparse.Namespace) -> None:
         check_table_id(args.table)
     except TopicError as exc:
         raise CliError(f"--table: {exc}") from None
-    name = args.bot.partition(":")[0]
-    if name not in BOT_CHOICES:
-        raise CliError(f"--bot {args.bot!r}: choose greedy, search or random")
-    from engine.games.glastonbury.bots import make_bot
-    from engine.games.glastonbury.bots.base import BotError
+    from engine import games
+    from engine.games.base import Refused, UnknownGame
 
     try:
-        make_bot(args.bot)
-    except (BotError, ValueError) as exc:
-        raise CliError(f"--bot {args.bot!r}: {exc}") from None
+        game = games.get(args.game)
+    except UnknownGame as exc:
+        raise CliError(f"--game: {exc}") from None
+    args.game = game.id
+    if args.bot is None:
+        args.bot = DEFAULT_BOTS.get(game.id, game.bot_names()[0])
+    try:
+        game.bot(args.bot)
+    except (Refused, ValueError) as exc:
+        raise CliError(f"--bot {args.bot!r}: {exc} (the bots of {game.id}: "
+                       f"{', '.join(game.bot_names())})") from None
+    args.options = {**seats_option(game.id, args.players),
+                    **game_options(game.id, args.option, args.players)}
+    if game.id != "glastonbury" and not game.moves:  # (driver.py: gestures; moves.py)
+        raise CliError(f"--game {game.id}: the demo's bots cannot play it (it has no "
+                       "phone moves); start the dashboard and the engine for it")
     if args.mqtt is not None:
         from engine.wire.mqtt import BrokerUrl, MqttError, accepts_anonymous
 
@@ -156,7 +251,8 @@ def _handle(args: argparse.Namespace) -> int:
                            "give one with --pin") from None
     options = DemoOptions(
         host=args.host, port=args.port, mqtt=args.mqtt, table=args.table, bot=args.bot,
-        players=args.players, pace=args.pace, linger=args.linger, games=args.games,
+        game=args.game, options=args.options, players=args.players, pace=args.pace,
+        linger=args.linger, games=args.games,
         seed=args.seed, pin=args.pin, lang=args.lang, pawns=args.pawns,
     )
     stop = threading.Event()

@@ -115,6 +115,8 @@ class DriverConfig:
     pin: str
     table: str
     bot: str = "greedy"
+    game: str = "glastonbury"
+    options: dict[str, Any] = field(default_factory=dict)  # the set-up of the demo's games
     players: int = 4
     pace: float = 0.6  # seconds per gesture; 0: as fast as the table confirms
     linger: float = 20.0  # seconds the score screen shows before the next game
@@ -325,7 +327,8 @@ class BotDriver:
             return None
 
     def _new_game(self) -> None:
-        options = self._host_options or {"colours": list(PLAYER_COLOURS[:self.config.players])}
+        options = self._host_options or self.config.options or {
+            "colours": list(PLAYER_COLOURS[:self.config.players])}
         colour_list = list(options["colours"])
         players = len(colour_list)
         first = self.rng.randrange(players)

@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,8 @@ user cauldron.dashboard
 topic read cauldron/+/hub/sim
 user cauldron.bots
 topic read cauldron/+/game/events
+topic write cauldron/+/cmd/hint
+topic read cauldron/+/cmd/hint/response
 topic write cauldron/+/cmd/history
 topic read cauldron/+/cmd/history/response
 """
@@ -58,6 +60,8 @@ class DemoOptions:
     mqtt: str | None = None  # None: the embedded amqtt broker on a free port
     table: str = "demo"
     bot: str = "greedy"
+    game: str = "glastonbury"  # the game the demo's own games play (engine.games id)
+    options: dict[str, Any] = field(default_factory=dict)  # its set-up (`--option`)
     players: int = 4
     pace: float = 0.6
     linger: float = 20.0
@@ -220,7 +224,7 @@ class DemoStack:
         opts = self.options
         fields: dict[str, Any] = {
             "host": opts.host, "port": self.port, "mqtt": self.url_for("dashboard"),
-            "table": opts.table,
+            "table": opts.table, "game": opts.game,
             "data_dir": self.data_dir / "dashboard", "default_lang": opts.lang, "virtual": True,
         }
         if opts.pin:
@@ -251,10 +255,18 @@ class DemoStack:
                                         client_id=f"cauldron-demo-bots-{os.getpid()}")
         config = DriverConfig(
             dashboard=self.url.rstrip("/"), pin=self.settings.pin, table=opts.table,
-            bot=opts.bot, players=opts.players, pace=opts.pace, linger=opts.linger,
+            bot=opts.bot, game=opts.game, options=dict(opts.options), players=opts.players,
+            pace=opts.pace, linger=opts.linger,
             games=opts.games, seed=opts.seed,
         )
-        self.driver = BotDriver(config, self.driver_client, say=self.say)
+        # Glastonbury's bots make gestures on the virtual table; a game with phone moves
+        # (Quacks) has its bots make those (engine/app/demo/moves.py).
+        if opts.game == "glastonbury":
+            self.driver = BotDriver(config, self.driver_client, say=self.say)
+        else:
+            from engine.app.demo.moves import MoveDriver
+
+            self.driver = MoveDriver(config, self.driver_client, say=self.say)
         self.driver_client.start(wait=10)
         self.driver_client.wait_ready(10)
         self.driver.start()

@@ -21,7 +21,9 @@ from engine.games.base import (
     Lang,
     Place,
     Refused,
+    ScoreOnly,
 )
+from engine.games.glastonbury.count import SCORE_ONLY
 from engine.games.glastonbury.rules import Game, GameConfig, GameLog, action_from_wire
 from engine.games.glastonbury.rules.actions import Action
 from engine.games.glastonbury.rules.board import PERIMETER, TAKEABLE_CELLS, cell_name
@@ -127,8 +129,14 @@ class GlastonburyDefinition:
     options: type[GameOptions] = GlastonburyOptions
     catalogue = CATALOGUE
     names = GlastonburyNames()
-    fragments = Fragments(static=HERE / "static")
+    fragments = Fragments(
+        static=HERE / "static", templates=HERE / "templates",
+        scripts={"table": ("glastonbury-table.js",), "seat": ("glastonbury-seat.js",),
+                 "scores": ("glastonbury-scores.js",), "virtual": ("glastonbury-virtual.js",),
+                 "host": ("glastonbury-host.js",)},
+    )  # fmt: skip
     rules_doc = "RULES.md"
+    score_only: ScoreOnly | None = SCORE_ONLY
     moves: Mapping[str, type[BaseModel]] = {}  # its moves are read from the table
     views = GameViews(public=PublicView, seat=SeatView)
     player_colours: tuple[str, ...] = PLAYER_COLOURS
@@ -163,8 +171,12 @@ class GlastonburyDefinition:
         return {"recipe_cards": [[a[i], b[i]] for i in range(len(colours))]}
 
     def page_catalogue(self, lang: Lang) -> dict[str, Any]:
-        """Colours (name, symbol, pattern), families, spells, Immuto, corners, recipes."""
+        """Colours (name, symbol, pattern), families, spells, Immuto, corners, recipes, and
+        the board's geometry (`pages.geometry`)."""
+        from engine.games.glastonbury.pages import geometry
+
         return {
+            "geometry": geometry(),
             "colours": {
                 c["id"]: {"name": c["names"][lang], "symbol": c["symbol"], "pattern": c["pattern"]}
                 for c in _CATALOGUE["colours"]

@@ -25,6 +25,7 @@ from engine.games.base import (
     Lang,
     Place,
     Refused,
+    ScoreOnly,
 )
 from engine.games.quacks.rules import (
     Game,
@@ -148,6 +149,7 @@ class QuacksDefinition:
         styles=("quacks.css",),
     )  # fmt: skip
     rules_doc = "RULES-QUACKS.md"
+    score_only: ScoreOnly | None = None  # no score-only count (yet)
     moves: Mapping[str, type[BaseModel]] = MOVES
     views = GameViews(public=QuacksPublicView, seat=QuacksSeatView)
 
@@ -172,9 +174,13 @@ class QuacksDefinition:
     def page_catalogue(self, lang: Lang) -> dict[str, Any]:
         """What the fragments need in `lang`: their words (``t``, keys ``q_…``, chip and card
         names included), the pot track, the rat tails and the cards' kinds."""
+        words = strings(lang)
         return {
             "game": self.id,
-            "t": strings(lang),
+            "t": words,
+            # the host form's label of each set-up option (dashboard.game.host_games)
+            "option_labels": {name: words[f"q_opt_{name}"]
+                              for name in QuacksOptions.model_fields if f"q_opt_{name}" in words},
             "track": [{"coins": s.coins, "vp": s.vp, "ruby": s.ruby} for s in CAT.track],
             "rat_tails_after": list(CAT.rat_tails_after),
             "cards": {c.id: c.kind for c in CAT.fortune},
@@ -287,7 +293,10 @@ class QuacksDefinition:
         except BotError as exc:
             raise Refused(str(exc), code="bad_bot") from None
         choice = bot.choose(seat_view(game, seat), legal, random.Random(len(game.log)))
-        return {"action": self.action_to_wire(choice)}
+        # the wire's `HintAnswer` (its card and cell are Glastonbury's: none here)
+        return {"seat": seat, "level": bot.name, "action": self.action_to_wire(choice),
+                "card": None, "cell": None, "reason": f"the {bot.name} bot's choice",
+                "reasons": {}}
 
     def interpreter(self, table: str, observed: Mapping[str, Any]) -> Interpreter:
         return QuacksInterpreter(table, observed)

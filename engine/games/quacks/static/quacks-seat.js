@@ -121,6 +121,8 @@ const picks = new WeakMap();
 
 /** Draw `view` into `root`; `ctx = {send(verb, args) -> Promise<{status, error}>, virtual}`. */
 export function renderSeat(root, view, ctx) {
+  // No game yet, or not this seat's view yet (the shell's words)
+  if (!view || view.me == null) { root.innerHTML = `<p class="q-no-game">${esc(t("no_game"))}</p>`; return; }
   root._view = view;
   root._ctx = ctx;
   const me = view.seats[view.me];

@@ -75,7 +75,8 @@ function shopBox(v) {
 
 /** Draw `view` into `root` (a keyed patch: only what changed is redrawn). */
 export function renderTable(root, view) {
-  if (!root.querySelector(".q-screen")) root.innerHTML = SKELETON;
+  if (!view) { setHtml(root, `<p class="big q-no-game">${esc(t("no_game"))}</p>`); return; }  // (the shell's words)
+  if (!root.querySelector(".q-screen")) { root._html = undefined; root.innerHTML = SKELETON; }
   const v = view;
   setHtml(root.querySelector(".q-head"), headHtml(v));
   patchChildren(root.querySelector(".q-seats"), v.seats.map((s) => seatHtml(v, s)));

@@ -18,6 +18,7 @@ import pytest
 from waiting import EXIT_WITHIN
 
 from engine.app.cli import main as cauldron
+from engine.app.demo.cli import game_options, seats_option
 from engine.wire.broker import free_port
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
@@ -175,6 +176,13 @@ def test_an_unreachable_broker_is_one_clear_line(capsys: pytest.CaptureFixture[s
     (["--mqtt", "http://x"], "mqtt://"),
     (["--pin", "a b"], "--pin"),
     (["--table", "a/b"], "--table"),
+    (["--game", "chess"], "--game"),
+    (["--option", "lantern=1"], "--option 'lantern=1': glastonbury has the options"),
+    (["--option", "recipes=maybe"], "--option 'recipes=maybe': boolean expected"),
+    (["--option", "colours=red,red"], "G2"),
+    (["--players", "2", "--option", "first_seat=3"], "--option"),
+    (["--game", "quacks", "--bot", "search"], "the bots of quacks: random, greedy, push"),
+    (["--game", "quacks", "--option", "players=9"], "--option players: Input should be"),
 ])
 def test_bad_flags_are_one_clear_line(argv: list[str], message: str,
                                       capsys: pytest.CaptureFixture[str]) -> None:
@@ -207,3 +215,13 @@ def test_demo_killed_mid_game_goes_on_with_the_same_game(tmp_path: Path) -> None
         demo.close()
         if again is not None:
             again.close()
+
+
+def test_options_are_typed_by_the_games_options_model() -> None:
+    assert game_options("quacks", ["ingredient_set=1", "show_odds=false",
+                                   "explosion_limit=none", "players=3"]) == {
+        "ingredient_set": 1, "show_odds": False, "explosion_limit": None, "players": 3}
+    assert game_options("glastonbury", ["recipes=yes", "colours=red,blue"], players=2) == {
+        "recipes": True, "colours": ["red", "blue"]}
+    assert seats_option("glastonbury", 3) == {"colours": ["yellow", "red", "green"]}
+    assert seats_option("quacks", 3) == {"players": 3}

@@ -1,7 +1,7 @@
-/* Spoken and screen-reader announcements of what changed on the table (big screen and
-   virtual table). */
-import { alertWords, announce, cardLabel, cellLabel, isNotice, moveWords, seatOf, t, tn } from "./core.js";
-import { winnersText } from "./scoring.js";
+/* Spoken and screen-reader announcements of what changed on Glastonbury's square (big
+   screen and virtual table); the shell announces the alerts (core.js announceAlerts). */
+import { announce, cardLabel, cellLabel, moveWords, seatOf, t, tn } from "/static/core.js";
+import { winnersText } from "./glastonbury-scoring.js";
 
 export function announceChanges(prev, next) {
   const g0 = prev && prev.game, g1 = next.game;
@@ -19,13 +19,4 @@ export function announceChanges(prev, next) {
     if (b.over && !a.over && b.end && b.end.scores) lines.push(t("ann_over", { winners: winnersText(b.end.scores, b.seats) }));
   }
   if (lines.length) announce(lines.join(" "));
-  const before = new Map(((prev && prev.alerts) || []).map((a) => [a.alert_id, a]));
-  const seats = next.game ? next.game.view.seats : [];
-  for (const a of next.alerts) {
-    if (before.has(a.alert_id)) continue;
-    const words = alertWords(a, seats);
-    const text = words.msg + (words.fix ? " " + t("what_to_do") + " " + words.fix : "");
-    announce(isNotice(a) ? text : t("ann_alert", { rule: a.rule, text }), !isNotice(a));
-  }
 }
-

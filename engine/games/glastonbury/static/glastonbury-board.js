@@ -1,6 +1,6 @@
 /* The square and its 20 pawn positions, drawn from the engine's view and its geometry
    (GEO, from engine.games.glastonbury.rules.board): the big screen, the virtual table and the phone. */
-import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, gameOver, posLabel, seatLabel, t } from "./core.js";
+import { GEO, cardHtml, cardLabel, cellLabel, colourSymbol, esc, gameOver, posLabel, seatLabel, t } from "/static/core.js";
 
 const CORNERS = new Set(GEO.corners);
 const CORNER_CARD = GEO.corner_cards;  // cell -> corner card, from engine.games.glastonbury.rules.board

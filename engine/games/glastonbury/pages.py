@@ -1,4 +1,5 @@
-"""The board's geometry for the pages, taken from the rules engine (G3), so no script
+"""The board's geometry for Glastonbury's page fragments (in its page catalogue,
+`GlastonburyDefinition.page_catalogue`), taken from the rules (G3), so no script
 recomputes it: the cells of each line, the line each perimeter position faces, the corner
 cells and their cards, and where each position sits around the square on screen."""
 

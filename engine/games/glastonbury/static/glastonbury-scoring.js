@@ -1,9 +1,11 @@
 /* Scores in plain words: the breakdown (score page), the podium (big screen at the end) and
    the running totals during a game. */
-import { CAT, cardInfo, cardLabel, colourName, esc, lineLabel, seatLabel, t, tn } from "./core.js";
+import { CAT, cardInfo, cardLabel, colourName, esc, lineLabel, seatLabel, t, tn } from "/static/core.js";
 
 /* "Immuto", as the cards on the table are named (the catalogue's long name adds the spell's). */
-const IMMUTO = cardInfo("immuto-1").family;
+/* (Asked when drawn, not at import: a page of another game may import this module, the
+   count page's helpers, before any Glastonbury card is drawn.) */
+const immuto = () => cardInfo("immuto-1").family;
 
 /* "3 Egg cards: 1 + 3 + 4 = 8; own colour, doubled: 16; + 5 for four cards: 21" */
 export function familyHow(f) {
@@ -17,7 +19,7 @@ export function familyHow(f) {
   let points = f.base;
   if (f.doubled) { points *= 2; how += `; ${t("score_doubled", { points })}`; }
   if (f.bonus) { points += f.bonus; how += `; ${t("score_bonus", { bonus: f.bonus, points })}`; }
-  if (f.immutos.length) how += ` (${tn("immuto_counted", f.immutos.length, { immuto: IMMUTO })})`;
+  if (f.immutos.length) how += ` (${tn("immuto_counted", f.immutos.length, { immuto: immuto() })})`;
   const extra = f.cards.length + f.immutos.length - f.counted;
   if (extra > 0) how += ` (${tn("extra_cards", extra)})`;
   return how;
@@ -86,14 +88,14 @@ export function scoresHtml(scores, seats, end) {
     const fams = [...s.families].sort((a, b) => b.points - a.points || a.family.localeCompare(b.family));
     for (const f of fams) {
       const cards = f.cards.map((c) => `<span class="mini">${esc(cardLabel(c))}</span>`).join(" ") +
-        f.immutos.map(() => ` <span class="mini immuto">${esc(IMMUTO)} (0)</span>`).join("");
+        f.immutos.map(() => ` <span class="mini immuto">${esc(immuto())} (0)</span>`).join("");
       const colour = CAT.colours[f.colour];
       html += `<tr><th scope="row"><span class="swatch c-${esc(f.colour)}" aria-hidden="true">${esc(colour ? colour.symbol : "")}</span> ${esc(CAT.families[f.family] || "")}<br><small>${esc(colourName(f.colour))}</small></th>` +
         `<td>${cards}<br><span class="how">${esc(familyHow(f))}</span></td><td class="pts">${f.points}</td></tr>`;
     }
     html += `</tbody><tfoot><tr><th scope="row">${esc(t("ingredients"))}</th><td></td><td class="pts">${s.ingredient_points}</td></tr>`;
     for (const fam of Object.values(s.immuto_assignment || {})) {
-      html += `<tr><td colspan="3">${esc(t("immuto_to", { immuto: IMMUTO, family: CAT.families[fam] || "" }))}</td></tr>`;
+      html += `<tr><td colspan="3">${esc(t("immuto_to", { immuto: immuto(), family: CAT.families[fam] || "" }))}</td></tr>`;
     }
     for (const r of s.recipes || []) {
       const name = CAT.recipes[r.recipe];

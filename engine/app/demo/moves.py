@@ -1,0 +1,174 @@
+"""The demo's bots for a game played with phone moves (Quacks): for each seat nobody joined,
+the engine's ``cmd/hint`` asks the game's own bot (`GameDefinition.hint`: it sees only that
+seat's view), and the move is made as the seat's phone makes it (``POST
+/api/seats/<n>/move``, with the host PIN). The bots' account never reads a seat's view
+(``game/seat/<n>`` is the engine's and the dashboard's only). The driver starts each game
+from the host API (the demo's options, `--option`), and the next one once the score screen
+has shown for ``linger`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from engine import games
+from engine.app.demo.driver import PIN_HEADER, DriverConfig, DriverError
+from engine.wire.contract import Topics
+from engine.wire.mqtt import MqttError, WireClient
+
+log = logging.getLogger("cauldron.demo")
+
+
+def move_of(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A rules action (its wire form) as the phone's move: ``cmd/play``'s verb and args
+    (a game's moves are named as its actions' ``type``: `GameDefinition.moves`)."""
+    return str(action["type"]), {k: v for k, v in action.items()
+                                 if k not in ("type", "seat") and v is not None}
+
+
+class MoveDriver:
+    """Runs games of a game with phone moves on the demo table (see the module docstring)."""
+
+    def __init__(self, config: DriverConfig, mqtt: WireClient,
+                 say: Callable[[str], None] = print) -> None:
+        self.config = config
+        self.say = say
+        self.game = games.get(config.game)
+        self.game.bot(config.bot)  # (checked: `cauldron demo --bot`)
+        # ``cmd/hint``'s levels: greedy, or the game's strongest bot (Quacks: push).
+        self.level = "greedy" if config.bot == "greedy" else "search"
+        self.mqtt = mqtt
+        self.topics = Topics(config.table)
+        self.rng = random.Random(config.seed)
+        self.http = httpx.Client(base_url=config.dashboard, timeout=10.0,
+                                 headers={PIN_HEADER: config.pin})
+        self.stop_event = threading.Event()
+        self.finished = threading.Event()
+        self.games_started = 0
+        self.games_over = 0
+        self.results: list[dict[str, Any]] = []
+        self.moves = 0
+        self._game_id: str | None = None
+        self._over_at: float | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> MoveDriver:
+        self._thread = threading.Thread(target=self._run, name="demo-bots", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self.http.close()
+
+    # ------------------------------------------------------------ the loop
+
+    def _run(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                self.tick()
+            except (httpx.HTTPError, DriverError) as exc:
+                log.warning("demo bots: %s", exc)
+                self.stop_event.wait(0.5)
+            except Exception:  # a bug must not freeze the demo table: log, go on
+                log.exception("demo bots: unexpected error")
+                self.stop_event.wait(1.0)
+
+    def tick(self) -> None:
+        response = self.http.get("/api/table")
+        response.raise_for_status()
+        state: dict[str, Any] = response.json()
+        status = state["status"]
+        if not (status["broker"] and status["engine"] == "online"):
+            self.stop_event.wait(0.1)
+            return
+        game = state.get("game")
+        if game is not None and game.get("game") != self.game.id:
+            game = None  # another game on the table (a host's): the next one is ours
+        view = game["view"] if game else {}
+        phase = (view.get("table") or {}).get("status") or ("over" if view.get("phase")
+                                                            == "over" else "idle")
+        if game is None or phase in ("idle", "over", "ended"):
+            self._between_games(game, phase)
+            return
+        self._game_id = game["game_id"]
+        self._over_at = None
+        joined = state.get("joined") or []
+        if not self._play(len(view.get("seats") or []), joined):
+            self.stop_event.wait(0.2)  # no bot seat has a decision: look again soon
+
+    def _play(self, seats: int, joined: list[bool]) -> bool:
+        """One move of a bot seat that has one to make; False when none has."""
+        for seat in sorted(range(seats), key=lambda _: self.rng.random()):
+            if seat < len(joined) and joined[seat]:
+                continue  # a person plays it
+            try:
+                answer = self.mqtt.request(self.topics.cmd("hint"),
+                                           {"level": self.level, "lang": "en"}, seat=seat)
+            except MqttError as exc:
+                raise DriverError(f"no hint from the engine: {exc}") from None
+            if answer.status != "ok" or not isinstance(answer.data, dict):
+                continue  # nothing to decide for it now (no_choice_now)
+            action = answer.data.get("action")
+            if not isinstance(action, dict):
+                continue
+            verb, args = move_of(action)
+            if self.config.pace:
+                self.stop_event.wait(self.config.pace)
+            reply = self.http.post(f"/api/seats/{seat}/move", json={"verb": verb, "args": args})
+            if reply.status_code >= 400:
+                log.info("demo bot of seat %d: %s %s refused: %s", seat + 1, verb, args,
+                         reply.text[:200])
+            else:
+                self.moves += 1
+            return True
+        return False
+
+    def _between_games(self, game: dict[str, Any] | None, phase: str) -> None:
+        if game is not None and phase == "over" and game["game_id"] == self._game_id:
+            if self._over_at is None:
+                self._over_at = time.monotonic()
+                self.games_over += 1
+                view = game["view"]
+                self.results.append({"game_id": game["game_id"], "winners": view.get("winners"),
+                                     "vp": [s.get("vp") for s in view.get("seats", [])]})
+                self.say(f"game {game['game_id']} is over: winners "
+                         f"{', '.join(f'Seat {w + 1}' for w in view.get('winners') or [])}")
+                if self.config.games is not None and self.games_over >= self.config.games:
+                    self.finished.set()
+                    self.stop_event.set()
+                    return
+            if time.monotonic() - self._over_at < self.config.linger:
+                self.stop_event.wait(0.2)
+                return
+        if self.finished.is_set():
+            return
+        self._new_game()
+
+    def _new_game(self) -> None:
+        body = {**self.config.options, "game": self.game.id, "deal": "table",
+                "seed": self.rng.randrange(2**31)}
+        response = self.http.post("/api/host/new_game", json=body)
+        if response.status_code >= 400:
+            raise DriverError(f"new game: HTTP {response.status_code}: {response.text[:300]}")
+        data = response.json().get("data") or {}
+        self._game_id = data.get("game_id")
+        self._over_at = None
+        self.games_started += 1
+        self.say(f"the demo started a new game of {self.game.titles['en']}, {self._game_id}; "
+                 f"bots ({self.config.bot}) play the seats nobody joins")
+        deadline = time.monotonic() + self.config.start_timeout
+        while not self.stop_event.is_set() and time.monotonic() < deadline:
+            state = self.http.get("/api/table").json()
+            if (state.get("game") or {}).get("game_id") == self._game_id:
+                return
+            self.stop_event.wait(0.1)
