@@ -55,6 +55,8 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 if sys.path[0] != _ROOT:
     sys.path.insert(0, _ROOT)
 
+from browser import launched  # noqa: E402
+
 from engine.wire.broker import (  # noqa: E402
     BrokerKind,
     BrokerStartError,
@@ -202,3 +204,9 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "store")
     return cast(str, request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Headless Chromium, one per test process (`tests/browser.py`)."""
+    yield from launched()

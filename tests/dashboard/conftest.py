@@ -14,14 +14,12 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dashkit import CHROMIUM, CHROMIUM_ARGS, Dash, Stack, make_dash, wait_until
+from dashkit import Dash, Stack, make_dash, wait_until
 
 
 @pytest.fixture
@@ -106,23 +104,6 @@ def _table_stack(mqtt_broker: str, table_id: str, tmp_path: Path,
             hub.wait(5)
         hub_log.close()
         engine.stop()
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        message = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must run the browser tests")
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture

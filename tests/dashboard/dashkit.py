@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: F401 (re-exported)
 from hub_events import hub_event
 from waiting import wait_until as wait_until  # re-exported: the dashboard tests' one wait
 
@@ -45,11 +46,6 @@ from engine.wire.contract import (
 )
 from engine.wire.mqtt import CommandRefused, WireClient
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]
 PIN = "246813"
 
 
