@@ -18,6 +18,7 @@ from engine.service.errors import StoreError
 from engine.service.intake import HubIntake
 from engine.service.runtime import Asking, TableRuntime
 from engine.wire.api import (
+    SNAPSHOT,
     BadArgs,
     Bound,
     ConfirmArgs,
@@ -169,11 +170,19 @@ class Commands(HubIntake):
                                                            random.SystemRandom()))
         # The table's interpreter is its game's: another game, another interpreter, from
         # what the readers hold now (a restart does the same from the stored command).
+        observed_game = runtime.interp.plays
         observed = runtime.interp.observed()
         interp = (runtime.interp if runtime.interp.plays == args.game
                   else games.get(args.game).interpreter(runtime.name, observed))
-        return self._run(runtime, "new_game", args.model_copy(update=named), asking.seat, ts,
-                         observed, interp)
+        answer = self._run(runtime, "new_game", args.model_copy(update=named), asking.seat, ts,
+                           observed, interp)
+        if interp is not None and runtime.interp is interp and interp.plays != observed_game:
+            # Another game's readers (a Quacks table's pads, a Glastonbury deal on the
+            # grid): what they hold is not in the old game's observations. The hub's
+            # snapshot, asked now and taken whole (no cursor), tells the new game.
+            runtime.cursors.clear()
+            self._hub_command(runtime, SNAPSHOT, {})
+        return answer
 
     def _cmd_confirm(self, asking: Asking, args: ConfirmArgs
                      ) -> GameAnswer | HubAccepted | StoredAnswer:

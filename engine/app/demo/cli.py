@@ -10,6 +10,8 @@ import sys
 import threading
 from typing import Any
 
+from engine.app.demo.stack import DEFAULT_BOTS, bots_can_play, seats_option
+
 ANY_HOST = ("0.0.0.0", "::", "")  # every interface: phones on the network can join
 
 
@@ -77,7 +79,6 @@ def _game_ids() -> tuple[str, ...]:
     return game_ids()
 
 
-DEFAULT_BOTS = {"glastonbury": "greedy", "quacks": "push"}  # the liveliest of each game's bots
 
 
 def _value(text: str, kind: str) -> object:
@@ -97,19 +98,6 @@ def _value(text: str, kind: str) -> object:
         return [int(v) if v.strip().lstrip("-").isdigit() else v.strip()
                 for v in text.split(",") if v.strip()]
     return text
-
-
-def seats_option(game_id: str, players: int) -> dict[str, object]:
-    """``--players`` as the game's options say it: its ``players``, or its first player
-    colours (``colours``, one per seat)."""
-    from engine import games
-
-    props = games.get(game_id).options.model_json_schema().get("properties", {})
-    if "players" in props:
-        return {"players": players}
-    if "colours" in props:
-        return {"colours": list(props["colours"]["items"]["enum"][:players])}
-    return {}
 
 
 def game_options(game_id: str, given: list[str], players: int = 4) -> dict[str, object]:
@@ -179,7 +167,7 @@ def _check(args: argparse.Namespace) -> None:
                        f"{', '.join(game.bot_names())})") from None
     args.options = {**seats_option(game.id, args.players),
                     **game_options(game.id, args.option, args.players)}
-    if game.id != "glastonbury" and not game.moves:  # (driver.py: gestures; moves.py)
+    if not bots_can_play(game.id):
         raise CliError(f"--game {game.id}: the demo's bots cannot play it (it has no "
                        "phone moves); start the dashboard and the engine for it")
     if args.mqtt is not None:

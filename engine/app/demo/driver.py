@@ -126,13 +126,33 @@ class DriverConfig:
     start_timeout: float = 30.0  # seconds a game the demo starts may take to reach the table
 
 
+class TableGame:
+    """Which game's bots drive the demo table: the game the table shows (the host may start
+    another from the host page), else the demo's own. The demo's drivers, one per game,
+    share one; each plays, and starts the next game, only while the table is its game's."""
+
+    def __init__(self, game: str) -> None:
+        self._game = game
+        self._lock = threading.Lock()
+
+    def follow(self, state: dict[str, Any]) -> str:
+        """The game whose bots drive the table now, after the table's state ``state``
+        (``/api/table``)."""
+        shown = (state.get("game") or {}).get("game")
+        with self._lock:
+            if isinstance(shown, str):
+                self._game = shown
+            return self._game
+
+
 class BotDriver:
     """Runs games on the demo table: starts them, plays the bots' seats, reports results."""
 
     def __init__(self, config: DriverConfig, mqtt: WireClient,
-                 say: Callable[[str], None] = print) -> None:
+                 say: Callable[[str], None] = print, turn: TableGame | None = None) -> None:
         self.config = config
         self.say = say
+        self.turn = turn or TableGame(config.game)
         self.rng = random.Random(config.seed)
         self.bot = make_bot(config.bot)
         self.shadow = ShadowGame()
@@ -237,6 +257,9 @@ class BotDriver:
         if not (status["broker"] and status["engine"] == "online"
                 and status["hub"] == "online"):
             self._sleep(0.1)  # the table is still coming up
+            return
+        if self.turn.follow(state) != self.config.game:
+            self._sleep(0.2)  # another game's table (the host's choice): its bots play it
             return
         game = state.get("game")
         view = game["view"] if game else None

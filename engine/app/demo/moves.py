@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from engine import games
-from engine.app.demo.driver import PIN_HEADER, DriverConfig, DriverError
+from engine.app.demo.driver import PIN_HEADER, DriverConfig, DriverError, TableGame
 from engine.wire.contract import Topics
 from engine.wire.mqtt import MqttError, WireClient
 
@@ -37,13 +37,13 @@ class MoveDriver:
     """Runs games of a game with phone moves on the demo table (see the module docstring)."""
 
     def __init__(self, config: DriverConfig, mqtt: WireClient,
-                 say: Callable[[str], None] = print) -> None:
+                 say: Callable[[str], None] = print, turn: TableGame | None = None) -> None:
         self.config = config
         self.say = say
         self.game = games.get(config.game)
+        self.turn = turn or TableGame(self.game.id)
         self.game.bot(config.bot)  # (checked: `cauldron demo --bot`)
-        # ``cmd/hint``'s levels: greedy, or the game's strongest bot (Quacks: push).
-        self.level = "greedy" if config.bot == "greedy" else "search"
+        self.level = config.bot  # ``cmd/hint``'s level: one of the game's bots
         self.mqtt = mqtt
         self.topics = Topics(config.table)
         self.rng = random.Random(config.seed)
@@ -91,9 +91,10 @@ class MoveDriver:
         if not (status["broker"] and status["engine"] == "online"):
             self.stop_event.wait(0.1)
             return
+        if self.turn.follow(state) != self.game.id:
+            self.stop_event.wait(0.2)  # another game's table (the host's choice): its bots
+            return
         game = state.get("game")
-        if game is not None and game.get("game") != self.game.id:
-            game = None  # another game on the table (a host's): the next one is ours
         view = game["view"] if game else {}
         phase = (view.get("table") or {}).get("status") or ("over" if view.get("phase")
                                                             == "over" else "idle")

@@ -53,6 +53,30 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+DEFAULT_BOTS = {"glastonbury": "greedy", "quacks": "push"}  # the liveliest of each game's bots
+
+
+def seats_option(game_id: str, players: int) -> dict[str, object]:
+    """``--players`` as the game's options say it: its ``players``, or its first player
+    colours (``colours``, one per seat)."""
+    from engine import games
+
+    props = games.get(game_id).options.model_json_schema().get("properties", {})
+    if "players" in props:
+        return {"players": players}
+    if "colours" in props:
+        return {"colours": list(props["colours"]["items"]["enum"][:players])}
+    return {}
+
+
+def bots_can_play(game_id: str) -> bool:
+    """Whether the demo's bots play this game: Glastonbury's by gestures on the virtual
+    table (`driver.BotDriver`), a game with phone moves by those (`moves.MoveDriver`)."""
+    from engine import games
+
+    return game_id == "glastonbury" or bool(games.get(game_id).moves)
+
+
 @dataclass
 class DemoOptions:
     host: str = "127.0.0.1"
@@ -89,7 +113,8 @@ class DemoStack:
         self.engine: Any = None
         self.server: Any = None
         self.server_thread: threading.Thread | None = None
-        self.driver: Any = None
+        self.driver: Any = None  # the bots of the demo's own game
+        self.other_drivers: list[Any] = []  # the bots of the other games, for the host's
         self.driver_client: Any = None
         self.settings: Any = None
         self.port = options.port
@@ -247,37 +272,53 @@ class DemoStack:
             time.sleep(0.02)
 
     def _start_driver(self) -> None:
-        from engine.app.demo.driver import BotDriver, DriverConfig
+        from engine import games
+        from engine.app.demo.driver import TableGame
         from engine.wire.mqtt import WireClient
 
         opts = self.options
         self.driver_client = WireClient(self.url_for("bots"),
                                         client_id=f"cauldron-demo-bots-{os.getpid()}")
+        # One driver per game the bots can play, all following the table's game: the host
+        # may start another game from the host page, and that game's bots play it.
+        turn = TableGame(opts.game)
+        self.driver = self._driver(opts.game, opts.bot, dict(opts.options), turn)
+        self.other_drivers = [
+            self._driver(g, DEFAULT_BOTS.get(g, games.get(g).bot_names()[0]),
+                         seats_option(g, opts.players), turn)
+            for g in games.game_ids() if g != opts.game and bots_can_play(g)]
+        self.driver_client.start(wait=10)
+        self.driver_client.wait_ready(10)
+        for driver in (self.driver, *self.other_drivers):
+            driver.start()
+
+    def _driver(self, game: str, bot: str, options: dict[str, Any], turn: Any) -> Any:
+        from engine.app.demo.driver import BotDriver, DriverConfig
+
+        opts = self.options
         config = DriverConfig(
             dashboard=self.url.rstrip("/"), pin=self.settings.pin, table=opts.table,
-            bot=opts.bot, game=opts.game, options=dict(opts.options), players=opts.players,
+            bot=bot, game=game, options=options, players=opts.players,
             pace=opts.pace, linger=opts.linger,
             games=opts.games, seed=opts.seed,
         )
+        assert self.driver_client is not None
         # Glastonbury's bots make gestures on the virtual table; a game with phone moves
         # (Quacks) has its bots make those (engine/app/demo/moves.py).
-        if opts.game == "glastonbury":
-            self.driver = BotDriver(config, self.driver_client, say=self.say)
-        else:
-            from engine.app.demo.moves import MoveDriver
+        if game == "glastonbury":
+            return BotDriver(config, self.driver_client, say=self.say, turn=turn)
+        from engine.app.demo.moves import MoveDriver
 
-            self.driver = MoveDriver(config, self.driver_client, say=self.say)
-        self.driver_client.start(wait=10)
-        self.driver_client.wait_ready(10)
-        self.driver.start()
+        return MoveDriver(config, self.driver_client, say=self.say, turn=turn)
 
     # ------------------------------------------------------------ stop
 
     def stop(self) -> None:
         """Stop everything started, newest first; never raises."""
         steps: list[tuple[str, Callable[[], None]]] = []
-        if self.driver is not None:
-            steps.append(("bots", self.driver.stop))
+        for driver in (*self.other_drivers, self.driver):
+            if driver is not None:
+                steps.append(("bots", driver.stop))
         if self.driver_client is not None:
             steps.append(("bots' MQTT client", self.driver_client.stop))
         if self.server is not None:
@@ -294,6 +335,7 @@ class DemoStack:
             except Exception as exc:  # one part failing to stop must not keep the others up
                 log.warning("stopping the %s: %s", name, exc)
         self.driver = self.driver_client = self.server = self.engine = None
+        self.other_drivers = []
         self.hub = self.broker = None
         self._urls = {}
 

@@ -1,0 +1,68 @@
+"""The host switches the demo table to another game from the host page while bots play, and
+back: the bots of the table's game play it (one driver per game, `driver.TableGame`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from waiting import wait_until
+
+from engine.app.demo.stack import DemoOptions, DemoStack
+
+pytestmark = pytest.mark.e2e  # the whole table, as processes
+
+PIN = "432177"
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[DemoStack]:
+    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=5, linger=30, pin=PIN,
+                                  data_dir=tmp_path / "demo"), say=lambda _: None)
+    try:
+        yield stack.start()
+    finally:
+        stack.stop()
+
+
+def _game(http: httpx.Client) -> dict[str, Any]:
+    game: dict[str, Any] = http.get("/api/table").json().get("game") or {}
+    return game
+
+
+def _switch(http: httpx.Client, body: dict[str, Any]) -> str:
+    """What the host page's "End and start" does: end the running game, start another."""
+    ended = http.post("/api/host/end")  # (the bots may have just finished it: no_game)
+    assert ended.status_code == 200 or "no_game" in ended.text, ended.text
+    reply = http.post("/api/host/new_game", json=body)
+    assert reply.status_code == 200, reply.text
+    game_id: str = reply.json()["data"]["game_id"]
+    wait_until(lambda: _game(http).get("game_id") == game_id, 60, "the new game on the table")
+    return game_id
+
+
+def _inputs(http: httpx.Client) -> int:
+    """How far the table's game has gone: Glastonbury's inputs, Quacks' chips in the pots."""
+    view = _game(http).get("view") or {}
+    if "seats" in view and "table" not in view:  # Quacks
+        return sum(len(s.get("pot") or []) for s in view["seats"])
+    return int((view.get("table") or {}).get("inputs") or 0)
+
+
+def test_the_bots_follow_the_game_the_host_starts(demo: DemoStack) -> None:
+    http = httpx.Client(base_url=demo.url, headers={"X-Host-Pin": PIN}, timeout=10)
+    wait_until(lambda: _game(http).get("game") == "glastonbury" and _inputs(http) > 3, 120,
+               "the demo's Glastonbury game under way")
+
+    quacks = _switch(http, {"game": "quacks", "players": 2})
+    wait_until(lambda: _inputs(http) >= 4, 120, "the bots drawing chips in the host's Quacks game",
+               report=lambda: str(_game(http).get("view"))[:600])
+    assert _game(http)["game_id"] == quacks  # played, not replaced by a game of the demo's
+
+    glastonbury = _switch(http, {"game": "glastonbury", "colours": ["yellow", "red"]})
+    wait_until(lambda: _inputs(http) > 3, 120, "the bots playing the host's Glastonbury game",
+               report=lambda: str(_game(http).get("view"))[:600])
+    assert _game(http)["game_id"] == glastonbury
