@@ -224,3 +224,75 @@ def test_cli_spare_through_the_sim_script(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "unknown game 'chess': this table offers glastonbury, quacks" in bad.stderr
+
+
+# ---------------------------------------------------------------- a Quacks table, live
+
+
+def test_a_hub_serving_quacks_enrols_by_kind_and_its_pad_taps_are_draws_the_engine_takes(
+        quacks: None, mqtt_broker: str, table_id: str, tmp_path: Path) -> None:
+    """A real broker, the real hub (simulated readers) and the real engine service: the
+    hub's enrolment mode asks kind by kind, and a chip of seat 0's bag laid on its draw pad
+    is seat 0's draw (Q12) on the engine's wire."""
+    from test_hub_service import fast_client, make_hub
+    from waiting import wait_until
+
+    from engine.service.service import EngineService, ServiceConfig
+    from engine.wire.contract import Topics
+    from hub.backends.sim import virtual_box_tagmap
+
+    enrolling = TagMap.load(tmp_path / "tagmap.json")
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o1.sqlite",
+                   SimulatedTable(Layout(), tagmap=enrolling), enrolling)
+    try:
+        with fast_client(mqtt_broker) as client:
+            started = client.request(Topics(table_id).hub_cmd("enrol"),
+                                     {"action": "start", "pad": 0}, timeout=5)
+            white = QUACKS.names.piece(chips("white-1")[0])
+            assert started.status == "ok" and isinstance(started.data, dict), started
+            assert [line["code"] for line in json.loads(json.dumps(started.data["said"]))
+                    ] == ["enrolling", "next_kind"]
+            assert f"{white}: 20 chips, tap them one after another" in str(
+                started.data["message"])
+    finally:
+        hub.stop()
+
+    box = virtual_box_tagmap()
+    sim = SimulatedTable(Layout(), tagmap=box)
+    hub = make_hub(mqtt_broker, table_id, tmp_path / "o2.sqlite", sim, box)
+    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
+                                         tables=frozenset({table_id}),
+                                         name=f"eng-{table_id}")).start(wait=10)
+    events: list[object] = []
+    try:
+        with fast_client(mqtt_broker) as client:
+            topics = Topics(table_id)
+            client.subscribe(topics.game_events, lambda _t, m: events.append(m), wait=5)
+            # No fortune card: round 1 brews at once (Q9), the pads draw.
+            reply = client.request(topics.cmd("new_game"), {"game": "quacks", "players": 2,
+                                                            "fortune_cards": False}, timeout=10)
+            assert reply.status == "ok", reply
+            game = engine.tables[table_id].interp.game  # type: ignore[attr-defined]
+            chip = next(c for c in QUACKS.catalogue.pieces if game.where(c) == "bag:0")
+            sim.place("pad:0", card_id=chip)
+
+            def drawn() -> bool:
+                return any(a.get("type") == "draw" and a.get("seat") == 0
+                           and a.get("chip") == chip
+                           for m in list(events) for a in getattr(m, "actions", []))
+
+            interp = engine.tables[table_id].interp
+            wait_until(drawn, 10, slowest=0.01, report=lambda: f"{events[-3:]} {interp.prompt()} "
+                     f"{interp.active_alerts} {game.legal_actions(0)} {hub.counts}")
+            assert game.where(chip) == "pot:0"
+            # A chip of the other seat's bag on seat 0's pad: refused with the word why.
+            other = next(c for c in QUACKS.catalogue.pieces if game.where(c) == "bag:1")
+            sim.remove("pad:0")
+            sim.place("pad:0", card_id=other)
+            wait_until(lambda: any(getattr(getattr(a, "refusal", None), "code", None)
+                                   == "chip_in_other_bag" for a in interp.active_alerts),
+                       10, slowest=0.01)
+            assert game.where(other) == "bag:1"
+    finally:
+        engine.stop()
+        hub.stop()
