@@ -542,14 +542,17 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
         text = (piece_name(card) if card else f"?{uid[-6:]}") if uid else "."
         return f"{marks.get(health.get(reader, 'ok'), '?')}{text}"[:width].ljust(width)
 
-    lines = ["      " + "".join(f"col {c + 1}".ljust(width) for c in range(6))]
-    for row in range(6 if layout.cells else 0):  # a game without a grid: its pads only
+    lines = []
+    if layout.cells:  # a game without a grid (Quacks): its pads only
+        lines.append("      " + "".join(f"col {c + 1}".ljust(width) for c in range(6)))
+    for row in range(6 if layout.cells else 0):
         parts = []
         for col in range(6):
             parts.append("[corner]".ljust(width) if (row, col) in layout.corners
                          else cell(layout.cell_reader(row, col)))
         lines.append(f"row {row + 1} " + "".join(parts))
-    lines.append("")
+    if lines:
+        lines.append("")
     lines.append("pads  " + "".join(f"{seat + 1}:{cell(layout.pad_reader(seat))}"
                                      for seat in range(layout.pads)))
     problems = {r: h for r, h in health.items() if h != "ok"}

@@ -296,3 +296,17 @@ def test_a_hub_serving_quacks_enrols_by_kind_and_its_pad_taps_are_draws_the_engi
     finally:
         engine.stop()
         hub.stop()
+
+
+def test_readers_show_a_quacks_table_as_its_four_pads(quacks: None) -> None:
+    from hub.backends.sim import virtual_box_tagmap
+    from hub.cli import render_grid
+
+    box = virtual_box_tagmap()
+    sim = SimulatedTable(Layout(), tagmap=box)
+    sim.place("pad:2", card_id="orange-1-03")
+    sim.poll()
+    sim.poll()
+    shown = render_grid(sim, box)
+    assert shown.startswith("pads  1: .") and "row 1" not in shown and "col 1" not in shown
+    assert f"3: {QUACKS.names.piece('orange-1-03')}" in shown
