@@ -13,7 +13,7 @@ import math
 import sys
 from dataclasses import dataclass
 
-from hub.layout import CELL_PITCH_MM, CELLS, PAD_CENTRES, Layout, PlaceKind, perimeter_mm
+from hub.layout import CELL_PITCH_MM, PAD_CENTRES, Layout, PlaceKind, cells, perimeter_mm
 
 N_POSITIONS = 20
 CARD_MM = (59.0, 91.0)  # estimate: measure the printed copy (layout.md)
@@ -41,7 +41,8 @@ class Board:
 
 
 def _centre() -> tuple[float, float]:
-    rows, cols = max(r for r, _c in CELLS), max(c for _r, c in CELLS)
+    grid = cells()  # the grid table's cells (the default game's)
+    rows, cols = max(r for r, _c in grid), max(c for _r, c in grid)
     return cols * CELL_PITCH_MM[0] / 2, rows * CELL_PITCH_MM[1] / 2
 
 

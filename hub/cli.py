@@ -30,6 +30,8 @@ def _config_options(parser: argparse.ArgumentParser, mqtt: bool = True) -> None:
     parser.add_argument("--backend", choices=BACKENDS,
                         help="reader back-end (default from config, else sim)")
     parser.add_argument("--table", help="table id: topics go under cauldron/<table>/")
+    parser.add_argument("--game", help="the game this table serves (default from config, "
+                        "else the registry's default)")
     parser.add_argument("--data-dir", type=Path, help="where the outbox and tag map live")
     parser.add_argument("--tagmap", type=Path, help="tag map file (default <data-dir>/tagmap.json)")
     parser.add_argument("--port", dest="serial_port", help="serial port of the Pico firmware")
@@ -59,6 +61,7 @@ def _load_config(args: argparse.Namespace, installed: bool = False) -> HubConfig
             path,
             backend=args.backend,
             table=args.table,
+            game=getattr(args, "game", None),
             data_dir=args.data_dir,
             tagmap=args.tagmap,
             mqtt=getattr(args, "mqtt", None),
@@ -67,6 +70,9 @@ def _load_config(args: argparse.Namespace, installed: bool = False) -> HubConfig
         raise CliError(str(exc)) from None
     if args.serial_port:
         config.serial["port"] = args.serial_port
+    from hub.game import use
+
+    use(config.game)  # before anything lays out, enrols or names the game's pieces
     return config
 
 
@@ -401,6 +407,8 @@ def _through_hub(config: HubConfig, purpose: str, live: Any, otherwise: str) -> 
 
 def _run_enroll(args: argparse.Namespace) -> int:
     config = _load_config(args, installed=True)
+    if args.spare is not None:
+        return _enroll_spare(args, config)
     if not args.offline and not _sim_wanted(args):
         result = _through_hub(config, "enrol", lambda c: _enroll_live(args, config, c),
                               "enrolling directly from the readers (stop the hub first if "
@@ -475,6 +483,39 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     return 0 if complete else 1
 
 
+def _enroll_spare(args: argparse.Namespace, config: HubConfig) -> int:
+    """``cauldron enroll --spare <piece or kind>``: one new tag, read from the pad directly
+    (a running hub sees the tag map change and retires the old tag at once)."""
+    from hub.enroll import Spare, SpareError, run_spare
+    from hub.errors import TagMapError
+    from hub.tagmap import TagMap
+
+    try:
+        tagmap = TagMap.load(config.tagmap_path)
+        spare = Spare.of(tagmap, args.spare)
+    except (TagMapError, SpareError) as exc:
+        raise CliError(str(exc)) from None
+    backend = _backend_for(config, TagMap())
+    try:
+        pad = backend.layout.pad_reader(args.pad)
+    except ValueError as exc:
+        backend.close()
+        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
+    steps = _sim_steps(args, backend)
+    stop = threading.Event()
+    if steps:
+        _start_sim(backend, steps, args.sim_speed, stop)
+    try:
+        done = run_spare(spare, backend, pad, lambda text: print(text, flush=True),
+                         idle_timeout=args.idle_timeout)
+    except KeyboardInterrupt:
+        done = False
+    finally:
+        stop.set()
+        backend.close()
+    return 0 if done else 1
+
+
 # ---------------------------------------------------------------- cauldron readers
 
 
@@ -492,7 +533,6 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
                    health: Mapping[int, str], width: int = 24) -> str:
     """`render_grid` from plain data (a live hub's ``readers`` answer, or a back-end)."""
     from hub.game import piece_name
-    from hub.layout import CORNERS
 
     marks = {"ok": " ", "flicker": "~", "silent": "!", "absent": "x"}
 
@@ -502,14 +542,17 @@ def render_readers(layout: Any, state: Mapping[int, str | None],
         text = (piece_name(card) if card else f"?{uid[-6:]}") if uid else "."
         return f"{marks.get(health.get(reader, 'ok'), '?')}{text}"[:width].ljust(width)
 
-    lines = ["      " + "".join(f"col {c + 1}".ljust(width) for c in range(6))]
-    for row in range(6):
+    lines = []
+    if layout.cells:  # a game without a grid (Quacks): its pads only
+        lines.append("      " + "".join(f"col {c + 1}".ljust(width) for c in range(6)))
+    for row in range(6 if layout.cells else 0):
         parts = []
         for col in range(6):
-            parts.append("[corner]".ljust(width) if (row, col) in CORNERS
+            parts.append("[corner]".ljust(width) if (row, col) in layout.corners
                          else cell(layout.cell_reader(row, col)))
         lines.append(f"row {row + 1} " + "".join(parts))
-    lines.append("")
+    if lines:
+        lines.append("")
     lines.append("pads  " + "".join(f"{seat + 1}:{cell(layout.pad_reader(seat))}"
                                      for seat in range(layout.pads)))
     problems = {r: h for r, h in health.items() if h != "ok"}
@@ -645,8 +688,9 @@ def register(subparsers: Any) -> None:
 
     enroll = subparsers.add_parser(
         "enroll", help="enrol the box's tags: tap each card on a pad",
-        description="Walk through every card of the box in catalogue order; tap each on the "
-                    "pad. Resumes where it stopped. With the hub running, the hub enrols (so "
+        description="Walk through every card of the box in catalogue order (a game of "
+                    "identical chips, kind by kind); tap each on the pad. Resumes where it "
+                    "stopped. With the hub running, the hub enrols (so "
                     "the host page shows the progress and the new tags are used at once).")
     _config_options(enroll)
     enroll.add_argument("--offline", action="store_true",
@@ -657,6 +701,9 @@ def register(subparsers: Any) -> None:
                         help="whose scan pad to use: 1 to 4 (default 1, Seat 1's pad)")
     enroll.add_argument("--write", action="store_true",
                         help="also write the card id into each tag (serial/spi/pcsc back-ends)")
+    enroll.add_argument("--spare", metavar="PIECE_OR_KIND",
+                        help="a new tag for a lost piece (an id, or a kind such as white-1): "
+                             "tap it on the pad; the piece's old tag is retired")
     enroll.add_argument("--idle-timeout", type=float, default=None,
                         help="stop after this many seconds without a tag")
     enroll.set_defaults(handler=_run_enroll)

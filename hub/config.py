@@ -3,6 +3,7 @@
 Example ``hub.toml``::
 
     table = "table-1"                 # MQTT base topic cauldron/<table>/
+    game = "glastonbury"              # the game this table's hub serves (engine.games)
     mqtt = "mqtt://127.0.0.1:1883"    # mqtt://ACCOUNT@host:1883; mqtts://...:8883 for TLS
     # mqtt_password_file = "/etc/cauldron/secrets/hub.password"  # the account's password
     # mqtt_ca = "/etc/cauldron/ca.pem" # CA of the broker's certificate (mqtts only)
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datadir import data_dir
+from engine.games import DEFAULT_GAME
 from engine.wire.contract import TopicError, check_table_id
 from hub.errors import ConfigError
 
@@ -83,6 +85,7 @@ def pin_uses(spi: dict[str, Any], io: dict[str, Any]) -> dict[int, list[str]]:
 @dataclass
 class HubConfig:
     table: str = "table-1"
+    game: str = DEFAULT_GAME  # the game served: its catalogue lays out, enrols and names
     mqtt: str = "mqtt://127.0.0.1:1883"
     mqtt_ca: str | None = None  # CA bundle for mqtts:// (default: the system's)
     mqtt_password_file: Path | None = None  # the account's password (0600), not in the URL
@@ -132,7 +135,7 @@ class HubConfig:
 
     def check(self) -> HubConfig:
         kinds: dict[str, tuple[type, ...]] = {
-            "table": (str,), "mqtt": (str,), "backend": (str,), "pads": (int,),
+            "table": (str,), "game": (str,), "mqtt": (str,), "backend": (str,), "pads": (int,),
             "perimeter": (bool,), "poll_interval": (int, float),
             "snapshot_interval": (int, float), "serial": (dict,), "spi": (dict,),
             "pcsc": (dict,),
@@ -148,6 +151,9 @@ class HubConfig:
             check_table_id(self.table)
         except TopicError as exc:
             raise ConfigError(str(exc)) from None
+        from hub.game import check_game
+
+        check_game(self.game)
         if self.backend not in BACKENDS:
             raise ConfigError(f"backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
         if not 0 <= self.pads <= 4:

@@ -1,5 +1,10 @@
 """Enrolment: tap every card of the box, in catalogue order, on one scan pad.
 
+A game whose catalogue enrols by kind (Quacks' chips, `Catalogue.enrol_by`) is asked kind
+by kind: "White 1: 20 chips, tap them one after another"; each new tag takes that kind's
+next piece id, and a tag tapped twice is said, not counted twice. `Spare` gives a lost
+piece a new tag (``cauldron enroll --spare``); its old tag is retired (refused since).
+
 `Enrolment` is the state (which card is next, what was done, undo, skip); the tag map file
 is saved after every step, so an interrupted enrolment resumes where it stopped (cards
 already in the map are not asked again). `run_enrolment` drives it from a reader back-end
@@ -15,7 +20,7 @@ from typing import Final
 
 from hub.backends.base import ReaderBackend
 from hub.errors import BackendError, TagMapError, UnsupportedError
-from hub.game import enrolment_order, piece_name
+from hub.game import current, enrolment_order, enrols_by_kind, piece_kind, piece_name
 from hub.tagmap import TagMap
 
 COMMANDS_HELP = "u = undo the last step, s = skip this card, q = stop (what is enrolled stays)"
@@ -52,6 +57,17 @@ WORDS: Final[dict[str, str]] = {
     "pad_gone": "The reader of Seat {seat}'s pad is gone (unplugged?): plug it back in; "
                 "enrolment goes on by itself when it is back{hint}. What is enrolled is saved; "
                 "q stops.",
+    "next_kind": "{progress}  {card}: {count} chips, tap them one after another "
+                 "({kind_done}/{count} done)",
+    "enrolled_kind": "Enrolled {card} {kind_done}/{count} (tag {uid}).",
+    "tapped_twice": "Tag {uid} is already enrolled as {card}: not counted twice; tap the "
+                    "next one",
+    "retired_tag": "Refused: tag {uid} is retired (it was {card}'s tag until a spare "
+                   "replaced it); put it aside",
+    "spare_next": "Spare for {card}: tap its new tag on the pad (its old tag {old} is then "
+                  "retired).",
+    "spare_enrolled": "Spare enrolled: tag {uid} is now {card}; its old tag {old} is retired "
+                      "(refused from now on).",
     "nothing_to_skip": "Nothing to skip.",
     "skipped": "Skipped {card} (not enrolled; enrol again later to do it, or u to undo).",
     "still_carrying": "Still carrying an undone card's id: tag {uid} ({card}); enrol with "
@@ -134,6 +150,8 @@ class Enrolment:
     carried: dict[str, str | None] = field(default_factory=dict)  # UID -> id before our write
     _erase_due: bool = field(default=False, repr=False)  # look at the pad once, after an undo
     _pad_gone: bool = field(default=False, repr=False)
+    # Kind by kind (identical pieces in a row) rather than piece by piece: the game's say.
+    by_kind: bool = field(default_factory=enrols_by_kind)
 
     def __post_init__(self) -> None:
         if self.write_tags and (self.backend is None
@@ -165,6 +183,8 @@ class Enrolment:
         """A card as the person finds it in the box: by its printed name, never its id (the
         cards carry no printed id; the id lives in the tag map, and in the tag with --write).
         Identical cards (Accio, Immuto) are counted: "Accio (copy 2 of 3)"."""
+        if self.by_kind:  # a chip of a kind has no copy number: any one of them will do
+            return {key: card}
         name = piece_name(card)
         same = [c for c in self.order if piece_name(c) == name]
         if len(same) < 2 or card not in same:
@@ -174,10 +194,19 @@ class Enrolment:
     def name(self, card: str) -> str:
         return card_words(self.card(card))
 
+    def kind_progress(self, card: str) -> dict[str, Param]:
+        """How far the kind of ``card`` is: ``kind_done`` of ``count`` pieces enrolled."""
+        kind, done = piece_kind(card), self.tagmap.cards()
+        same = [c for c in self.order if piece_kind(c) == kind]
+        return {"kind_done": sum(1 for c in same if c in done), "count": len(same)}
+
     def prompt(self) -> Said:
         card = self.current
         if card is None:
             return said("all_done", **self.progress())
+        if self.by_kind:
+            return said("next_kind", **self.progress(), **self.card(card),
+                        **self.kind_progress(card))
         return said("next", **self.progress(), **self.card(card))
 
     def tag_seen(self, uid: str) -> Said:
@@ -191,8 +220,12 @@ class Enrolment:
             self.tagmap.add(uid, card)
         except TagMapError as exc:
             held, other = self.tagmap.card_for(uid), self.tagmap.uid_for(card)
+            retired = self.tagmap.retired_for(uid)
+            if retired is not None:
+                return said("retired_tag", uid=uid.upper(), **self.card(retired))
             if held is not None:
-                return said("tag_taken", uid=uid, **self.card(held))
+                return said("tapped_twice" if self.by_kind else "tag_taken", uid=uid,
+                            **self.card(held))
             if other is not None:
                 return said("card_taken", uid=other, **self.card(card))
             return said("refused", reason=str(exc))
@@ -206,6 +239,8 @@ class Enrolment:
                 return said("write_failed", uid=uid, error=str(exc), **self.card(card))
         self.tagmap.save()
         self.history.append(("enrolled", card))
+        if self.by_kind and not self.write_tags:
+            return said("enrolled_kind", uid=uid, **self.card(card), **self.kind_progress(card))
         return said("enrolled_written" if self.write_tags else "enrolled", uid=uid,
                     **self.card(card))
 
@@ -308,6 +343,74 @@ class Enrolment:
         return {"done": self.done, "total": self.total, "next": card,
                 "next_label": self.name(card) if card else None,
                 "skipped": list(self.skipped), "enrolled_now": self.enrolled_now}
+
+
+class SpareError(ValueError):
+    """A spare that cannot be: the message names the problem and the choices."""
+
+
+@dataclass
+class Spare:
+    """A new tag for a lost piece (``cauldron enroll --spare <piece or kind>``): the next tag
+    laid on the pad becomes ``card``'s, and the tag it had is retired (refused since).
+    A spare is no extra piece: the tag map stays one tag per piece."""
+
+    tagmap: TagMap
+    card: str
+    done: bool = False
+
+    @classmethod
+    def of(cls, tagmap: TagMap, piece_or_kind: str) -> Spare:
+        """The spare of a piece id, or of a kind: then its first piece with no tag (one
+        skipped at enrolment), else its first piece (pieces of a kind are identical; the hub
+        cannot know which one was lost, so the kind's lowest id is the one retired, E18)."""
+        catalogue = current().catalogue
+        if piece_or_kind in catalogue.pieces:
+            return cls(tagmap, piece_or_kind)
+        same = [p for p in catalogue.pieces if catalogue.kinds[p] == piece_or_kind]
+        if not same:
+            kinds = sorted(set(catalogue.kinds[p] for p in catalogue.pieces))
+            raise SpareError(f"{piece_or_kind!r} is neither a piece nor a kind of "
+                             f"{current().titles['en']}; its kinds: {', '.join(kinds)}")
+        untagged = [p for p in same if tagmap.uid_for(p) is None]
+        return cls(tagmap, (untagged or same)[0])
+
+    def prompt(self) -> Said:
+        return said("spare_next", card=self.card, old=self.tagmap.uid_for(self.card) or "-")
+
+    def tag_seen(self, uid: str) -> Said:
+        try:
+            old = self.tagmap.replace(uid, self.card)
+        except TagMapError as exc:
+            retired = self.tagmap.retired_for(uid)
+            if retired is not None:
+                return said("retired_tag", uid=uid.upper(), card=retired)
+            held = self.tagmap.card_for(uid)
+            if held is not None:
+                return said("tag_taken", uid=uid.upper(), card=held)
+            return said("refused", reason=str(exc))
+        self.tagmap.save()
+        self.done = True
+        return said("spare_enrolled", uid=uid.upper(), card=self.card, old=old or "-")
+
+
+def run_spare(spare: Spare, backend: ReaderBackend, pad_reader: int,
+              say: Callable[[str], None], *, poll_interval: float = 0.01,
+              idle_timeout: float | None = None) -> bool:
+    """Wait for the spare's tag on the pad (a refused tag: say why, wait for another).
+    True when the spare is enrolled."""
+    say(str(spare.prompt()))
+    start = time.monotonic()
+    while not spare.done:
+        for change in backend.poll().changes:
+            if change.reader == pad_reader and change.kind == "placed" and not spare.done:
+                start = time.monotonic()
+                say(str(spare.tag_seen(change.uid)))
+        if idle_timeout is not None and time.monotonic() - start > idle_timeout:
+            say(f"No tag for {idle_timeout:g} s: no spare enrolled.")
+            return False
+        time.sleep(poll_interval)
+    return True
 
 
 def run_enrolment(

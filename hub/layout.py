@@ -18,18 +18,29 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from engine.games.base import GameDefinition
 from engine.wire.contract import GRID_SIZE, N_SEATS
-from hub.game import GAME
+from hub.game import current
 
 PlaceKind = Literal["cell", "pad", "perimeter"]
 
-# The table's game says which grid cells carry a reader (its catalogue's places) and names
-# places for people.
-CELLS: tuple[tuple[int, int], ...] = tuple(
-    (p.row, p.col) for p in GAME.catalogue.places_of("cell")
-    if p.row is not None and p.col is not None)
-CORNERS: frozenset[tuple[int, int]] = frozenset(
-    (r, c) for r in range(GRID_SIZE) for c in range(GRID_SIZE)) - frozenset(CELLS)
+
+def cells(game: GameDefinition | None = None) -> tuple[tuple[int, int], ...]:
+    """The grid cells that carry a reader: the places of the game's catalogue (the hub's
+    game by default). None for a game without a grid (Quacks: one draw pad per seat)."""
+    catalogue = (game or current()).catalogue
+    return tuple((p.row, p.col) for p in catalogue.places_of("cell")
+                 if p.row is not None and p.col is not None)
+
+
+def corners(game: GameDefinition | None = None) -> frozenset[tuple[int, int]]:
+    """The grid's cells without a reader (Glastonbury's corner cards); none without a grid."""
+    if (game or current()).catalogue.grid is None:
+        return frozenset()
+    return frozenset((r, c) for r in range(GRID_SIZE)
+                     for c in range(GRID_SIZE)) - frozenset(cells(game))
+
+
 _CELL: Final = re.compile(r"^\s*([0-9]+)\s*,\s*([0-9]+)\s*$")
 
 
@@ -89,24 +100,28 @@ class Place:
         """The reader's place for people: "row 1, column 2", "Seat 1's pad"."""
         if self.kind == "cell":
             assert self.cell_key is not None
-            return GAME.names.place(self.cell_key)
+            return current().names.place(self.cell_key)
         if self.kind == "pad":
             assert self.seat is not None
-            return GAME.names.place(f"pad:{self.seat}")
+            return current().names.place(f"pad:{self.seat}")
         assert self.position is not None
-        return f"the pawn sensor at {GAME.names.place(f'pos:{self.position}')}"
+        return f"the pawn sensor at {current().names.place(f'pos:{self.position}')}"
 
 
 class Layout:
     """Reader index <-> place for a table with ``pads`` scan pads (1-4); ``perimeter``: Hall
     switch pawn sensors are fitted (they add no reader)."""
 
-    def __init__(self, pads: int = N_SEATS, perimeter: bool = False) -> None:
+    def __init__(self, pads: int = N_SEATS, perimeter: bool = False,
+                 game: GameDefinition | None = None) -> None:
         if not 0 <= pads <= N_SEATS:
             raise ValueError(f"pads must be 0..{N_SEATS}, got {pads}")
         self.pads = pads
         self.perimeter = perimeter
-        places = [Place("cell", cell=cell) for cell in CELLS]
+        # The game's places (the hub's game by default): Glastonbury's 32 cells, or none.
+        self.cells = cells(game)
+        self.corners = corners(game)
+        places = [Place("cell", cell=cell) for cell in self.cells]
         places += [Place("pad", seat=seat) for seat in range(pads)]
         self.places: tuple[Place, ...] = tuple(places)
         self._index = {place: i for i, place in enumerate(self.places)}
@@ -121,7 +136,10 @@ class Layout:
         return self.places[reader]
 
     def cell_reader(self, row: int, col: int) -> int:
-        if (row, col) in CORNERS:
+        if not self.cells:
+            raise ValueError(f"row {row + 1}, column {col + 1}: this game's table has no grid "
+                             "of readers (only the seats' pads)")
+        if (row, col) in self.corners:
             raise ValueError(f"row {row + 1}, column {col + 1} is a corner: corners have no "
                              "reader")
         try:
@@ -134,13 +152,14 @@ class Layout:
         try:
             return self._index[Place("pad", seat=seat)]
         except KeyError:
-            raise ValueError(f"{GAME.names.seat(seat)} has no scan pad on this table") from None
+            seat_name = current().names.seat(seat)
+            raise ValueError(f"{seat_name} has no scan pad on this table") from None
 
     def position_reader(self, position: int) -> int:
         try:
             return self._index[Place("perimeter", position=position)]
         except KeyError:
-            raise ValueError(f"perimeter {GAME.names.place(f'pos:{position}')} has no reader: "
+            raise ValueError(f"perimeter {current().names.place(f'pos:{position}')} has no reader: "
                              "pawns are sensed by Hall switches (PAWNS), not readers") from None
 
     def position_mm(self, reader: int) -> tuple[float, float]:

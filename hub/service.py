@@ -602,6 +602,8 @@ class Hub:
             fields["pawn_seat"] = int(named[5:]) if named and named.startswith("pawn-") else None
         if kind == "unknown_tag":
             self.counts["unknown_tags"] += 1
+            if change.kind == "placed" and self.tagmap.retired_for(change.uid) is not None:
+                log.warning("refused: %s", self.tagmap.retired_words(change.uid))
         lying = Lying(change.uid, named) if change.kind == "placed" else None
         return self._emit(fields, {change.reader: lying})
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from hub.backends.sim import SimulatedTable
 from hub.errors import BackendError, ConfigError
 from hub.game import enrolment_order, is_piece
-from hub.layout import CELLS
+from hub.layout import cells
 
 FAULTS = ("flicker", "stuck", "vanish", "repair")
 
@@ -81,7 +81,7 @@ def demo_script(seed: int = 1, players: int = 4, turns: int | None = None,
     rng.shuffle(deck)
     steps: list[Step] = []
     grid: dict[str, str] = {}
-    for row, col in CELLS:
+    for row, col in cells():
         where = f"{row},{col}"
         grid[where] = deck.pop()
         steps.append(Step("place", (where, grid[where])))

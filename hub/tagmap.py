@@ -1,6 +1,7 @@
 """The tag map: which physical tag (UID) is which card (card id).
 
-Stored as a JSON file ``{"schema_version": 1, "tags": {"04A1B2C3": "blue-a-4", ...}}``,
+Stored as a JSON file ``{"schema_version": 1, "tags": {"04A1B2C3": "blue-a-4", ...}}``
+(with ``"retired": {UID: piece}``: the old tags of pieces a spare replaced, refused since),
 written atomically (temp file + rename) so a crash never leaves half a file. Values are card
 ids of the catalogue (`engine.games.glastonbury.rules.cards`) or ``pawn-<seat>`` for pawn tags.
 """
@@ -50,6 +51,7 @@ class TagMap:
         self.path = path
         self._by_uid: dict[str, str] = {}
         self._by_card: dict[str, str] = {}
+        self._retired: dict[str, str] = {}  # UID -> the piece it was, before a spare
         for uid, card in (tags or {}).items():
             self.add(uid, card)
 
@@ -67,6 +69,14 @@ class TagMap:
         if not isinstance(data, dict) or not isinstance(data.get("tags"), dict):
             raise TagMapError(f"tag map {path} has no 'tags' object; is it a tag map file?")
         tagmap = cls(path)
+        retired = data.get("retired", {})
+        if not isinstance(retired, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in retired.items()):
+            raise TagMapError(f"tag map {path}: 'retired' is not an object of UID -> piece id")
+        try:
+            tagmap._retired = {normalise_uid(uid): card for uid, card in retired.items()}
+        except TagMapError as exc:
+            raise TagMapError(f"tag map {path}: retired: {exc}") from None
         for uid, card in data["tags"].items():
             if not isinstance(card, str):
                 raise TagMapError(f"tag map {path}: value of {uid} is not a card id")
@@ -82,7 +92,9 @@ class TagMap:
         if target is None:
             raise TagMapError("no file to save the tag map to")
         target.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"schema_version": 1, "tags": dict(self._by_uid)}
+        payload: dict[str, object] = {"schema_version": 1, "tags": dict(self._by_uid)}
+        if self._retired:
+            payload["retired"] = dict(self._retired)
         fd, tmp = tempfile.mkstemp(prefix=".tagmap-", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=1)
@@ -96,6 +108,8 @@ class TagMap:
         """Enrol ``uid`` as ``card_id``; refuses a UID or a card already enrolled."""
         uid = normalise_uid(uid)
         check_tag_value(card_id)
+        if uid in self._retired:
+            raise TagMapError(self.retired_words(uid))
         if uid in self._by_uid:
             raise TagMapError(
                 f"tag {uid} is already enrolled as {tag_value_name(self._by_uid[uid])}; use "
@@ -107,6 +121,42 @@ class TagMap:
         self._by_uid[uid] = card_id
         self._by_card[card_id] = uid
         return uid
+
+    def replace(self, uid: str, card_id: str) -> str | None:
+        """A spare: ``uid`` becomes ``card_id``'s tag, and the tag it had (returned; None
+        when it had none) is retired: refused from now on (`retired_for`). Refuses a UID
+        already enrolled or retired."""
+        uid = normalise_uid(uid)
+        check_tag_value(card_id)
+        if uid in self._retired:
+            raise TagMapError(self.retired_words(uid))
+        if uid in self._by_uid:
+            raise TagMapError(f"tag {uid} is already enrolled as "
+                              f"{tag_value_name(self._by_uid[uid])}: a spare is a new tag")
+        old = self.remove_card(card_id)
+        if old is not None:
+            self._retired[old] = card_id
+        self.add(uid, card_id)
+        return old
+
+    def unreplace(self, uid: str, old: str | None) -> None:
+        """Undo `replace`: ``uid`` is no longer enrolled, ``old`` is its piece's tag again."""
+        card = self._by_uid.get(normalise_uid(uid))
+        if card is None:
+            return
+        self.remove_card(card)
+        if old is not None:
+            self._retired.pop(old, None)
+            self.add(old, card)
+
+    def retired_for(self, uid: str) -> str | None:
+        """The piece a retired tag was (None: not retired)."""
+        return self._retired.get(uid.upper())
+
+    def retired_words(self, uid: str) -> str:
+        card = self._retired[uid.upper()]
+        return (f"tag {uid.upper()} is retired: it was {tag_value_name(card)}'s tag until a "
+                "spare replaced it; put that tag aside")
 
     def remove_card(self, card_id: str) -> str | None:
         uid = self._by_card.pop(card_id, None)

@@ -35,7 +35,7 @@ from engine.wire.broker import LocalBroker
 from engine.wire.contract import Topics
 from engine.wire.mqtt import WireClient
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
-from hub.layout import CELLS
+from hub.layout import cells
 from hub.outbox import Outbox
 from hub.service import Hub
 
@@ -77,10 +77,11 @@ def _latency_run(broker: LocalBroker, workdir: Path, run: int) -> tuple[list[flo
     to_socket: list[float] = []
     to_subscriber: list[float] = []
     cards = list(tagmap.cards())
+    grid = cells()
     try:
         for i in range(CHANGES_PER_RUN):
             # Alternate cells so that no reader looks like it flickers.
-            where = "{},{}".format(*CELLS[(i // 2) % len(CELLS)])
+            where = "{},{}".format(*grid[(i // 2) % len(grid)])
             if i % 2 == 0:
                 sim.place(where, card_id=cards[(i // 2) % len(cards)])
             else:

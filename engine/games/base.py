@@ -127,6 +127,9 @@ class Catalogue:
     perimeter: int = 0  # pawn positions sensed around the grid (0: none)
     pieces_per_place: Literal["one"] = "one"  # a reader reads one tag at a time
     tags: Mapping[str, str] = field(default_factory=dict)  # extra tag ids: "pawn-<seat>"
+    # How the hub's enrolment asks for the pieces: one by one (each piece its own, named),
+    # or kind by kind (identical pieces tapped in a row, each taking the kind's next id).
+    enrol_by: Literal["piece", "kind"] = "piece"
 
     def is_piece(self, text: str) -> bool:
         return text in self.kinds or text in self.tags

@@ -28,7 +28,10 @@ __all__ = ["Change", "PollResult", "ReaderBackend", "ReaderRead", "make_backend"
 
 def make_backend(config: HubConfig, tagmap: TagMap | None = None, *,
                  sim_state: bool = True) -> ReaderBackend:
-    layout = Layout(pads=config.pads, perimeter=config.perimeter)
+    from hub.game import use
+
+    game = use(config.game)  # the configured game lays the readers out (and names them)
+    layout = Layout(pads=config.pads, perimeter=config.perimeter, game=game)
     if config.backend == "sim":
         from hub.backends.sim import SimulatedTable
 

@@ -74,8 +74,8 @@ from engine.wire.api import (
 from hub.backends.base import PollResult, RawBackend, ReaderRead
 from hub.backends.sim_pawns import check_position
 from hub.errors import BackendError, TagMapError
-from hub.game import GAME, enrolment_order, piece_name, place_name, seat_name
-from hub.layout import CELLS, Layout, cell_key, parse_cell_key
+from hub.game import current, enrolment_order, piece_name, place_name, seat_name
+from hub.layout import Layout, cell_key, parse_cell_key
 from hub.tagmap import TagMap, normalise_uid
 
 log = logging.getLogger("cauldron.hub.sim")
@@ -96,8 +96,16 @@ def made_up_uid(card_id: str) -> str:
     return "04" + hashlib.sha1(card_id.encode()).hexdigest()[:12].upper()
 
 
+_MADE_UP: dict[str, dict[str, str]] = {}  # game id -> made-up UID -> piece
+
+
 def _made_up_uids() -> dict[str, str]:
-    return {made_up_uid(card): card for card in GAME.catalogue.kinds}
+    """The made-up UIDs of the hub's game's box (its catalogue, through the game seam)."""
+    game = current()
+    found = _MADE_UP.get(game.id)
+    if found is None:
+        found = _MADE_UP[game.id] = {made_up_uid(card): card for card in game.catalogue.kinds}
+    return found
 
 
 def _seat(seat: Any) -> int:
@@ -119,7 +127,6 @@ def virtual_box_tagmap() -> TagMap:
     return TagMap(tags={made_up_uid(card): card for card in enrolment_order()})
 
 
-_MADE_UP = _made_up_uids()
 
 # The sensor events (hence engine inputs) each `gesture` makes, so that whoever makes one
 # (the demo's bots, the tests' players) knows when the engine has seen all of it.
@@ -409,7 +416,7 @@ class SimulatedTable(RawBackend):
 
     def card_at(self, uid: str) -> str:
         """The card id of a tag (``uid:<UID>`` for a tag that is no card)."""
-        return self.tagmap.card_for(uid) or _MADE_UP.get(uid) or f"uid:{uid}"
+        return self.tagmap.card_for(uid) or _made_up_uids().get(uid) or f"uid:{uid}"
 
     def _lying(self) -> dict[str, str]:
         """``{"r,c" | "pad:<seat>" | "pos:<n>": card id}``: what lies on each reader."""
@@ -550,7 +557,7 @@ class SimulatedTable(RawBackend):
             card = self.card_at(uid)
             stacks = [list(st) for st in self._stacks]
             beside = [list(b) for b in self._beside]
-            if GAME.catalogue.kinds.get(card) in ("ingredient", "immuto"):
+            if current().catalogue.kinds.get(card) in ("ingredient", "immuto"):
                 stacks[seat].append(card)
             else:
                 beside[seat].append(card)
@@ -645,18 +652,19 @@ class SimulatedTable(RawBackend):
         """Everything back in the box, shuffled, 32 cards laid face up in the square (in one
         change: no reader ever shows half of the old deal and half of the new), the rest the
         draw pile. Returns the dealt square in cell order."""
+        cells = self.layout.cells
         if grid is None:
-            cards = list(GAME.deck({"removed_colour": removed_colour}))
+            cards = list(current().deck({"removed_colour": removed_colour}))
             random.Random(seed).shuffle(cards)
-            grid, pile = cards[:len(CELLS)], cards[len(CELLS):]
-        if len(grid) != len(CELLS) or len(set([*grid, *(pile or [])])) != len(
+            grid, pile = cards[:len(cells)], cards[len(cells):]
+        if not cells or len(grid) != len(cells) or len(set([*grid, *(pile or [])])) != len(
                 grid) + len(pile or []):
             raise self._refuse("a deal is 32 different cards for the square plus the pile")
-        readers = {self._reader(cell_key(*c)) for c in CELLS}
+        readers = {self._reader(cell_key(*c)) for c in cells}
         with self._lock:
             old = set(self._tags)
             tags = {self._reader(cell_key(*c)): self.uid_of(card)
-                    for c, card in zip(CELLS, grid, strict=True)}
+                    for c, card in zip(cells, grid, strict=True)}
             self._commit(tags, pile=list(pile or []), stacks=[[] for _ in range(SEATS)],
                          beside=[[] for _ in range(SEATS)], out=[], hands={}, dealt=True,
                          drawn=[])
@@ -686,7 +694,7 @@ class SimulatedTable(RawBackend):
         bottom = list(layout.pile_bottom)
         placed = [*cells.values(), *(c for s in (*stacks, *beside) for c in s), *in_pile,
                   *bottom]
-        unknown = sorted({c for c in placed if not GAME.catalogue.is_piece(c)})
+        unknown = sorted({c for c in placed if not current().catalogue.is_piece(c)})
         if unknown:
             raise self._refuse(f"restore: unknown card ids {unknown[:5]}")
         if len(placed) != len(set(placed)):

@@ -89,7 +89,8 @@ def enrol_codes() -> set[str]:
 # Every parameter an enrolment code takes (hub/enroll.py), a copy of an identical card too.
 ENROL_SAMPLE = {"card": "accio-2", "card_copy": 2, "card_copies": 2, "before": "red-b-2",
                 "uid": "04AABBCC", "seat": 2, "done": 3, "total": 84, "skipped": 1, "n": 2,
-                "error": "-", "reason": "-", "hint": ""}
+                "error": "-", "reason": "-", "hint": "",
+                "count": 20, "kind_done": 3, "old": "04DDEEFF"}  # by kind, spares (hub)
 
 
 # Everything that refuses, and where its code is: (positional index, default code).

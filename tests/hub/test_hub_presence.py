@@ -13,7 +13,7 @@ from engine.games.glastonbury.rules.cards import enrolment_order
 from hub.backends.base import Change
 from hub.backends.sim import SimulatedTable, made_up_uid
 from hub.errors import BackendError
-from hub.layout import CELLS, Layout
+from hub.layout import Layout, cells
 
 
 def sweeps(sim: SimulatedTable, n: int) -> list[Change]:
@@ -38,7 +38,7 @@ def test_layout_names_places_for_people() -> None:
 
 def test_layout_maps_every_reader_once() -> None:
     layout = Layout()
-    assert layout.n_readers == 36 and len(CELLS) == 32
+    assert layout.n_readers == 36 and len(cells()) == 32
     assert layout.place(0).cell == (0, 1) and layout.place(31).cell == (5, 4)
     assert [layout.pad_reader(s) for s in range(4)] == [32, 33, 34, 35]
     for reader in range(36):

@@ -88,6 +88,7 @@ CATALOGUE: Final = Catalogue(
     kinds={c: kind_of(c) for c in CAT.all_chips()},  # enrolment by kind: "white-1", …
     places=tuple(Place(f"pad:{s}", "pad", seat=s) for s in range(MAX_SEATS)),
     seats=MAX_SEATS,
+    enrol_by="kind",  # E18: 216 chips in 18 runs of taps
 )
 
 
