@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: F401 (re-exported)
+from browser import CHROMIUM as CHROMIUM  # re-exported: the dashboard tests' browser
+from browser import CHROMIUM_ARGS as CHROMIUM_ARGS
 from hub_events import hub_event
 from waiting import wait_until as wait_until  # re-exported: the dashboard tests' one wait
 

@@ -75,9 +75,11 @@ def test_a_wrong_pawn_move_alerts_on_the_page_and_moving_it_back_clears_it(
                  and p != start)
     page.focus(pos(wrong))
     page.keyboard.press("Enter")
-    page.wait_for_selector("#alerts .alert[data-rule='G4']")
-    fix = page.inner_text("#alerts .alert[data-rule='G4'] .fix")
-    assert f"from position {wrong + 1} to position {target + 1}" in fix
+    # The alert's fix follows the sensors: "put the pawn back" while it is in the air, then
+    # "move it from … to …" once the wrong position senses it (waited for, not read once).
+    page.wait_for_function(
+        "t => (document.querySelector(\"#alerts .alert[data-rule='G4'] .fix\") || {})"
+        ".textContent?.includes(t)", arg=f"from position {wrong + 1} to position {target + 1}")
     page.wait_for_selector(pos(wrong) + ".pawn-sensed")  # the table view: pawns as sensed
 
     # Moved where the rules put it (by mouse this time): the alert clears.

@@ -57,6 +57,7 @@ class MoveDriver:
         self.moves = 0
         self._game_id: str | None = None
         self._over_at: float | None = None
+        self._ended: str | None = None  # the game whose end shows now
         self._thread: threading.Thread | None = None
 
     def start(self) -> MoveDriver:
@@ -135,25 +136,32 @@ class MoveDriver:
         return False
 
     def _between_games(self, game: dict[str, Any] | None, phase: str) -> None:
-        if game is not None and phase == "over" and game["game_id"] == self._game_id:
-            if self._over_at is None:
-                self._over_at = time.monotonic()
-                self.games_over += 1
-                view = game["view"]
-                self.results.append({"game_id": game["game_id"], "winners": view.get("winners"),
-                                     "vp": [s.get("vp") for s in view.get("seats", [])]})
-                self.say(f"game {game['game_id']} is over: winners "
-                         f"{', '.join(f'Seat {w + 1}' for w in view.get('winners') or [])}")
-                if self.config.games is not None and self.games_over >= self.config.games:
-                    self.finished.set()
-                    self.stop_event.set()
-                    return
+        if game is not None and phase in ("over", "ended"):
+            # A game over, or ended by the host: its end shows for ``linger`` seconds before
+            # the next (so the host's "End and start" is not beaten to the next game).
+            if self._over_at is None or self._ended != game["game_id"]:
+                self._over_at, self._ended = time.monotonic(), game["game_id"]
+                if phase == "over" and game["game_id"] == self._game_id:
+                    self._count_over(game)
+                    if self.finished.is_set():
+                        return
             if time.monotonic() - self._over_at < self.config.linger:
                 self.stop_event.wait(0.2)
                 return
         if self.finished.is_set():
             return
         self._new_game()
+
+    def _count_over(self, game: dict[str, Any]) -> None:
+        self.games_over += 1
+        view = game["view"]
+        self.results.append({"game_id": game["game_id"], "winners": view.get("winners"),
+                             "vp": [s.get("vp") for s in view.get("seats", [])]})
+        self.say(f"game {game['game_id']} is over: winners "
+                 f"{', '.join(f'Seat {w + 1}' for w in view.get('winners') or [])}")
+        if self.config.games is not None and self.games_over >= self.config.games:
+            self.finished.set()
+            self.stop_event.set()
 
     def _new_game(self) -> None:
         body = {**self.config.options, "game": self.game.id, "deal": "table",

@@ -18,7 +18,8 @@ import pytest
 from waiting import EXIT_WITHIN
 
 from engine.app.cli import main as cauldron
-from engine.app.demo.cli import game_options, seats_option
+from engine.app.demo.cli import game_options
+from engine.app.demo.stack import seats_option
 from engine.wire.broker import free_port
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes

@@ -37,11 +37,18 @@ def _switch(http: httpx.Client, body: dict[str, Any]) -> str:
     """What the host page's "End and start" does: end the running game, start another."""
     ended = http.post("/api/host/end")  # (the bots may have just finished it: no_game)
     assert ended.status_code == 200 or "no_game" in ended.text, ended.text
+    # As the page does: the ended game seen (by the dashboard too) before the next is started.
+    wait_until(lambda: _status(http) not in ("playing", "dealing"), 60, "the game ended")
     reply = http.post("/api/host/new_game", json=body)
     assert reply.status_code == 200, reply.text
     game_id: str = reply.json()["data"]["game_id"]
     wait_until(lambda: _game(http).get("game_id") == game_id, 60, "the new game on the table")
     return game_id
+
+
+def _status(http: httpx.Client) -> str:
+    view = _game(http).get("view") or {}
+    return str((view.get("table") or {}).get("status") or view.get("status") or "idle")
 
 
 def _inputs(http: httpx.Client) -> int:

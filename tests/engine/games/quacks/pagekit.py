@@ -23,7 +23,8 @@ from engine.games.quacks.table import QuacksTable
 
 ROOT = Path(__file__).resolve().parents[4]
 sys.path.insert(0, str(ROOT / "tests" / "dashboard"))
-from dashkit import CHROMIUM, CHROMIUM_ARGS, Server, wait_until  # noqa: E402
+from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from dashkit import Server, wait_until  # noqa: E402
 
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "Server", "make_app", "wait_until"]
 
