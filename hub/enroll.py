@@ -3,7 +3,8 @@
 A game whose catalogue enrols by kind (Quacks' chips, `Catalogue.enrol_by`) is asked kind
 by kind: "White 1: 20 chips, tap them one after another"; each new tag takes that kind's
 next piece id, and a tag tapped twice is said, not counted twice. `Spare` gives a lost
-piece a new tag (``cauldron enroll --spare``); its old tag is retired (refused since).
+piece a new tag (``cauldron enroll --spare <piece or kind>``); its old tag is retired
+(refused since).
 
 `Enrolment` is the state (which card is next, what was done, undo, skip); the tag map file
 is saved after every step, so an interrupted enrolment resumes where it stopped (cards

@@ -138,7 +138,8 @@ class TableGame:
     def follow(self, state: dict[str, Any]) -> str:
         """The game whose bots drive the table now, after the table's state ``state``
         (``/api/table``)."""
-        shown = (state.get("game") or {}).get("game")
+        game = state.get("game") or {}
+        shown = game.get("game") if game.get("game_id") else None  # (no game yet: no game's)
         with self._lock:
             if isinstance(shown, str):
                 self._game = shown
