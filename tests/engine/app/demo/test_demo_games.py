@@ -39,8 +39,10 @@ def _switch(http: httpx.Client, body: dict[str, Any]) -> str:
     assert ended.status_code == 200 or "no_game" in ended.text, ended.text
     # As the page does: the ended game seen (by the dashboard too) before the next is started.
     wait_until(lambda: _status(http) not in ("playing", "dealing"), 60, "the game ended")
-    reply = http.post("/api/host/new_game", json=body)
-    assert reply.status_code == 200, reply.text
+    # As the page does too: the dashboard may not have seen the end yet (game_in_progress).
+    reply = wait_until(lambda: (r := http.post("/api/host/new_game", json=body)).status_code
+                       == 200 and r, 60, "the new game accepted",
+                       report=lambda: http.post("/api/host/new_game", json=body).text)
     game_id: str = reply.json()["data"]["game_id"]
     wait_until(lambda: _game(http).get("game_id") == game_id, 60, "the new game on the table")
     return game_id
@@ -61,8 +63,8 @@ def _inputs(http: httpx.Client) -> int:
 
 def test_the_bots_follow_the_game_the_host_starts(demo: DemoStack) -> None:
     http = httpx.Client(base_url=demo.url, headers={"X-Host-Pin": PIN}, timeout=10)
-    wait_until(lambda: _game(http).get("game") == "glastonbury" and _inputs(http) > 3, 120,
-               "the demo's Glastonbury game under way")
+    wait_until(lambda: _game(http).get("game") == "glastonbury" and _inputs(http) > 3
+               and _status(http) == "playing", 120, "the demo's Glastonbury game under way")
 
     quacks = _switch(http, {"game": "quacks", "players": 2})
     wait_until(lambda: _inputs(http) >= 4, 120, "the bots drawing chips in the host's Quacks game",
