@@ -17,3 +17,12 @@ def covered(game: Game, seat: int | None = None) -> set[str]:
         if s != seat:
             hidden |= set(recipes)
     return hidden
+
+
+def keys_of(data: object) -> set[str]:
+    """Every key at any depth of a wire payload (a public view must hold no secret's key)."""
+    if isinstance(data, dict):
+        return set(data) | {k for v in data.values() for k in keys_of(v)}
+    if isinstance(data, list):
+        return {k for v in data for k in keys_of(v)}
+    return set()

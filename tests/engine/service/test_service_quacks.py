@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hidden import keys_of
 
+from engine.app.demo.moves import move_of
 from engine.games import get
 from engine.games.base import Refused
 from engine.games.quacks.bots.policies import make_bot
@@ -60,20 +62,6 @@ def _service(folder: Path) -> tuple[EngineService, Wire]:
     service.client.publish_raw = wire.record  # type: ignore[method-assign]
     service.client.publish = wire.record  # type: ignore[method-assign,assignment]
     return service, wire
-
-
-def keys_of(data: object) -> set[str]:
-    if isinstance(data, dict):
-        return set(data) | {k for v in data.values() for k in keys_of(v)}
-    if isinstance(data, list):
-        return {k for v in data for k in keys_of(v)}
-    return set()
-
-
-def move_of(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """A core action (wire form) as the phone's button: ``cmd/play``'s verb and args."""
-    return action["type"], {k: v for k, v in action.items()
-                            if k not in ("type", "seat") and v is not None}
 
 
 def bot_turns(service: EngineService, wire: Wire, seats: int, rng: random.Random,

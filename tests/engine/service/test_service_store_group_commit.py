@@ -52,13 +52,20 @@ def _events(seed: int) -> tuple[dict[str, Any], list[HubEvent]]:
     return args, [hub_event(inp, seq) for seq, inp in enumerate(inputs, start=1)]
 
 
-def test_a_batch_is_stored_whole_before_anything_is_published(store_url: str) -> None:
-    service, published = _service(store_url, "t1", "t2")
-    games = {table: _events(seed) for table, seed in (("t1", 3), ("t2", 4))}
+def _playing(service: EngineService, seeds: dict[str, int], inputs: int,
+             ) -> dict[str, tuple[dict[str, Any], list[HubEvent]]]:
+    """Each table's scripted game (seeded), started and fed its first ``inputs`` hub events."""
+    games = {table: _events(seed) for table, seed in seeds.items()}
     for table, (args, events) in games.items():
         service.command(table, "new_game", dict(args))
-        for event in events[:32]:
+        for event in events[:inputs]:
             service.receive(table, event)
+    return games
+
+
+def test_a_batch_is_stored_whole_before_anything_is_published(store_url: str) -> None:
+    service, published = _service(store_url, "t1", "t2")
+    games = _playing(service, {"t1": 3, "t2": 4}, 32)
     logs = {table: open_store(store_url).table(table) for table in games}
     before = {table: log.count_inputs() for table, log in logs.items()}
     published.clear()
@@ -178,11 +185,7 @@ def test_a_venue_batch_of_hub_events_is_one_statement_each_action_on_its_input(
     import psycopg
 
     service, _ = _service(pg_url, "t1", "t2")
-    games = {table: _events(seed) for table, seed in (("t1", 6), ("t2", 7))}
-    for table, (args, events) in games.items():
-        service.command(table, "new_game", dict(args))
-        for event in events[:33]:
-            service.receive(table, event)
+    games = _playing(service, {"t1": 6, "t2": 7}, 33)
     statements: list[str] = []
 
     def one_by_one(*args: Any, **kwargs: Any) -> Any:

@@ -20,7 +20,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.reasoncodes import ReasonCode
 from waiting import wait_for
 
-from engine.app.demo.stack import DemoOptions, DemoStack
+from demo_stacks import running_demo
+from engine.app.demo.stack import DemoStack
 from engine.wire.contract import Topics
 from engine.wire.mqtt import BrokerUrl, accepts_anonymous
 
@@ -32,13 +33,8 @@ T = Topics(TABLE)
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
-    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=5, linger=30,
-                                  pin="650021", data_dir=tmp_path_factory.mktemp("demo")),
-                      say=lambda _: None)
-    try:
-        yield stack.start()
-    finally:
-        stack.stop()
+    with running_demo(tmp_path_factory.mktemp("demo"), seed=5, pin="650021") as stack:
+        yield stack
 
 
 class Client:
@@ -177,16 +173,12 @@ def test_the_brokers_passwords_appear_in_no_log_and_no_output(
         tmp_path_factory: pytest.TempPathFactory, caplog: pytest.LogCaptureFixture) -> None:
     said: list[str] = []
     caplog.set_level(logging.DEBUG)
-    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=6, linger=30, pin="650022",
-                                  data_dir=tmp_path_factory.mktemp("demo")), say=said.append)
-    try:
-        stack.start()
+    with running_demo(tmp_path_factory.mktemp("demo"), say=said.append, seed=6,
+                      pin="650022") as stack:
         wait_for(lambda: _table(stack).get("game") is not None, 120, "the bots' game on screen")
         passwords = {BrokerUrl.parse(stack.url_for(s)).password
                      for s in ("hub", "engine", "dashboard", "bots")}
         assert None not in passwords and len(passwords) == 4
-    finally:
-        stack.stop()
     text = caplog.text + "\n".join(said)
     assert "demo" in text  # the logs were captured
     assert not [p for p in passwords if p and p in text]

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from waiting import wait_until
 
-from engine.app.demo.stack import DemoOptions, DemoStack
+from demo_stacks import running_demo
 from engine.games.glastonbury.table.pawn_check import pawn_problems
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
@@ -20,10 +20,7 @@ PIN = "432198"
 
 @pytest.mark.timeout(400)
 def test_bots_move_their_sensed_pawns_and_the_game_goes_on(tmp_path: Path) -> None:
-    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=8, linger=30, pin=PIN,
-                                  data_dir=tmp_path / "demo", pawns=True), say=lambda _: None)
-    stack.start()
-    try:
+    with running_demo(tmp_path / "demo", seed=8, pin=PIN, pawns=True) as stack:
         # The engine serves a table once its ownership loop has claimed it (issue 21).
         runtime = wait_until(lambda: stack.engine.tables.get("demo"), 60,
                              "the engine to serve the demo's table")
@@ -41,5 +38,3 @@ def test_bots_move_their_sensed_pawns_and_the_game_goes_on(tmp_path: Path) -> No
         wait_until(lambda: pawn_problems(interp.game, interp.pawn_sensing.sensed) == [], 60,
                    "the pawns sensed where the game puts them",
                    report=lambda: str(pawn_problems(interp.game, interp.pawn_sensing.sensed)))
-    finally:
-        stack.stop()

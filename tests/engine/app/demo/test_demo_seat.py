@@ -15,6 +15,7 @@ from waiting import wait_until
 from websockets.sync.client import connect
 
 from dashboard.deps import SEAT_HEADER
+from demo_stacks import running_demo
 from engine.app.demo.stack import DemoOptions, DemoStack
 from hub.backends.sim import GESTURE_INPUTS
 
@@ -25,12 +26,8 @@ PIN = "432198"
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Iterator[DemoStack]:
-    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=8, linger=30, pin=PIN,
-                                  data_dir=tmp_path / "demo"), say=lambda _: None)
-    try:
-        yield stack.start()
-    finally:
-        stack.stop()
+    with running_demo(tmp_path / "demo", seed=8, pin=PIN) as stack:
+        yield stack
 
 
 def _state(http: httpx.Client) -> dict[str, Any]:
@@ -180,10 +177,8 @@ def test_stop_leaves_no_thread_behind(tmp_path: Path) -> None:
 @pytest.mark.timeout(300)
 def test_a_game_the_host_deals_is_played_by_the_bots(tmp_path: Path) -> None:
     said: list[str] = []
-    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=2, linger=60, pin=PIN,
-                                  data_dir=tmp_path / "demo"), say=said.append)
-    stack.start()
-    try:
+    with running_demo(tmp_path / "demo", say=said.append, seed=2, linger=60,
+                      pin=PIN) as stack:
         http = httpx.Client(base_url=stack.url, timeout=20, headers={"X-Host-Pin": PIN})
         wait_until(lambda: any("started" in s for s in said), 60, "the demo's own game")
         assert http.post("/api/host/end").status_code == 200
@@ -210,8 +205,6 @@ def test_a_game_the_host_deals_is_played_by_the_bots(tmp_path: Path) -> None:
         assert any(f"game {game_id} started from the host page" in s for s in said), said
         assert not any("left over" in s for s in said), said
         http.close()
-    finally:
-        stack.stop()
 
 
 def test_live_updates_go_uncompressed(demo: DemoStack) -> None:
