@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import httpx
 from pydantic import ValidationError
@@ -138,16 +138,17 @@ class TableGame:
     def follow(self, state: dict[str, Any]) -> str:
         """The game whose bots drive the table now, after the table's state ``state``
         (``/api/table``)."""
-        game = state.get("game") or {}
-        shown = game.get("game") if game.get("game_id") else None  # (no game yet: no game's)
+        shown = state.get("table_game")
         with self._lock:
             if isinstance(shown, str):
                 self._game = shown
             return self._game
 
 
-class BotDriver:
-    """Runs games on the demo table: starts them, plays the bots' seats, reports results."""
+class TableDriver:
+    """What every game's demo bots share: the dashboard's API with the host PIN, the broker
+    client, and a thread that calls `tick` until stopped, logging (never raising) what goes
+    wrong so that a bug cannot freeze the demo table. Each game's driver writes `tick`."""
 
     def __init__(self, config: DriverConfig, mqtt: WireClient,
                  say: Callable[[str], None] = print, turn: TableGame | None = None) -> None:
@@ -155,23 +156,73 @@ class BotDriver:
         self.say = say
         self.turn = turn or TableGame(config.game)
         self.rng = random.Random(config.seed)
-        self.bot = make_bot(config.bot)
-        self.shadow = ShadowGame()
-        self._shadow_lock = threading.Lock()
         self.mqtt = mqtt
         self.http = httpx.Client(base_url=config.dashboard, timeout=10.0,
                                  headers={PIN_HEADER: config.pin})
         self.stop_event = threading.Event()
         self.finished = threading.Event()  # `games` games played and shown
-        self.resumed = threading.Event()
-        self.resumed.set()
-        self.idle = threading.Event()  # paused and between two gestures
         self.games_started = 0
         self.games_over = 0
         self.results: list[dict[str, Any]] = []
         self._thread: threading.Thread | None = None
         self._game_id: str | None = None  # the game this driver started
         self._over_at: float | None = None
+
+    def start(self) -> Self:
+        self._thread = threading.Thread(target=self._run, name="demo-bots", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        if self._thread is not None:
+            self._thread.join(15)
+        self.http.close()
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait; True when asked to stop meanwhile."""
+        return self.stop_event.wait(seconds) if seconds > 0 else self.stop_event.is_set()
+
+    def _held(self) -> bool:
+        """True while the bots are held (and this tick is skipped)."""
+        return False
+
+    def _run(self) -> None:
+        while not self.stop_event.is_set():
+            if self._held():
+                continue
+            try:
+                self.tick()
+            except (httpx.HTTPError, DriverError) as exc:
+                log.warning("demo bots: %s", exc)
+                self._sleep(0.5)
+            except Exception:  # a bug must not freeze the demo table: log, go on
+                log.exception("demo bots: unexpected error")
+                self._sleep(1.0)
+
+    def state(self) -> dict[str, Any]:
+        """The table as the dashboard shows it (``/api/table``)."""
+        response = self.http.get("/api/table")
+        response.raise_for_status()
+        data: dict[str, Any] = response.json()
+        return data
+
+    def tick(self) -> None:
+        raise NotImplementedError
+
+
+class BotDriver(TableDriver):
+    """Runs games on the demo table: starts them, plays the bots' seats, reports results."""
+
+    def __init__(self, config: DriverConfig, mqtt: WireClient,
+                 say: Callable[[str], None] = print, turn: TableGame | None = None) -> None:
+        super().__init__(config, mqtt, say, turn)
+        self.bot = make_bot(config.bot)
+        self.shadow = ShadowGame()
+        self._shadow_lock = threading.Lock()
+        self.resumed = threading.Event()
+        self.resumed.set()
+        self.idle = threading.Event()  # paused and between two gestures
         # A game this driver started that the table does not show yet (it still shows the
         # previous one for a moment), and since when: meanwhile nothing is reported twice.
         self._awaiting: str | None = None
@@ -190,23 +241,6 @@ class BotDriver:
         # demo's own next games keep them, as a host at an event expects.
         self._host_options: dict[str, Any] | None = None
         mqtt.subscribe(Topics(config.table).game_events, self._on_events)
-
-    # ------------------------------------------------------------ lifecycle
-
-    def start(self) -> BotDriver:
-        self._thread = threading.Thread(target=self._run, name="demo-bots", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        if self._thread is not None:
-            self._thread.join(15)
-        self.http.close()
-
-    def _sleep(self, seconds: float) -> bool:
-        """Wait; True when asked to stop meanwhile."""
-        return self.stop_event.wait(seconds) if seconds > 0 else self.stop_event.is_set()
 
     # ------------------------------------------------------------ the public stream
 
@@ -230,27 +264,13 @@ class BotDriver:
             self.idle.clear()
             self.resumed.set()
 
-    def _run(self) -> None:
-        while not self.stop_event.is_set():
-            if not self.resumed.is_set():
-                self._fresh = None  # the host (a test) may change the table while held
-                self.idle.set()
-                self.resumed.wait(0.1)
-                continue
-            try:
-                self.tick()
-            except (httpx.HTTPError, DriverError) as exc:
-                log.warning("demo bots: %s", exc)
-                self._sleep(0.5)
-            except Exception:  # a bug must not freeze the demo table: log, go on
-                log.exception("demo bots: unexpected error")
-                self._sleep(1.0)
-
-    def state(self) -> dict[str, Any]:
-        response = self.http.get("/api/table")
-        response.raise_for_status()
-        data: dict[str, Any] = response.json()
-        return data
+    def _held(self) -> bool:
+        if self.resumed.is_set():
+            return False
+        self._fresh = None  # the host (a test) may change the table while held
+        self.idle.set()
+        self.resumed.wait(0.1)
+        return True
 
     def tick(self) -> None:
         state, self._fresh = self._fresh or self.state(), None

@@ -10,16 +10,12 @@ has shown for ``linger`` seconds.
 from __future__ import annotations
 
 import logging
-import random
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import httpx
-
 from engine import games
-from engine.app.demo.driver import PIN_HEADER, DriverConfig, DriverError, TableGame
+from engine.app.demo.driver import DriverConfig, DriverError, TableDriver, TableGame
 from engine.wire.contract import Topics
 from engine.wire.mqtt import MqttError, WireClient
 
@@ -33,67 +29,27 @@ def move_of(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
                                  if k not in ("type", "seat") and v is not None}
 
 
-class MoveDriver:
+class MoveDriver(TableDriver):
     """Runs games of a game with phone moves on the demo table (see the module docstring)."""
 
     def __init__(self, config: DriverConfig, mqtt: WireClient,
                  say: Callable[[str], None] = print, turn: TableGame | None = None) -> None:
-        self.config = config
-        self.say = say
+        super().__init__(config, mqtt, say, turn)
         self.game = games.get(config.game)
-        self.turn = turn or TableGame(self.game.id)
         self.game.bot(config.bot)  # (checked: `cauldron demo --bot`)
         self.level = config.bot  # ``cmd/hint``'s level: one of the game's bots
-        self.mqtt = mqtt
         self.topics = Topics(config.table)
-        self.rng = random.Random(config.seed)
-        self.http = httpx.Client(base_url=config.dashboard, timeout=10.0,
-                                 headers={PIN_HEADER: config.pin})
-        self.stop_event = threading.Event()
-        self.finished = threading.Event()
-        self.games_started = 0
-        self.games_over = 0
-        self.results: list[dict[str, Any]] = []
         self.moves = 0
-        self._game_id: str | None = None
-        self._over_at: float | None = None
         self._ended: str | None = None  # the game whose end shows now
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> MoveDriver:
-        self._thread = threading.Thread(target=self._run, name="demo-bots", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self.http.close()
-
-    # ------------------------------------------------------------ the loop
-
-    def _run(self) -> None:
-        while not self.stop_event.is_set():
-            try:
-                self.tick()
-            except (httpx.HTTPError, DriverError) as exc:
-                log.warning("demo bots: %s", exc)
-                self.stop_event.wait(0.5)
-            except Exception:  # a bug must not freeze the demo table: log, go on
-                log.exception("demo bots: unexpected error")
-                self.stop_event.wait(1.0)
 
     def tick(self) -> None:
-        response = self.http.get("/api/table")
-        response.raise_for_status()
-        state: dict[str, Any] = response.json()
+        state = self.state()
         status = state["status"]
         if not (status["broker"] and status["engine"] == "online"):
-            self.stop_event.wait(0.1)
+            self._sleep(0.1)
             return
         if self.turn.follow(state) != self.game.id:
-            self.stop_event.wait(0.2)  # another game's table (the host's choice): its bots
+            self._sleep(0.2)  # another game's table (the host's choice): its bots
             return
         game = state.get("game")
         view = game["view"] if game else {}
@@ -106,7 +62,7 @@ class MoveDriver:
         self._over_at = None
         joined = state.get("joined") or []
         if not self._play(len(view.get("seats") or []), joined):
-            self.stop_event.wait(0.2)  # no bot seat has a decision: look again soon
+            self._sleep(0.2)  # no bot seat has a decision: look again soon
 
     def _play(self, seats: int, joined: list[bool]) -> bool:
         """One move of a bot seat that has one to make; False when none has."""
@@ -125,7 +81,7 @@ class MoveDriver:
                 continue
             verb, args = move_of(action)
             if self.config.pace:
-                self.stop_event.wait(self.config.pace)
+                self._sleep(self.config.pace)
             reply = self.http.post(f"/api/seats/{seat}/move", json={"verb": verb, "args": args})
             if reply.status_code >= 400:
                 log.info("demo bot of seat %d: %s %s refused: %s", seat + 1, verb, args,
@@ -146,7 +102,7 @@ class MoveDriver:
                     if self.finished.is_set():
                         return
             if time.monotonic() - self._over_at < self.config.linger:
-                self.stop_event.wait(0.2)
+                self._sleep(0.2)
                 return
         if self.finished.is_set():
             return
@@ -177,7 +133,7 @@ class MoveDriver:
                  f"bots ({self.config.bot}) play the seats nobody joins")
         deadline = time.monotonic() + self.config.start_timeout
         while not self.stop_event.is_set() and time.monotonic() < deadline:
-            state = self.http.get("/api/table").json()
+            state = self.state()
             if (state.get("game") or {}).get("game_id") == self._game_id:
                 return
-            self.stop_event.wait(0.1)
+            self._sleep(0.1)

@@ -11,7 +11,8 @@ import httpx
 import pytest
 from waiting import wait_until
 
-from engine.app.demo.stack import DemoOptions, DemoStack
+from demo_stacks import running_demo
+from engine.app.demo.stack import DemoStack
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes
 
@@ -20,12 +21,8 @@ PIN = "432177"
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Iterator[DemoStack]:
-    stack = DemoStack(DemoOptions(port=0, pace=0, players=2, seed=5, linger=30, pin=PIN,
-                                  data_dir=tmp_path / "demo"), say=lambda _: None)
-    try:
-        yield stack.start()
-    finally:
-        stack.stop()
+    with running_demo(tmp_path / "demo", seed=5, pin=PIN) as stack:
+        yield stack
 
 
 def _game(http: httpx.Client) -> dict[str, Any]:
@@ -40,9 +37,14 @@ def _switch(http: httpx.Client, body: dict[str, Any]) -> str:
     # As the page does: the ended game seen (by the dashboard too) before the next is started.
     wait_until(lambda: _status(http) not in ("playing", "dealing"), 60, "the game ended")
     # As the page does too: the dashboard may not have seen the end yet (game_in_progress).
-    reply = wait_until(lambda: (r := http.post("/api/host/new_game", json=body)).status_code
-                       == 200 and r, 60, "the new game accepted",
-                       report=lambda: http.post("/api/host/new_game", json=body).text)
+    last: list[httpx.Response] = []
+
+    def accepted() -> httpx.Response | None:
+        last[:] = [http.post("/api/host/new_game", json=body)]
+        return last[0] if last[0].status_code == 200 else None
+
+    reply = wait_until(accepted, 60, "the new game accepted",
+                       report=lambda: last[0].text if last else "no answer")
     game_id: str = reply.json()["data"]["game_id"]
     wait_until(lambda: _game(http).get("game_id") == game_id, 60, "the new game on the table")
     return game_id
