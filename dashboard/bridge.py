@@ -239,8 +239,11 @@ class Bridge:
     def _stale(self, model: WireModel) -> bool:
         """A word from an engine whose claim of the table is older than one already heard
         (a stopped or cut-off engine that woke up): ignored."""
-        fence = getattr(model, "fence", None)
-        if fence is None:
+        return self._stale_fence(getattr(model, "fence", None))
+
+    def _stale_fence(self, fence: object) -> bool:
+        """`_stale` for a payload read untyped (another game's view): its ``fence``."""
+        if not isinstance(fence, int):
             return False
         with self._lock:
             if fence < self._fence:
@@ -282,6 +285,8 @@ class Bridge:
     def _on_seat_raw(self, topic: str, payload: bytes) -> None:
         game, data = self._game_of(topic, payload)
         if data is not None:
+            if self._stale_fence(data.get("fence")):
+                return
             seat, view = data.get("seat"), data.get("view")
             if isinstance(seat, int) and 0 <= seat < N_SEATS and isinstance(view, dict) \
                     and (view.get("me", seat) == seat):
@@ -317,15 +322,6 @@ class Bridge:
         if out.game_id:
             self.secrets.ensure(out.game_id)
         self.broadcast()
-
-    def _stale_fence(self, fence: object) -> bool:
-        if not isinstance(fence, int):
-            return False
-        with self._lock:
-            if fence < self._fence:
-                return True
-            self._fence = fence
-        return False
 
     def _on_public(self, topic: str, model: WireModel) -> None:
         if not isinstance(model, GamePublic) or self._stale(model):
@@ -468,11 +464,29 @@ class Bridge:
             hub_change=self.hub_change,
         )
 
-    def table_game(self) -> GameDefinition:
-        """The game the table plays: the one its view names, else the configured one."""
+    def game_in_progress(self) -> str | None:
+        """The id of the game the engine has in progress (being dealt or played), of
+        whichever game the table plays, else None."""
         with self._lock:
-            named = (self.other.game if self.other is not None
-                     else self.public.game if self.public is not None else None)
+            public, other = self.public, self.other
+        if other is not None:
+            table = other.view.get("table")
+            status = table.get("status") if isinstance(table, dict) else None
+            return other.game_id if status in ("dealing", "playing") else None
+        if public is None or public.game_id is None or public.view.over:
+            return None
+        info = public.view.table
+        if info is not None and info.status not in ("dealing", "playing"):
+            return None
+        return public.game_id
+
+    def table_game(self) -> GameDefinition:
+        """The game the table plays: its game's (the view of a table that has had no game
+        yet names none: an engine's empty table is the default game's), else the configured
+        one."""
+        with self._lock:
+            view = self.other if self.other is not None else self.public
+            named = view.game if view is not None and view.game_id else None
         return games.get(named if named in games.game_ids() else self.settings.game)
 
     def table_state(self) -> TableState:
