@@ -72,6 +72,10 @@ class Publishing(Alerts):
         game_id = interp.game_id
         if outcome.changed:
             turn = interp.turn
+            # The game's view is new (an action, an undo, a start or end, a chip tapped into a
+            # basket): so may each seat's be. Else only the table's state moved (a card lifted).
+            cached = runtime.rules_json
+            game_changed = cached is None or cached[0] is not interp.rules_view()
             fence, allowed = speaks_for(self.ownership, self.store.claims, self.config.base,
                                         topics.game_public)
             if not allowed:  # (said once, by `_publish`)
@@ -88,8 +92,7 @@ class Publishing(Alerts):
                 runtime.turn = turn
                 if self.config.hub_io:
                     self._hub_command(runtime, api.TURN, TurnArgs(seat=turn))
-            if (outcome.actions or outcome.started or outcome.ended or outcome.undone
-                    or not runtime.sent_seats):  # a seat's own view changes with the game
+            if game_changed or not runtime.sent_seats:
                 self._publish_seats(runtime, outcome, game_id, now)
         if "lay_out" in runtime.hub_capabilities:
             self._lay_out(runtime, outcome)
@@ -112,12 +115,8 @@ class Publishing(Alerts):
 
     def _lay_out(self, runtime: TableRuntime, outcome: Outcome) -> None:
         """A table that lays itself out (the hub's ``lay_out`` capability) is asked to, when
-        the game changed without its readers: after an undo, carried out physically (its
-        sensor events then clear the alerts), and at a game's end (a Vanesco kept as the last
-        card sends tops out of the game that nobody taps any more, and the last card goes
-        from the pad to its cauldron). At a start, with pawn sensors, its pawns go to their
-        start, as the deal laid the cards (people then move them; a wrong move gets its
-        G3/G4 alert)."""
+        the game changed without its readers (after an undo, at a game's end or start): the
+        game says how (`Interpreter.layouts`)."""
         for layout in runtime.interp.layouts(outcome):
             self._hub_command(runtime, api.LAYOUT, layout)
 

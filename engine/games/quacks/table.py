@@ -469,7 +469,10 @@ class QuacksInterpreter:
         before = len(table.game.log)
         outcome = table.pad(seat, sensed.piece, sensed.kind == "placed")
         if outcome.ok and not outcome.events and len(table.game.log) == before:
-            return Changes(changed=bool(outcome.basket))  # a chip into the basket, or nothing
+            if not outcome.basket:
+                return Changes()
+            self._changed()  # a chip into the basket: the shop's views show it
+            return Changes(changed=True)
         return self._done(outcome, seat, sensed.ts, Changes(), before)
 
     def resync(self, seen: Mapping[str, str], pawns: Sequence[int] | None,
@@ -506,6 +509,7 @@ class QuacksInterpreter:
             self._check(table.undo(), None)
             out.undone = before - len(table.game.log)
             out.undone_text = f"took back the last action ({out.undone})"
+            out.cleared.extend(self.alerts.values())  # (the screens take them down)
             self.alerts.clear()
         else:
             assert isinstance(typed, PlayArgs)
@@ -535,11 +539,15 @@ class QuacksInterpreter:
         self.status = TableStatus.PLAYING
         self.game_id = args.game_id
         self.inputs = 0
+        out.cleared.extend(self.alerts.values())
         self.alerts.clear()
         out.started = True
 
     def _play(self, args: PlayArgs, asking: int | None, ts: float, out: Changes) -> None:
         table = self._playing()
+        if args.seat is not None and asking is not None and args.seat != asking:
+            raise Refused(f"play {args.verb}: seat {asking + 1} cannot move for seat "
+                          f"{args.seat + 1}", code="not_your_seat", rule="Q29")
         seat = args.seat if args.seat is not None else asking
         if seat is None:
             raise Refused(f"play {args.verb}: say which seat (args.seat)", code="bad_args",

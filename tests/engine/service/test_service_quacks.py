@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from engine.games import get
 from engine.games.base import Refused
 from engine.games.quacks.bots.policies import make_bot
 from engine.games.quacks.rules import action_from_wire, to_wire
+from engine.games.quacks.rules.catalogue import kind_of
 from engine.games.quacks.table import QuacksInterpreter
 from engine.service.service import EngineService, ServiceConfig
 from engine.wire.api import HintAnswer, HistoryAnswer
@@ -65,9 +67,9 @@ def _service(folder: Path) -> tuple[EngineService, Wire]:
 
 
 def bot_turns(service: EngineService, wire: Wire, seats: int, rng: random.Random,
-              limit: int) -> int:
+              limit: int, until: Callable[[], bool] = lambda: False) -> int:
     """Bots play from what their seat's topic says (its view and moves) until the game is
-    over or `limit` moves were made; the number of moves."""
+    over, `until()` holds, or `limit` moves were made; the number of moves."""
     topics = Topics(TABLE)
     bots = [make_bot("push" if s % 2 else "greedy") for s in range(seats)]
     moves = 0
@@ -76,6 +78,8 @@ def bot_turns(service: EngineService, wire: Wire, seats: int, rng: random.Random
             return moves
         moved = False
         for seat in range(seats):
+            if until():
+                return moves
             view = wire.last[topics.game_seat(seat)]["view"]
             if not view["options"]:
                 continue
@@ -111,6 +115,8 @@ def test_a_quacks_game_is_chosen_at_new_game_and_played_through_the_service(
             model = parse_payload(topic, raw)
             assert isinstance(model, GamePublicBase | GameSeatBase) and model.game == "quacks"
             assert type(model) in (public_model("quacks"), seat_model("quacks"))
+            spaced = json.dumps(json.loads(raw)).encode()  # another writer's spacing
+            assert type(parse_payload(topic, spaced)) is type(model)
     for topic, data in wire.all:
         if topic == topics.game_public:
             assert not keys_of(data["view"]) & SECRET_KEYS, topic
@@ -219,4 +225,59 @@ def test_a_quacks_seat_asks_a_hint_and_a_follower_the_history(tmp_path: Path) ->
     drawn = [a for m in messages for a in m.actions]
     followed = [a for t, d in wire.all if t == Topics(TABLE).game_events for a in d["actions"]]
     assert drawn == followed and [a["seat"] for a in drawn] == [0, 1]
+    service.stop()
+
+
+def test_Q22_a_chip_tapped_into_the_basket_shows_on_its_seat_and_the_table(
+        tmp_path: Path) -> None:
+    """A bought chip tapped on the pad waits in the seat's basket while a second may
+    follow: the seat's phone and the big screen show it at once (the shop's views)."""
+    service, wire = _service(tmp_path)
+    topics = Topics(TABLE)
+    service.command(TABLE, "new_game", {"game": "quacks", "players": 2,
+                                        "fortune_cards": False, "seed": 11})
+
+    def two_chips(seat: int) -> list[str]:
+        options = wire.last[topics.game_seat(seat)]["view"]["options"]
+        return next((o["chips"] for o in options
+                     if o["type"] == "buy" and len(o["chips"]) == 2), [])
+
+    # Seeded bag and bots: the same first shop every run.
+    bot_turns(service, wire, 2, random.Random(5), limit=500,
+              until=lambda: any(two_chips(s) for s in range(2)))
+    seat = next(s for s in range(2) if two_chips(s))
+    interp = service.tables[TABLE].interp
+    assert isinstance(interp, QuacksInterpreter) and interp.game is not None
+    kind = kind_of(two_chips(seat)[0])
+    chip = min(c for c in get("quacks").catalogue.pieces
+               if kind_of(c) == kind and interp.game.where(c) == "supply")
+    service.receive(TABLE, HubEvent(hub_id="hub-test", epoch="e1", seq=1, ts=1000.0,
+                                    kind="pad", action="placed", uid="04000000000001",
+                                    card_id=chip, seat=seat))
+    assert wire.last[topics.game_seat(seat)]["view"]["basket"] == [chip]
+    assert wire.last[topics.game_public]["view"]["baskets"][str(seat)] == [chip]
+    service.stop()
+
+
+def test_the_host_undo_takes_a_quacks_alert_down_from_the_screens(tmp_path: Path) -> None:
+    """An alert cleared by the host's undo is said on game/alert (inactive): the screens
+    take it down, as they do when the seat's next tap clears it."""
+    service, wire = _service(tmp_path)
+    topics = Topics(TABLE)
+    service.command(TABLE, "new_game", {"game": "quacks", "players": 2, "fortune_cards": False})
+    interp = service.tables[TABLE].interp
+    assert isinstance(interp, QuacksInterpreter) and interp.game is not None
+    game = interp.game
+    own = next(c for c in get("quacks").catalogue.pieces if game.where(c) == "bag:0")
+    other = next(c for c in get("quacks").catalogue.pieces if game.where(c) == "bag:1")
+    for seq, chip in ((1, own), (2, other)):  # a draw, then another seat's chip: refused
+        service.receive(TABLE, HubEvent(hub_id="hub-test", epoch="e1", seq=seq,
+                                        ts=1000.0 + seq, kind="pad", action="placed",
+                                        uid=f"04{seq:012X}", card_id=chip, seat=0))
+    raised = [d for t, d in wire.all if t == topics.game_alert and d["active"]]
+    assert raised and raised[-1]["seat"] == 0
+    service.command(TABLE, "undo", {})
+    alerts = [d for t, d in wire.all if t == topics.game_alert]
+    assert alerts[-1]["alert_id"] == raised[-1]["alert_id"] and not alerts[-1]["active"]
+    assert wire.last[topics.game_public]["view"]["table"]["alerts"] == []
     service.stop()

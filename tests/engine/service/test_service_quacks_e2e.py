@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hidden import keys_of
 from hub_events import signed
 from test_service_mqtt import Watcher, _publish
-from test_service_quacks import SECRET_KEYS, keys_of, move_of
+from test_service_quacks import SECRET_KEYS
 
+from engine.app.demo.moves import move_of
 from engine.games import get
 from engine.games.quacks.bots.policies import make_bot
 from engine.games.quacks.rules import Draw, action_from_wire, to_wire
