@@ -163,11 +163,11 @@ class Commands(HubIntake):
                           "(command end)", code="game_in_progress")
         named: dict[str, object] = {"game_id": time.strftime(
             "%Y%m%d-%H%M%S", time.gmtime(ts)) + f"-{len(runtime.store.games()) + 1}"}
-        if args.recipe_cards is None and args.seed is None:
-            # Dealt here, so no seat's secret crosses the broker in a command (G11): each
-            # seat sees its own on game/seat/<n> only. Stored with the command for replay.
-            named.update(games.get(args.game).secret_setup(args.config_wire(),
-                                                           random.SystemRandom()))
+        # Dealt here, so no seat's secret crosses the broker in a command (G11): each seat
+        # sees its own on game/seat/<n> only. Stored with the command for replay. What the
+        # command gives itself (a scripted game's recipes or seed) stands.
+        secret = games.get(args.game).secret_setup(args.config_wire(), random.SystemRandom())
+        named.update({k: v for k, v in secret.items() if getattr(args, k, None) is None})
         # The table's interpreter is its game's: another game, another interpreter, from
         # what the readers hold now (a restart does the same from the stored command).
         observed_game = runtime.interp.plays
@@ -176,11 +176,11 @@ class Commands(HubIntake):
                   else games.get(args.game).interpreter(runtime.name, observed))
         answer = self._run(runtime, "new_game", args.model_copy(update=named), asking.seat, ts,
                            observed, interp)
-        if interp is not None and runtime.interp is interp and interp.plays != observed_game:
+        if runtime.interp is interp and interp.plays != observed_game:
             # Another game's readers (a Quacks table's pads, a Glastonbury deal on the
             # grid): what they hold is not in the old game's observations. The hub's
-            # snapshot, asked now and taken whole (no cursor), tells the new game.
-            runtime.cursors.clear()
+            # snapshot, asked now and taken whole, tells the new game.
+            runtime.resync_next = True
             self._hub_command(runtime, SNAPSHOT, {})
         return answer
 
@@ -252,7 +252,7 @@ class Commands(HubIntake):
         try:
             suggestion = interp.hint(seat, args.level, args.lang)
         except Refused as exc:  # its own turn with nothing to choose (a refill): no_choice_now
-            raise Refused(f"hint: {exc.message}", code=exc.code) from None
+            raise Refused(f"hint: {exc.message}", code=exc.code, rule=exc.rule) from None
         return HintAnswer.model_validate(suggestion)
 
     @staticmethod

@@ -220,10 +220,11 @@ class HubIntake(Persistence):
         runtime = self.table(table)
         runtime.hub_capabilities = frozenset(model.capabilities)
         cursor = runtime.cursors.get(model.hub_id)
-        if cursor is None or cursor.epoch != model.epoch or _renamed(runtime, model, cursor):
-            # A hub not followed from its start (a new engine, a reset outbox), or its tag
-            # map changed under cards lying on the grid: take what its readers see now,
-            # then follow its events from there.
+        if (cursor is None or cursor.epoch != model.epoch or _renamed(runtime, model, cursor)
+                or (runtime.resync_next and model.last_seq >= cursor.last)):
+            # A hub not followed from its start (a new engine, a reset outbox), its tag map
+            # changed under cards lying on the grid, or the table switched games: take what
+            # its readers see now, then follow its events from there.
             interp = runtime.interp
             outcome = interp.resync(snapshot_state(model), model.pawns, model.ts)
             try:
@@ -234,6 +235,7 @@ class HubIntake(Persistence):
                 self._degrade(runtime, write_trouble(exc))
                 return  # the hub's next snapshot (every few seconds) comes again
             runtime.cursors[model.hub_id] = HubCursor(model.epoch, model.last_seq)
+            runtime.resync_next = False
             self.stats["resyncs"] = self.stats.get("resyncs", 0) + 1
             self.publish_views(runtime, outcome)
             return

@@ -97,6 +97,9 @@ class TableRuntime:
             hub: HubCursor(epoch, seq) for hub, (epoch, seq) in store.hub_positions().items()
         }
         self.turn: int | None = None
+        # A new game of another game: the old game's observations do not cover the new one's
+        # readers, so the hub's next snapshot is taken whole, whatever the cursors say.
+        self.resync_next = False
         # What each seat's retained view says now (game, fence, view): published on change.
         self.sent_seats: dict[int, tuple[str | None, int | None, object]] = {}
         # The observer's public view and its JSON, made once per change of the game.
