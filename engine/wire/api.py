@@ -59,6 +59,7 @@ from engine.wire.contract import (
     Prompt,
     ReaderSeen,
     WireError,
+    game_title,
 )
 
 Seat = Annotated[int, Field(ge=0, lt=N_SEATS)]
@@ -142,7 +143,7 @@ def new_game_args(game: str) -> type[NewGameBase]:
     options = get_game(game).options
     fields: dict[str, Any] = {name: (info.annotation, info)
                               for name, info in options.model_fields.items()}
-    model = create_model(f"NewGameArgs{'' if game == DEFAULT_GAME else game.title()}",
+    model = create_model(f"NewGameArgs{'' if game == DEFAULT_GAME else game_title(game)}",
                          __base__=NewGameBase, __doc__=NewGameBase.__doc__, **fields)
     return model
 
@@ -796,16 +797,12 @@ def api_models() -> Iterator[tuple[str, type[BaseModel] | Any]]:
         yield name, model
 
 
-def _title(game: str) -> str:
-    return "".join(p.title() for p in game.split("_"))
-
-
 def _move_models() -> dict[str, type[BaseModel]]:
     """Each game's ``cmd/play`` moves' models, by schema name (``QuacksAnswerMove``)."""
     out: dict[str, type[BaseModel]] = {}
     for game in get_games():
         for model in game.moves.values():
-            out[f"{_title(game.id)}{model.__name__}"] = model
+            out[f"{game_title(game.id)}{model.__name__}"] = model
     return out
 
 
@@ -845,6 +842,5 @@ def api_document() -> dict[str, Any]:
             "gestures": {a: g.__name__ for a, g in _BY_ACTION.items()},
             "events": {"game/events": GameEvents.__name__},
             # cmd/play's moves, each game's: verb -> its args' model
-            "moves": {g.id: {verb: next(n for n, m in _move_models().items()
-                                        if m is model and n.startswith(_title(g.id)))
+            "moves": {g.id: {verb: f"{game_title(g.id)}{model.__name__}"
                              for verb, model in g.moves.items()} for g in get_games()}}

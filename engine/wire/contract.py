@@ -571,7 +571,8 @@ _PUBLIC_MODELS: dict[str, type[GamePublicBase]] = {DEFAULT_GAME: GamePublic}
 _SEAT_MODELS: dict[str, type[GameSeatBase]] = {DEFAULT_GAME: GameSeat}
 
 
-def _title(game: str) -> str:
+def game_title(game: str) -> str:
+    """A game's id as the prefix of its models' names (``quacks`` -> ``Quacks``)."""
     return "".join(part.title() for part in re.split(r"[^A-Za-z0-9]+", game))
 
 
@@ -583,7 +584,7 @@ def public_model(game: str) -> type[GamePublicBase]:
         views = games.get(game).views
         view = create_model(f"{views.public.__name__}Table", __base__=views.public,
                             table=(TableInfo | None, None))
-        found = create_model(f"GamePublic{_title(game)}", __base__=GamePublicBase,
+        found = create_model(f"GamePublic{game_title(game)}", __base__=GamePublicBase,
                              __doc__=f"``game/public`` of a {game} table.",
                              view=(view, ...), fence=_FENCE)
         found.GAME = game
@@ -595,7 +596,7 @@ def seat_model(game: str) -> type[GameSeatBase]:
     """``game/seat/<n>``'s model for a table of ``game`` (its `GameViews.seat`)."""
     found = _SEAT_MODELS.get(game)
     if found is None:
-        found = create_model(f"GameSeat{_title(game)}", __base__=GameSeatBase,
+        found = create_model(f"GameSeat{game_title(game)}", __base__=GameSeatBase,
                              __doc__=f"``game/seat/<n>`` of a {game} table.",
                              view=(games.get(game).views.seat, ...), fence=_FENCE)
         found.GAME = game
@@ -603,7 +604,8 @@ def seat_model(game: str) -> type[GameSeatBase]:
     return found
 
 
-_GAME_IN: Final = re.compile(rb'"game":"([^"\\]{1,32})"')
+# (any JSON writer's spacing: ``"game": "quacks"`` names Quacks too)
+_GAME_IN: Final = re.compile(rb'"game"\s*:\s*"([^"\\]{1,32})"')
 
 
 def _model_of(model: type[WireModel], payload: bytes | bytearray | str) -> type[WireModel]:
