@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal, get_args
 
 from engine.games.glastonbury.bots.base import Bot, BotError, Memory, Observation, observe_game
 from engine.games.glastonbury.bots.greedy import GreedyBot, declinatio_target
@@ -21,6 +21,7 @@ from engine.games.glastonbury.rules.game import Game, Phase
 from engine.games.glastonbury.rules.names import seat_name
 
 Level = Literal["search", "greedy"]
+LEVELS: Final[tuple[Level, ...]] = get_args(Level)  # the bots that give hints
 HINT_SIMULATIONS = 120  # a hint may think a little longer than a tournament move
 
 
@@ -73,8 +74,8 @@ def hint(
     """What `seat` should do now, by the `level` bot, with the reason in `lang`.
 
     Raises `BotError` when the seat has nothing to decide (not its turn, game over)."""
-    if level not in ("search", "greedy"):
-        raise BotError(f"unknown hint level {level!r}; use 'search' or 'greedy'")
+    if level not in LEVELS:
+        raise BotError(f"unknown hint level {level!r}; use one of {', '.join(LEVELS)}")
     if lang not in LANGS:
         raise BotError(f"unknown language {lang!r}; use one of {', '.join(LANGS)}")
     if game.is_over():

@@ -1253,13 +1253,14 @@ class TableInterpreter:
         return DEFINITION.log_to_wire(self.game) if self.game is not None else None
 
     def hint(self, seat: int, level: str, lang: Lang) -> dict[str, JsonValue]:
+        from engine.games.glastonbury.bots.hints import LEVELS
         from engine.games.glastonbury.definition import DEFINITION
 
         game = self.game
         if game is None or self.status is not Status.PLAYING:
             raise Refused("no game is in progress: there is nothing to hint", code="no_game")
-        if level not in ("greedy", "search"):
-            raise Refused(f"level {level!r}: Glastonbury's hints are greedy or search",
+        if level not in LEVELS:
+            raise Refused(f"level {level!r}: Glastonbury's hints are {' or '.join(LEVELS)}",
                           code="bad_args")
         return DEFINITION.hint(game, seat, level, lang)
 
