@@ -118,7 +118,7 @@ class TableState(_Public):
 
     type: Literal["table"] = "table"
     table: str
-    table_game: str = Field(default="glastonbury",
+    table_game: str = Field(default=games.DEFAULT_GAME,
                             description="the game the table plays (engine.games id): a page "
                                         "served for another loads again")
     game: GamePublicOut | GameOtherOut | None
@@ -138,7 +138,7 @@ class SeatState(BaseModel):
 
     type: Literal["seat"] = "seat"
     seat: int
-    table_game: str = Field(default="glastonbury", description="the game the table plays")
+    table_game: str = Field(default=games.DEFAULT_GAME, description="the game the table plays")
     game_id: str | None
     colour: str | None = None
     memory_aid: bool = False

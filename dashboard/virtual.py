@@ -24,7 +24,7 @@ from dashboard.bridge import Bridge
 from dashboard.game import GAME
 from dashboard.models import VirtualPublic
 from engine.wire.api import SIM, BadArgs, SimResult
-from engine.wire.contract import GamePublic, SimTablePublic, WireModel
+from engine.wire.contract import SimTablePublic, WireModel
 
 log = logging.getLogger("cauldron.dashboard")
 HOST = "host"
@@ -40,16 +40,6 @@ class VirtualError(Exception):
         super().__init__(message)
         self.code = code
         self.params = params or {}
-
-
-def in_progress(public: GamePublic | None) -> str | None:
-    """The id of the game the engine has in progress (being dealt or played), else None."""
-    if public is None or public.game_id is None or public.view.over:
-        return None
-    table = public.view.table
-    if table is not None and table.status not in ("dealing", "playing"):
-        return None
-    return public.game_id
 
 
 def _older(view: SimTablePublic, than: SimTablePublic | None) -> bool:

@@ -12,7 +12,6 @@ from fastapi import APIRouter, status
 from dashboard.deps import BridgeDep, HostDep
 from dashboard.models import CommandResult, EnrolIn
 from dashboard.routers import Refusal, answered, host
-from dashboard.virtual import in_progress
 from engine.wire import api
 from engine.wire.api import EnrolArgs
 
@@ -33,7 +32,7 @@ router = APIRouter(prefix=host.router.prefix, tags=["host"], responses={
 def enrol(_: HostDep, bridge: BridgeDep, form: EnrolIn) -> CommandResult:
     args = EnrolArgs(action=form.action)
     if form.action == "start":
-        if in_progress(bridge.public) is not None:
+        if bridge.game_in_progress() is not None:
             # While enrolling, the chosen pad's taps are enrolment, not play.
             raise Refusal(status.HTTP_409_CONFLICT, "a game is in progress: end it first "
                           "(enrolment takes over a seat's pad)", "game_in_progress")

@@ -20,7 +20,7 @@ from dashboard.models import (
     new_game_in,
 )
 from dashboard.routers import Refusal, answered
-from dashboard.virtual import VirtualError, in_progress
+from dashboard.virtual import VirtualError
 from engine import games
 from engine.games.base import Refused, UnknownGame
 from engine.wire import api
@@ -116,7 +116,7 @@ def new_game(_: HostDep, bridge: BridgeDep, request: Request,
         # The cards first, the engine after: the simulated hub answers once its readers saw
         # the whole deal, so the engine reads the new square, never half of the old one.
         assert virtual is not None
-        playing = in_progress(bridge.public)
+        playing = bridge.game_in_progress()
         if playing is not None:
             raise Refusal(status.HTTP_409_CONFLICT,
                           f"game {playing} is in progress: end it first", "game_in_progress")

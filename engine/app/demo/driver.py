@@ -115,7 +115,7 @@ class DriverConfig:
     pin: str
     table: str
     bot: str = "greedy"
-    game: str = "glastonbury"
+    game: str = games.DEFAULT_GAME
     options: dict[str, Any] = field(default_factory=dict)  # the set-up of the demo's games
     players: int = 4
     pace: float = 0.6  # seconds per gesture; 0: as fast as the table confirms

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datadir import data_dir
+from engine.games import DEFAULT_GAME
 
 log = logging.getLogger("cauldron.demo")
 
@@ -84,7 +85,7 @@ class DemoOptions:
     mqtt: str | None = None  # None: the embedded amqtt broker on a free port
     table: str = "demo"
     bot: str = "greedy"
-    game: str = "glastonbury"  # the game the demo's own games play (engine.games id)
+    game: str = DEFAULT_GAME  # the game the demo's own games play (engine.games id)
     options: dict[str, Any] = field(default_factory=dict)  # its set-up (`--option`)
     players: int = 4
     pace: float = 0.6
