@@ -341,7 +341,7 @@ class EnrolStep:
 class ChipEnrolment:
     """Enrolment by kind (issue 23): the host names a kind (`white-1`), then every chip of
     that kind is tapped in a row on one pad; each tap takes the kind's next free serial.
-    219 chips are 18 runs of taps, not 219 look-ups. When a kind is complete the next kind
+    216 chips are 18 runs of taps, not 216 look-ups. When a kind is complete the next kind
     of the catalogue that is not is asked for. Spares (`spare`) enrol at any time as the
     tag of a chip they replace (D1: a spare is no extra chip)."""
 

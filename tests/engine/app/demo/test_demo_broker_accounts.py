@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 import paho.mqtt.client as paho
 import pytest
+from demo_stacks import running_demo
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.reasoncodes import ReasonCode
 from waiting import wait_for
 
-from demo_stacks import running_demo
 from engine.app.demo.stack import DemoStack
 from engine.wire.contract import Topics
 from engine.wire.mqtt import BrokerUrl, accepts_anonymous

@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
+from demo_stacks import running_demo
 from waiting import wait_until
 
-from demo_stacks import running_demo
 from engine.app.demo.stack import DemoStack
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from demo_stacks import running_demo
 from waiting import wait_until
 
-from demo_stacks import running_demo
 from engine.games.glastonbury.table.pawn_check import pawn_problems
 
 pytestmark = pytest.mark.e2e  # the whole table, as processes

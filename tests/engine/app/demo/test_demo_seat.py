@@ -11,11 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
+from demo_stacks import running_demo
 from waiting import wait_until
 from websockets.sync.client import connect
 
 from dashboard.deps import SEAT_HEADER
-from demo_stacks import running_demo
 from engine.app.demo.stack import DemoOptions, DemoStack
 from hub.backends.sim import GESTURE_INPUTS
 
