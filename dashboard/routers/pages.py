@@ -40,7 +40,9 @@ def render(request: Request, name: str, lang: Lang, page: str, **extra: Any) -> 
     virtual = settings.virtual and offers(game, "virtual")
     boot = {**bundle(lang, family_renames(settings.data_dir), game),
             "game": page_game(game, page, lang),
-            "page": page, "virtual": virtual, **extra}
+            "page": page, "virtual": virtual,
+            # a virtual table at all (the host form's deal, whatever game the table plays now)
+            "virtual_table": settings.virtual, **extra}
     response = TEMPLATES.TemplateResponse(
         request,
         name,

@@ -275,7 +275,11 @@ function showGame() {
   if (!hooks.readOptions) { msgEl.hidden = true; document.getElementById("start").disabled = false; }
   // A game with no virtual table is dealt at the table (its pieces are not on readers).
   const entry = (BOOT.games || []).find((g) => g.id === chosen.dataset.game);
-  for (const o of document.querySelectorAll("#deal option[value='virtual']")) o.disabled = !!entry && !entry.virtual;
+  const deal = /** @type {HTMLSelectElement} */ (document.getElementById("deal"));
+  for (const o of deal.querySelectorAll("option[value='virtual']")) {
+    o.disabled = !!entry && !entry.virtual;
+    if (o.disabled && deal.value === "virtual") deal.value = deal.options[0].value;
+  }
 }
 
 /* A game's options from the fields made of its options model (`option_fields`): a number,
@@ -326,7 +330,9 @@ async function endAndStart(body, started) {
 }
 
 {
-  if (!BOOT.virtual) for (const o of document.querySelectorAll("#deal option[value='virtual'], #deal option[value='auto']")) o.remove();
+  // No virtual table at all: the cards are dealt at the table (the table's game may have no
+  // virtual page while the host starts one that has: BOOT.virtual is the table's game's).
+  if (!BOOT.virtual_table) for (const o of document.querySelectorAll("#deal option[value='virtual'], #deal option[value='auto']")) o.remove();
   showGame();
   const chooser = document.getElementById("game");
   if (chooser) chooser.addEventListener("change", showGame);

@@ -140,3 +140,33 @@ def test_the_pages_of_a_quacks_table_load_its_fragments(quacks_dash: Dash,
         assert errors == [], errors
     finally:
         context.close()
+
+
+@pytest.fixture
+def quacks_virtual_dash(mqtt_broker: str, table_id: str, tmp_path: Any) -> Any:
+    """A served demo-like dashboard (a virtual table) of a table that plays Quacks."""
+    from dashkit import make_dash
+
+    yield from make_dash(mqtt_broker, table_id, tmp_path, serve=True, game="quacks",
+                         virtual=True)
+
+
+def test_a_game_with_a_virtual_table_is_dealt_on_it_from_another_games_table(
+        quacks_virtual_dash: Dash, browser: Any) -> None:
+    """The host page of a Quacks table (no virtual page) starting Glastonbury on the demo's
+    table: the deal is the virtual table's (auto), not "at the table", where nobody can
+    deal; Quacks itself has no virtual deal to choose."""
+    page = host_page(browser, quacks_virtual_dash, "en")
+    try:
+        page.evaluate("document.querySelector('#new-game-box').open = true")
+        assert page.input_value("#game") == "quacks"
+        deals = "els => els.filter(o => !o.disabled).map(o => o.value)"
+        assert page.eval_on_selector_all("#deal option", deals) == ["auto", "table"]
+        page.select_option("#game", "glastonbury")
+        assert page.eval_on_selector_all("#deal option", deals) == ["auto", "virtual", "table"]
+        assert page.input_value("#deal") == "auto"
+        page.select_option("#deal", "virtual")
+        page.select_option("#game", "quacks")  # a virtual deal Quacks has not: back to auto
+        assert page.input_value("#deal") == "auto"
+    finally:
+        page.context.close()
