@@ -428,6 +428,19 @@ def _redacted(config: HubConfig) -> str:
     return BrokerUrl.parse(config.mqtt).redacted()
 
 
+def _pad_backend(args: argparse.Namespace, config: HubConfig) -> tuple[ReaderBackend, int]:
+    """A back-end of the enrolling tool's own (opened, with an empty tag map: it reads UIDs)
+    and the reader of ``--pad``."""
+    from hub.tagmap import TagMap
+
+    backend = _backend_for(config, TagMap())
+    try:
+        return backend, backend.layout.pad_reader(args.pad)
+    except ValueError as exc:
+        backend.close()
+        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
+
+
 def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     import select
 
@@ -440,12 +453,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
         tagmap = TagMap.load(config.tagmap_path)
     except TagMapError as exc:
         raise CliError(str(exc)) from None
-    backend = _backend_for(config, TagMap())
-    try:
-        pad = backend.layout.pad_reader(args.pad)
-    except ValueError as exc:
-        backend.close()
-        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
+    backend, pad = _pad_backend(args, config)
     try:
         enrolment = Enrolment(tagmap, order=enrolment_order(), backend=backend, reader=pad,
                               write_tags=args.write)
@@ -495,12 +503,7 @@ def _enroll_spare(args: argparse.Namespace, config: HubConfig) -> int:
         spare = Spare.of(tagmap, args.spare)
     except (TagMapError, SpareError) as exc:
         raise CliError(str(exc)) from None
-    backend = _backend_for(config, TagMap())
-    try:
-        pad = backend.layout.pad_reader(args.pad)
-    except ValueError as exc:
-        backend.close()
-        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
+    backend, pad = _pad_backend(args, config)
     steps = _sim_steps(args, backend)
     stop = threading.Event()
     if steps:
