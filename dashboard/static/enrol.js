@@ -7,16 +7,15 @@ import { CAT, api, catalogueOf, enrolWords, esc, gameT, gameTn, refusalText, t }
 
 const box = document.getElementById("enrol-controls");
 const pinNow = () => sessionStorage.getItem("cauldron-host-pin") || "";
-let drawnFor;  // the hub's game the controls are worded for
-let cat = CAT;
+let cat = null;  // the page catalogue the controls are worded for (the hub's game's)
 let said = null;
 
-/* The controls in the words of the hub's game, the choices kept. */
-function draw(game) {
-  drawnFor = game;
-  cat = catalogueOf(game);
+/* The controls in the words of catalogue `next`, the choices kept. */
+function draw(next) {
+  cat = next;
   const seat = document.getElementById("enrol-seat");
-  const before = { seat: seat ? seat.value : "1", text: said ? said.textContent : "", error: !!said && said.classList.contains("error") };
+  const piece = document.getElementById("enrol-spare-piece");
+  const before = { seat: seat ? seat.value : "1", piece: piece ? piece.value : "", text: said ? said.textContent : "", error: !!said && said.classList.contains("error") };
   const w = (key) => esc(gameT(key, undefined, cat));
   box.innerHTML =
     `<label for="enrol-seat">${w("enrol_pad")}</label>` +
@@ -29,13 +28,15 @@ function draw(game) {
     `<button type="button" class="btn" data-enrol="spare">${w("enrol_spare")}</button></div>` +
     `<p id="enrol-spares" role="status"></p><p id="enrol-said" role="status"></p>`;
   document.getElementById("enrol-seat").value = before.seat;
+  const pieces = document.getElementById("enrol-spare-piece");
+  if ((cat.spares || []).some((s) => s.id === before.piece)) pieces.value = before.piece;
   said = document.getElementById("enrol-said");
   said.textContent = before.text;
   said.classList.toggle("error", before.error);
 }
 
 if (box) {
-  draw(null);
+  draw(CAT);
   box.addEventListener("click", async (ev) => {
     const action = ev.target instanceof Element ? ev.target.getAttribute("data-enrol") : null;
     if (!action) return;
@@ -58,12 +59,13 @@ async function follow() {
   if (pinNow()) {
     try {
       const en = await api("GET", "/api/host/enrolment", undefined, { "X-Host-Pin": pinNow() });
-      if (en && (en.game || null) !== drawnFor) draw(en.game || null);
+      const hubs = catalogueOf(en && en.game);
+      if (hubs !== cat) draw(hubs);
       if (en && en.message && !said.classList.contains("error")) said.textContent = enrolWords(en.said, en.message, cat);
       const running = !!(en && en.active);
       for (const b of box.querySelectorAll("[data-enrol]")) {
         const a = b.dataset.enrol;
-        // A spare waiting: only "Stop" (no spare then); enrolling: no spare (one pad at a time).
+        // A spare waiting: Stop (or another spare); enrolling: no spare (one pad at a time).
         if (a !== "start") b.disabled = a === "spare" ? running && !en.spare : !running || (!!en.spare && a !== "stop");
       }
       const spares = document.getElementById("enrol-spares");

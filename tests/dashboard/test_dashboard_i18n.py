@@ -92,7 +92,7 @@ def test_a_games_own_words_replace_shell_texts_that_exist_with_the_same_placehol
             assert set(re.findall(r"\{(\w+)\}", text)) == want, (game.id, key)
     quacks = games.get("quacks").page_catalogue(lang)["words"]
     assert {"enrol_pad", "enrol_enrolling", "enrol_spare_piece", "enrol_ended"} <= set(quacks)
-    assert not [k for k, v in quacks.items() if card in v.lower()]
+    assert not [k for k, v in quacks.items() if card in re.sub(r"\{\w+\}", "", v).lower()]
 
 
 @pytest.mark.parametrize(("query", "cookie", "accept", "want"), [

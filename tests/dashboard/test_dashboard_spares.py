@@ -94,7 +94,7 @@ def test_the_host_page_enrols_a_spare_chip_by_kind_in_french(
     """The host page: choose the kind and the pad, press "Enrol a spare", tap the chip: the
     page says each step in French with the chip's name (never an id, never "carte") and
     counts the spare."""
-    hub, sim = quacks_hub
+    _hub, sim = quacks_hub
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     name = QUACKS.names.piece(LOST, "fr")
