@@ -434,22 +434,18 @@ def _through_hub(config: HubConfig, purpose: str, live: Any, otherwise: str) -> 
 
 
 def _run_enroll(args: argparse.Namespace) -> int:
+    """The running hub enrols (or takes the spare); with none, this reads the pad itself."""
     config = _load_config(args, installed=True)
-    if args.spare is not None:
-        if not args.offline and not _sim_wanted(args):
-            result = _through_hub(config, "spare", lambda c: _spare_live(args, config, c),
-                                  "reading the pad directly (stop the hub first if it runs "
-                                  "elsewhere).")
-            if result is not None:
-                return result
-        return _enroll_spare(args, config)
+    spare = args.spare is not None
     if not args.offline and not _sim_wanted(args):
-        result = _through_hub(config, "enrol", lambda c: _enroll_live(args, config, c),
-                              "enrolling directly from the readers (stop the hub first if "
-                              "it runs elsewhere).")
+        live = _spare_live if spare else _enroll_live
+        result = _through_hub(config, "spare" if spare else "enrol",
+                              lambda c: live(args, config, c),
+                              "reading the pad directly (stop the hub first if it runs "
+                              "elsewhere).")
         if result is not None:
             return result
-    return _enroll_offline(args, config)
+    return _enroll_spare(args, config) if spare else _enroll_offline(args, config)
 
 
 def _sim_wanted(args: argparse.Namespace) -> bool:

@@ -10,6 +10,7 @@ from typing import get_args
 
 import pytest
 
+from dashboard.config import Lang
 from dashboard.i18n import negotiate
 from engine.games.glastonbury.rules.board import CORNER_POSITIONS
 from engine.games.glastonbury.rules.scoring import REASON_CODES, Measure
@@ -76,7 +77,7 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
 
 @pytest.mark.parametrize("lang", ["en", "fr", "de"])
 def test_a_games_own_words_replace_shell_texts_that_exist_with_the_same_placeholders(
-        lang: str) -> None:
+        lang: Lang) -> None:
     """A game's page catalogue words some shell texts its own way (`words`: Quacks'
     enrolment speaks of chips): each is a real key of the shell, with its placeholders, and
     Quacks' never says card."""

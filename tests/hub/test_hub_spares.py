@@ -11,39 +11,27 @@ import hmac
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from test_hub_enrol_mode import ask, live
+from test_hub_quacks import brewing, quacks
 from test_hub_service import fast_client, make_hub
 from waiting import wait_until
 
 from engine import games
-from engine.service.service import EngineService, ServiceConfig
 from engine.wire.auth import ensure_key, hub_mac_ok, keys_dir, sign_hub
 from engine.wire.contract import HubEvent, HubHealth, Topics
 from engine.wire.mqtt import WireClient
-from hub import game as hub_game
 from hub.backends.sim import SimulatedTable, virtual_box_tagmap
 from hub.layout import Layout
 from hub.service import Hub
 from hub.tagmap import TagMap
 
-__all__ = ["live"]  # the fixture, used by name
+__all__ = ["live", "quacks"]  # the fixtures, used by name
 
 QUACKS = games.get("quacks")
 NEW_TAG = "04BEEF00000001"
-
-
-@pytest.fixture
-def quacks() -> Iterator[None]:
-    hub_game.use("quacks")
-    try:
-        yield
-    finally:
-        hub_game.use(None)
 
 
 def whites() -> list[str]:
@@ -61,53 +49,42 @@ def test_a_spare_asked_in_a_quacks_game_takes_its_pads_next_tag_unseen_and_the_o
     lost = whites()[0]  # a kind's spare replaces its first chip when all have a tag
     old = box.uid_for(lost)
     assert old is not None
-    sim = SimulatedTable(Layout(), tagmap=box)
-    hub = make_hub(mqtt_broker, table_id, tmp_path / "o.sqlite", sim, box)
-    engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
-                                         tables=frozenset({table_id}),
-                                         name=f"eng-{table_id}")).start(wait=10)
-    events: list[HubEvent] = []
-    try:
-        with fast_client(mqtt_broker) as client:
-            topics = Topics(table_id)
-            client.subscribe(topics.hub_event, lambda _t, m: events.append(m)
-                             if isinstance(m, HubEvent) else None, wait=5)
-            reply = client.request(topics.cmd("new_game"), {"game": "quacks", "players": 2,
-                                                            "fortune_cards": False}, timeout=10)
-            assert reply.status == "ok", reply
-            interp = engine.tables[table_id].interp
-            asked = ask(client, table_id, "enrol", action="spare", pad=1, piece="white-1")
-            assert asked.status == "ok", asked
-            assert asked.data["active"] is True and asked.data["spare"] == lost
-            assert [s["code"] for s in asked.data["said"]] == ["spare_next"]
-            sim.place("pad:1", uid=NEW_TAG)
-            wait_until(lambda: ask(client, table_id, "enrol").data.get("spares") == 1, 10,
-                       "the spare enrolled")
-            status = ask(client, table_id, "enrol").data
-            assert status["active"] is False
-            assert status["said"] == [{"code": "spare_enrolled", "params": {
-                "uid": NEW_TAG, "card": lost, "old": old}}]
-            saved = TagMap.load(tmp_path / "tagmap.json")  # what the file holds
-            assert saved.card_for(NEW_TAG) == lost and saved.retired_for(old) == lost
-            sim.remove("pad:1")  # lifting the spare's tag is not reported either
-            # The old tag at play time: refused as retired (its own word), nothing drawn.
-            sim.place("pad:0", uid=old)
-            wait_until(lambda: any(e.uid == old for e in events), 10, "the old tag's event")
-            told = next(e for e in events if e.uid == old)
-            assert (told.kind, told.tag, told.card_id) == ("unknown_tag", "retired", None)
-            wait_until(lambda: [a.wire() for a in interp.active_alerts], 10, "the refusal")
-            (alert,) = [a.wire() for a in interp.active_alerts]
-            assert alert["params"] == {"code": "retired_tag", "pad": 0, "uid": old}
-            assert "retired" in str(alert["message"]) and alert["rule"] == "Q2"
-            assert not [e for e in events if e.uid == NEW_TAG]  # the spare's tap: unseen
-            # The new tag is the chip at once (no restart).
-            sim.remove("pad:0")
-            sim.place("pad:0", uid=NEW_TAG)
-            wait_until(lambda: any(e.uid == NEW_TAG for e in events), 10, "the new tag's event")
-            assert next(e for e in events if e.uid == NEW_TAG).card_id == lost
-    finally:
-        engine.stop()
-        hub.stop()
+    with brewing(mqtt_broker, table_id, tmp_path, box, Topics(table_id).hub_event) as (
+            _hub, sim, engine, told), fast_client(mqtt_broker) as client:
+
+        def event(uid: str) -> HubEvent | None:
+            return next((e for e in list(told) if isinstance(e, HubEvent) and e.uid == uid),
+                        None)
+
+        interp = engine.tables[table_id].interp
+        asked = ask(client, table_id, "enrol", action="spare", pad=1, piece="white-1")
+        assert asked.status == "ok", asked
+        assert asked.data["active"] is True and asked.data["spare"] == lost
+        assert [s["code"] for s in asked.data["said"]] == ["spare_next"]
+        sim.place("pad:1", uid=NEW_TAG)
+        wait_until(lambda: ask(client, table_id, "enrol").data.get("spares") == 1, 10,
+                   "the spare enrolled")
+        status = ask(client, table_id, "enrol").data
+        assert status["active"] is False
+        assert status["said"] == [{"code": "spare_enrolled", "params": {
+            "uid": NEW_TAG, "card": lost, "old": old}}]
+        saved = TagMap.load(tmp_path / "tagmap.json")  # what the file holds
+        assert saved.card_for(NEW_TAG) == lost and saved.retired_for(old) == lost
+        sim.remove("pad:1")  # lifting the spare's tag is not reported either
+        # The old tag at play time: refused as retired (its own word), nothing drawn.
+        sim.place("pad:0", uid=old)
+        said = wait_until(lambda: event(old), 10, "the old tag's event")
+        assert (said.kind, said.tag, said.card_id) == ("unknown_tag", "retired", None)
+        wait_until(lambda: [a.wire() for a in interp.active_alerts], 10, "the refusal")
+        (alert,) = [a.wire() for a in interp.active_alerts]
+        assert alert["params"] == {"code": "retired_tag", "pad": 0, "uid": old}
+        assert "retired" in str(alert["message"]) and alert["rule"] == "Q2"
+        assert event(NEW_TAG) is None  # the spare's tap: unseen
+        # The new tag is the chip at once (no restart).
+        sim.remove("pad:0")
+        sim.place("pad:0", uid=NEW_TAG)
+        new = wait_until(lambda: event(NEW_TAG), 10, "the new tag's event")
+        assert new.card_id == lost
 
 
 def test_a_spare_and_an_enrolment_never_share_the_pads_and_stop_ends_a_waiting_spare(
