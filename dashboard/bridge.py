@@ -439,8 +439,9 @@ class Bridge:
             with self._lock:
                 old = self.health
                 self.health = model
-            if old is None or (old.backend, old.degraded) != (model.backend, model.degraded):
-                self.broadcast()  # the status shows both
+            if old is None or ((old.backend, old.degraded, old.game)
+                               != (model.backend, model.degraded, model.game)):
+                self.broadcast()  # the status shows them
             self._notify(topic, model)
 
     # ------------------------------------------------------------ state for the pages
@@ -461,8 +462,16 @@ class Bridge:
             engine_degraded=self.engine_degraded,
             hub_degraded=(self.health.degraded.reason
                           if self.health and self.health.degraded else None),
+            hub_other_game=self.hub_other_game(),
             hub_change=self.hub_change,
         )
+
+    def hub_other_game(self) -> str | None:
+        """The game the hub serves when it is not the table's (None: the same, or a hub
+        that does not say): its readers cannot sense the table's game."""
+        health = self.health
+        served = health.game if health is not None else None
+        return served if served is not None and served != self.table_game().id else None
 
     def game_in_progress(self) -> str | None:
         """The id of the game the engine has in progress (being dealt or played), of

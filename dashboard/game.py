@@ -55,10 +55,13 @@ def host_games(lang: Lang, table: GameDefinition) -> list[dict[str, Any]]:
     fragment scripts, its own options markup (``<id>/host.html``) or the fields of its
     options model (`option_fields`, labelled by its page catalogue's ``option_labels`` in
     the page's language, else by the option's description), whether it has a virtual
-    table, and its page catalogue (its host fragment draws from it)."""
+    table, and its page catalogue (its host fragment draws from it, and the enrolment panel
+    names the pieces of the hub's game with it)."""
+    from dashboard.i18n import catalogue_for  # (dashboard.i18n imports this module)
+
     out = []
     for game in games.games():
-        catalogue = game.page_catalogue(lang)
+        catalogue = catalogue_for(lang, game.id)
         labels = catalogue.get("option_labels", {})
         fields = [{**asdict(f), "label": labels.get(f.name) or f.description}
                   for f in option_fields(game.options)]  # fmt: skip

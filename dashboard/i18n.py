@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import logging
 import tomllib
+from collections import Counter
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from dashboard.config import LANGS, Lang
 from dashboard.game import GAME
+from engine import games
 from engine.games.base import GameDefinition
 
 I18N_DIR = Path(__file__).with_name("i18n")
@@ -63,10 +65,28 @@ def negotiate(query: str | None, cookie: str | None, accept: str | None, default
 
 
 @cache
-def catalogue_for(lang: Lang) -> dict[str, Any]:
-    """Names the pages need to draw cards: colours (name, symbol, pattern), families,
-    spells, Immuto, corners, recipes — in one language."""
-    return GAME.page_catalogue(lang)
+def catalogue_for(lang: Lang, game_id: str = GAME.id) -> dict[str, Any]:
+    """What the pages need of a game in one language: its page catalogue (Glastonbury's
+    colours, families, spells…; Quacks' words…) and, from the game seam, every piece's
+    name (``piece_names``, the labels of enrolment and of a code's ids) and what a spare
+    can be asked for (``spares``: each kind of a game that enrols by kind, else each piece)."""
+    game = games.get(game_id)
+    catalogue, names = game.catalogue, game.names
+    named = {piece: names.piece(piece, lang) for piece in catalogue.pieces}
+    if catalogue.enrol_by == "kind":
+        firsts: dict[str, str] = {}
+        for piece in catalogue.pieces:
+            firsts.setdefault(catalogue.kinds[piece], piece)
+        spares = [{"id": kind, "name": named[piece]} for kind, piece in firsts.items()]
+    else:  # each piece its own: identical ones told apart by their number
+        count = Counter(named.values())
+        seen: Counter[str] = Counter()
+        spares = []
+        for piece in catalogue.pieces:
+            seen[named[piece]] += 1
+            copy = f" ({seen[named[piece]]})" if count[named[piece]] > 1 else ""
+            spares.append({"id": piece, "name": named[piece] + copy})
+    return {**game.page_catalogue(lang), "piece_names": named, "spares": spares}
 
 
 def family_renames(data_dir: Path | None) -> dict[str, dict[str, str]]:
@@ -97,7 +117,7 @@ def bundle(lang: Lang, renames: dict[str, dict[str, str]] | None = None,
            game: GameDefinition = GAME) -> dict[str, Any]:
     """Everything a page's script needs for its language: the shell's words and the game's
     page catalogue (with the venue's family names, for a game that has families)."""
-    catalogue = catalogue_for(lang) if game is GAME else game.page_catalogue(lang)
+    catalogue = catalogue_for(lang, game.id)
     if renames and "families" in catalogue:
         families = dict(catalogue["families"])
         for family, names in renames.items():

@@ -87,6 +87,9 @@ class ServiceStatus(_Public):
         default=None, description="why the engine cannot follow the table now (it retries)")
     hub_degraded: str | None = Field(
         default=None, description="why the hub cannot do its work now (it retries)")
+    hub_other_game: str | None = Field(
+        default=None, description="the game the hub serves (hub/health) when it is not the "
+        "table's (table_game): its readers cannot follow the table's game; the host is warned")
     hub_change: HubChangePublic | None = Field(
         default=None, description="a new hub waits for the host to accept it")
 
@@ -202,6 +205,9 @@ class ReadersOut(BaseModel):
     counts: dict[str, int]
     board: BoardHealth | None = None  # the scan board (Pico): "hung" when it stopped answering
     pawns: list[int] | None = None  # sensed pawn positions; None: no pawn sensors
+    game: str | None = Field(default=None, description="the game the hub serves")
+    other_game: bool = Field(default=False, description="the hub serves another game than "
+                             "the table's: its readers cannot follow the table's game")
 
 
 class EnrolmentOut(BaseModel):
@@ -211,6 +217,10 @@ class EnrolmentOut(BaseModel):
     next: str | None = None
     message: str | None = Field(default=None, description="what the hub last said")
     said: list[EnrolSaid] | None = Field(default=None, description="the same, as codes")
+    spare: str | None = Field(default=None, description="the piece a spare tag waits for")
+    spares: int | None = Field(default=None, description="spares enrolled since the hub started")
+    game: str | None = Field(default=None, description="the game the hub serves (hub/health): "
+                             "whose pieces it enrols")
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -219,9 +229,12 @@ class EnrolIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["start", "undo", "skip", "stop"]
+    action: Literal["start", "undo", "skip", "stop", "spare"]
     seat: int = Field(default=1, ge=1, le=4, description="whose pad to tap the cards on (1-4)")
     write: bool = Field(default=False, description="also write the card id into each tag")
+    piece: str | None = Field(default=None, min_length=1, max_length=32,
+                              description="spare: the lost piece, or its kind (a game that "
+                              "enrols by kind); its new tag is tapped on the seat's pad")
 
 
 class NewGameForm(BaseModel):

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -345,6 +345,18 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     def ask(action: str, **more: object) -> EnrolStatus | None:
         return _ask_hub(client, config.table, ENROL, {"action": action, **more})
 
+    def typed() -> str | None:
+        """u / s / q typed (then Enter): its action; waits a moment for it."""
+        ready, _, _ = select.select([sys.stdin], [], [], 0.2)
+        if not ready:
+            return None
+        line = sys.stdin.readline()
+        word = (line.strip().lower()[:1] or "?") if line else "q"
+        action = {"u": "undo", "s": "skip", "q": "stop"}.get(word)
+        if action is None:
+            print(f"Unknown command {line.strip()!r}: {COMMANDS_HELP}", flush=True)
+        return action
+
     status = ask("start", pad=args.pad, write=args.write)
     if status is None:
         return None
@@ -352,41 +364,57 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     print(f"The running hub {config.hub_name} enrols: tap each card on {pad}. "
           f"{COMMANDS_HELP} (then Enter). The host page shows the same progress.",
           flush=True)
-    said = None
-    idle_since = time.monotonic()
+    status, ended = _follow_enrolment(ask, status, args.idle_timeout, typed)
+    return 0 if ended and status.done is not None and status.done == status.total else 1
+
+
+def _spare_live(args: argparse.Namespace, config: HubConfig, client: Any) -> int | None:
+    """``--spare`` asked of the running hub (``enrol`` ``spare``): the hub reads the pad, a
+    game may go on; this says what it says until the spare is enrolled or stopped. None: no
+    hub answered."""
+    from engine.wire.api import ENROL
+
+    def ask(action: str, **more: object) -> EnrolStatus | None:
+        return _ask_hub(client, config.table, ENROL, {"action": action, **more})
+
+    def wait() -> None:
+        time.sleep(0.2)
+
+    status = ask("spare", pad=args.pad, piece=args.spare)
+    if status is None:
+        return None
+    status, ended = _follow_enrolment(ask, status, args.idle_timeout, wait)
+    return 0 if ended and status.said and status.said[-1].code == "spare_enrolled" else 1
+
+
+def _follow_enrolment(ask: Callable[..., EnrolStatus | None], status: EnrolStatus,
+                      idle_timeout: float | None, between: Callable[[], str | None]
+                      ) -> tuple[EnrolStatus, bool]:
+    """Say what the hub's enrolment (or spare) says until it ends: (its last status, True);
+    or until ``idle_timeout`` s pass without news or Ctrl-C: it is stopped, (that status,
+    False). ``between`` waits a moment between two looks and may give an action to ask."""
+    said, idle_since = None, time.monotonic()
     try:
         while True:
-            message = status.message
-            if message != said:
-                said = message
-                idle_since = time.monotonic()
-                print(message, flush=True)
+            if status.message != said:
+                said, idle_since = status.message, time.monotonic()
+                print(said, flush=True)
             if not status.active:
-                done, total = status.done, status.total
-                return 0 if done is not None and done == total else 1
-            word = None
-            ready, _, _ = select.select([sys.stdin], [], [], 0.2)
-            if ready:
-                line = sys.stdin.readline()
-                word = (line.strip().lower()[:1] or "?") if line else "q"
-            if word is not None:
-                action = {"u": "undo", "s": "skip", "q": "stop"}.get(word)
-                if action is None:
-                    print(f"Unknown command {line.strip()!r}: {COMMANDS_HELP}", flush=True)
-                    continue
+                return status, True
+            action = between()
+            if action is not None:
                 status = ask(action) or status
                 continue
-            if (args.idle_timeout is not None
-                    and time.monotonic() - idle_since > args.idle_timeout):
-                print(f"No tag for {args.idle_timeout:g} s.", flush=True)
+            if idle_timeout is not None and time.monotonic() - idle_since > idle_timeout:
+                print(f"No tag for {idle_timeout:g} s.", flush=True)
                 status = ask("stop") or status
                 print(status.message, flush=True)
-                return 1
+                return status, False
             status = ask("status") or status
     except KeyboardInterrupt:
         status = ask("stop") or status
         print(f"\n{status.message}", flush=True)
-        return 1
+        return status, False
 
 
 def _through_hub(config: HubConfig, purpose: str, live: Any, otherwise: str) -> int | None:
@@ -406,16 +434,18 @@ def _through_hub(config: HubConfig, purpose: str, live: Any, otherwise: str) -> 
 
 
 def _run_enroll(args: argparse.Namespace) -> int:
+    """The running hub enrols (or takes the spare); with none, this reads the pad itself."""
     config = _load_config(args, installed=True)
-    if args.spare is not None:
-        return _enroll_spare(args, config)
+    spare = args.spare is not None
     if not args.offline and not _sim_wanted(args):
-        result = _through_hub(config, "enrol", lambda c: _enroll_live(args, config, c),
-                              "enrolling directly from the readers (stop the hub first if "
-                              "it runs elsewhere).")
+        live = _spare_live if spare else _enroll_live
+        result = _through_hub(config, "spare" if spare else "enrol",
+                              lambda c: live(args, config, c),
+                              "reading the pad directly (stop the hub first if it runs "
+                              "elsewhere).")
         if result is not None:
             return result
-    return _enroll_offline(args, config)
+    return _enroll_spare(args, config) if spare else _enroll_offline(args, config)
 
 
 def _sim_wanted(args: argparse.Namespace) -> bool:
@@ -426,6 +456,19 @@ def _redacted(config: HubConfig) -> str:
     from engine.wire.mqtt import BrokerUrl
 
     return BrokerUrl.parse(config.mqtt).redacted()
+
+
+def _pad_backend(args: argparse.Namespace, config: HubConfig) -> tuple[ReaderBackend, int]:
+    """A back-end of the enrolling tool's own (opened, with an empty tag map: it reads UIDs)
+    and the reader of ``--pad``."""
+    from hub.tagmap import TagMap
+
+    backend = _backend_for(config, TagMap())
+    try:
+        return backend, backend.layout.pad_reader(args.pad)
+    except ValueError as exc:
+        backend.close()
+        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
 
 
 def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
@@ -440,12 +483,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
         tagmap = TagMap.load(config.tagmap_path)
     except TagMapError as exc:
         raise CliError(str(exc)) from None
-    backend = _backend_for(config, TagMap())
-    try:
-        pad = backend.layout.pad_reader(args.pad)
-    except ValueError as exc:
-        backend.close()
-        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
+    backend, pad = _pad_backend(args, config)
     try:
         enrolment = Enrolment(tagmap, order=enrolment_order(), backend=backend, reader=pad,
                               write_tags=args.write)
@@ -484,8 +522,8 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
 
 
 def _enroll_spare(args: argparse.Namespace, config: HubConfig) -> int:
-    """``cauldron enroll --spare <piece or kind>``: one new tag, read from the pad directly
-    (a running hub sees the tag map change and retires the old tag at once)."""
+    """``cauldron enroll --spare <piece or kind>`` with no hub running (or ``--offline``): one
+    new tag, read from the pad directly (a hub started later reads the changed tag map)."""
     from hub.enroll import Spare, SpareError, run_spare
     from hub.errors import TagMapError
     from hub.tagmap import TagMap
@@ -495,12 +533,7 @@ def _enroll_spare(args: argparse.Namespace, config: HubConfig) -> int:
         spare = Spare.of(tagmap, args.spare)
     except (TagMapError, SpareError) as exc:
         raise CliError(str(exc)) from None
-    backend = _backend_for(config, TagMap())
-    try:
-        pad = backend.layout.pad_reader(args.pad)
-    except ValueError as exc:
-        backend.close()
-        raise CliError(f"{exc}; choose --pad 1..{config.pads}") from None
+    backend, pad = _pad_backend(args, config)
     steps = _sim_steps(args, backend)
     stop = threading.Event()
     if steps:
@@ -703,7 +736,8 @@ def register(subparsers: Any) -> None:
                         help="also write the card id into each tag (serial/spi/pcsc back-ends)")
     enroll.add_argument("--spare", metavar="PIECE_OR_KIND",
                         help="a new tag for a lost piece (an id, or a kind such as white-1): "
-                             "tap it on the pad; the piece's old tag is retired")
+                             "tap it on the pad (the running hub reads it, a game may go "
+                             "on); the piece's old tag is retired")
     enroll.add_argument("--idle-timeout", type=float, default=None,
                         help="stop after this many seconds without a tag")
     enroll.set_defaults(handler=_run_enroll)

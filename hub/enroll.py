@@ -69,6 +69,7 @@ WORDS: Final[dict[str, str]] = {
                   "retired).",
     "spare_enrolled": "Spare enrolled: tag {uid} is now {card}; its old tag {old} is retired "
                       "(refused from now on).",
+    "spare_stopped": "No spare enrolled: {card} keeps its tag {old}.",
     "nothing_to_skip": "Nothing to skip.",
     "skipped": "Skipped {card} (not enrolled; enrol again later to do it, or u to undo).",
     "still_carrying": "Still carrying an undone card's id: tag {uid} ({card}); enrol with "
@@ -369,15 +370,22 @@ class Spare:
         if piece_or_kind in catalogue.pieces:
             return cls(tagmap, piece_or_kind)
         same = [p for p in catalogue.pieces if catalogue.kinds[p] == piece_or_kind]
-        if not same:
+        title = current().titles["en"]
+        if not same or not enrols_by_kind():
+            if not enrols_by_kind():  # each piece its own (Glastonbury's cards): name it
+                raise SpareError(f"{piece_or_kind!r} is not a piece of {title}: name the lost "
+                                 f"piece itself (e.g. {catalogue.pieces[0]})")
             kinds = sorted(set(catalogue.kinds[p] for p in catalogue.pieces))
             raise SpareError(f"{piece_or_kind!r} is neither a piece nor a kind of "
-                             f"{current().titles['en']}; its kinds: {', '.join(kinds)}")
+                             f"{title}; its kinds: {', '.join(kinds)}")
         untagged = [p for p in same if tagmap.uid_for(p) is None]
         return cls(tagmap, (untagged or same)[0])
 
     def prompt(self) -> Said:
         return said("spare_next", card=self.card, old=self.tagmap.uid_for(self.card) or "-")
+
+    def stopped(self) -> Said:
+        return said("spare_stopped", card=self.card, old=self.tagmap.uid_for(self.card) or "-")
 
     def tag_seen(self, uid: str) -> Said:
         try:

@@ -29,8 +29,11 @@ anything else is refused with a code naming the problem, and nothing is done.
 Enrolment is a mode of the running hub (``hub/cmd/enrol``, from the host page or
 ``cauldron enroll``): while it runs, tags laid on the chosen pad are enrolled instead of
 reported, progress goes out in the snapshot's ``enrolment`` field, and a new tag is known at
-once. ``hub/cmd/readers`` answers what every reader sees (``cauldron readers``). The tag
-map file is read again when another program changes it.
+once. A spare (``enrol`` ``spare``) may be asked at any time, a game running: the next tag
+laid on its pad becomes the lost piece's, and that tap is not reported. A retired tag laid
+anywhere is reported as an ``unknown_tag`` that says so (``tag="retired"``). The snapshot
+names the game the hub serves (``game``). ``hub/cmd/readers`` answers what every reader
+sees (``cauldron readers``). The tag map file is read again when another program changes it.
 """
 
 from __future__ import annotations
@@ -92,10 +95,10 @@ from engine.wire.contract import (
 from engine.wire.mqtt import CommandRefused, WireClient
 from engine.wire.ratelog import RateLimitedLog
 from hub.backends.base import Change, PollResult, ReaderBackend
-from hub.enroll import Enrolment, Said
+from hub.enroll import Enrolment, Said, Spare, SpareError
 from hub.enroll import said as enrol_words
 from hub.errors import BackendError, HubError, OutboxError, TagMapError
-from hub.game import is_tagged_piece, seat_name
+from hub.game import current, is_tagged_piece, seat_name
 from hub.outbox import Lying, Outbox
 from hub.tagmap import TagMap
 
@@ -177,6 +180,9 @@ class Hub:
         self._enrol_pad: int | None = None
         self._enrol_said: Said | None = None
         self._enrol_held: dict[int, str] = {}  # tags laid on the pad while enrolling
+        self._spare: Spare | None = None  # a spare waiting for its tag, on `_spare_pad`
+        self._spare_pad: int | None = None
+        self._spares = 0  # spares enrolled since the start
         self._tagmap_stamp = self._stamp()
         self._last_tagmap_check = time.monotonic()
         self._refusals = RateLimitedLog(log, burst=1, window=10.0)  # a flood: few lines
@@ -303,7 +309,7 @@ class Hub:
         """Read the tag map file again when another program changed it (never while this
         hub enrols: then it is the writer). Returns True when reloaded."""
         path = self.tagmap.path
-        if path is None or self._enrolment is not None:
+        if path is None or self._enrolment is not None or self._spare is not None:
             return False
         stamp = self._stamp()
         if stamp == self._tagmap_stamp or stamp is None:
@@ -409,6 +415,14 @@ class Hub:
             if change.kind == "removed" and self._enrol_held.get(change.reader) == change.uid:
                 del self._enrol_held[change.reader]  # lifted after the enrolment ended
                 return True
+            spare = self._spare
+            if spare is not None and change.reader == self._spare_pad:
+                if change.kind != "placed":
+                    return False  # the pad was empty at the start: nothing of the game's
+                self._enrol_held[change.reader] = change.uid
+                self._spare_seen(spare, change.uid)
+                self._snapshot_due = True
+                return True
             if enrolment is None or change.reader != self._enrol_pad:
                 return False
             if change.kind == "placed":
@@ -423,6 +437,19 @@ class Hub:
                 log.info("enrolment: %s", said)
             self._snapshot_due = True
             return True
+
+    def _spare_seen(self, spare: Spare, uid: str) -> None:
+        """A tag laid on the spare's pad: the piece's new tag, or a refusal (wait on). Under
+        ``_enrol_lock``."""
+        before = self._tagmap_copy()
+        said = spare.tag_seen(uid)
+        self._tagmap_stamp = self._stamp()
+        if spare.done:
+            self._spare = self._spare_pad = None
+            self._spares += 1
+            self._reresolve(before)  # the old tag, lying somewhere, is unknown from now on
+        self._enrol_said = said
+        log.info("spare: %s", said)
 
     def _enrol_pad_check(self) -> None:
         """While enrolling: say when the pad's reader goes or comes back, and erase an undone
@@ -447,20 +474,22 @@ class Hub:
     def enrolment_status(self) -> EnrolStatus | None:
         """What the snapshot says about enrolment (None when none ran since the start)."""
         with self._enrol_lock:
-            enrolment = self._enrolment
+            enrolment, spare, said = self._enrolment, self._spare, self._enrol_said
+            common = {"spares": self._spares,
+                      "message": said and str(said), "said": said and said.wire()}
+            if spare is not None:
+                assert self._spare_pad is not None
+                pad = self.backend.layout.place(self._spare_pad).seat
+                return EnrolStatus.model_validate({"active": True, "pad": pad,
+                                                   "spare": spare.card, **common})
             if enrolment is None:
-                if self._enrol_said is None:
+                if said is None:
                     return None
                 done = sum(1 for _ in self.tagmap.cards())
-                return EnrolStatus.model_validate(
-                    {"active": False, "message": str(self._enrol_said),
-                     "said": self._enrol_said.wire(), "enrolled": done})
+                return EnrolStatus.model_validate({"active": False, "enrolled": done, **common})
             assert self._enrol_pad is not None
             pad = self.backend.layout.place(self._enrol_pad).seat
-            said = self._enrol_said
-            return EnrolStatus.model_validate({"active": True, "pad": pad,
-                                               "message": said and str(said),
-                                               "said": said and said.wire(),
+            return EnrolStatus.model_validate({"active": True, "pad": pad, **common,
                                                **enrolment.status()})
 
     def _enrol(self, _ctx: None, args: EnrolArgs) -> EnrolStatus:
@@ -468,10 +497,22 @@ class Hub:
         with self._enrol_lock:
             enrolment = self._enrolment
             if action == "start":
+                if self._spare is not None:
+                    raise CommandRefused("enrol start: a spare waits for its tag; stop it "
+                                         "first", code="spare_waiting")
                 if enrolment is None:
                     self._start_enrolment(args)
             elif action == "status":
                 pass
+            elif action == "spare":
+                if enrolment is not None:
+                    raise CommandRefused("enrol spare: an enrolment runs; stop it first (a "
+                                         "spare is for a piece already enrolled)",
+                                         code="enrolment_running")
+                self._start_spare(args)
+            elif action == "stop" and self._spare is not None:
+                self._enrol_said = self._spare.stopped()
+                self._spare = self._spare_pad = None
             elif action in ("undo", "skip", "stop"):
                 if enrolment is None:
                     raise CommandRefused(f"enrol {action}: no enrolment is running; start one",
@@ -497,16 +538,7 @@ class Hub:
                 "enrol: nothing to enrol: this simulated table knows every card already (a "
                 "virtual box). To rehearse enrolment, write {\"tags\": {}} into the file its "
                 "config's tagmap names and restart the hub", code="nothing_to_enrol")
-        pad, write = args.pad, args.write
-        try:
-            reader = self.backend.layout.pad_reader(pad)
-        except ValueError:
-            raise CommandRefused(f"enrol start: this table has no pad for {seat_name(pad)} "
-                                 f"(pads: {self.backend.layout.pads})",
-                                 code="no_such_pad") from None
-        if self.backend.state().get(reader) is not None:
-            raise CommandRefused(f"enrol start: a card lies on Seat {pad + 1}'s pad; lift it "
-                                 "first", code="pad_occupied")
+        reader, write = self._free_pad("start", args.pad), args.write
         try:
             enrolment = Enrolment(self.tagmap, backend=self.backend, reader=reader,
                                   write_tags=write)
@@ -516,7 +548,39 @@ class Hub:
             raise CommandRefused(f"enrol start: every card is already enrolled "
                                  f"({enrolment.done}/{enrolment.total})", code="all_enrolled")
         self._enrolment, self._enrol_pad = enrolment, reader
-        self._enrol_said = enrol_words("enrolling", seat=pad + 1) + enrolment.prompt()
+        self._enrol_said = enrol_words("enrolling", seat=args.pad + 1) + enrolment.prompt()
+
+    def _free_pad(self, action: str, pad: int) -> int:
+        """The reader of seat ``pad``'s pad, empty (what enrolment or a spare reads)."""
+        try:
+            reader = self.backend.layout.pad_reader(pad)
+        except ValueError:
+            raise CommandRefused(f"enrol {action}: this table has no pad for {seat_name(pad)} "
+                                 f"(pads: {self.backend.layout.pads})",
+                                 code="no_such_pad") from None
+        if self.backend.state().get(reader) is not None:
+            raise CommandRefused(f"enrol {action}: a piece lies on {seat_name(pad)}'s pad; "
+                                 "lift it first", code="pad_occupied")
+        return reader
+
+    def _start_spare(self, args: EnrolArgs) -> None:
+        """``spare``: the next tag laid on the pad becomes ``piece``'s (a kind: its first
+        piece with no tag, else its first; `Spare.of`). A waiting spare is replaced."""
+        if self.tagmap.path is None:
+            raise CommandRefused(
+                "enrol spare: this simulated table knows every piece by a made-up tag (a "
+                "virtual box) and keeps no tag map file a spare could change",
+                code="nothing_to_enrol")
+        if args.piece is None:
+            raise CommandRefused("enrol spare: name the lost piece, or its kind (piece)",
+                                 code="bad_enrol_args")
+        reader = self._free_pad("spare", args.pad)
+        try:
+            spare = Spare.of(self.tagmap, args.piece)
+        except SpareError as exc:
+            raise CommandRefused(f"enrol spare: {exc}", code="unknown_piece") from None
+        self._spare, self._spare_pad = spare, reader
+        self._enrol_said = spare.prompt()
 
     def readers_answer(self) -> ReadersResult:
         """``hub/cmd/readers``: what every reader sees now (card ids and UIDs: the ACL lets
@@ -602,8 +666,10 @@ class Hub:
             fields["pawn_seat"] = int(named[5:]) if named and named.startswith("pawn-") else None
         if kind == "unknown_tag":
             self.counts["unknown_tags"] += 1
-            if change.kind == "placed" and self.tagmap.retired_for(change.uid) is not None:
-                log.warning("refused: %s", self.tagmap.retired_words(change.uid))
+            if self.tagmap.retired_for(change.uid) is not None:
+                fields["tag"] = "retired"  # the engine says so, not "enrol it"
+                if change.kind == "placed":
+                    log.warning("refused: %s", self.tagmap.retired_words(change.uid))
         lying = Lying(change.uid, named) if change.kind == "placed" else None
         return self._emit(fields, {change.reader: lying})
 
@@ -810,6 +876,7 @@ class Hub:
             enrolment=None if (status := self.enrolment_status()) is None else dump(status),
             board=self._board(),
             pawns=None if (pawns := self.backend.pawns()) is None else sorted(pawns),
+            game=current().id,
         ), self.table, self.key)
         assert isinstance(snapshot, HubSnapshot)
         return snapshot

@@ -1,6 +1,7 @@
 """Enrolment from the host page (PIN protected): the running hub enrols, this only asks it.
 
-``POST /api/host/enrol`` sends ``hub/cmd/enrol`` (start on a seat's pad, undo, skip, stop);
+``POST /api/host/enrol`` sends ``hub/cmd/enrol`` (start on a seat's pad, undo, skip, stop;
+or a spare: a lost piece's new tag, at any time, a game running or not);
 the progress comes back in the hub's retained ``hub/health`` (``GET /api/host/enrolment``).
 No second process reads the pad or writes the hub's topics.
 """
@@ -24,10 +25,12 @@ router = APIRouter(prefix=host.router.prefix, tags=["host"], responses={
 
 @router.post(
     "/enrol",
-    summary="Start, undo, skip or stop the hub's enrolment of the box's tags",
+    summary="Start, undo, skip or stop the hub's enrolment of the box's tags, or enrol a spare",
     description="Asks the running hub (`hub/cmd/enrol`). While it enrols, each tag laid on "
     "the chosen seat's pad becomes the next card of the box; the answer and "
-    "`GET /api/host/enrolment` say which card comes next.",
+    "`GET /api/host/enrolment` say which card comes next. `spare` (with `piece`: a piece, "
+    "or a kind of a game that enrols by kind) may be asked during a game: the next tag "
+    "laid on that pad becomes the piece's, its old tag retired.",
 )
 def enrol(_: HostDep, bridge: BridgeDep, form: EnrolIn) -> CommandResult:
     args = EnrolArgs(action=form.action)
@@ -37,4 +40,6 @@ def enrol(_: HostDep, bridge: BridgeDep, form: EnrolIn) -> CommandResult:
             raise Refusal(status.HTTP_409_CONFLICT, "a game is in progress: end it first "
                           "(enrolment takes over a seat's pad)", "game_in_progress")
         args = EnrolArgs(action="start", pad=form.seat - 1, write=form.write)
+    elif form.action == "spare":  # one tap on one pad: allowed at any time (issue 23)
+        args = EnrolArgs(action="spare", pad=form.seat - 1, piece=form.piece)
     return answered(bridge.hub_command(api.ENROL, args))

@@ -179,7 +179,8 @@ def readers(_: HostDep, bridge: BridgeDep) -> ReadersOut:
         counts[seen.health] = counts.get(seen.health, 0) + 1
     return ReadersOut(
         hub_id=snap.hub_id, backend=snap.backend, ts=snap.ts, readers=rows, counts=counts,
-        board=snap.board, pawns=snap.pawns,
+        board=snap.board, pawns=snap.pawns, game=snap.game,
+        other_game=bridge.hub_other_game() is not None,
     )
 
 
@@ -187,8 +188,9 @@ def readers(_: HostDep, bridge: BridgeDep) -> ReadersOut:
 def enrolment(_: HostDep, bridge: BridgeDep) -> EnrolmentOut:
     snap = bridge.health
     data = snap.enrolment if snap is not None else None
+    game = snap.game if snap is not None else None
     if not data:
-        return EnrolmentOut(active=False)
+        return EnrolmentOut(active=False, game=game)
 
     def as_int(value: Any) -> int | None:
         return value if isinstance(value, int) else None
@@ -201,6 +203,9 @@ def enrolment(_: HostDep, bridge: BridgeDep) -> EnrolmentOut:
         next=str(nxt) if nxt is not None else None,
         message=message if isinstance(message, str) else None,
         said=TypeAdapter(list[api.EnrolSaid] | None).validate_python(data.get("said")),
+        spare=str(spare) if (spare := data.get("spare")) is not None else None,
+        spares=as_int(data.get("spares")),
+        game=game,
         detail=data,
     )
 

@@ -3,6 +3,10 @@
 export const BOOT = JSON.parse(document.getElementById("boot").textContent);
 export const T = BOOT.t;
 export const CAT = BOOT.catalogue;
+/* The shell's texts the page's game words its own way (its page catalogue's `words`:
+   Quacks' enrolment speaks of chips, not cards); SHELL keeps the shell's own. */
+const SHELL = Object.assign({}, T);
+Object.assign(T, CAT.words || {});
 export const GEO = CAT.geometry; // Glastonbury's board geometry (its page catalogue)
 /* The table's game as the shell serves it (dashboard/game.py `page_game`): its id, title and
    the fragment scripts of this page, served under /games/<id>/static/. */
@@ -82,8 +86,8 @@ export function probeRendered(state) {
 }
 
 /* A translated string; {name} placeholders filled from params. */
-export function t(key, params) {
-  let text = T[key] !== undefined ? T[key] : key;
+export function t(key, params) { return format(T[key] !== undefined ? T[key] : key, params); }
+function format(text, params) {
   if (params) for (const [k, v] of Object.entries(params)) text = text.split("{" + k + "}").join(String(v));
   return text;
 }
@@ -134,6 +138,7 @@ export function humanise(text, seats) {
 export function cardInfo(id) {
   if (!id) return null;
   const parts = id.split("-");
+  if (!CAT.colours) return { id, kind: "piece", family: pieceName(id, CAT), symbol: "?", label: pieceName(id, CAT) };
   if (parts.length === 3 && CAT.colours[parts[0]]) {
     const colour = CAT.colours[parts[0]];
     const family = CAT.families[parts[0] + "-" + parts[1]] || "";
@@ -148,7 +153,14 @@ export function cardInfo(id) {
   return { id, kind: "unknown", family: t("unknown_card"), symbol: "?", label: t("unknown_card") };
 }
 
-export function cardLabel(id) { const c = cardInfo(id); return c ? c.label : ""; }
+/* A piece's name for people. `cat`: another game's page catalogue (the host page names the
+   pieces of the hub's game): its `piece_names` (dashboard/i18n.py `catalogue_for`). */
+export function cardLabel(id, cat) {
+  if (cat && cat !== CAT) return id ? pieceName(id, cat) : "";
+  const c = cardInfo(id);
+  return c ? c.label : "";
+}
+function pieceName(id, cat) { return (cat.piece_names && cat.piece_names[id]) || t("unknown_card"); }
 
 /* A long word shrinks to fit its cell first (--len, app.css); where it still does not fit
    it breaks at a soft hyphen and shows it, never at an arbitrary letter. Words of more than
@@ -320,22 +332,53 @@ export function undoStepWords(step, seats) {
   return (step.code && filled("undo_step_" + step.code, codeParams(step, seats))) || humanise(step.text, seats);
 }
 
+/* A game's page catalogue by its id, from the host page's offered games (BOOT.games); the
+   page's own (CAT) for any other. */
+export function catalogueOf(id) {
+  const game = id && id !== GAME.id ? (BOOT.games || []).find((g) => g.id === id) : null;
+  return game && game.catalogue ? game.catalogue : CAT;
+}
+
+/* A shell text as game catalogue `cat` words it (its `words`, else the shell's own); the
+   page's (T) without one. */
+export function gameWord(key, cat) {
+  if (!cat || cat === CAT) return T[key];
+  const own = cat.words ? cat.words[key] : undefined;
+  return own !== undefined ? own : SHELL[key];
+}
+/* `t` and `tn` as game catalogue `cat` words them. */
+export function gameT(key, params, cat) {
+  const text = gameWord(key, cat);
+  return text === undefined ? key : format(text, params);
+}
+export function gameTn(key, n, params, cat) {
+  const form = `${key}#${PLURAL.select(n)}`;
+  return gameT(gameWord(form, cat) !== undefined ? form : `${key}#other`, Object.assign({ n }, params || {}), cat);
+}
+
 /* What enrolment says (hub/enroll.py WORDS: [{code, params}]) in the page's language:
    card ids by the card's name ("<name> (copy 2 of 3)" for identical cards), a plural by
-   ``n``; the hub's English ``fallback`` when a code is unknown here. */
-export function enrolWords(said, fallback) {
+   ``n``; the hub's English ``fallback`` when a code is unknown here. `cat`: the catalogue
+   of the hub's game (its piece names and its own words), else the page's. */
+export function enrolWords(said, fallback, cat) {
+  const word = (key, params) => {
+    const text = gameWord(key, cat);
+    if (text === undefined) return null;
+    const out = format(text, params);
+    return /\{[a-z_]+\}/.test(out) ? null : out;
+  };
   const lines = (said || []).map(({ code, params }) => {
     const p = Object.assign({}, params || {});
     for (const k of ["card", "before"]) {
       if (p[k] == null) continue;
-      p[k] = cardLabel(String(p[k]));
-      if (p[k + "_copy"]) p[k] = t("enrol_copy", { name: p[k], copy: p[k + "_copy"], of: p[k + "_copies"] });
+      p[k] = cardLabel(String(p[k]), cat);
+      if (p[k + "_copy"]) p[k] = word("enrol_copy", { name: p[k], copy: p[k + "_copy"], of: p[k + "_copies"] });
     }
-    if (p.total != null) p.progress = t("enrol_done_of", { done: p.done, total: p.total }) + (p.skipped ? tn("enrol_skipped_n", Number(p.skipped)) : "");
+    if (p.total != null) p.progress = word("enrol_done_of", { done: p.done, total: p.total }) + (p.skipped ? gameTn("enrol_skipped_n", Number(p.skipped), {}, cat) : "");
     const base = "enrol_" + code;
-    if (p.n == null || T[`${base}#other`] === undefined) return filled(base, p);
+    if (p.n == null || gameWord(`${base}#other`, cat) === undefined) return word(base, p);
     const form = `${base}#${PLURAL.select(Number(p.n))}`;
-    return filled(T[form] !== undefined ? form : `${base}#other`, p);
+    return word(gameWord(form, cat) !== undefined ? form : `${base}#other`, p);
   });
   return lines.length && lines.every(Boolean) ? lines.join(" ") : fallback || "";
 }

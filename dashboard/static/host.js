@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, GAME, api, cardLabel, esc, gameOver, humanise, liveSocket, phoneState, promptText, refusalText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
+import { BOOT, GAME, api, cardLabel, catalogueOf, esc, gameOver, gameT, humanise, liveSocket, phoneState, promptText, refusalText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
 /** @typedef {import("../types/wire.js").TableState} TableState */
 
 const PIN_KEY = "cauldron-host-pin";
@@ -159,8 +159,9 @@ async function refreshPanels() {
       el.insertAdjacentHTML("afterbegin", `<p class="notice board-hung" role="alert">${esc(t("board_hung", { resets: readers.board.resets }))}</p>`);
     }
     const en = await hostApi("GET", "/api/host/enrolment");
-    document.getElementById("enrolment").textContent = en.active
-      ? t("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: (en.next && cardLabel(en.next)) || "—" }) : t("enrol_none");
+    const cat = catalogueOf(en.game);  // the pieces of the hub's game, in its words
+    document.getElementById("enrolment").textContent = en.spare ? gameT("enrol_spare_wait", { card: cardLabel(en.spare, cat) }, cat)
+      : en.active ? gameT("enrol_progress", { done: en.done ?? "?", total: en.total ?? "?", next: (en.next && cardLabel(en.next, cat)) || "—" }, cat) : t("enrol_none");
     const links = await hostApi("GET", "/api/host/seats");
     const box = document.getElementById("links");
     const key = links.map((l) => l.url + l.joined).join("|");
@@ -221,6 +222,17 @@ function renderLinkPhones(state) {
     const text = phone ? `${phone === "on" ? "✓" : "⚠"} ${t(phone === "on" ? "phone_on" : "phone_off")} · ` : "";
     if (el.textContent !== text) { el.textContent = text; el.dataset.connected = phone === "on" ? "1" : phone ? "0" : ""; }
   }
+}
+
+/* The hub serves another game than the table's (status.hub_other_game): said, with both
+   games' titles, rather than taps that silently mean nothing. */
+function renderHubGame(state) {
+  const other = state.status ? state.status.hub_other_game : null;
+  const title = (id) => { const g = (BOOT.games || []).find((x) => x.id === id); return g ? g.title : id; };
+  const el = document.getElementById("hub-game");
+  const text = other ? `⚠ ${t("hub_other_game", { hub: title(other), table: title(state.table_game) })}` : "";
+  el.hidden = !other;
+  if (el.textContent !== text) el.textContent = text;
 }
 
 /* A new hub waits for the host (engine/state): shown only then, with both hub ids. */
@@ -388,6 +400,7 @@ async function endAndStart(body, started) {
     renderStatus(state);
     renderLinkPhones(state);
     renderHubChange(state.status);
+    renderHubGame(state);
     renderBanners(state.status, true);
   }, (up) => renderBanners(null, up));
   if (pin) hostApi("POST", "/api/host/login").then(() => showHost(true)).catch(() => logout());

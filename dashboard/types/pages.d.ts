@@ -39,10 +39,3 @@ interface Window {
   __seat?: unknown;
   __cauldron?: unknown;
 }
-
-// common.js puts core.js's helpers on globalThis for the plain scripts (enrol.js).
-declare const t: typeof import("../static/core.js").t;
-declare const esc: typeof import("../static/core.js").esc;
-declare const api: typeof import("../static/core.js").api;
-declare const refusalText: typeof import("../static/core.js").refusalText;
-declare const enrolWords: typeof import("../static/core.js").enrolWords;

@@ -213,7 +213,8 @@ class Sensed:
     """One hub event as a game hears it (the service makes it from the wire's `HubEvent`):
     a piece ``placed`` on or ``removed`` from a place of the game's catalogue (``"r,c"``,
     ``"pad:<seat>"``, ``"pos:<n>"``; `Place.id`), or a seat's ``button`` pressed.
-    ``piece``: the hub's tag map's id (None: a tag not enrolled, then ``uid``)."""
+    ``piece``: the hub's tag map's id (None: a tag not enrolled, then ``uid``; ``retired``:
+    a tag a spare replaced, to put aside rather than enrol)."""
 
     kind: Literal["placed", "removed", "button"]
     place: str | None = None
@@ -222,6 +223,7 @@ class Sensed:
     seat: int | None = None
     button: str | None = None
     ts: float = 0.0
+    retired: bool = False
 
 
 class WireItem(Protocol):

@@ -289,11 +289,15 @@ class ReadersResult(Result):
 
 class EnrolArgs(Args):
     """``hub/cmd/enrol``: start enrolling on ``pad`` (``write``: also write the card id into
-    each tag), undo or skip the last card, stop, or just say how far it got."""
+    each tag), undo or skip the last card, stop, or just say how far it got; or ``spare``:
+    the next tag laid on ``pad`` becomes ``piece``'s (a piece id, or a kind of a game that
+    enrols by kind), its old tag retired. A spare may be asked at any time, a game running."""
 
-    action: Literal["start", "status", "undo", "skip", "stop"] = "status"
+    action: Literal["start", "status", "undo", "skip", "stop", "spare"] = "status"
     pad: int = 0
     write: bool = False
+    piece: str | None = Field(default=None, min_length=1, max_length=32,
+                              description="spare: the lost piece, or its kind")
 
 
 class EnrolSaid(Result):
@@ -319,6 +323,8 @@ class EnrolStatus(Result):
     next_label: str | None = None
     skipped: list[str] | None = None
     enrolled_now: int | None = None
+    spare: str | None = None  # the piece whose new tag the pad waits for
+    spares: int | None = None  # spares enrolled since the hub started
 
 
 # ---------------------------------------------------------------- gestures (hub/cmd/sim)

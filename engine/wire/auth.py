@@ -155,7 +155,9 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=F
 
 
 def _canonical(model: WireModel, without: str) -> bytes:
-    data = model.model_dump(mode="json", exclude={without})
+    # A field added later (`WireModel.LATER`) counts only when set: older messages verify.
+    unset = {name for name in model.LATER if getattr(model, name) is None}
+    data = model.model_dump(mode="json", exclude={without, *unset})
     return _CANONICAL.encode(data).encode()
 
 

@@ -131,6 +131,9 @@ class WireModel(BaseModel):
                               strict=True, allow_inf_nan=False)
 
     schema_version: Literal[1] = 1  # == SCHEMA_VERSION
+    # Fields added to a signed model after its first version: left out of the signed form
+    # while unset (`engine.wire.auth`), so what a hub signed before still verifies.
+    LATER: ClassVar[frozenset[str]] = frozenset()
 
 
 class HubEvent(WireModel):
@@ -144,7 +147,8 @@ class HubEvent(WireModel):
       pawn ``pawn_seat`` is the pawn's owner). A pawn sensed by a Hall switch (a magnet, no
       tag) has neither ``uid`` nor ``card_id``: only its ``position``.
     - ``unknown_tag`` + ``placed``/``removed``: a tag not in the tag map (``card_id`` None),
-      at a cell, pad or perimeter position; the engine may ask for enrolment.
+      at a cell, pad or perimeter position; the engine may ask for enrolment. ``tag`` says
+      why when the hub knows: ``retired`` (a spare replaced it: put it aside, never enrol it).
     - ``button`` + ``pressed``: ``button="confirm"`` with ``seat``, or ``button="undo"``.
     - ``reader_health``: ``reader`` went ``health`` (ok/silent/flicker/absent); no action.
 
@@ -167,8 +171,12 @@ class HubEvent(WireModel):
     pawn_seat: int | None = Field(default=None, ge=0, lt=N_SEATS)
     button: Literal["confirm", "undo"] | None = None
     health: ReaderHealth | None = None
+    tag: Literal["retired"] | None = Field(
+        default=None, description="why an unknown_tag is unknown: retired (a spare replaced it)")
     mac: str | None = Field(default=None, pattern=MAC_PATTERN,
                             description="HMAC of the hub's key (engine.wire.auth)")
+
+    LATER: ClassVar[frozenset[str]] = frozenset({"tag"})
 
     @model_validator(mode="after")
     def _consistent(self) -> HubEvent:
@@ -203,6 +211,8 @@ class HubEvent(WireModel):
                 raise ValueError("a reader_health event has no action")
         if kind != "reader_health" and self.health is not None:
             raise ValueError("only reader_health events carry health")
+        if kind != "unknown_tag" and self.tag is not None:
+            raise ValueError("only unknown_tag events say why a tag is unknown (tag)")
         return self
 
     @property
@@ -258,6 +268,11 @@ class BoardHealth(WireModel):
     firmware: str | None = Field(default=None, max_length=32)
 
 
+# The hub's own game (its config's ``game``): a table whose game is another one cannot be
+# sensed by it (the pages warn the host); None from a hub older than this field.
+GAME_SERVED: Final = "the game the hub serves (engine.games id; its config's game)"
+
+
 class HubSnapshot(WireModel):
     """``hub/snapshot`` (retained): every reader's confirmed content and health now.
 
@@ -283,8 +298,11 @@ class HubSnapshot(WireModel):
         default=None, max_length=N_PERIMETER,
         description="perimeter positions where a pawn is sensed; None: pawns not sensed",
     )
+    game: str | None = Field(default=None, max_length=32, description=GAME_SERVED)
     mac: str | None = Field(default=None, pattern=MAC_PATTERN,
                             description="HMAC of the hub's key (engine.wire.auth)")
+
+    LATER: ClassVar[frozenset[str]] = frozenset({"game"})
 
 
 class ReaderHealthSeen(WireModel):
@@ -327,6 +345,7 @@ class HubHealth(WireModel):
     board: BoardHealth | None = None
     pawns: list[int] | None = Field(default=None, max_length=N_PERIMETER)
     degraded: HubDegraded | None = None
+    game: str | None = Field(default=None, max_length=32, description=GAME_SERVED)
 
     @classmethod
     def of(cls, snapshot: HubSnapshot, degraded: HubDegraded | None = None) -> HubHealth:
@@ -334,7 +353,7 @@ class HubHealth(WireModel):
         return cls(
             hub_id=snapshot.hub_id, ts=snapshot.ts, backend=snapshot.backend,
             enrolment=snapshot.enrolment, board=snapshot.board, pawns=snapshot.pawns,
-            degraded=degraded,
+            degraded=degraded, game=snapshot.game,
             readers=[ReaderHealthSeen(reader=r.reader, cell=r.cell, seat=r.seat,
                                       position=r.position, health=r.health,
                                       occupied=r.uid is not None)

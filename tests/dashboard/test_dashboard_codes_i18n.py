@@ -190,7 +190,7 @@ def test_every_code_renders_in_every_language_with_no_english_left(
                "instruction": FALLBACK, "severity": "error", "seat": 1,
                "params": {**SAMPLE, "code": code, "undone": [{"code": "take", "cell": "1,2"}],
                           **({"seen": "uid:04AABBCC", "card": "uid:04AABBCC"}
-                             if code == "unknown_tag" else {})}}
+                             if code in ("unknown_tag", "retired_tag") else {})}}
               for code in sorted(alert_codes())]
     steps = [{"code": code, "text": FALLBACK, **SAMPLE} for code in sorted(step_codes())]
     undone = [{"code": code, **SAMPLE} for code in sorted(undone_codes())]

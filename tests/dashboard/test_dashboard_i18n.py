@@ -10,6 +10,7 @@ from typing import get_args
 
 import pytest
 
+from dashboard.config import Lang
 from dashboard.i18n import negotiate
 from engine.games.glastonbury.rules.board import CORNER_POSITIONS
 from engine.games.glastonbury.rules.scoring import REASON_CODES, Measure
@@ -41,8 +42,9 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
     glastonbury = DASH.parent / "engine" / "games" / "glastonbury"
     for path in [*(DASH / "static").glob("*.js"), *(glastonbury / "static").glob("*.js")]:
         text = path.read_text("utf-8")
-        used |= set(re.findall(r"""\bt\(\s*"([a-z0-9_]+)\"""", text))
-        counted |= set(re.findall(r"""\btn\(\s*"([a-z0-9_]+)\"""", text))
+        # t / tn, and gameT / gameTn (a shell text as the hub's game words it)
+        used |= set(re.findall(r"""\b(?:t|gameT)\(\s*"([a-z0-9_]+)\"""", text))
+        counted |= set(re.findall(r"""\b(?:tn|gameTn)\(\s*"([a-z0-9_]+)\"""", text))
     assert counted, "the pages use counted (plural) strings"
     # Enrolment's lines are counted by their `n` (core.js enrolWords), by code (hub WORDS).
     counted |= {f"enrol_{code}" for code in WORDS if f"enrol_{code}#other" in keys}
@@ -71,6 +73,27 @@ def test_every_key_used_by_the_pages_is_defined() -> None:
     assert prefixes <= set(families)
     for prefix, values in families.items():
         assert {prefix + v for v in values} <= keys, prefix
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "de"])
+def test_a_games_own_words_replace_shell_texts_that_exist_with_the_same_placeholders(
+        lang: Lang) -> None:
+    """A game's page catalogue words some shell texts its own way (`words`: Quacks'
+    enrolment speaks of chips): each is a real key of the shell, with its placeholders, and
+    Quacks' never says card."""
+    from engine import games
+
+    shell = strings(lang)
+    card = {"en": "card", "fr": "carte", "de": "Karte"}[lang]
+    for game in games.games():
+        words = game.page_catalogue(lang).get("words", {})
+        for key, text in words.items():
+            assert key in shell, (game.id, key)
+            want = set(re.findall(r"\{(\w+)\}", shell[key]))
+            assert set(re.findall(r"\{(\w+)\}", text)) == want, (game.id, key)
+    quacks = games.get("quacks").page_catalogue(lang)["words"]
+    assert {"enrol_pad", "enrol_enrolling", "enrol_spare_piece", "enrol_ended"} <= set(quacks)
+    assert not [k for k, v in quacks.items() if card in re.sub(r"\{\w+\}", "", v).lower()]
 
 
 @pytest.mark.parametrize(("query", "cookie", "accept", "want"), [

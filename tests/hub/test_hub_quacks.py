@@ -8,11 +8,13 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from engine import games
+from engine.service.service import EngineService, ServiceConfig
 from hub import game as hub_game
 from hub.backends import make_backend
 from hub.backends.sim import SimulatedTable
@@ -20,6 +22,7 @@ from hub.config import HubConfig
 from hub.enroll import Enrolment, Spare, SpareError, run_enrolment, run_spare
 from hub.errors import ConfigError, TagMapError
 from hub.layout import Layout, cells
+from hub.service import Hub
 from hub.tagmap import TagMap
 
 QUACKS = games.get("quacks")
@@ -237,7 +240,6 @@ def test_a_hub_serving_quacks_enrols_by_kind_and_its_pad_taps_are_draws_the_engi
     from test_hub_service import fast_client, make_hub
     from waiting import wait_until
 
-    from engine.service.service import EngineService, ServiceConfig
     from engine.wire.contract import Topics
     from hub.backends.sim import virtual_box_tagmap
 
@@ -257,7 +259,42 @@ def test_a_hub_serving_quacks_enrols_by_kind_and_its_pad_taps_are_draws_the_engi
     finally:
         hub.stop()
 
-    box = virtual_box_tagmap()
+    with brewing(mqtt_broker, table_id, tmp_path, virtual_box_tagmap(),
+                 Topics(table_id).game_events) as (hub, sim, engine, events):
+        game = engine.tables[table_id].interp.game  # type: ignore[attr-defined]
+        chip = next(c for c in QUACKS.catalogue.pieces if game.where(c) == "bag:0")
+        sim.place("pad:0", card_id=chip)
+
+        def drawn() -> bool:
+            return any(a.get("type") == "draw" and a.get("seat") == 0
+                       and a.get("chip") == chip
+                       for m in list(events) for a in getattr(m, "actions", []))
+
+        interp = engine.tables[table_id].interp
+        wait_until(drawn, 10, slowest=0.01, report=lambda: f"{events[-3:]} {interp.prompt()} "
+                 f"{interp.active_alerts} {game.legal_actions(0)} {hub.counts}")
+        assert game.where(chip) == "pot:0"
+        # A chip of the other seat's bag on seat 0's pad: refused with the word why.
+        other = next(c for c in QUACKS.catalogue.pieces if game.where(c) == "bag:1")
+        sim.remove("pad:0")
+        sim.place("pad:0", card_id=other)
+        wait_until(lambda: any(getattr(getattr(a, "refusal", None), "code", None)
+                               == "chip_in_other_bag" for a in interp.active_alerts),
+                   10, slowest=0.01)
+        assert game.where(other) == "bag:1"
+
+
+@contextmanager
+def brewing(mqtt_broker: str, table_id: str, tmp_path: Path, box: TagMap, topic: str
+            ) -> Iterator[tuple[Hub, SimulatedTable, EngineService, list[object]]]:
+    """A real broker, the hub on a simulated Quacks table whose tags are ``box``, and the
+    engine service, playing a 2-player game with no fortune card: round 1 brews at once
+    (Q9), the pads draw. Yields the hub, its table, the engine and what ``topic`` carried
+    since before the game started."""
+    from test_hub_service import fast_client, make_hub
+
+    from engine.wire.contract import Topics
+
     sim = SimulatedTable(Layout(), tagmap=box)
     hub = make_hub(mqtt_broker, table_id, tmp_path / "o2.sqlite", sim, box)
     engine = EngineService(ServiceConfig(mqtt=mqtt_broker, data_dir=tmp_path / "engine",
@@ -266,33 +303,11 @@ def test_a_hub_serving_quacks_enrols_by_kind_and_its_pad_taps_are_draws_the_engi
     events: list[object] = []
     try:
         with fast_client(mqtt_broker) as client:
-            topics = Topics(table_id)
-            client.subscribe(topics.game_events, lambda _t, m: events.append(m), wait=5)
-            # No fortune card: round 1 brews at once (Q9), the pads draw.
-            reply = client.request(topics.cmd("new_game"), {"game": "quacks", "players": 2,
-                                                            "fortune_cards": False}, timeout=10)
+            client.subscribe(topic, lambda _t, m: events.append(m), wait=5)
+            reply = client.request(Topics(table_id).cmd("new_game"), {
+                "game": "quacks", "players": 2, "fortune_cards": False}, timeout=10)
             assert reply.status == "ok", reply
-            game = engine.tables[table_id].interp.game  # type: ignore[attr-defined]
-            chip = next(c for c in QUACKS.catalogue.pieces if game.where(c) == "bag:0")
-            sim.place("pad:0", card_id=chip)
-
-            def drawn() -> bool:
-                return any(a.get("type") == "draw" and a.get("seat") == 0
-                           and a.get("chip") == chip
-                           for m in list(events) for a in getattr(m, "actions", []))
-
-            interp = engine.tables[table_id].interp
-            wait_until(drawn, 10, slowest=0.01, report=lambda: f"{events[-3:]} {interp.prompt()} "
-                     f"{interp.active_alerts} {game.legal_actions(0)} {hub.counts}")
-            assert game.where(chip) == "pot:0"
-            # A chip of the other seat's bag on seat 0's pad: refused with the word why.
-            other = next(c for c in QUACKS.catalogue.pieces if game.where(c) == "bag:1")
-            sim.remove("pad:0")
-            sim.place("pad:0", card_id=other)
-            wait_until(lambda: any(getattr(getattr(a, "refusal", None), "code", None)
-                                   == "chip_in_other_bag" for a in interp.active_alerts),
-                       10, slowest=0.01)
-            assert game.where(other) == "bag:1"
+            yield hub, sim, engine, events
     finally:
         engine.stop()
         hub.stop()

@@ -49,7 +49,7 @@ WALK: list[tuple[str, dict[str, Any], str, str]] = [
     ("enrol", {"action": "dance"}, "bad_enrol_action", "enrol: action 'dance'"),
     ("enrol", {"action": "start", "pad": "one"}, "bad_enrol_args", "enrol: pad 'one'"),
     ("enrol", {"action": "start", "pad": 7}, "no_such_pad", "no pad for Seat 8"),
-    ("enrol", {"action": "start", "pad": 1}, "pad_occupied", "a card lies on Seat 2's pad"),
+    ("enrol", {"action": "start", "pad": 1}, "pad_occupied", "lies on Seat 2's pad"),
     ("turn", {"seat": 1}, "no_table_io", "this hub has no table I/O configured"),
     ("buzz", {"ms": 100}, "no_table_io", "this hub has no table I/O configured"),
     ("replay", {"epoch": "nope", "from_seq": 1}, "wrong_epoch", "replay: epoch 'nope'"),

@@ -49,6 +49,7 @@ from engine.games.quacks.table import (
 from engine.games.tournament import Progress, TournamentReport
 
 MAX_SEATS: Final[int] = 4
+SHELL: Final = "q_shell_"  # a shell's text (dashboard i18n) as Quacks words it
 HERE: Final[Path] = Path(__file__).resolve().parent
 CAT: Final = default_catalogue()
 
@@ -174,11 +175,14 @@ class QuacksDefinition:
 
     def page_catalogue(self, lang: Lang) -> dict[str, Any]:
         """What the fragments need in `lang`: their words (``t``, keys ``q_…``, chip and card
-        names included), the pot track, the rat tails and the cards' kinds."""
+        names included), the pot track, the rat tails and the cards' kinds; and ``words``,
+        the shell's texts Quacks says its own way (``q_shell_<key>``: chips, not cards, in
+        enrolment)."""
         words = strings(lang)
         return {
             "game": self.id,
             "t": words,
+            "words": {k[len(SHELL):]: v for k, v in words.items() if k.startswith(SHELL)},
             # the host form's label of each set-up option (dashboard.game.host_games)
             "option_labels": {name: words[f"q_opt_{name}"]
                               for name in QuacksOptions.model_fields if f"q_opt_{name}" in words},

@@ -140,17 +140,24 @@ class QuacksTable:
                 "no_seat", "Q8", f"there is no seat {seat + 1} at this table", seat))  # fmt: skip
         return self._outcome(tap(self.game, self.pads, seat, chip))
 
-    def pad(self, seat: int, chip: str | None, placed: bool = True) -> TableOutcome:
+    def pad(self, seat: int, chip: str | None, placed: bool = True, *, uid: str | None = None,
+            retired: bool = False) -> TableOutcome:
         """A hub event on `seat`'s draw pad: a tag laid (`placed`) is a tap of `chip`, the
-        tag map's physical chip id, or None for a tag not enrolled (E22); a tag lifted off
-        the pad means nothing (E22: the chip goes on into the pot by hand)."""
+        tag map's physical chip id, or None for a tag not enrolled (E22; `uid`, and
+        `retired`: a tag a spare replaced); a tag lifted off the pad means nothing (E22: the
+        chip goes on into the pot by hand)."""
         if not placed:
             return TableOutcome()
         if chip is None:
+            params = {"pad": seat, **({"uid": uid} if uid else {})}
+            if retired:  # its chip has a new tag: this one is put aside, never enrolled
+                words = f"tag {uid} is retired (a spare replaced it): put it aside"
+                return TableOutcome(refusal=TableRefusal("retired_tag", "Q2", words, seat,
+                                                         params))
             words = (
                 "a tag that is not enrolled: enrol it from the host page (by kind, or as a spare)"
             )
-            return TableOutcome(refusal=TableRefusal("unknown_tag", "Q2", words, seat))
+            return TableOutcome(refusal=TableRefusal("unknown_tag", "Q2", words, seat, params))
         return self.tap(seat, chip)
 
     def play(self, seat: int, verb: str, args: Mapping[str, Any] | None = None) -> TableOutcome:
@@ -416,6 +423,7 @@ class QuacksAlert:
 
 INSTRUCTIONS: Final[dict[str, str]] = {
     "unknown_tag": "enrol the chip from the host page, then tap it again",
+    "retired_tag": "put that tag aside: its chip has a new tag; tap the chip with the new one",
 }
 
 
@@ -467,7 +475,8 @@ class QuacksInterpreter:
             return Changes()  # no game, or nothing Quacks reads (a button, a cell)
         seat = int(place[4:])
         before = len(table.game.log)
-        outcome = table.pad(seat, sensed.piece, sensed.kind == "placed")
+        outcome = table.pad(seat, sensed.piece, sensed.kind == "placed", uid=sensed.uid,
+                            retired=sensed.retired)
         if outcome.ok and not outcome.events and len(table.game.log) == before:
             if not outcome.basket:
                 return Changes()

@@ -516,10 +516,13 @@ def sensor_input(event: HubEvent) -> Sensed | None:
         return None
     kind: Literal["placed", "removed"] = "placed" if event.action == "placed" else "removed"
     piece = event.card_id if event.kind != "unknown_tag" else None
+    retired = event.tag == "retired"
     if event.cell is not None:
-        return Sensed(kind, place=event.cell, piece=piece, uid=event.uid, ts=event.ts)
+        return Sensed(kind, place=event.cell, piece=piece, uid=event.uid, ts=event.ts,
+                      retired=retired)
     if event.seat is not None:
-        return Sensed(kind, place=f"pad:{event.seat}", piece=piece, uid=event.uid, ts=event.ts)
+        return Sensed(kind, place=f"pad:{event.seat}", piece=piece, uid=event.uid, ts=event.ts,
+                      retired=retired)
     return None
 
 

@@ -125,6 +125,7 @@ class SensorInput:
     seat: int | None = None
     ts: float = 0.0
     position: int | None = None  # a sensed pawn (Hall switch): placed/removed there
+    retired: bool = False  # an unknown tag the hub retired (a spare replaced it)
 
     @property
     def seen(self) -> str:
@@ -294,6 +295,7 @@ class TableInterpreter:
         self._pile_on_pad: dict[int, tuple[int, _Reason]] = {}
         self._undo_note: _Reason | None = None
         self._undo_steps: list[UndoStep] = []
+        self.retired_tags: set[str] = set()  # UIDs the hub said are retired (spares)
         self.alerts: dict[tuple[Any, ...], Alert] = {}
         self._alert_counter = 0
         self.inputs = 0
@@ -361,6 +363,8 @@ class TableInterpreter:
         out = Outcome()
         self.inputs += 1
         self.last_ts = inp.ts
+        if inp.retired and inp.uid:
+            self.retired_tags.add(inp.uid)
         if inp.kind == "button":
             self._button(inp, out)
         elif inp.position is not None:  # a pawn sensor (table/pawn_check.py)
@@ -533,9 +537,10 @@ class TableInterpreter:
         off = f"Lift {label(seen)} from {pad_words(game, seat)}."
         params = (("card", seen), ("pad", seat))
         if seen.startswith(UNKNOWN_PREFIX):
-            self._pad_reasons[seat] = _Reason(
-                "G1", "unknown_tag", f"{label(seen)} lies on {pad_words(game, seat)}: it is not in "
-                "the tag map.", f"{off} If it is a game card, enrol its tag "
+            self._pad_reasons[seat] = self._retired(
+                seen, pad_words(game, seat), off, params) or _Reason(
+                "G1", "unknown_tag", f"{label(seen)} lies on {pad_words(game, seat)}: it is "
+                "not in the tag map.", f"{off} If it is a game card, enrol its tag "
                 "(host page: Tag enrolment, or `cauldron enroll`).", params=params)
             return
         if (seat, seen) in self.vanesco_wait:
@@ -782,9 +787,10 @@ class TableInterpreter:
         off = f"Lift {label(seen)} from {where(cell)}"
         params: tuple[tuple[str, Any], ...] = (("card", seen), ("cell", cell_name(cell)))
         if code == "unknown_tag":
-            return _Reason("G1", code, f"{label(seen)} lies on {where(cell)}: it is not in the "
-                           "tag map.", f"{off}; enrol it (host page: Tag enrolment, or "
-                           "`cauldron enroll`) if it is a game card.", params=params)
+            return self._retired(seen, where(cell), f"{off}.", params) or _Reason(
+                "G1", code, f"{label(seen)} lies on {where(cell)}: it is not in the tag map.",
+                f"{off}; enrol it (host page: Tag enrolment, or `cauldron enroll`) if it is a "
+                "game card.", params=params)
         if code == "not_in_deck":
             if seen in CARDS and CARDS[seen].colour == self.config.removed:
                 why = f"the {self.config.removed} ingredients are removed with 2 players"
@@ -967,6 +973,16 @@ class TableInterpreter:
                 seat=problem.seat, params=problem.params)
         return wanted
 
+    def _retired(self, seen: str, here: str, off: str,
+                 params: tuple[tuple[str, Any], ...]) -> _Reason | None:
+        """An unknown tag the hub retired (a spare replaced it): put aside, never enrolled.
+        None for any other tag."""
+        if seen[len(UNKNOWN_PREFIX):] not in self.retired_tags:
+            return None
+        return _Reason("G1", "retired_tag", f"{label(seen)} lies on {here}: it is retired (a "
+                       "spare tag replaced it).", f"{off} Put that tag aside: it is never "
+                       "enrolled again.", params=params)
+
     def _cell_reason(self, game: Game, cell: int, expected: str | None,
                      seen: str | None) -> _Reason:
         here = where(cell)
@@ -981,12 +997,12 @@ class TableInterpreter:
                            f"Put {label(expected)} back on {here}.",
                            params=(*params, ("card", expected)))
         if seen.startswith(UNKNOWN_PREFIX):
-            return _Reason("G1", "unknown_tag", f"{label(seen)} lies on {here}: it is not in "
-                           "the tag map.", f"Lift it from {here}"
-                           + (f" and put {label(expected)} back there." if expected else ".")
-                           + " Enrol the tag (host page: Tag enrolment, or `cauldron enroll`) "
-                           "if it is a game card.",
-                           params=params)
+            back = f"Lift it from {here}" + (f" and put {label(expected)} back there."
+                                             if expected else ".")
+            return self._retired(seen, here, back, params) or _Reason(
+                "G1", "unknown_tag", f"{label(seen)} lies on {here}: it is not in the tag "
+                "map.", f"{back} Enrol the tag (host page: Tag enrolment, or `cauldron "
+                "enroll`) if it is a game card.", params=params)
         if cell in self._place_reasons:
             return self._place_reasons[cell]
         held = self.held
@@ -1295,9 +1311,9 @@ def sensor_input(sensed: Sensed) -> SensorInput:
         return SensorInput(sensed.kind, position=int(place[4:]), ts=sensed.ts)
     if place.startswith("pad:"):
         return SensorInput(sensed.kind, pad=int(place[4:]), card=sensed.piece, uid=sensed.uid,
-                           ts=sensed.ts)
+                           retired=sensed.retired, ts=sensed.ts)
     return SensorInput(sensed.kind, cell=parse_cell(place), card=sensed.piece, uid=sensed.uid,
-                       ts=sensed.ts)
+                       retired=sensed.retired, ts=sensed.ts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,6 +139,18 @@ def test_the_page_catalogue_and_the_box_of_a_simulated_table() -> None:
     assert len(quacks.deck({"players": 3})) == 216
 
 
+def test_E22_a_retired_tag_on_a_pad_is_refused_as_retired_naming_its_tag() -> None:
+    """A tag a spare replaced (the hub says ``retired``) is put aside, never "enrol it"."""
+    table = QuacksTable(QuacksConfig(players=2), random.Random(3))
+    retired = table.pad(1, None, uid="04AB000000CDEF", retired=True)
+    assert retired.refusal is not None and not retired.events
+    assert (retired.refusal.rule, retired.refusal.code) == ("Q2", "retired_tag")
+    assert dict(retired.refusal.params) == {"pad": 1, "uid": "04AB000000CDEF"}
+    assert "put it aside" in retired.refusal.message
+    unknown = table.pad(1, None, uid="04AB000000CDEF")  # not said retired: enrol it
+    assert unknown.refusal is not None and unknown.refusal.code == "unknown_tag"
+
+
 def test_E16_a_table_is_rebuilt_from_what_it_observed_and_draws_on_the_same() -> None:
     table = QuacksTable(QuacksConfig(players=3), random.Random(12), show_odds=False)
     rng = random.Random(12)

@@ -399,6 +399,27 @@ def test_unknown_tags_on_a_cell_and_on_a_pad() -> None:
     assert game_of(interp).cauldrons[0] == [cell_card]
 
 
+def test_a_retired_tag_on_a_pad_or_a_cell_says_put_it_aside_not_enrol_it() -> None:
+    """A tag the hub retired (a spare replaced it; `Sensed.retired`) has its own code: it is
+    put aside, never enrolled; any other unknown tag is still "enrol it"."""
+    from engine.games.base import Sensed
+
+    interp = start()
+    old = "04A1B2C3D4E5F6"
+    out = interp.sense(Sensed("placed", place="pad:1", uid=old, retired=True))
+    assert [(a.rule, a.code) for a in out.raised] == [("G1", "retired_tag")]
+    assert "retired" in out.raised[0].message and "aside" in out.raised[0].instruction
+    assert "enrol its tag" not in out.raised[0].instruction
+    assert out.raised[0].params == {"card": f"uid:{old}", "pad": 1}
+    interp.handle(pad_lift(1, None, uid=old))
+    cell_card = card_at(interp, "2,2")
+    play(interp, lift("2,2", cell_card))
+    interp.handle(lay("2,2", None, uid=old))  # known retired since its first event
+    assert ("G1", "retired_tag") in alerts(interp)
+    out = interp.handle(pad_lay(2, None, uid="04000000000099"))
+    assert [(a.rule, a.code) for a in out.raised] == [("G1", "unknown_tag")]
+
+
 def test_wrong_card_on_a_cell_names_both_cards() -> None:
     interp = start({"3,3": "red-a-1", "0,2": "yellow-a-3"})
     play(interp, lift("3,3", "red-a-1"), lift("0,2", "yellow-a-3"), lay("3,3", "yellow-a-3"))
