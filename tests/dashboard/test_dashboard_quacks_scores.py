@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import Dash, join_in_browser, screenshot, wait_until
+from dashkit import Dash, join_in_browser, make_dash, screenshot, wait_until
 
 from engine.games.quacks.bots.policies import make_bot
 from engine.games.quacks.rules import Game, QuacksConfig, action_from_wire, to_wire
@@ -81,8 +81,20 @@ def play_to_the_end(engine: Any, table: str, players: int, seed: int) -> Any:
 
 @pytest.mark.timeout(240)
 def test_Q25_a_finished_engine_game_s_breakdown_is_served_typed_shown_and_printed(
-        dash: Dash, engine_service: Any, browser: Any, tmp_path: Path) -> None:
-    interp = play_to_the_end(engine_service, dash.table, players=3, seed=5)
+        mqtt_broker: str, table_id: str, engine_service: Any, browser: Any,
+        tmp_path: Path) -> None:
+    interp = play_to_the_end(engine_service, table_id, players=3, seed=5)
+    # The dashboard comes once the bots are done: it reads the retained views (the bots'
+    # hundreds of moves a second would flood its views' lane, which sheds QoS 0).
+    dashboard = make_dash(mqtt_broker, table_id, tmp_path, serve=True)
+    dash = next(dashboard)
+    try:
+        scores_shown_and_printed(dash, interp, browser, tmp_path)
+    finally:
+        next(dashboard, None)
+
+
+def scores_shown_and_printed(dash: Dash, interp: Any, browser: Any, tmp_path: Path) -> None:
     wait_until(lambda: shown_game(dash).get("view", {}).get("over") is True, 20,
                "the dashboard to see the game over")
     answer = httpx.get(f"{dash.url}/api/scores", timeout=10)

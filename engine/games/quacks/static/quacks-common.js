@@ -99,7 +99,7 @@ export function finalHtml(v, s) {
   return `<p class="q-final"><strong>★ ${esc(tn("q_vp_n", mine.vp))}</strong> · ♦ ${esc(tn("q_rubies_n", mine.rubies))}` +
     (tied ? ` · ${esc(t("q_final_space", { n: mine.final_space }))}` : "") + `</p>` +
     `<div class="q-final-wrap"><table class="q-final-rounds"><tr><th scope="row">${esc(t("q_col_round"))}</th>${cells((r) => r.round)}</tr>` +
-    `<tr><th scope="row">${esc(t("q_col_gained"))}</th>${cells((r) => `${r.exploded ? "✸ " : ""}+${r.vp_gained}`)}</tr>` +
+    `<tr><th scope="row">${esc(t("q_col_gained"))}</th>${cells((r) => (r.exploded ? `<span title="${esc(t("q_status_exploded"))}">✸</span>` : "") + (r.exploded && !r.vp_gained ? "" : `+${r.vp_gained}`))}</tr>` +
     `<tr><th scope="row">${esc(t("q_col_total"))}</th>${cells((r) => `<strong>${r.vp}</strong>`)}</tr></table></div>`;
 }
 

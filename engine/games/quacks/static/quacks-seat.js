@@ -142,7 +142,7 @@ export function renderSeat(root, view, ctx) {
     `<div class="q-actions" aria-live="polite">${actionsHtml(view, ctx, picked)}</div>` +
     `<p class="q-refusal" role="alert">${esc(root._refusal || "")}</p>` + hand +
     (view.over ? finalHtml(view, me) : `<div class="q-line">${whiteHtml(me)}${oddsHtml(me)}</div>` + potHtml(me, view.track || [], true)) +
-    `<p class="q-mine">★ ${esc(tn("q_vp_n", me.vp))} · ♦ ${esc(tn("q_rubies_n", me.rubies))} · ⚗ ${esc(t(me.flask === "full" ? "q_flask_full" : "q_flask_empty"))}${view.over ? "" : ` · ${esc(t("q_space", { coins: me.space.coins, vp: me.space.vp }))}`}</p>` +
+    (view.over ? "" : `<p class="q-mine">★ ${esc(tn("q_vp_n", me.vp))} · ♦ ${esc(tn("q_rubies_n", me.rubies))} · ⚗ ${esc(t(me.flask === "full" ? "q_flask_full" : "q_flask_empty"))} · ${esc(t("q_space", { coins: me.space.coins, vp: me.space.vp }))}</p>`) +
     `<div class="q-repair">${repairHtml(view, ctx)}</div>` + bagHtml(view) + `</section>`;
   setHtml(root, html);
   if (root._wired) return;
