@@ -9,22 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dashkit import PIN, Dash, wait_until
+from dashkit import Dash, wait_until
+from test_dashboard_host_games import host_page
 
 pytestmark = pytest.mark.browser
 
 BOX = "fieldset[data-game=quacks]"
 START = f"{BOX} [data-option=start_player]"
-
-
-def host_page(browser: Any, dash: Dash, lang: str, width: int = 1280) -> Any:
-    context = browser.new_context(viewport={"width": width, "height": 800})
-    context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    page.goto(f"{dash.url}/host?lang={lang}")
-    page.wait_for_selector("#host", state="visible")
-    return page
 
 
 def offered(page: Any) -> list[list[Any]]:

@@ -147,16 +147,22 @@ def scores_shown_and_printed(dash: Dash, interp: Any, browser: Any, tmp_path: Pa
         context.close()
 
 
+def golden_3_published(dash: Dash, browser: Any, game: Game, viewport: dict[str, int]) -> Any:
+    """Golden game 3's finished table on the wire (game g3), seen by the dashboard; a page of
+    a new browser context (the caller closes it)."""
+    publish(dash, QuacksTable(game.config, random.Random(0), game=game), "g3", "over")
+    wait_until(lambda: shown_game(dash).get("game_id") == "g3", 10, "the finished game")
+    page = browser.new_context(viewport=viewport).new_page()
+    page.set_default_timeout(15000)
+    return page
+
+
 def test_Q25_D21_the_score_page_ranks_golden_game_3_and_names_its_tie_break(
         dash: Dash, browser: Any) -> None:
     game = golden_3()
-    publish(dash, QuacksTable(game.config, random.Random(0), game=game), "g3", "over")
-    wait_until(lambda: shown_game(dash).get("game_id") == "g3", 10, "the finished game")
+    page = golden_3_published(dash, browser, game, {"width": 1280, "height": 900})
     served = QuacksScores.model_validate(httpx.get(f"{dash.url}/api/scores", timeout=10).json())
     assert served == breakdown(game) and served.tie_break and served.winners == [1]
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15000)
     try:
         page.goto(f"{dash.url}/scores?lang=en")
         page.wait_for_selector(".q-scores[data-over='1']")
@@ -175,19 +181,14 @@ def test_Q25_D21_the_score_page_ranks_golden_game_3_and_names_its_tie_break(
         assert QuacksScores.model_validate(
             httpx.get(f"{dash.url}/api/scores", timeout=10).json()) == served
     finally:
-        context.close()
+        page.context.close()
 
 
 def test_at_the_end_the_pots_say_each_seats_result_not_brewing(dash: Dash,
                                                                 browser: Any) -> None:
     game = golden_3()
-    table = QuacksTable(game.config, random.Random(0), game=game)
     assert all(p.status == "brewing" for p in game.players)  # the core's word, reset at G
-    publish(dash, table, "g3", "over")
-    wait_until(lambda: shown_game(dash).get("game_id") == "g3", 10, "the finished game")
-    context = browser.new_context(viewport={"width": 1920, "height": 1080})
-    page = context.new_page()
-    page.set_default_timeout(15000)
+    page = golden_3_published(dash, browser, game, {"width": 1920, "height": 1080})
     try:
         page.goto(f"{dash.url}/?lang=en")
         page.wait_for_selector(".q-seat[data-seat='1'] .q-status.winner")
@@ -200,7 +201,7 @@ def test_at_the_end_the_pots_say_each_seats_result_not_brewing(dash: Dash,
         page.wait_for_selector(".q-status.ended")
         assert page.locator(".q-status.ended").count() == 2
     finally:
-        context.close()
+        page.context.close()
 
 
 def test_the_phone_names_its_seat_once(dash: Dash, browser: Any) -> None:
