@@ -177,7 +177,8 @@ class Bridge:
         # each seat's own view, as the engine published them (`_on_other`).
         self.other: GameOtherOut | None = None
         self.other_seats: dict[int, tuple[str | None, dict[str, Any]]] = {}
-        self.last_finished: GamePublicOut | None = None  # kept for /scores in the next game
+        # The last game that ended by its rules: kept for /scores while the next one runs.
+        self.last_finished: GamePublicOut | GameOtherOut | None = None
         self.seat_views: dict[int, GameSeat] = {}
         self._fence = 0  # the newest engine claim of the table heard (a venue's epoch)
         self.alerts: dict[str, GameAlert] = {}
@@ -314,6 +315,8 @@ class Bridge:
             self.other = out
             self.public = None
             self.public_out = None
+            if out.view.get("over") is True:
+                self.last_finished = out
             if new_game:
                 self.alerts = {k: a for k, a in self.alerts.items()
                                if a.game_id in (None, out.game_id)}  # fmt: skip

@@ -4,7 +4,7 @@ contract), whose keys are fixed: a covered cauldron card has no field to travel 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.dataclasses import dataclass as view_dataclass
@@ -22,17 +22,8 @@ class _Public(BaseModel):
 
 
 # The game's views are the game's observer's typed views as the wire contract carries them
-# (`PublicTableView`); the dashboard extends them and never redefines a field.
-
-
-def _carried(owner: Any, name: str) -> Any:
-    """The type the wire's view gives its field ``name`` (``X | None``: X)."""
-    hint = get_type_hints(owner)[name]
-    return next((a for a in get_args(hint) if a is not type(None)), hint)
-
-
-# The score breakdown of a finished game: the view's ``end.scores``, as the wire types it.
-SCORES_PUBLIC: Any = _carried(_carried(PublicTableView, "end"), "scores")
+# (`PublicTableView`); the dashboard extends them and never redefines a field. A finished
+# game's score breakdown is typed by its game (`GameViews.scores`: routers/scores.py).
 
 
 @view_dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
@@ -131,7 +122,7 @@ class TableState(_Public):
     phones: list[bool] = Field(default_factory=list,
                                description="seats whose page is connected now (its live socket)")
     virtual: VirtualPublic | None = None
-    last_game: GamePublicOut | None = Field(
+    last_game: GamePublicOut | GameOtherOut | None = Field(
         default=None, description="the last finished game (its scores), while another runs"
     )
 

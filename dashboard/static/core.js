@@ -3,6 +3,8 @@
 export const BOOT = JSON.parse(document.getElementById("boot").textContent);
 export const T = BOOT.t;
 export const CAT = BOOT.catalogue;
+/* The table's game's own words (its page catalogue's `t`) join the shell's; the shell's win. */
+if (CAT && CAT.t) for (const [key, text] of Object.entries(CAT.t)) if (T[key] === undefined) T[key] = text;
 /* The shell's texts the page's game words its own way (its page catalogue's `words`:
    Quacks' enrolment speaks of chips, not cards); SHELL keeps the shell's own. */
 const SHELL = Object.assign({}, T);
@@ -258,7 +260,7 @@ export function promptText(v) {
   const p = info.prompt;
   const seat = p.seat != null ? seatOf(v, p.seat) : "";
   const ex = v.expected || {};
-  const params = { seat, filled: info.dealing ? info.dealing.filled : 0 };
+  const params = { seat, filled: info.dealing ? info.dealing.filled : 0, round: v.round };
   if (p.code === "lay_on_pad" || p.code === "last_card") params.card = info.held ? cardLabel(info.held.card) : "";
   if (p.code === "vanesco_tap") params.card = info.vanesco_wait.length ? cardLabel(info.vanesco_wait[0].card) : "";
   if (p.code === "refill") params.cell = ex.refill_cell ? cellLabel(ex.refill_cell) : "";

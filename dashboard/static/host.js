@@ -281,6 +281,7 @@ function showGame() {
     f.hidden = !on;
     f.disabled = !on;
   }
+  seatChoices(chosen);
   const hooks = HOOKS[chosen.dataset.game] || {};
   if (hooks.setupOptions) hooks.setupOptions(chosen);
   const msgEl = document.getElementById("form-msg");
@@ -294,6 +295,17 @@ function showGame() {
   }
 }
 
+/* A seat option (`seat_option`: data-seats-of names the option counting the seats) offers
+   only the seats of the game: a chosen seat beyond them falls back to the first. */
+function seatChoices(fieldset) {
+  for (const el of /** @type {NodeListOf<HTMLSelectElement>} */ (fieldset.querySelectorAll("select[data-seats-of]"))) {
+    const count = /** @type {HTMLInputElement | null} */ (fieldset.querySelector(`[data-option="${CSS.escape(el.dataset.seatsOf)}"]`));
+    const n = count ? Number(count.value) : Infinity;
+    for (const o of el.options) o.hidden = o.disabled = o.value !== "" && Number(o.value) >= n;
+    if (el.selectedOptions[0] && el.selectedOptions[0].disabled) el.value = el.options[0].value;
+  }
+}
+
 /* A game's options from the fields made of its options model (`option_fields`): a number,
    a box, or a choice; an empty number is the option's default (null). */
 function readFields(fieldset) {
@@ -301,7 +313,7 @@ function readFields(fieldset) {
   for (const el of fieldset.querySelectorAll("[data-option]")) {
     const name = el.dataset.option;
     if (el.type === "checkbox") options[name] = el.checked;
-    else if (el.type === "number") options[name] = el.value === "" ? null : Number(el.value);
+    else if (el.type === "number" || el.dataset.type === "integer") options[name] = el.value === "" ? null : Number(el.value);
     else options[name] = el.value === "" ? null : el.value;
   }
   const title = fieldset.dataset.title || fieldset.dataset.game;
@@ -348,6 +360,11 @@ async function endAndStart(body, started) {
   showGame();
   const chooser = document.getElementById("game");
   if (chooser) chooser.addEventListener("change", showGame);
+  document.getElementById("new-game").addEventListener("input", (ev) => {
+    const el = /** @type {HTMLElement} */ (ev.target);
+    const fieldset = el.closest("fieldset.game-options");
+    if (fieldset && el.dataset.option) seatChoices(fieldset);
+  });
   document.getElementById("login-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     pin = document.getElementById("pin").value;

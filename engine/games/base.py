@@ -34,7 +34,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
 from engine.games.tournament import Progress, TournamentReport
 
@@ -178,10 +178,31 @@ class GameViews:
     """The types of a game's views on the wire: ``game/public``'s ``view`` (``public``; the
     wire adds the table's state as ``table``) and ``game/seat/<n>``'s (``seat``, with a
     ``seat`` field). Pydantic models or dataclasses: the wire's models validate a game's
-    payloads with them (found through the registry), ``cauldron schema`` exports them."""
+    payloads with them (found through the registry), ``cauldron schema`` exports them.
+    ``scores``: the type of the game's score breakdown (the score page's data), which the
+    public view carries at the keys ``scores_at``; a view whose ``over`` is true holds the
+    final one (`final_scores`)."""
 
     public: type[Any]
     seat: type[Any]
+    scores: type[Any] | None = None
+    scores_at: tuple[str, ...] = ()
+
+
+def final_scores(views: GameViews, view: Any) -> Any | None:
+    """The final score breakdown a public view holds (a typed view or its JSON), typed by
+    ``views.scores``; None while the game is not over, or for a game without one."""
+    def part(data: Any, key: str) -> Any:
+        return data.get(key) if isinstance(data, Mapping) else getattr(data, key, None)
+
+    if views.scores is None or not views.scores_at or not part(view, "over"):
+        return None
+    found = view
+    for key in views.scores_at:
+        found = part(found, key)
+    if found is None or isinstance(found, views.scores):
+        return found
+    return TypeAdapter(views.scores).validate_python(found)
 
 
 # ---------------------------------------------------------------- bots and the table
@@ -534,29 +555,52 @@ class GameDefinition(Protocol):
         ...
 
 
+# The JSON Schema key of an option that names a seat (`seat_option`): its value is the
+# name of the option that counts the seats (e.g. ``players``).
+SEAT_OF: Final = "x-seat-of"
+
+
+def seat_option(default: int | None, *, seats: int, description: str,
+                counted_by: str = "players") -> Any:
+    """A set-up option naming a seat: 0-based on the wire, offered by the host form as seat
+    1..N (N: the option ``counted_by``), and as "random" when the option's type allows
+    None (the engine then draws the seat from the game's seed)."""
+    extra: dict[str, JsonValue] = {SEAT_OF: counted_by}
+    return Field(default=default, ge=0, le=seats - 1, description=description,
+                 json_schema_extra=extra)
+
+
 @dataclass(frozen=True)
 class OptionField:
-    """One set-up option as the host form shows it (`option_fields`)."""
+    """One set-up option as the host form shows it (`option_fields`): ``type`` is its JSON
+    type (``"integer/null"``: None allowed), ``seat_of`` the option counting the seats when
+    it names a seat (`seat_option`)."""
 
     name: str
     type: str
     default: JsonValue
     description: str
     bounds: Mapping[str, JsonValue]
+    seat_of: str | None = None
+    nullable: bool = False  # None is allowed
+
+
+BOUNDS: Final = ("minimum", "maximum", "minItems", "maxItems", "enum", "maxLength")
 
 
 def option_fields(options: type[GameOptions]) -> list[OptionField]:
-    """The options model as form fields (name, JSON type, default, help, bounds): the host
-    page and the demo's command line build their inputs from it."""
+    """The options model as form fields (name, JSON type, default, help, bounds, a seat's
+    count): the host page and the demo's command line build their inputs from it."""
     schema = options.model_json_schema()
     out = []
     for name, prop in schema.get("properties", {}).items():
-        kind = prop.get("type") or "/".join(
-            str(p.get("type")) for p in prop.get("anyOf", []) if "type" in p)
-        bounds = {k: v for k, v in prop.items()
-                  if k in ("minimum", "maximum", "minItems", "maxItems", "enum", "maxLength")}
+        kinds = prop.get("anyOf", [])
+        kind = prop.get("type") or "/".join(str(p.get("type")) for p in kinds if "type" in p)
+        bounds = {k: v for part in (*kinds, prop) for k, v in part.items() if k in BOUNDS}
+        seat_of = prop.get(SEAT_OF)
         out.append(OptionField(name, str(kind), prop.get("default"), prop.get("description", ""),
-                               bounds))
+                               bounds, str(seat_of) if seat_of else None,
+                               "null" in str(kind).split("/")))
     return out
 
 

@@ -43,6 +43,7 @@ from engine.games.glastonbury.rules.errors import RulesError
 from engine.games.glastonbury.rules.names import card_name, place_label, position_label, seat_name
 from engine.games.glastonbury.rules.observer import (
     PublicView,
+    ScoresView,
     SeatView,
     public_view,
     scores_view,
@@ -138,7 +139,8 @@ class GlastonburyDefinition:
     rules_doc = "RULES.md"
     score_only: ScoreOnly | None = SCORE_ONLY
     moves: Mapping[str, type[BaseModel]] = {}  # its moves are read from the table
-    views = GameViews(public=PublicView, seat=SeatView)
+    views = GameViews(public=PublicView, seat=SeatView, scores=ScoresView,
+                      scores_at=("end", "scores"))
     player_colours: tuple[str, ...] = PLAYER_COLOURS
 
     def check(self, options: Mapping[str, object]) -> GlastonburyOptions:

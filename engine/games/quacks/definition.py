@@ -26,6 +26,7 @@ from engine.games.base import (
     Place,
     Refused,
     ScoreOnly,
+    seat_option,
 )
 from engine.games.quacks.rules import (
     Game,
@@ -39,6 +40,7 @@ from engine.games.quacks.rules import (
 )
 from engine.games.quacks.rules.catalogue import COLOURS, kind_of
 from engine.games.quacks.rules.names import card_name, chip_name, colour_name
+from engine.games.quacks.scoring import QuacksScores
 from engine.games.quacks.table import (
     MOVES,
     QuacksInterpreter,
@@ -61,8 +63,8 @@ class QuacksOptions(GameOptions):
     PER_GAME: ClassVar[frozenset[str]] = frozenset({"start_player"})
 
     players: int = Field(default=4, ge=2, le=MAX_SEATS, description="players (Q1: 2 to 4)")
-    start_player: int = Field(default=0, ge=0, le=MAX_SEATS - 1,
-                              description="the seat that starts (D31)")  # fmt: skip
+    start_player: int | None = seat_option(
+        0, seats=MAX_SEATS, description="the seat that starts (D31; None: drawn at random)")
     ingredient_set: int = Field(default=1, ge=1, le=4,
                                 description="the ingredient books' set (Q3, Q30)")  # fmt: skip
     start_rubies: int = Field(default=1, ge=0, le=1,
@@ -76,11 +78,17 @@ class QuacksOptions(GameOptions):
     bag_visible: bool = Field(default=True, description="each phone lists its own bag (D30)")
 
 
-def config_of(options: QuacksOptions) -> QuacksConfig:
+def config_of(options: QuacksOptions, rng: random.Random | None = None) -> QuacksConfig:
+    """The core's set-up; a random start player (None) is drawn from ``rng``, the game's
+    seeded chance (D31), before the fortune deck is shuffled (without ``rng``: seat 0, for a
+    check)."""
+    start = options.start_player
+    if start is None:
+        start = rng.randrange(options.players) if rng is not None else 0
     return QuacksConfig(
         players=options.players, ingredient_set=options.ingredient_set,
         start_rubies=options.start_rubies, fortune_cards=options.fortune_cards,
-        start_player=options.start_player, explosion_limit=options.explosion_limit,
+        start_player=start, explosion_limit=options.explosion_limit,
     )  # fmt: skip
 
 
@@ -153,7 +161,8 @@ class QuacksDefinition:
     rules_doc = "RULES-QUACKS.md"
     score_only: ScoreOnly | None = None  # no score-only count (yet)
     moves: Mapping[str, type[BaseModel]] = MOVES
-    views = GameViews(public=QuacksPublicView, seat=QuacksSeatView)
+    views = GameViews(public=QuacksPublicView, seat=QuacksSeatView, scores=QuacksScores,
+                      scores_at=("scores",))
 
     def check(self, options: Mapping[str, object]) -> QuacksOptions:
         try:
@@ -197,11 +206,11 @@ class QuacksDefinition:
 
     def table(self, options: GameOptions, rng: random.Random) -> QuacksTable:
         typed = self.check(options.wire())
-        return QuacksTable(config_of(typed), rng, show_odds=typed.show_odds,
+        return QuacksTable(config_of(typed, rng), rng, show_odds=typed.show_odds,
                            bag_visible=typed.bag_visible)  # fmt: skip
 
     def new(self, options: GameOptions, rng: random.Random) -> Game:
-        return Game.new(config_of(self.check(options.wire())), rng)
+        return Game.new(config_of(self.check(options.wire()), rng), rng)
 
     def legal_actions(self, state: Any, seat: int | None = None) -> Sequence[Any]:
         game: Game = _game(state)
@@ -246,12 +255,14 @@ class QuacksDefinition:
 
         return seat_view(state, seat)
 
-    def scores(self, state: Any) -> Any:
+    def scores(self, state: Any) -> QuacksScores:
         from engine.games.quacks.scoring import breakdown
 
         return breakdown(_game(state))
 
     def to_wire(self, view: Any) -> dict[str, JsonValue]:
+        if isinstance(view, BaseModel):
+            return view.model_dump(mode="json")
         wire: dict[str, JsonValue] = json.loads(json.dumps(view))
         return wire
 

@@ -64,6 +64,7 @@ from engine.games.quacks.rules.sensing import (
     undo_last_draw,
     untapped_draw,
 )
+from engine.games.quacks.scoring import QuacksScores, breakdown
 
 if TYPE_CHECKING:
     from engine.wire.api import NewGameBase, PlayArgs
@@ -252,8 +253,10 @@ class QuacksTable:
 
     def _board(self, view: dict[str, Any]) -> None:
         """What the pages draw the boards with (the catalogue's pot track, rat tails, the
-        cards' kinds) and the memory-aid switch."""
+        cards' kinds), the memory-aid switch, and the breakdown so far (final once over)."""
         cat = self.game.cat
+        view["over"] = self.game.is_over()
+        view["scores"] = breakdown(self.game).model_dump(mode="json")
         view["show_odds"] = self.show_odds
         view["track"] = [{"coins": s.coins, "vp": s.vp, "ruby": s.ruby} for s in cat.track]
         view["rat_tails_after"] = list(cat.rat_tails_after)
@@ -542,7 +545,8 @@ class QuacksInterpreter:
             raise Refused("new_game needs the engine's seed (the bag's draws)", code="bad_args")
         options = DEFINITION.check(args.config_wire())
         assert isinstance(options, QuacksOptions)
-        self.table = QuacksTable(config_of(options), random.Random(args.seed),
+        rng = random.Random(args.seed)
+        self.table = QuacksTable(config_of(options, rng), rng,
                                  show_odds=options.show_odds, bag_visible=options.bag_visible)
         self.options = options.wire()
         self.status = TableStatus.PLAYING
@@ -704,11 +708,9 @@ class QuacksInterpreter:
                 "reason": f"the {level} bot would {verb}", "reasons": {}}
 
     def record(self, new: bool) -> tuple[dict[str, JsonValue] | None, dict[str, JsonValue] | None]:
-        from engine.games.quacks.scoring import breakdown
-
         result = None
         if self.table is not None and self.status is TableStatus.OVER:
-            result = breakdown(self.table.game)
+            result = breakdown(self.table.game).model_dump(mode="json")
         return (dict(self.options) if new else None), result
 
 
@@ -786,6 +788,9 @@ class QuacksPublicView(_View):
     die: list[dict[str, JsonValue]] = Field(max_length=8)
     seats: list[SeatPublic] = Field(max_length=4)
     winners: list[int] = Field(max_length=4)
+    over: bool = Field(description="the game ended by its rules (after round 9, Q25)")
+    scores: QuacksScores = Field(description="the breakdown per round so far; the final "
+                                 "ranking once over (`engine.games.quacks.scoring`)")
     show_odds: bool
     track: list[Space] = Field(max_length=64)
     rat_tails_after: list[int] = Field(max_length=64)

@@ -16,10 +16,11 @@ from hidden import keys_of
 
 from engine.app.demo.moves import move_of
 from engine.games import get
-from engine.games.base import Refused
+from engine.games.base import Refused, final_scores
 from engine.games.quacks.bots.policies import make_bot
 from engine.games.quacks.rules import action_from_wire, to_wire
 from engine.games.quacks.rules.catalogue import kind_of
+from engine.games.quacks.scoring import QuacksScores
 from engine.games.quacks.table import QuacksInterpreter
 from engine.service.service import EngineService, ServiceConfig
 from engine.wire.api import HintAnswer, HistoryAnswer
@@ -107,6 +108,12 @@ def test_a_quacks_game_is_chosen_at_new_game_and_played_through_the_service(
     stored = service.tables[TABLE].store.games()[-1]
     assert stored.status == "over" and stored.result is not None
     assert stored.config["game"] == "quacks"
+    # The final breakdown per round rides in the public view (`GameViews.scores`), typed,
+    # and is the game's stored result.
+    assert public["view"]["over"] is True
+    scores = final_scores(get("quacks").views, public["view"])
+    assert isinstance(scores, QuacksScores) and scores.over and scores.winners
+    assert scores.model_dump(mode="json") == stored.result
     # On the wire: every view is what Quacks' own models say (the contract finds them
     # through the registry), no public payload ever held a secret, and each seat's view
     # went to its own topic only and says whose it is.

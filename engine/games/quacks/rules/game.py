@@ -1139,6 +1139,9 @@ class Game:
                     "space": self.scoring_space(s),
                     "exploded": p.status == "exploded",
                     "card": self.card,
+                    "reward": p.reward,  # an exploded seat's choice (Q20)
+                    "bonus": [r for seat, r in self.rolls if seat == s],  # the die (A)
+                    "tails": p.tails,
                     "vp_gained": p.vp - p.vp_at_start,
                     "vp": p.vp,
                     "rubies": p.rubies,

@@ -2,12 +2,10 @@
    the pot, the white sum against the limit, the exact explosion chance, the evaluation's
    steps in words, the shop. Words come from the page's strings (the shell merges Quacks'
    `q_…` keys, engine/games/quacks/i18n); no id is ever shown raw. */
-import { BOOT, T, esc, t, tn } from "/static/core.js";
+import { esc, t, tn } from "/static/core.js";
 
-/* The words come with the game's page catalogue (`QuacksDefinition.page_catalogue`): a
-   shell that puts it in the boot JSON's `catalogue` need not merge them into its own. */
-const OWN = BOOT.catalogue && BOOT.catalogue.game === "quacks" ? BOOT.catalogue.t || {} : {};
-for (const [key, text] of Object.entries(OWN)) if (T[key] === undefined) T[key] = text;
+/* The words come with the game's page catalogue (`QuacksDefinition.page_catalogue`), in
+   the boot JSON's `catalogue`: core.js merges them into the page's strings. */
 
 /* A glyph per colour: colour is never the only signal. */
 export const GLYPH = { white: "○", orange: "◆", green: "✚", blue: "▲", red: "●", yellow: "★", purple: "☁", black: "✖" };
@@ -74,10 +72,35 @@ export function oddsHtml(seat) {
     `${esc(t("q_odds", { num: odds.num, den: odds.den, pct: pct.toLocaleString() }))}</p>`;
 }
 
-export function statusWord(seat) {
+/** A seat's state in a word, following the game: its result once the game is over (winner,
+    or its rank: `view.scores`), "game ended" when the host ended it, exploded or stopped
+    this round, brewing while the round brews (before the brewing: no word). */
+export function statusWord(seat, view) {
+  if (view && view.over) {
+    const mine = view.scores ? view.scores.seats.find((s) => s.seat === seat.seat) : null;
+    if (view.winners.includes(seat.seat)) return `<span class="q-status winner">★ ${esc(t("q_status_winner"))}</span>`;
+    return `<span class="q-status ranked">${esc(mine ? t("q_rank", { n: mine.rank }) : t("q_phase_over"))}</span>`;
+  }
+  if (view && view.table && view.table.status === "ended") return `<span class="q-status ended">■ ${esc(t("q_status_ended"))}</span>`;
   if (seat.status === "exploded") return `<span class="q-status exploded">✸ ${esc(t("q_status_exploded"))}</span>`;
   if (seat.status === "stopped") return `<span class="q-status stopped">■ ${esc(t("q_status_stopped"))}</span>`;
+  if (view && view.phase !== "brew") return "";
   return `<span class="q-status brewing">▶ ${esc(t("q_status_brewing"))}</span>`;
+}
+
+/* Once the game is over the pots are empty (G): a seat shows its result instead (`view.
+   scores`): its VP and rubies, for a tie how far its pot got in round 9 (Q25, D21), and
+   its rounds, each one's VP gained and the VP after it. */
+export function finalHtml(v, s) {
+  const mine = v.scores ? v.scores.seats.find((x) => x.seat === s.seat) : null;
+  if (!mine) return "";
+  const tied = v.scores.tie_break && v.scores.tied.includes(s.seat) && mine.final_space != null;
+  const cells = (f) => mine.rounds.map((r) => `<td>${f(r)}</td>`).join("");
+  return `<p class="q-final"><strong>★ ${esc(tn("q_vp_n", mine.vp))}</strong> · ♦ ${esc(tn("q_rubies_n", mine.rubies))}` +
+    (tied ? ` · ${esc(t("q_final_space", { n: mine.final_space }))}` : "") + `</p>` +
+    `<div class="q-final-wrap"><table class="q-final-rounds"><tr><th scope="row">${esc(t("q_col_round"))}</th>${cells((r) => r.round)}</tr>` +
+    `<tr><th scope="row">${esc(t("q_col_gained"))}</th>${cells((r) => (r.exploded ? `<span title="${esc(t("q_status_exploded"))}">✸</span>` : "") + (r.exploded && !r.vp_gained ? "" : `+${r.vp_gained}`))}</tr>` +
+    `<tr><th scope="row">${esc(t("q_col_total"))}</th>${cells((r) => `<strong>${r.vp}</strong>`)}</tr></table></div>`;
 }
 
 /** One event of the round in words ("Seat 2 rolls: 2 VP"). */

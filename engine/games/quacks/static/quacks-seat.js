@@ -10,7 +10,7 @@
    purple chips' choices, the die; and always "I drew a chip I did not tap" and "undo my
    last draw" while brewing. */
 import { esc, setHtml, t, tn } from "/static/core.js";
-import { askedWords, chipHtml, chipName, colourOf, oddsHtml, potHtml, seatName, statusWord, whiteHtml } from "./quacks-common.js";
+import { askedWords, chipHtml, chipName, colourOf, finalHtml, oddsHtml, potHtml, seatName, statusWord, whiteHtml } from "./quacks-common.js";
 
 const b = (verb, args, label, cls) =>
   `<button type="button" class="btn big q-act${cls ? " " + cls : ""}" data-verb="${esc(verb)}" data-args="${esc(JSON.stringify(args || {}))}">${esc(label)}</button>`;
@@ -130,13 +130,19 @@ export function renderSeat(root, view, ctx) {
   if (!(view.ask && view.ask.kind === "buy")) picked = [];
   picks.set(root, picked);
   const hand = view.hand && view.hand.length ? `<p class="q-hand">${esc(t("q_in_hand"))} ${view.hand.map((c) => chipHtml(c)).join(" ")}</p>` : "";
+  // The table's state (a game the host ended) comes with the public view, not the seat's.
+  const table = view.table || (ctx.state && ctx.state.game && ctx.state.game.view ? ctx.state.game.view.table : null);
+  const title = `${esc(seatName(view.me))} ${statusWord(me, Object.assign({}, view, { table }))}`;
+  // The shell's page names the seat already (#seat-head): the state goes there, said once.
+  const head = document.getElementById("seat-head");
+  if (head) setHtml(head, title);
   const html = `<section class="q-phone" data-seat="${view.me}" data-phase="${esc(view.phase)}">` +
-    `<h2>${esc(seatName(view.me))} ${statusWord(me)}</h2>` +
+    (head ? "" : `<h2>${title}</h2>`) +
     `<p class="q-round-line">${esc(t("q_round", { n: view.round, total: view.rounds }))} · ${esc(t("q_phase_" + view.phase))}</p>` +
     `<div class="q-actions" aria-live="polite">${actionsHtml(view, ctx, picked)}</div>` +
     `<p class="q-refusal" role="alert">${esc(root._refusal || "")}</p>` + hand +
-    `<div class="q-line">${whiteHtml(me)}${oddsHtml(me)}</div>` + potHtml(me, view.track || [], true) +
-    `<p class="q-mine">★ ${esc(tn("q_vp_n", me.vp))} · ♦ ${esc(tn("q_rubies_n", me.rubies))} · ⚗ ${esc(t(me.flask === "full" ? "q_flask_full" : "q_flask_empty"))} · ${esc(t("q_space", { coins: me.space.coins, vp: me.space.vp }))}</p>` +
+    (view.over ? finalHtml(view, me) : `<div class="q-line">${whiteHtml(me)}${oddsHtml(me)}</div>` + potHtml(me, view.track || [], true)) +
+    (view.over ? "" : `<p class="q-mine">★ ${esc(tn("q_vp_n", me.vp))} · ♦ ${esc(tn("q_rubies_n", me.rubies))} · ⚗ ${esc(t(me.flask === "full" ? "q_flask_full" : "q_flask_empty"))} · ${esc(t("q_space", { coins: me.space.coins, vp: me.space.vp }))}</p>`) +
     `<div class="q-repair">${repairHtml(view, ctx)}</div>` + bagHtml(view) + `</section>`;
   setHtml(root, html);
   if (root._wired) return;

@@ -5,7 +5,7 @@
    the memory aid is off), its droplet, rat tails, flask, rubies, VP and scoring space; the
    scoring track; the evaluation step by step; the shop with what each seat can afford. */
 import { esc, patchChildren, setHtml, t, tn } from "/static/core.js";
-import { askedWords, cardName, chipHtml, evaluationHtml, oddsHtml, potHtml, seatName, shopHtml, statusWord, whiteHtml } from "./quacks-common.js";
+import { askedWords, cardName, chipHtml, evaluationHtml, finalHtml, oddsHtml, potHtml, seatName, shopHtml, statusWord, whiteHtml } from "./quacks-common.js";
 
 const SKELETON = `<div class="q-screen">
   <section class="q-head" aria-live="polite"></section>
@@ -36,19 +36,18 @@ function seatHtml(v, s) {
   const basket = (v.baskets && v.baskets[String(s.seat)]) || [];
   const buying = s.asked === "buy";
   return `<article class="q-seat st-${esc(s.status)}${asked ? " asked" : ""}" data-seat="${s.seat}">` +
-    `<h2>${esc(seatName(s.seat))} ${statusWord(s)}${s.seat === v.start_player ? ` <span class="q-first" title="${esc(t("q_start_player", { seat: seatName(s.seat) }))}">①</span>` : ""}</h2>` +
-    potHtml(s, v.track || []) +
-    `<div class="q-line">${whiteHtml(s)}${oddsHtml(s)}</div>` +
-    `<ul class="q-facts">` +
+    `<h2>${esc(seatName(s.seat))} ${statusWord(s, v)}${s.seat === v.start_player ? ` <span class="q-first" title="${esc(t("q_start_player", { seat: seatName(s.seat) }))}">①</span>` : ""}</h2>` +
+    (v.over ? finalHtml(v, s) : potHtml(s, v.track || []) + `<div class="q-line">${whiteHtml(s)}${oddsHtml(s)}</div>`) +
+    (v.over ? "" : `<ul class="q-facts">` +
     `<li>${esc(tn("q_bag_n", s.bag_size))}</li>` +
     `<li><span class="q-drop inline" aria-hidden="true"></span> ${esc(t("q_droplet_at", { n: s.droplet }))}</li>` +
     (s.rat_tails ? `<li><span class="q-rat inline" aria-hidden="true"></span> ${esc(tn("q_tails_n", s.rat_tails))}</li>` : "") +
     `<li>⚗ ${esc(t(s.flask === "full" ? "q_flask_full" : "q_flask_empty"))}</li>` +
     `<li>♦ ${esc(tn("q_rubies_n", s.rubies))}</li>` +
     `<li class="q-vp">★ ${esc(tn("q_vp_n", s.vp))}</li>` +
-    `</ul>` +
-    `<p class="q-scoring">${esc(t("q_space", { coins: s.space.coins, vp: s.space.vp }))}${s.space.ruby ? ` <span class="q-ruby">♦ ${esc(t("q_ruby_space"))}</span>` : ""}</p>` +
-    (buying ? `<p class="q-basket">${esc(t("q_buying"))} ${basket.map((c) => chipHtml(c, "small")).join(" ")}</p>` : "") +
+    `</ul>`) +
+    (v.over ? "" : `<p class="q-scoring">${esc(t("q_space", { coins: s.space.coins, vp: s.space.vp }))}${s.space.ruby ? ` <span class="q-ruby">♦ ${esc(t("q_ruby_space"))}</span>` : ""}</p>`) +
+    (buying && basket.length ? `<p class="q-basket">${esc(t("q_buying"))} ${basket.map((c) => chipHtml(c, "small")).join(" ")}</p>` : "") +
     (asked ? `<p class="q-asked">➜ ${esc(asked)}</p>` : "") +
     `</article>`;
 }
@@ -83,7 +82,7 @@ export function renderTable(root, view) {
   root.querySelector(".q-seats").dataset.count = String(v.seats.length);
   setHtml(root.querySelector(".q-track"), trackHtml(v));
   const evalEvents = v.evaluation || [];
-  setHtml(root.querySelector(".q-eval"), `<h2>${esc(t("q_evaluation"))}</h2>` + evaluationHtml(evalEvents, 14));
+  setHtml(root.querySelector(".q-eval"), `<h2>${esc(t("q_evaluation"))}</h2>` + evaluationHtml(evalEvents, 40));
   setHtml(root.querySelector(".q-shop-box"), shopBox(v));
   root.querySelector(".q-screen").dataset.odds = v.show_odds ? "on" : "off";
 }

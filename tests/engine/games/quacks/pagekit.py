@@ -104,7 +104,7 @@ def make_app(table: QuacksTable, virtual: bool = True) -> FastAPI:
 
     @app.get("/api/scores")
     def scores() -> JSONResponse:
-        return JSONResponse(breakdown(app.state.table.game))
+        return JSONResponse(breakdown(app.state.table.game).model_dump(mode="json"))
 
     @app.post("/api/seat/{seat}/{verb}")
     async def play(seat: int, verb: str, request: Request) -> JSONResponse:

@@ -42,6 +42,20 @@ def test_Q1_Q8_Q31_the_options_are_one_model_checked_by_the_rules() -> None:
         quacks.check({"players": 3, "colours": ["red"]})  # unknown option: refused
 
 
+def test_Q8_D31_the_start_player_is_a_seat_option_and_random_is_drawn_from_the_seed() -> None:
+    quacks = get("quacks")
+    field = {f.name: f for f in option_fields(quacks.options)}["start_player"]
+    assert field.seat_of == "players" and field.nullable and field.default == 0
+    assert (field.bounds["minimum"], field.bounds["maximum"]) == (0, 3)
+    options = quacks.check({"players": 3, "start_player": None})
+    starts = [quacks.new(options, random.Random(seed)).start_player for seed in range(40)]
+    assert set(starts) == {0, 1, 2}  # only the game's seats
+    assert starts == [quacks.new(options, random.Random(seed)).start_player
+                      for seed in range(40)]  # the same seed, the same start
+    assert quacks.new(quacks.check({"players": 3, "start_player": 2}),
+                      random.Random(1)).start_player == 2
+
+
 def test_Q25_a_game_plays_to_its_end_through_the_definition_alone() -> None:
     quacks = get("quacks")
     state = quacks.new(quacks.check({"players": 3}), random.Random(4))
@@ -107,15 +121,15 @@ def test_E16_the_hosts_undo_takes_back_the_last_action_and_rebuilds_the_steps() 
     assert table.public_view()["evaluation"][0]["code"] == "round_started"
 
 
-def test_the_breakdown_ranks_seats_and_names_the_tie_break() -> None:
+def test_the_breakdown_of_a_bot_game_names_its_winners_first() -> None:
     table = QuacksTable(QuacksConfig(players=2), random.Random(9))
     rng = random.Random(9)
     while bot_step(table, {0, 1}, rng):
         pass
     out = breakdown(table.game)
-    assert out["over"] and sorted(s["rank"] for s in out["seats"])[0] == 1
-    assert out["winners"] == list(table.game.winners)
-    assert out["tie_break"] == (len({s["vp"] for s in out["seats"]}) == 1)
+    assert out.over and out.winners == list(table.game.winners)
+    assert {s.seat for s in out.seats if s.rank == 1} == set(out.winners)
+    assert out.tie_break == (len({s.vp for s in out.seats}) == 1)
 
 
 def test_E22_pad_events_a_laid_tag_is_a_tap_a_lifted_one_nothing_an_unknown_one_refused() -> None:
