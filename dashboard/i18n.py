@@ -89,6 +89,21 @@ def catalogue_for(lang: Lang, game_id: str = GAME.id) -> dict[str, Any]:
     return {**game.page_catalogue(lang), "piece_names": named, "spares": spares}
 
 
+@cache
+def page_catalogue_for(lang: Lang, game_id: str = GAME.id) -> dict[str, Any]:
+    """What every page of a table of the game needs in one language: its page catalogue.
+    The pieces' names (`catalogue_for`) only for a game of identical pieces of a kind
+    (Quacks' chips: the pages name them by them); a game whose pages name its pieces from
+    their parts (Glastonbury's colours and families) leaves every card id out of its pages,
+    so that a seat's page holds no card id it does not show (its tests look for covered
+    cards in its HTML)."""
+    game = games.get(game_id)
+    page = game.page_catalogue(lang)
+    if game.catalogue.enrol_by == "kind":
+        page = {**page, "piece_names": catalogue_for(lang, game_id)["piece_names"]}
+    return page
+
+
 def family_renames(data_dir: Path | None) -> dict[str, dict[str, str]]:
     """The venue's family names (``families.toml`` in the data dir), checked: unknown
     families or languages are reported and skipped, never shown."""
@@ -117,7 +132,7 @@ def bundle(lang: Lang, renames: dict[str, dict[str, str]] | None = None,
            game: GameDefinition = GAME) -> dict[str, Any]:
     """Everything a page's script needs for its language: the shell's words and the game's
     page catalogue (with the venue's family names, for a game that has families)."""
-    catalogue = catalogue_for(lang, game.id)
+    catalogue = page_catalogue_for(lang, game.id)
     if renames and "families" in catalogue:
         families = dict(catalogue["families"])
         for family, names in renames.items():

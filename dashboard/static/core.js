@@ -334,10 +334,10 @@ export function undoStepWords(step, seats) {
   return (step.code && filled("undo_step_" + step.code, codeParams(step, seats))) || humanise(step.text, seats);
 }
 
-/* A game's page catalogue by its id, from the host page's offered games (BOOT.games); the
-   page's own (CAT) for any other. */
+/* A game's page catalogue by its id, from the host page's offered games (BOOT.games: with
+   its pieces' names); the page's own (CAT) elsewhere. */
 export function catalogueOf(id) {
-  const game = id && id !== GAME.id ? (BOOT.games || []).find((g) => g.id === id) : null;
+  const game = id ? (BOOT.games || []).find((g) => g.id === id) : null;
   return game && game.catalogue ? game.catalogue : CAT;
 }
 
