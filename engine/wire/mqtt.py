@@ -62,7 +62,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 import paho.mqtt.client as paho
 from paho.mqtt.client import ConnectFlags, DisconnectFlags
-from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, _ConnectionState
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from pydantic import JsonValue
@@ -239,6 +239,11 @@ def _is_message(item: Any) -> bool:
     return item is not _STOP and item[0] == "message"
 
 
+# What paho may send before its CONNACK (everything else waits for the connection).
+_UNCONNECTED: Final = frozenset({paho.CONNECT, paho.DISCONNECT})
+_CONNECTED: Final = _ConnectionState.MQTT_CS_CONNECTED
+
+
 class _GuardedClient(paho.Client):
     """paho's client reading through a `GuardedSocket` (the size bound), whose packets
     queued by one thread while it is `corked` wake the network thread once, at `uncork`."""
@@ -278,6 +283,15 @@ class _GuardedClient(paho.Client):
 
     def _packet_queue(self, command: int, packet: bytes | bytearray, mid: int, qos: int,
                       info: paho.MQTTMessageInfo | None = None) -> MQTTErrorCode:
+        if command & 0xF0 not in _UNCONNECTED and self._state is not _CONNECTED:
+            # paho sets its new socket before it queues the CONNECT (`reconnect`), and
+            # `publish` checks only the socket: another thread's packet then reached the
+            # broker first, amqtt parsed it as the CONNECT and waited for ever, and the
+            # client had no session until its keepalive ran out (the demo's hub, whose poll
+            # thread publishes at once: its commands were lost). Not connected: a QoS 1
+            # message stays queued, sent after the CONNACK; an ack or a subscription
+            # belongs to the old session (`WireClient._on_connect` subscribes again).
+            return MQTTErrorCode.MQTT_ERR_NO_CONN
         if self._corked_by is None or self._corked_by != threading.get_ident():
             return super()._packet_queue(command, packet, mid, qos, info)
         self._out_packet.append({"command": command, "mid": mid, "qos": qos, "pos": 0,

@@ -72,6 +72,14 @@ class DemoProcess:
         self.log.close()
 
 
+def show_output(*demos: DemoProcess | None) -> None:
+    """The demos' terminal output, for pytest to show with a failure (what each part said
+    before it went wrong)."""
+    for demo in demos:
+        if demo is not None:
+            print(f"----- {demo.log_path.name} -----\n{demo.output()}")
+
+
 def playing(state: dict[str, Any]) -> bool:
     game = state.get("game")
     view = game["view"] if game else {}
@@ -120,6 +128,9 @@ def test_loopback_demo_says_make_event_and_the_big_screen_shows_no_flags(
         assert host.locator("#links .qr[data-unusable='loopback']").count() == 2
         note = host.inner_text("#links .links-loopback")
         assert "127.0.0.1" in note and "make event" in note, note
+    except BaseException:
+        show_output(demo)
+        raise
     finally:
         context.close()
         demo.close()
@@ -136,7 +147,8 @@ def test_a_standing_alert_survives_the_whole_demo_killed_and_started_again(
     killed with SIGKILL and started again on the same data: the same alert stands, in the same
     words, the card is still in the host's hand (not drawn on the square), and laying it back
     clears the alert."""
-    args = ("--players", "2", "--pace", "1.5", "--seed", "4")
+    # -v: a failure shows each part's log (e.g. which MQTT clients the broker connected).
+    args = ("--players", "2", "--pace", "1.5", "--seed", "4", "-v")
     demo = DemoProcess(tmp_path, "demo-0", *args)
     again: DemoProcess | None = None
     http = httpx.Client(timeout=20, headers={"X-Host-Pin": PIN})
@@ -172,6 +184,9 @@ def test_a_standing_alert_survives_the_whole_demo_killed_and_started_again(
         assert back.status_code == 200, back.text
         again.wait_table(lambda s: not any(a["params"].get("cell") == where
                                            for a in standing(s)), 30, "the alert to clear")
+    except BaseException:
+        show_output(demo, again)
+        raise
     finally:
         context.close()
         http.close()

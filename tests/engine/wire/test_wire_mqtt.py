@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import paho.mqtt.client as paho
 import pytest
@@ -12,7 +13,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from pydantic import JsonValue
 from waiting import wait_for
 
-from engine.wire.broker import LocalBroker
+from engine.wire.broker import BrokerKind, LocalBroker, find_mosquitto
 from engine.wire.contract import (
     CommandRequest,
     GamePublic,
@@ -225,6 +226,45 @@ def test_wait_ready_means_subscriptions_are_live(mqtt_broker: str, table_id: str
             wait_for(lambda: len(got) == 1)
     finally:
         client.stop()
+
+
+@pytest.mark.parametrize("kind", ["amqtt", "mosquitto"])
+def test_a_publish_while_the_client_connects_waits_for_its_connack(
+        kind: BrokerKind, table_id: str) -> None:
+    """Another thread's publish while paho opens its socket (after the socket, before the
+    CONNECT: where paho's socket-open hook runs, so the hook publishes) goes out after the
+    CONNACK, and is not lost. Sent first, amqtt parsed the PUBLISH as the CONNECT (a long
+    payload: it waited for bytes that never came; a short one: it refused it) and left the
+    socket open: the client had no session and no subscription until its keepalive ran out
+    (the demo's hub, whose poll thread publishes its snapshot at once: a gesture right after
+    a restart got "no answer" for 10 s). Mosquitto closes such a connection instead."""
+    if kind == "mosquitto" and find_mosquitto() is None:
+        pytest.skip("mosquitto is not installed")
+    topics = Topics(table_id)
+    with LocalBroker(kind=kind) as broker, WireClient(broker.url) as dash:
+        early: list[bytes] = []
+        dash.subscribe(topics.hub_snapshot, raw=lambda _t, payload: early.append(payload),
+                       wait=5)
+        hub = WireClient(broker.url, reconnect_min=0.05, reconnect_max=0.2)
+        hub.serve(topics.hub_cmd("+"), lambda info, request: {"verb": info.verb})
+        opened = hub._client.on_socket_open
+
+        def publish_in_the_gap(client: paho.Client, userdata: object, sock: Any) -> None:
+            if opened is not None:
+                opened(client, userdata, sock)
+            if not early and not hub.stats["published"]:  # the first connection only
+                hub.publish_raw(topics.hub_snapshot, b"{}", retain=True)
+
+        hub._client.on_socket_open = publish_in_the_gap
+        hub.start()
+        try:
+            assert hub.wait_ready(5), "the hub's client is not connected and subscribed"
+            answer = dash.request(topics.hub_cmd("sim"), timeout=5)
+            assert (answer.status, answer.data) == ("ok", {"verb": "sim"})
+            wait_for(lambda: early == [b"{}"], timeout=5)  # the early message is not lost
+            assert hub.stats["connects"] == 1
+        finally:
+            hub.stop()
 
 
 def test_tls_with_a_missing_ca_file_is_a_clear_error() -> None:
