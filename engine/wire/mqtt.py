@@ -242,7 +242,7 @@ _READ_MAX: Final = 256
 _WRITE_MAX: Final = 64 * 1024
 # MQTT 3.1.1's PUBACK has no reason code nor properties; paho's callback takes them anyway.
 _PUBACK_REASON: Final = ReasonCode(PacketTypes.PUBACK)
-_PUBACK_PROPERTIES: Final = Properties(PacketTypes.PUBACK)
+_PUBACK_PROPERTIES: Final = Properties(PacketTypes.PUBACK)  # type: ignore[no-untyped-call]
 
 
 def _is_message(item: Any) -> bool:
@@ -374,8 +374,9 @@ class _GuardedClient(paho.Client):
         if on_publish:
             with self._in_callback_mutex:
                 try:
-                    on_publish(self, self._userdata, packet["mid"], _PUBACK_REASON,
-                               _PUBACK_PROPERTIES)
+                    callback: Any = on_publish  # (the VERSION2 signature: WireClient's)
+                    callback(self, self._userdata, packet["mid"], _PUBACK_REASON,
+                             _PUBACK_PROPERTIES)
                 except Exception as err:
                     self._easy_log(paho.MQTT_LOG_ERR, "Caught exception in on_publish: %s",
                                    err)

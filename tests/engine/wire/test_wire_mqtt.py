@@ -182,7 +182,7 @@ def test_what_is_queued_leaves_in_few_sends_and_every_message_is_said_published(
         sends: list[int] = []
         real_send = engine._client._sock_send
 
-        def send(buf: bytes) -> int:
+        def send(buf: bytes | bytearray) -> int:
             sends.append(len(buf))
             return real_send(buf)
         engine._client._sock_send = send  # type: ignore[method-assign]
