@@ -255,8 +255,13 @@ class _GuardedClient(paho.Client):
 
     max_packet = MAX_PACKET
     shed: Callable[[], bool] = staticmethod(lambda: False)
+    _write_lock = threading.Lock()  # replaced by the instance's own in __init__
     _corked_by: int | None = None
     _corked_packets = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._write_lock = threading.Lock()  # one writer of the socket at a time
 
     def _create_socket(self) -> Any:
         self.guard = GuardedSocket(super()._create_socket(), self.max_packet, self.shed)
@@ -275,9 +280,26 @@ class _GuardedClient(paho.Client):
         self.send_corked()
 
     def send_corked(self) -> None:
-        """Wake the network thread for what the cork holds (the cork stays)."""
+        """Send what the cork holds (the cork stays)."""
         if self._corked_packets:
             self._corked_packets = 0
+            self._write_now()
+
+    def _write_now(self) -> None:
+        """What is queued, written from this thread (a batch's end): waking the network
+        thread for it cost a `select` round of its loop, more than the writing itself.
+        What does not leave now (a full socket, a write under way, TLS, whose one
+        connection must not be read and written from two threads) goes as before: the
+        network thread is woken for it."""
+        lock = self._write_lock
+        if self._ssl or self._sock is None or not lock.acquire(blocking=False):
+            self._wake()
+            return
+        try:
+            rc = self._write_queued()
+        finally:
+            lock.release()
+        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or self._out_packet:
             self._wake()
 
     def _wake(self) -> None:
@@ -315,6 +337,10 @@ class _GuardedClient(paho.Client):
         return MQTTErrorCode.MQTT_ERR_SUCCESS
 
     def _packet_write(self) -> MQTTErrorCode:
+        with self._write_lock:  # (the network thread's, or a batch's end: `_write_now`)
+            return self._write_queued()
+
+    def _write_queued(self) -> MQTTErrorCode:
         """paho's `_packet_write`, but what is queued leaves in one `send` (paho sends each
         packet by itself, a system call and a TCP segment each: a batch's views, events and
         acknowledgements are a dozen), and a QoS 0 publish is said written without a

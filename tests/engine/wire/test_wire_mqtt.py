@@ -166,7 +166,8 @@ def test_a_batch_s_packets_leave_together_and_a_request_inside_it_is_answered(
         other.publish(topics.hub_state, ServiceState(state="online"))
         wait_for(lambda: len(seen) == 5 and answers == ["ok"], 10, "the batch's packets")
         assert seen == [b"view %d" % n for n in range(5)]
-        assert 1 <= len(woken) <= 3  # (the request, its subscription, the batch's end)
+        assert len(woken) <= 3  # (written from the batch: at most the request, its
+        # subscription and the batch's end wake the network thread)
 
 
 def test_what_is_queued_leaves_in_few_sends_and_every_message_is_said_published(
