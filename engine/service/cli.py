@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -132,6 +133,19 @@ def _service_config(args: argparse.Namespace) -> ServiceConfig:
     )
 
 
+def _quiet_gc() -> None:
+    """Python's full garbage collection walks every object the process holds (the modules,
+    every table's game: ~150,000 objects at 100 tables, 70 ms of CPU), and it comes each
+    time they have grown by a quarter: every few seconds at 1,000 events/s, each time
+    holding up every table. What is loaded at start is set aside for good (`gc.freeze`),
+    and the full collection waits for 1,000 young ones instead of 10 (the quick young
+    collections, which find the short-lived cycles, are unchanged)."""
+    gc.collect()
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 1000)
+
+
 def _engine(args: argparse.Namespace) -> int:
     from engine.service.errors import ServiceError
     from engine.service.service import EngineService
@@ -166,6 +180,7 @@ def _engine(args: argparse.Namespace) -> int:
         print(f"cauldron engine: serving {len(service.tables)} stored table(s) and any new "
               "one; Ctrl-C to stop", file=sys.stderr, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: service.stop())
+    _quiet_gc()
     try:
         while not service.wait(1.0):
             pass

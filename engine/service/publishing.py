@@ -7,8 +7,8 @@ table (`ServiceBase._publish`)."""
 from __future__ import annotations
 
 import logging
+import secrets
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -128,7 +128,9 @@ class Publishing(Alerts):
         followed = interp.followed(outcome)
         if followed is None:
             return None
-        return GameEvents(
+        # The interpreter's own wire forms: not validated again (tests check that what is
+        # published parses as `GameEvents`).
+        return GameEvents.model_construct(
             table=runtime.name, game=interp.plays, game_id=interp.game_id,
             status=interp.status.value, index=followed.index, actions=followed.actions,
             events=followed.events, undone=outcome.undone, config=followed.config,
@@ -174,9 +176,11 @@ class Publishing(Alerts):
                               runtime.name, verb, exc)
             return
         self.stats[f"hub_{verb}"] = self.stats.get(f"hub_{verb}", 0) + 1
-        request = CommandRequest(transaction=f"engine-{verb}-{uuid.uuid4().hex[:16]}",
-                                 args=dump(typed), source="engine",
-                                 deadline=time.time() + HUB_COMMAND_LIFE)  # the hub's clock
+        # Made here from typed args, so not validated again (a turn change is a third of
+        # the hub events: its request was the costliest message the engine made).
+        request = CommandRequest.model_construct(
+            transaction=f"engine-{verb}-{secrets.token_hex(8)}", args=dump(typed),
+            source="engine", deadline=time.time() + HUB_COMMAND_LIFE)  # the hub's clock
         table = runtime.name
         key = self._key(table, "cmd") or self._key(table, "cmd", reload=True)
         signing = key.key if key is not None else ensure_key(self.config.keys, table, "cmd").key

@@ -839,8 +839,22 @@ class Topics:
         return self._t("#")
 
 
+_TOPIC_INFO: dict[tuple[str, str], TopicInfo] = {}  # topics met, identified once each
+_TOPICS_KEPT: Final = 4096
+
+
 def parse_topic(topic: str, base: str = DEFAULT_BASE) -> TopicInfo:
     """Identify a concrete topic of the contract, or raise `TopicError`."""
+    found = _TOPIC_INFO.get((topic, base)) if isinstance(topic, str) else None
+    if found is None:
+        found = _parse_topic(topic, base)
+        if len(_TOPIC_INFO) >= _TOPICS_KEPT:  # (many tables' topics: start again)
+            _TOPIC_INFO.clear()
+        _TOPIC_INFO[(topic, base)] = found
+    return found
+
+
+def _parse_topic(topic: str, base: str) -> TopicInfo:
     if not isinstance(topic, str):
         raise TopicError(f"topic must be text, got {type(topic).__name__}")
     parts = topic.split("/")

@@ -31,4 +31,5 @@ def test_a_small_ladder_answers_every_event(monkeypatch: pytest.MonkeyPatch) -> 
     assert level["lost"] == 0, "every event answered by a view"
     assert math.isfinite(level["p50_ms"]) and math.isfinite(level["p99_ms"])
     assert level["engine_cpu_ms_per_event"] > 0
+    assert figures["engine alone, 10 per group commit: CPU per event"].median > 0
     assert latency.detail["load_average_1min"]["start"] >= 0

@@ -17,7 +17,10 @@ from glastonbury_table import glastonbury, hub_event
 from engine.games.glastonbury.table.interpreter import SensorInput, lay, lift
 from engine.games.glastonbury.table.table_driver import scripted_game
 from engine.service.service import EngineService, ServiceConfig
+from engine.wire.auth import command_mac_ok, load_key
 from engine.wire.contract import (
+    CommandRequest,
+    GameEvents,
     GamePublic,
     GameSeat,
     Topics,
@@ -89,6 +92,20 @@ def test_public_and_seat_views_are_the_models_at_every_step(tmp_path: Path, seed
             _check(service, published)
             undone += 1
     assert service.tables["t1"].interp.status.value in ("over", "playing")
+    # game/events and the hub's turn commands are made without validating them again:
+    # each parses as its model, and each turn command is signed as the hub checks it.
+    topics = Topics("t1")
+    events = [p for t, p in published if t == topics.game_events]
+    turns = [p for t, p in published if t == topics.hub_cmd("turn")]
+    assert events and turns
+    for payload in events:
+        assert isinstance(parse_payload(topics.game_events, payload), GameEvents)
+    key = load_key(service.config.keys, "t1", "cmd")
+    assert key is not None
+    for payload in turns:
+        request = parse_payload(topics.hub_cmd("turn"), payload)
+        assert isinstance(request, CommandRequest)
+        assert command_mac_ok(request, "t1", "turn", key.key, hub=True)
 
 
 def test_an_unchanged_seat_view_is_not_published_again(tmp_path: Path) -> None:

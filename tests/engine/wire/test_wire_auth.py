@@ -35,3 +35,32 @@ def test_a_hub_key_for_another_hub_is_replaced(tmp_path: Path) -> None:
     assert again.key == first.key and other.hub_id == "hub-2" and other.key != first.key
     stored = load_key(tmp_path, "t", "hub")
     assert stored is not None and stored.hub_id == "hub-2"
+
+
+def test_the_signed_form_made_from_the_fields_is_pydantics_dump() -> None:
+    """A hub event's and a command's signed form is made from their fields (the hot path:
+    every hub event's MAC); it must be what the models' JSON dump gives, or a hub and an
+    engine of different versions would disagree on every MAC."""
+    import json
+
+    from engine.wire import auth
+    from engine.wire.contract import CommandRequest, HubEvent
+
+    samples = [
+        HubEvent(hub_id="hub-é", epoch="e1", seq=7, ts=1733500000.125, kind="cell",
+                 action="placed", cell="2,3", uid="04AABBCCDDEEFF", card_id="blue-a-4",
+                 mac="0" * 64),
+        HubEvent(hub_id="h", epoch="e", seq=1, ts=0, kind="button", action="pressed",
+                 button="undo"),
+        HubEvent(hub_id="h", epoch="e", seq=2, ts=1e-7, kind="reader_health", reader=3,
+                 health="silent"),
+        CommandRequest(transaction="t-1", args={"seat": 2, "nested": {"a": [1, 2.5, None]},
+                                                "text": "ça"}, source="engine",
+                       deadline=1733500030.5, auth="x"),
+        CommandRequest(transaction="t-2"),
+    ]
+    for model in samples:
+        without = "mac" if isinstance(model, HubEvent) else "auth"
+        slow = json.dumps(model.model_dump(mode="json", exclude={without}), sort_keys=True,
+                          separators=(",", ":"), allow_nan=False).encode()
+        assert auth._canonical(model, without) == slow
