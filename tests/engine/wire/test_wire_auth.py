@@ -52,7 +52,7 @@ def test_the_signed_form_made_from_the_fields_is_pydantics_dump() -> None:
                  mac="0" * 64),
         HubEvent(hub_id="h", epoch="e", seq=1, ts=0, kind="button", action="pressed",
                  button="undo"),
-        HubEvent(hub_id="h", epoch="e", seq=3, ts=2.5, kind="pad", action="placed", seat=1,
+        HubEvent(hub_id="h", epoch="e", seq=3, ts=2.5, kind="unknown_tag", action="placed", seat=1,
                  uid="04AABBCCDDEE01", tag="retired"),  # a field added later, set
         HubEvent(hub_id="h", epoch="e", seq=2, ts=1e-7, kind="reader_health", reader=3,
                  health="silent"),
