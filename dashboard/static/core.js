@@ -13,6 +13,12 @@ export const GEO = CAT.geometry; // Glastonbury's board geometry (its page catal
 /* The table's game as the shell serves it (dashboard/game.py `page_game`): its id, title and
    the fragment scripts of this page, served under /games/<id>/static/. */
 export const GAME = BOOT.game || { id: null, title: "", scripts: [], styles: [] };
+/* The host page's spares of the table's game (its BOOT.games entry: no other page lists
+   every piece). */
+{
+  const own = (BOOT.games || []).find((g) => g.id === GAME.id);
+  if (own && own.catalogue && own.catalogue.spares) CAT.spares = own.catalogue.spares;
+}
 
 /* This page's game fragments, their exports merged: the hooks the shell calls
    (renderTable, renderSeat, renderScores, startVirtual, hostOptions, ...). */
@@ -334,10 +340,10 @@ export function undoStepWords(step, seats) {
   return (step.code && filled("undo_step_" + step.code, codeParams(step, seats))) || humanise(step.text, seats);
 }
 
-/* A game's page catalogue by its id, from the host page's offered games (BOOT.games: with
-   its pieces' names); the page's own (CAT) elsewhere. */
+/* A game's page catalogue by its id, from the host page's offered games (BOOT.games); the
+   page's own (CAT) for the table's game. */
 export function catalogueOf(id) {
-  const game = id ? (BOOT.games || []).find((g) => g.id === id) : null;
+  const game = id && id !== GAME.id ? (BOOT.games || []).find((g) => g.id === id) : null;
   return game && game.catalogue ? game.catalogue : CAT;
 }
 

@@ -15,7 +15,8 @@ function draw(next) {
   cat = next;
   const seat = document.getElementById("enrol-seat");
   const piece = document.getElementById("enrol-spare-piece");
-  const before = { seat: seat ? seat.value : "1", piece: piece ? piece.value : "", text: said ? said.textContent : "", error: !!said && said.classList.contains("error") };
+  const spareBox = /** @type {HTMLDetailsElement | null} */ (document.querySelector("#enrol-controls details.enrol-spare"));
+  const before = { seat: seat ? seat.value : "1", piece: piece ? piece.value : "", open: !!spareBox && spareBox.open, text: said ? said.textContent : "", error: !!said && said.classList.contains("error") };
   const w = (key) => esc(gameT(key, undefined, cat));
   box.innerHTML =
     `<label for="enrol-seat">${w("enrol_pad")}</label>` +
@@ -23,9 +24,11 @@ function draw(next) {
     [["start", "enrol_start"], ["undo", "enrol_undo"], ["skip", "enrol_skip"], ["stop", "enrol_stop"]]
       // Undo / skip / stop mean something only while an enrolment runs.
       .map(([a, key]) => `<button type="button" class="btn" data-enrol="${a}"${a === "start" ? "" : " disabled"}>${w(key)}</button>`).join("") +
-    `<div class="enrol-spare"><label for="enrol-spare-piece">${w("enrol_spare_piece")}</label>` +
+    // A spare is now and then: folded, so the host page still fits a 1080p screen.
+    `<details class="enrol-spare"${before.open ? " open" : ""}><summary>${w("enrol_spare")}</summary>` +
+    `<label for="enrol-spare-piece">${w("enrol_spare_piece")}</label>` +
     `<select id="enrol-spare-piece">${(cat.spares || []).map((s) => `<option value="${esc(s.id)}">${esc(s.name)}</option>`).join("")}</select>` +
-    `<button type="button" class="btn" data-enrol="spare">${w("enrol_spare")}</button></div>` +
+    `<button type="button" class="btn" data-enrol="spare">${w("enrol_spare")}</button></details>` +
     `<p id="enrol-spares" role="status"></p><p id="enrol-said" role="status"></p>`;
   document.getElementById("enrol-seat").value = before.seat;
   const pieces = document.getElementById("enrol-spare-piece");

@@ -105,6 +105,7 @@ def test_the_host_page_enrols_a_spare_chip_by_kind_in_french(
     page.fill("#pin", PIN)
     page.click("#login-form button[type=submit]")
     page.wait_for_selector("#enrol-spare-piece option[value='white-1']", state="attached")
+    page.click("#enrol-controls details.enrol-spare summary")  # (folded: now and then)
     labels = page.inner_text("#enrol-controls")
     assert "jeton" in labels and "carte" not in labels.lower(), labels
     options = page.eval_on_selector_all("#enrol-spare-piece option", "os => os.map(o => o.text)")
