@@ -63,7 +63,6 @@ from urllib.parse import quote, unquote, urlsplit
 import paho.mqtt.client as paho
 from paho.mqtt.client import ConnectFlags, DisconnectFlags
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, _ConnectionState
-from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from pydantic import JsonValue
@@ -236,15 +235,6 @@ _STOP = object()
 _ROUTES_KEPT = 4096  # topics whose matching subscriptions are remembered
 
 
-# Packets read in one go before paho's network thread writes and keeps the link alive.
-_READ_MAX: Final = 256
-# What one `send` of paho's network thread takes at most (see `_GuardedClient._packet_write`).
-_WRITE_MAX: Final = 64 * 1024
-# MQTT 3.1.1's PUBACK has no reason code nor properties; paho's callback takes them anyway.
-_PUBACK_REASON: Final = ReasonCode(PacketTypes.PUBACK)
-_PUBACK_PROPERTIES: Final = Properties(PacketTypes.PUBACK)  # type: ignore[no-untyped-call]
-
-
 def _is_message(item: Any) -> bool:
     return item is not _STOP and item[0] == "message"
 
@@ -260,13 +250,8 @@ class _GuardedClient(paho.Client):
 
     max_packet = MAX_PACKET
     shed: Callable[[], bool] = staticmethod(lambda: False)
-    _write_lock = threading.Lock()  # replaced by the instance's own in __init__
     _corked_by: int | None = None
     _corked_packets = 0
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._write_lock = threading.Lock()  # one writer of the socket at a time
 
     def _create_socket(self) -> Any:
         self.guard = GuardedSocket(super()._create_socket(), self.max_packet, self.shed)
@@ -285,26 +270,9 @@ class _GuardedClient(paho.Client):
         self.send_corked()
 
     def send_corked(self) -> None:
-        """Send what the cork holds (the cork stays)."""
+        """Wake the network thread for what the cork holds (the cork stays)."""
         if self._corked_packets:
             self._corked_packets = 0
-            self._write_now()
-
-    def _write_now(self) -> None:
-        """What is queued, written from this thread (a batch's end): waking the network
-        thread for it cost a `select` round of its loop, more than the writing itself.
-        What does not leave now (a full socket, a write under way, TLS, whose one
-        connection must not be read and written from two threads) goes as before: the
-        network thread is woken for it."""
-        lock = self._write_lock
-        if self._ssl or self._sock is None or not lock.acquire(blocking=False):
-            self._wake()
-            return
-        try:
-            rc = self._write_queued()
-        finally:
-            lock.release()
-        if rc != MQTTErrorCode.MQTT_ERR_SUCCESS or self._out_packet:
             self._wake()
 
     def _wake(self) -> None:
@@ -329,113 +297,6 @@ class _GuardedClient(paho.Client):
         self._out_packet.append({"command": command, "mid": mid, "qos": qos, "pos": 0,
                                  "to_process": len(packet), "packet": packet, "info": info})
         self._corked_packets += 1
-        return MQTTErrorCode.MQTT_ERR_SUCCESS
-
-    def loop_read(self, max_packets: int = 1) -> MQTTErrorCode:
-        """paho's, but reading on while the guard holds bytes already received (paho reads
-        as many packets as it has messages of its own in flight, often one, then goes
-        back to `select` and its housekeeping for each next packet)."""
-        if self._sock is None:
-            return MQTTErrorCode.MQTT_ERR_NO_CONN
-        for _ in range(_READ_MAX):
-            if self._sock is None:
-                return MQTTErrorCode.MQTT_ERR_NO_CONN
-            rc = self._packet_read()
-            if rc > 0:
-                return self._loop_rc_handle(rc)
-            if rc == MQTTErrorCode.MQTT_ERR_AGAIN:
-                break
-            guard = getattr(self, "guard", None)
-            if guard is None or guard.pending() <= 0:
-                break
-        return MQTTErrorCode.MQTT_ERR_SUCCESS
-
-    def _packet_write(self) -> MQTTErrorCode:
-        with self._write_lock:  # (the network thread's, or a batch's end: `_write_now`)
-            return self._write_queued()
-
-    def _write_queued(self) -> MQTTErrorCode:
-        """paho's `_packet_write`, but what is queued leaves in one `send` (paho sends each
-        packet by itself, a system call and a TCP segment each: a batch's views, events and
-        acknowledgements are a dozen), and a QoS 0 publish is said written without a
-        `ReasonCode` and `Properties` made for it (each builds paho's tables of names)."""
-        out = self._out_packet
-        while True:
-            batch: list[Any] = []
-            size = 0
-            while size < _WRITE_MAX:
-                try:
-                    packet = out.popleft()
-                except IndexError:
-                    break
-                if packet["command"] & 0xF0 == paho.DISCONNECT:
-                    out.appendleft(packet)  # paho's own path closes the connection
-                    break
-                batch.append(packet)
-                size += packet["to_process"]
-            if not batch:
-                return super()._packet_write() if out else self._written()
-            data = b"".join(p["packet"][p["pos"]:] for p in batch)
-            try:
-                sent = self._sock_send(data)
-            except (AttributeError, ValueError):
-                out.extendleft(reversed(batch))
-                return MQTTErrorCode.MQTT_ERR_SUCCESS
-            except BlockingIOError:
-                out.extendleft(reversed(batch))
-                return MQTTErrorCode.MQTT_ERR_AGAIN
-            except OSError as err:
-                out.extendleft(reversed(batch))
-                self._easy_log(paho.MQTT_LOG_ERR, "failed to send on socket: %s", err)
-                return MQTTErrorCode.MQTT_ERR_CONN_LOST
-            if sent <= 0:  # (as paho: nothing written, try again on the next round)
-                out.extendleft(reversed(batch))
-                return self._written()
-            for index, packet in enumerate(batch):
-                take = min(sent, packet["to_process"])
-                sent -= take
-                packet["to_process"] -= take
-                packet["pos"] += take
-                if packet["to_process"]:  # the socket's buffer is full: the rest later
-                    out.extendleft(reversed(batch[index:]))
-                    break
-                if packet["command"] & 0xF0 == paho.PUBLISH and packet["qos"] == 0:
-                    self._published(packet)
-
-    def _written(self) -> MQTTErrorCode:
-        with self._msgtime_mutex:
-            self._last_msg_out = paho.time_func()
-        return MQTTErrorCode.MQTT_ERR_SUCCESS
-
-    def _published(self, packet: Any) -> None:
-        """A QoS 0 publish is written: ``on_publish`` as paho calls it."""
-        with self._callback_mutex:
-            on_publish = self.on_publish
-        if on_publish:
-            with self._in_callback_mutex:
-                try:
-                    callback: Any = on_publish  # (the VERSION2 signature: WireClient's)
-                    callback(self, self._userdata, packet["mid"], _PUBACK_REASON,
-                             _PUBACK_PROPERTIES)
-                except Exception as err:
-                    self._easy_log(paho.MQTT_LOG_ERR, "Caught exception in on_publish: %s",
-                                   err)
-                    if not self.suppress_exceptions:
-                        raise
-        if packet["info"] is not None:
-            packet["info"]._set_as_published()
-
-    def _handle_pubackcomp(self, cmd: Any) -> MQTTErrorCode:
-        """paho's, for MQTT 3.1.1's PUBACK without a `ReasonCode` and `Properties` made for
-        each (3.1.1 has neither: paho's callback gets the same empty ones)."""
-        if cmd != "PUBACK" or self._protocol == paho.MQTTv5:
-            return super()._handle_pubackcomp(cmd)
-        if self._in_packet["remaining_length"] != 2:
-            return MQTTErrorCode.MQTT_ERR_PROTOCOL
-        mid = int.from_bytes(self._in_packet["packet"][:2], "big")
-        with self._out_message_mutex:
-            if mid in self._out_messages:
-                return self._do_on_publish(mid, _PUBACK_REASON, _PUBACK_PROPERTIES)
         return MQTTErrorCode.MQTT_ERR_SUCCESS
 
 

@@ -167,38 +167,7 @@ def test_a_batch_s_packets_leave_together_and_a_request_inside_it_is_answered(
         other.publish(topics.hub_state, ServiceState(state="online"))
         wait_for(lambda: len(seen) == 5 and answers == ["ok"], 10, "the batch's packets")
         assert seen == [b"view %d" % n for n in range(5)]
-        assert len(woken) <= 3  # (written from the batch: at most the request, its
-        # subscription and the batch's end wake the network thread)
-
-
-def test_what_is_queued_leaves_in_few_sends_and_every_message_is_said_published(
-        mqtt_broker: str, table_id: str) -> None:
-    """paho's network thread writes what is queued with one `send` (up to 64 KiB), not
-    one a packet; every message still arrives in order, and each one reaches `on_ack`
-    (a QoS 1 one at its PUBACK, a QoS 0 one once written)."""
-    topics = Topics(table_id)
-    seen: list[bytes] = []
-    acked: list[int] = []
-    with WireClient(mqtt_broker) as engine, WireClient(mqtt_broker) as other:
-        other.subscribe(topics.game_public, raw=lambda t, p: seen.append(p), wait=5)
-        sends: list[int] = []
-        real_send = engine._client._sock_send
-
-        def send(buf: bytes | bytearray) -> int:
-            sends.append(len(buf))
-            return real_send(buf)
-        engine._client._sock_send = send  # type: ignore[method-assign]
-        payloads = [b"%04d" % n + b"x" * 1000 for n in range(300)]  # 300 KB: many sends
-        engine._client.cork()
-        for n, payload in enumerate(payloads):
-            engine.publish_raw(topics.game_public, payload, qos=n % 2,
-                               on_ack=lambda n=n: acked.append(n))  # type: ignore[misc]
-        engine._client.uncork()
-        wait_for(lambda: len(seen) == 300 and len(acked) == 300, 10, "every message")
-        for qos in (0, 1):  # (the receiver takes QoS 1 messages first: in order per QoS)
-            assert [p for p in seen if int(p[:4]) % 2 == qos] == payloads[qos::2]
-        assert sorted(acked) == list(range(300))
-        assert len(sends) < 30, sends
+        assert 1 <= len(woken) <= 3  # (the request, its subscription, the batch's end)
 
 
 def test_reconnects_resubscribes_and_sends_queued_messages(restartable_broker: LocalBroker,
