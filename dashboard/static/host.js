@@ -378,6 +378,7 @@ async function endAndStart(body, started) {
       pin = "";
     }
   });
+  document.getElementById("login-button").disabled = false;
   document.getElementById("new-game").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const fieldset = chosenFieldset();

@@ -240,3 +240,28 @@ def test_host_accepts_a_replaced_hub_from_the_host_page(dash: Dash, engine_servi
     page.wait_for_function(
         "() => document.getElementById('host-msg').textContent.includes('hub-new-pi')")
     wait_until(lambda: dash.bridge.status().engine_degraded is None, 10, "the table healed")
+
+
+def test_the_pin_cannot_be_sent_before_the_host_page_is_ready(dash: Dash, page: Any) -> None:
+    """The host page loads every game's fragments before it listens to its login form: a
+    press in that time once sent the form natively (the PIN in the address, the page
+    reloaded, the login lost). The button waits, disabled, until the page listens."""
+    held: list[Any] = []
+    released: list[bool] = []
+
+    def hold(route: Any) -> None:
+        route.continue_() if released else held.append(route)
+
+    page.route("**/games/*/static/*.js", hold)
+    page.goto(dash.url + "/host?lang=en", wait_until="domcontentloaded")
+    wait_until(lambda: held, 10, "the game fragments requested")
+    page.fill("#pin", PIN)
+    assert page.is_disabled("#login-button")
+    page.press("#pin", "Enter")  # implicit submission: nothing while the button is disabled
+    assert "pin" not in page.url.split("?", 1)[-1]
+    released.append(True)
+    for route in held:
+        route.continue_()
+    page.click("#login-button")  # waits until enabled
+    page.wait_for_selector("#game-panel", state="visible")
+    assert PIN not in page.url

@@ -9,7 +9,9 @@ import logging
 import shutil
 import subprocess
 import threading
+import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import paho.mqtt.client as paho
@@ -78,11 +80,14 @@ def test_a_qos0_flood_is_dropped_and_counted_while_qos1_goes_first(mqtt_broker: 
     try:
         for n in range(5000):
             flood.publish(TOPICS.game_public, f"flood{n}".encode(), qos=0)
-        wait_for(lambda: client.stats["received"] + client.stats["dropped"] >= 5000, 30,
-                 "the flood to arrive")
+        # A loaded broker may itself drop some of a QoS 0 flood (Mosquitto's queue bound):
+        # wait until no more comes, not for all 5,000.
+        arrived = _settled(lambda: client.stats["received"] + client.stats["dropped"], 30,
+                           "the flood to arrive")
+        assert arrived > 1000, f"only {arrived} of the flood arrived"
         done = flood.publish(TOPICS.game_public, b"real!", qos=1)
         done.wait_for_publish(10)
-        wait_for(lambda: client.stats["received"] + client.stats["dropped"] >= 5001, 10,
+        wait_for(lambda: client.stats["received"] + client.stats["dropped"] > arrived, 10,
                  "the QoS 1 message")
         release.set()
         wait_for(lambda: "real!" in order, 10, "the QoS 1 message handled")
@@ -92,7 +97,21 @@ def test_a_qos0_flood_is_dropped_and_counted_while_qos1_goes_first(mqtt_broker: 
         flood.disconnect()
         client.stop()
     assert order.index("real!") <= 1  # at most the one being handled went before it
-    assert client.stats["dropped"] >= 5000 - 101 and len(order) <= 102
+    assert client.stats["dropped"] >= arrived - 101 and len(order) <= 102
+
+
+def _settled(count: Callable[[], int], timeout: float, what: str) -> int:
+    """`count()` once it has stood still for half a second (a flood has ended)."""
+    deadline = time.monotonic() + timeout
+    last, since = count(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = count()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif now and time.monotonic() - since >= 0.5:
+            return now
+    raise AssertionError(f"{what}: still coming after {timeout} s ({last} so far)")
 
 
 def test_a_burst_of_30000_refusals_writes_a_few_lines_with_counts(
