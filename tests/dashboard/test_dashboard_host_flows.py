@@ -5,9 +5,10 @@ simulated hub, the engine service, the dashboard and the bots at a fast pace).
 Each test ends with the game on its score screen (the table view's podium) and no alert
 standing. A situation (a refill, a Vanesco or Perluceo taken, the last card to take) is
 reached by construction: a seeded deal, the bots held (`BotDriver.pause`), and the moves that
-lead there, planned on the rules engine, played with the seats' hands (`scenarios.reach`).
-What is still left to the bots (playing on to the end, a bot's card caught mid-take) says,
-when its wait times out, where the game stood. Waits are on conditions, never fixed sleeps.
+lead there, planned on the rules engine, played with the seats' hands (`scenarios.reach`);
+a bot's card mid-take by stepping the held bot one gesture at a time (`bot_mid_take`).
+What is still left to the bots (playing on to the end) says, when its wait times out,
+where the game stood. Waits are on conditions, never fixed sleeps.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Flow:
         for context in self.contexts:
             context.add_init_script(f"sessionStorage.setItem('cauldron-host-pin', '{PIN}')")
         self.host, self.table, self.virtual = (c.new_page() for c in self.contexts)
+        self.phones: list[Any] = []  # the test's phones (`join`), closed after each test
         self.host.set_default_timeout(20000)
         self.host.on("dialog", lambda dialog: dialog.accept())  # "End the game?" -> yes
         self.host.goto(self.url + "/host?lang=en")  # logged in: the PIN is in this tab
@@ -211,7 +213,12 @@ def module_flow(demo: DemoStack, browser: Any) -> Iterator[Flow]:
 @pytest.fixture
 def flow(module_flow: Flow) -> Iterator[Flow]:
     yield module_flow
-    module_flow.release_bots()  # a failed test never leaves the next one without bots
+    # A failed test never leaves the next one without bots, nor a phone playing a seat.
+    for phone in module_flow.phones:
+        if not phone.is_closed():
+            phone.close()
+    module_flow.phones.clear()
+    module_flow.release_bots()
 
 
 def config(flow: Flow) -> dict[str, Any]:
@@ -438,40 +445,32 @@ def person_plays(flow: Flow, seat: int, secret: str, game_id: str) -> None:
 
 
 def bot_mid_take(flow: Flow, where: str) -> int:
-    """Let the bots play at the demo's own pace (`make demo`: lift, lay, slide, one gesture
-    at a time) until a bot's taken card is `where` ("hand": lifted; "pad": laid on its pad,
-    not slid on); hold them right there, between two of that bot's gestures. Returns the
-    seat."""
+    """Step the bots, held, one gesture at a time at the demo's own pace (`make demo`: lift,
+    lay, slide; each step is the bot's own `tick`) until the seat to play's taken card is
+    `where` ("hand": lifted; "pad": laid on its pad, not slid on). By construction: no
+    race with a running bot. Returns the seat."""
     driver = flow.stack.driver
+    flow.hold_bots()
     fast = driver.config
     driver.config = dataclasses.replace(fast, pace=0.3)
-    seat: list[int] = []
-
-    def reached() -> bool:
-        state = flow.state()
-        view = state["game"]["view"]
-        turn, virtual = view["turn"], state["virtual"] or {}
-        if turn is None or view["phase"] == "last_card":
-            return False
-        hand = (virtual.get("hands") or {}).get(str(turn))
-        if where == "hand" and not (hand and "," in hand["origin"]):
-            return False
-        if where == "pad" and str(turn) not in (virtual.get("pads") or {}):
-            return False
-        flow.hold_bots()
-        again = flow.state()["virtual"] or {}
-        if str(turn) in (again.get("hands" if where == "hand" else "pads") or {}):
-            seat.append(int(turn))
-            return True
-        flow.release_bots()
-        return False
-
+    steps: list[str] = []
     try:
-        wait_until(reached, GAME_TIME, f"a bot's taken card in its {where}", slowest=0.05,
-                   report=flow.report)
+        for _ in range(12):
+            view = flow.state()["game"]["view"]
+            seat = view["turn"]
+            assert seat is not None and view["phase"] != "last_card", flow.report()
+            driver.tick()
+            virtual = flow.state()["virtual"] or {}
+            hand = (virtual.get("hands") or {}).get(str(seat))
+            steps.append(f"Seat {seat + 1}: hand {hand}, pads {virtual.get('pads')}")
+            if where == "hand" and hand and "," in hand["origin"]:
+                return int(seat)
+            if where == "pad" and str(seat) in (virtual.get("pads") or {}):
+                return int(seat)
     finally:
         driver.config = fast
-    return seat[0]
+    raise AssertionError(f"no bot's card in its {where} after 12 steps: {steps}; "
+                         f"{flow.report()}")
 
 
 def join(flow: Flow, seat: int) -> tuple[Any, str]:
@@ -479,6 +478,7 @@ def join(flow: Flow, seat: int) -> tuple[Any, str]:
     the seat's secret, which the phone keeps in a cookie): the phone page and the secret."""
     link = next(x for x in flow.http.get("/api/host/seats").json() if x["seat"] == seat)
     phone = flow.browser.new_page()  # a phone of its own (closing it closes its context)
+    flow.phones.append(phone)
     phone.goto(link["url"])
     wait_until(lambda: f"/seat/{seat}" in phone.url, 20, "the seat's page")
     assert "secret" not in phone.url
@@ -492,7 +492,6 @@ def test_join_mid_gesture(flow: Flow) -> None:
     in the seat's hand). The phone's one button lays it on the pad and slides it on, in one
     tap; the game goes on to its end with no alert."""
     game_id = flow.seeded_game()
-    flow.release_bots()
     seat = bot_mid_take(flow, "hand")
     held = flow.state()["virtual"]["hands"][str(seat)]
     phone, secret = join(flow, seat)
@@ -525,7 +524,6 @@ def test_join_with_the_bots_card_on_the_pad(flow: Flow) -> None:
     the slide onto the cauldron is not): the bot finishes its own gesture, so the person's
     next take is not refused and the other bots do not wait for that pad."""
     game_id = flow.seeded_game()
-    flow.release_bots()
     seat = bot_mid_take(flow, "pad")
     phone, secret = join(flow, seat)
     flow.release_bots()
