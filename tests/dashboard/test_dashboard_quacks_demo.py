@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from dashkit import screenshot, wait_until
+from hidden import keys_of
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from engine.app.demo.stack import DemoOptions, DemoStack
@@ -37,14 +38,6 @@ def shot(page: Any, name: str) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         shutil.copy(path, Path(SHOTS) / path.name)
-
-
-def keys_of(data: object) -> set[str]:
-    if isinstance(data, dict):
-        return set(data) | {k for v in data.values() for k in keys_of(v)}
-    if isinstance(data, list):
-        return {k for v in data for k in keys_of(v)}
-    return set()
 
 
 def quacks_demo(tmp_path: Path, players: int, pace: float, games: int | None) -> DemoStack:
