@@ -293,6 +293,12 @@ function showGame() {
     o.disabled = !!entry && !entry.virtual;
     if (o.disabled && deal.value === "virtual") deal.value = deal.options[0].value;
   }
+  // Each way to deal in the chosen game's words (Quacks' chips wait in bags, not on cells).
+  const words = (entry && entry.catalogue && entry.catalogue.words) || {};
+  for (const o of deal.options) {
+    if (o.dataset.shell === undefined) o.dataset.shell = o.textContent;
+    o.textContent = words[`deal_${o.value}`] || o.dataset.shell;
+  }
 }
 
 /* A seat option (`seat_option`: data-seats-of names the option counting the seats) offers

@@ -168,5 +168,10 @@ def test_a_game_with_a_virtual_table_is_dealt_on_it_from_another_games_table(
         page.select_option("#deal", "virtual")
         page.select_option("#game", "quacks")  # a virtual deal Quacks has not: back to auto
         assert page.input_value("#deal") == "auto"
+        # Each way to deal in the chosen game's words: Quacks' chips wait in their bags.
+        at_table = "#deal option[value='table']"
+        assert "bags" in page.inner_text(at_table) and "cards" not in page.inner_text(at_table)
+        page.select_option("#game", "glastonbury")
+        assert page.inner_text(at_table) == "cards already on the table"
     finally:
         page.context.close()
