@@ -340,7 +340,7 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
 
     from engine.wire.api import ENROL
     from hub.enroll import COMMANDS_HELP
-    from hub.game import place_name
+    from hub.game import piece_noun, place_name
 
     def ask(action: str, **more: object) -> EnrolStatus | None:
         return _ask_hub(client, config.table, ENROL, {"action": action, **more})
@@ -361,7 +361,7 @@ def _enroll_live(args: argparse.Namespace, config: HubConfig, client: Any) -> in
     if status is None:
         return None
     pad = place_name(f"pad:{args.pad}")
-    print(f"The running hub {config.hub_name} enrols: tap each card on {pad}. "
+    print(f"The running hub {config.hub_name} enrols: tap each {piece_noun()} on {pad}. "
           f"{COMMANDS_HELP} (then Enter). The host page shows the same progress.",
           flush=True)
     status, ended = _follow_enrolment(ask, status, args.idle_timeout, typed)
@@ -476,7 +476,7 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
 
     from hub.enroll import COMMANDS_HELP, Enrolment, run_enrolment
     from hub.errors import BackendError, TagMapError
-    from hub.game import enrolment_order, place_name
+    from hub.game import enrolment_order, piece_noun, place_name
     from hub.tagmap import TagMap
 
     try:
@@ -505,7 +505,8 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     def say(text: str) -> None:
         print(text, flush=True)
 
-    print(f"Enrolling into {config.tagmap_path}: tap each card on {place_name(f'pad:{args.pad}')}. "
+    print(f"Enrolling into {config.tagmap_path}: tap each {piece_noun()} on "
+          f"{place_name(f'pad:{args.pad}')}. "
           f"{COMMANDS_HELP} (then Enter).", flush=True)
     if steps:
         _start_sim(backend, steps, args.sim_speed, stop)

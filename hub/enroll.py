@@ -21,22 +21,30 @@ from typing import Final
 
 from hub.backends.base import ReaderBackend
 from hub.errors import BackendError, TagMapError, UnsupportedError
-from hub.game import current, enrolment_order, enrols_by_kind, piece_kind, piece_name
+from hub.game import (
+    current,
+    enrolment_order,
+    enrols_by_kind,
+    piece_kind,
+    piece_name,
+    piece_noun,
+)
 from hub.tagmap import TagMap
 
-COMMANDS_HELP = "u = undo the last step, s = skip this card, q = stop (what is enrolled stays)"
+COMMANDS_HELP = "u = undo the last step, s = skip this one, q = stop (what is enrolled stays)"
 
 # Everything enrolment says to people, as a code with parameters: the host page words each
 # code in its language (dashboard/i18n ``enrol_<code>``, core.js `enrolWords`), the terminal
 # gets the English below. Parameters ``card`` and ``before`` are card ids (worded by name,
 # with ``<key>_copy``/``<key>_copies`` for identical cards), ``n`` picks a plural form,
-# ``done``/``total``/``skipped`` make the progress.
+# ``done``/``total``/``skipped`` make the progress; ``piece``/``pieces`` are the game's noun
+# ("card", "chip").
 WORDS: Final[dict[str, str]] = {
-    "enrolling": "Enrolling on Seat {seat}'s pad: tap each card as asked.",
+    "enrolling": "Enrolling on Seat {seat}'s pad: tap each {piece} as asked.",
     "next": "{progress}  next: {card}: tap it on the pad",
-    "all_done": "{progress} every card is enrolled.",
+    "all_done": "{progress} every {piece} is enrolled.",
     "nothing_left": "Nothing left to enrol.",
-    "tag_taken": "Refused: tag {uid} is already enrolled as {card}; use another card, or "
+    "tag_taken": "Refused: tag {uid} is already enrolled as {card}; use another {piece}, or "
                  "undo that enrolment first",
     "card_taken": "Refused: {card} is already enrolled with tag {uid}; undo that enrolment "
                   "first to change it",
@@ -48,12 +56,12 @@ WORDS: Final[dict[str, str]] = {
     "skip_undone": "Skip undone: {card} is asked again; tap it on the pad.",
     "undone": "Undone: {card} (tag {uid}) is no longer enrolled; tap it again.",
     "undone_written": "Tag {uid} still carries {card}: the next time it lies on the pad, that "
-                      "is erased (then lift it and tap the card asked for).",
+                      "is erased (then lift it and tap the {piece} asked for).",
     "erase_unsupported": "Tag {uid} still carries {card} ({error}): enrol that tag as its own "
-                         "card to overwrite it.",
+                         "{piece} to overwrite it.",
     "erase_failed": "Could not erase {card} from tag {uid}: {error}. Lay it on the pad again.",
     "erased_back": "Tag {uid} carries {before} again (undone: {card}). Lift it.",
-    "erased": "Tag {uid} carries no card id any more (undone: {card}). Lift it.",
+    "erased": "Tag {uid} carries no {piece} id any more (undone: {card}). Lift it.",
     "pad_back": "The reader of Seat {seat}'s pad is back.",
     "pad_gone": "The reader of Seat {seat}'s pad is gone (unplugged?): plug it back in; "
                 "enrolment goes on by itself when it is back{hint}. What is enrolled is saved; "
@@ -72,14 +80,14 @@ WORDS: Final[dict[str, str]] = {
     "spare_stopped": "No spare enrolled: {card} keeps its tag {old}.",
     "nothing_to_skip": "Nothing to skip.",
     "skipped": "Skipped {card} (not enrolled; enrol again later to do it, or u to undo).",
-    "still_carrying": "Still carrying an undone card's id: tag {uid} ({card}); enrol with "
+    "still_carrying": "Still carrying an undone {piece}'s id: tag {uid} ({card}); enrol with "
                       "--write again and lay it on the pad to erase it.",
     "stopped_nothing": "Stopped. {progress}; nothing new was enrolled this time.",
-    "stopped_saved": "Stopped. {progress}; the {n} card(s) enrolled this time are saved. "
+    "stopped_saved": "Stopped. {progress}; saved: the {n} {pieces} enrolled this time. "
                      "Enrol again to resume.",
-    "ended_skipped": "Enrolment ended: {done}/{total} cards; {skipped} skipped (start again "
+    "ended_skipped": "Enrolment ended: {done}/{total} {pieces}; {skipped} skipped (start again "
                      "to enrol them).",
-    "ended": "Every card is enrolled ({done}/{total}).",
+    "ended": "Every {piece} is enrolled ({done}/{total}).",
 }
 CARD_PARAMS: Final = ("card", "before")
 Param = str | int
@@ -103,6 +111,7 @@ class Line:
 
     def english(self) -> str:
         p: dict[str, object] = dict(self.params)
+        p.update(piece=piece_noun(), pieces=piece_noun(many=p.get("n") != 1))
         for key in CARD_PARAMS:
             if key in p:
                 p[key] = card_words(self.params, key)

@@ -46,6 +46,11 @@ def is_tagged_piece(text: str) -> bool:
     return text in _tagged(current())
 
 
+def piece_noun(many: bool = False) -> str:
+    """What the game's piece is called in English: "card", "chip" (``many``: "cards")."""
+    return current().catalogue.noun[1 if many else 0]
+
+
 def enrolment_order() -> list[str]:
     """Every tagged piece, in the catalogue's order (the order enrolment asks for them)."""
     return list(current().catalogue.pieces)

@@ -98,7 +98,7 @@ from hub.backends.base import Change, PollResult, ReaderBackend
 from hub.enroll import Enrolment, Said, Spare, SpareError
 from hub.enroll import said as enrol_words
 from hub.errors import BackendError, HubError, OutboxError, TagMapError
-from hub.game import current, is_tagged_piece, seat_name
+from hub.game import current, is_tagged_piece, piece_noun, seat_name
 from hub.outbox import Lying, Outbox
 from hub.tagmap import TagMap
 
@@ -545,7 +545,7 @@ class Hub:
         except BackendError as exc:
             raise CommandRefused(f"enrol start: {exc}", code="enrol_unavailable") from None
         if enrolment.current is None:
-            raise CommandRefused(f"enrol start: every card is already enrolled "
+            raise CommandRefused(f"enrol start: every {piece_noun()} is already enrolled "
                                  f"({enrolment.done}/{enrolment.total})", code="all_enrolled")
         self._enrolment, self._enrol_pad = enrolment, reader
         self._enrol_said = enrol_words("enrolling", seat=args.pad + 1) + enrolment.prompt()

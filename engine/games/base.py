@@ -130,6 +130,8 @@ class Catalogue:
     # How the hub's enrolment asks for the pieces: one by one (each piece its own, named),
     # or kind by kind (identical pieces tapped in a row, each taking the kind's next id).
     enrol_by: Literal["piece", "kind"] = "piece"
+    # What a piece is called in English, one and many (the hub's terminal and log texts).
+    noun: tuple[str, str] = ("card", "cards")
 
     def is_piece(self, text: str) -> bool:
         return text in self.kinds or text in self.tags

@@ -172,6 +172,18 @@ def test_enroll_from_a_scripted_pad(tmp_path: Path) -> None:
     assert tags == {"04000000000000": "yellow-a-1", "04000000000001": "yellow-a-2",
                     "04000000000002": "yellow-a-3"}
     assert "3/84" in out.stdout and "saved" in out.stdout
+    assert "tap each card on Seat 1's pad" in out.stdout
+
+
+def test_enroll_names_the_games_pieces(tmp_path: Path) -> None:
+    """A Quacks hub's enrolment asks for chips, not cards (its catalogue's noun)."""
+    script = tmp_path / "taps.txt"
+    script.write_text("place pad:0 uid=04000000000000\nwait 0.6\nremove pad:0\nwait 0.6")
+    out = cauldron("enroll", "--game", "quacks", "--backend", "sim", "--data-dir",
+                   str(tmp_path), "--sim-script", str(script), "--idle-timeout", "3")
+    assert out.returncode == 1 and "1/216" in out.stdout
+    assert "tap each chip on Seat 1's" in out.stdout and "card" not in out.stdout
+    assert "saved: the 1 chip enrolled this time" in out.stdout
 
 
 def test_enroll_talks_to_the_running_hub(mqtt_broker: str, table_id: str,

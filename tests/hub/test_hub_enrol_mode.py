@@ -63,7 +63,7 @@ def test_enrolment_mode_consumes_the_pad_and_undoes_a_skip(
     status = ask(client, table_id, "enrol", action="status").data
     assert status["active"] and status["done"] == 1 and status["next"] == second
     stopped = ask(client, table_id, "enrol", action="stop").data
-    assert not stopped["active"] and "1 card(s) enrolled this time are saved" in stopped["message"]
+    assert not stopped["active"] and "saved: the 1 card enrolled this time" in stopped["message"]
     assert TagMap.load(tmp_path / "tagmap.json").card_for(NEW_TAG) == first
     # The pad's taps were enrolment, not play: no event reached the wire.
     assert events == []

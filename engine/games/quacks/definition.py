@@ -98,6 +98,7 @@ CATALOGUE: Final = Catalogue(
     places=tuple(Place(f"pad:{s}", "pad", seat=s) for s in range(MAX_SEATS)),
     seats=MAX_SEATS,
     enrol_by="kind",  # E18: 216 chips in 18 runs of taps
+    noun=("chip", "chips"),
 )
 
 
