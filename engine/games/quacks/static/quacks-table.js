@@ -56,11 +56,24 @@ function seatHtml(v, s) {
 function trackHtml(v) {
   const tails = v.rat_tails_after || [];
   const max = 50;
-  const marks = v.seats.map((s) => {
-    const lap = Math.floor(s.vp / max);
-    const at = s.vp % max;
-    return `<span class="q-marker m${s.seat}" style="left:${(at / max) * 100}%" title="${esc(t("q_seat_has", { seat: seatName(s.seat), what: tn("q_vp_n", s.vp) }))}">${s.seat + 1}${lap ? "+" : ""}</span>`;
-  }).join("");
+  // Markers a few points apart (all at 0 at the start) would hide each other: each chain
+  // of them is laid side by side from its first (in the track's right half, from its last
+  // leftwards). A marker at P% is shifted by P% of its width, so none leaves the track.
+  const GAP = 1.7; // em: a marker ("4+") and a little space
+  const CLOSE = 4; // points: closer than a marker's width on a narrow screen
+  const sorted = v.seats.map((s) => ({ s, at: s.vp % max })).sort((a, b) => a.at - b.at || a.s.seat - b.s.seat);
+  const chains = [];
+  for (const m of sorted) {
+    const chain = chains[chains.length - 1];
+    if (chain && m.at - chain[chain.length - 1].at <= CLOSE) chain.push(m); else chains.push([m]);
+  }
+  const marks = chains.flatMap((chain) => chain.map((m, i) => {
+    const leftwards = chain[0].at > max / 2;
+    const pct = ((leftwards ? chain[chain.length - 1].at : chain[0].at) / max) * 100;
+    const k = leftwards ? i - (chain.length - 1) : i;
+    const lap = Math.floor(m.s.vp / max);
+    return `<span class="q-marker" style="left:calc(${pct}% + ${k * GAP}em);transform:translateX(-${pct}%)" title="${esc(t("q_seat_has", { seat: seatName(m.s.seat), what: tn("q_vp_n", m.s.vp) }))}">${m.s.seat + 1}${lap ? "+" : ""}</span>`;
+  })).join("");
   const tailMarks = tails.map((t0) => `<i class="q-tail" style="left:${((t0 + 0.5) / max) * 100}%"></i>`).join("");
   const ticks = [0, 10, 20, 30, 40, 50].map((n) => `<b style="left:${(n / max) * 100}%">${n}</b>`).join("");
   const list = [...v.seats].sort((a, b) => b.vp - a.vp).map((s) => `<li>${esc(t("q_seat_has", { seat: seatName(s.seat), what: "" }))}<strong>${esc(tn("q_vp_n", s.vp))}</strong>${s.rat_tails ? ` · ${esc(tn("q_tails_n", s.rat_tails))}` : ""}</li>`).join("");

@@ -109,6 +109,42 @@ def test_the_big_screen_mid_round_shows_each_pots_exact_odds_in_one_screen(
         page.close()
 
 
+MARKERS = """() => {
+  const track = document.querySelector(".q-line-track").getBoundingClientRect();
+  return [...document.querySelectorAll(".q-marker")].map((m) => {
+    const r = m.getBoundingClientRect();
+    return [r.left, r.right, r.top, r.bottom, track.left, track.right];
+  });
+}"""
+
+
+def test_the_scoring_tracks_markers_never_hide_each_other(browser: Any, tmp_path: Path) -> None:
+    """Every seat's marker stands clear of the others, at the start (all at 0), when seats
+    are a point apart, at the track's far end and after a lap; none leaves the track."""
+    table = mid_round()
+    for server in served(table):
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        page.goto(f"{server.url}/table?lang=en")
+        page.wait_for_selector(".q-marker")
+        for vps in ([0, 0, 0, 0], [10, 11, 10, 12], [48, 49, 50, 49], [3, 30, 31, 53]):
+            for p, vp in zip(table.game.players, vps, strict=True):
+                p.vp = vp
+            page.evaluate("window.__refresh()")
+            wait_until(lambda v=vps: page.locator(".q-ranking strong").first.inner_text()
+                       == f"{max(v)} VP", 5, "the track redrawn")
+            boxes = page.evaluate(MARKERS)
+            assert len(boxes) == 4
+            for n, (left, right, top, bottom, start, end) in enumerate(boxes):
+                assert start - 1 <= left and right <= end + 1, (vps, n, "off the track")
+                for left2, right2, top2, bottom2, *_ in boxes[n + 1:]:
+                    apart = right <= left2 + 0.5 or right2 <= left + 0.5 \
+                        or bottom <= top2 + 0.5 or bottom2 <= top + 0.5
+                    assert apart, (vps, n, "markers overlap")
+            page.locator(".q-track").screenshot(
+                path=str(tmp_path / f"quacks-track-{'-'.join(map(str, vps))}.png"))
+        page.close()
+
+
 def test_the_memory_aid_switch_hides_the_odds_on_the_wire_and_on_screen(browser: Any) -> None:
     table = mid_round(show_odds=False)
     assert all("explosion_chance" not in s for s in table.public_view()["seats"])
