@@ -130,8 +130,9 @@ def test_the_scoring_tracks_markers_never_hide_each_other(browser: Any, tmp_path
             for p, vp in zip(table.game.players, vps, strict=True):
                 p.vp = vp
             page.evaluate("window.__refresh()")
-            wait_until(lambda v=vps: page.locator(".q-ranking strong").first.inner_text()
-                       == f"{max(v)} VP", 5, "the track redrawn")
+            top = f"{max(vps)} VP"
+            page.wait_for_function(
+                "top => document.querySelector('.q-ranking strong').textContent === top", arg=top)
             boxes = page.evaluate(MARKERS)
             assert len(boxes) == 4
             for n, (left, right, top, bottom, start, end) in enumerate(boxes):
