@@ -10,7 +10,37 @@ const HOOKS = Object.fromEntries(await Promise.all((BOOT.games || []).map(async 
 let pin = sessionStorage.getItem(PIN_KEY) || "";
 let timer = null;
 
-function hostApi(method, path, body) { return api(method, path, body, { "X-Host-Pin": pin }); }
+/* Requests still waiting for their answer: the page reloads for another game only once
+   none does (`followTableGame`). */
+let waiting = 0;
+async function hostApi(method, path, body) {
+  waiting += 1;
+  try {
+    return await api(method, path, body, { "X-Host-Pin": pin });
+  } finally {
+    waiting -= 1;
+    // After the caller has said what its command did (the next task), not before.
+    if (waiting === 0 && lastState) setTimeout(() => followTableGame(lastState), 0);
+  }
+}
+
+/* The table now plays another game than the page was served for (the host just started
+   it): load the page again, so its fragments, words and catalogue are that game's (as the
+   other pages do, core.js `followGame`), keeping what the last command said. True while
+   the page waits for that. */
+const SAID_KEY = "cauldron-host-said";
+function followTableGame(state) {
+  const id = state && state.table_game;
+  if (!id || !GAME.id || id === GAME.id) return false;
+  if (waiting === 0 && !followTableGame.reloading) {
+    followTableGame.reloading = true;
+    const el = document.getElementById("host-msg");
+    sessionStorage.setItem(SAID_KEY, JSON.stringify({ text: el.textContent, error: el.classList.contains("error"), at: Date.now() }));
+    location.reload();
+  }
+  return true;
+}
+followTableGame.reloading = false;
 
 /* What the last command did. It stands long enough to be read (bots move every second),
    then until the game moves on (the command's own updates, in its first seconds, do not
@@ -419,6 +449,7 @@ async function endAndStart(body, started) {
   liveSocket("/ws/table", (state) => {
     if (state.type !== "table") return;
     lastState = state;
+    if (followTableGame(state)) return;
     wakeWaiters(state);
     clearWhenMoved(state);
     renderStatus(state);
@@ -428,4 +459,7 @@ async function endAndStart(body, started) {
     renderBanners(state.status, true);
   }, (up) => renderBanners(null, up));
   if (pin) hostApi("POST", "/api/host/login").then(() => showHost(true)).catch(() => logout());
+  const said = JSON.parse(sessionStorage.getItem(SAID_KEY) || "null");
+  sessionStorage.removeItem(SAID_KEY);
+  if (said && said.text && Date.now() - said.at < MSG_READ_MS) msg(said.text, said.error);
 }

@@ -175,3 +175,40 @@ def test_a_game_with_a_virtual_table_is_dealt_on_it_from_another_games_table(
         assert page.inner_text(at_table) == "cards already on the table"
     finally:
         page.context.close()
+
+
+def test_the_host_page_follows_the_table_to_a_game_started_from_another_games_page(
+        quacks_virtual_dash: Dash, browser: Any) -> None:
+    """A host page served for Quacks, and the table now plays Glastonbury (the host started
+    it): the page loads again as Glastonbury's (it once stayed, could not draw the status,
+    and named the cards "unknown card"), keeping what the last command said."""
+    from dashkit import new_game
+
+    dash = quacks_virtual_dash
+
+    def engine(info: Any, request: Any) -> Any:
+        return {"undone_codes": [{"code": "take", "cell": "1,5"}],
+                "steps": [{"code": "put_back", "card": "black-a-4", "cell": "1,5", "seat": None}]}
+
+    dash.publisher.serve(dash.topics.cmd("+"), engine, wait=10)
+    page = host_page(browser, dash, "en")
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    boot_game = "JSON.parse(document.getElementById('boot').textContent).game.id"
+    try:
+        assert page.evaluate(boot_game) == "quacks"
+        page.evaluate("document.getElementById('host-msg').textContent = 'said before'")
+        dash.publish_game(new_game())  # the table now plays Glastonbury
+        page.wait_for_function(f"() => {boot_game} === 'glastonbury'")
+        page.wait_for_selector("#host", state="visible")  # logged in still
+        assert page.inner_text("#host-msg") == "said before"
+        page.wait_for_function("() => document.getElementById('host-status').textContent"
+                               ".includes('Seat 1')")
+        page.click("#undo")
+        name = games.get("glastonbury").names.piece("black-a-4", "en").split(" (")[0]
+        page.wait_for_function(
+            "name => document.getElementById('host-msg').textContent.includes(name)", arg=name)
+        assert "unknown" not in page.inner_text("#host-msg")
+        assert errors == [], errors
+    finally:
+        page.context.close()
