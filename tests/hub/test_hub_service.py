@@ -295,8 +295,11 @@ def test_unacknowledged_events_are_resent(mqtt_broker: str, table_id: str,
             hub_id=hub.hub_id, epoch=hub.outbox.epoch, seq=s, ts=0, kind="button",
             action="pressed", button="undo").model_dump_json().encode())
         wait_for(lambda: hub.outbox.pending_count() == 0, timeout=5)
-        assert hub.counts["resent"] == 1
+        # Resent until acknowledged: a loaded broker's PUBACK may take longer than 0.2 s,
+        # so twice is right too; the engine's side delivers it once (dedup by seq).
+        assert hub.counts["resent"] >= 1
         wait_for(lambda: [e.seq for e in consumer.delivered] == [seq])
+        assert [e.seq for e in consumer.delivered] == [seq]
     finally:
         hub.stop()
         consumer.stop()
