@@ -97,7 +97,9 @@ def test_a_qos0_flood_is_dropped_and_counted_while_qos1_goes_first(mqtt_broker: 
         flood.disconnect()
         client.stop()
     assert order.index("real!") <= 1  # at most the one being handled went before it
-    assert client.stats["dropped"] >= arrived - 101 and len(order) <= 102
+    # Handled: the lane's 100, the one in the handler when it filled, and a retained message
+    # of the topic if an earlier test left one; every other message of the flood dropped.
+    assert arrived - client.stats["dropped"] <= 102 and len(order) <= 102
 
 
 def _settled(count: Callable[[], int], timeout: float, what: str) -> int:
