@@ -28,11 +28,15 @@ export async function gameHooks() {
 }
 
 /* The table now plays another game than the one this page was served for: load the page
-   again, so the server gives it that game's fragments (state.table_game, dashboard/bridge.py). */
-export function followGame(state) {
+   again, so the server gives it that game's fragments (state.table_game, dashboard/bridge.py).
+   True while the page is for another game. `hold()`, if given, may put the reload off (true:
+   not yet; the host page waits for its requests' answers). */
+let reloading = false;
+export function followGame(state, hold) {
   const id = state && state.table_game;
-  if (id && GAME.id && id !== GAME.id) { location.reload(); return true; }
-  return false;
+  if (!id || !GAME.id || id === GAME.id) return false;
+  if (!reloading && !(hold && hold())) { reloading = true; location.reload(); }
+  return true;
 }
 const PLURAL = new Intl.PluralRules(BOOT.lang);
 

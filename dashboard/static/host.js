@@ -1,5 +1,5 @@
 /* Host controls: PIN, new game, undo / confirm / end, reader health, enrolment, seat links. */
-import { BOOT, GAME, api, cardLabel, catalogueOf, esc, gameOver, gameT, humanise, liveSocket, phoneState, promptText, refusalText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
+import { BOOT, GAME, api, cardLabel, catalogueOf, esc, followGame, gameOver, gameT, humanise, liveSocket, phoneState, promptText, refusalText, renderBanners, seatOf, seatLabel, t, undoStepWords, undoneWords } from "./core.js";
 /** @typedef {import("../types/wire.js").TableState} TableState */
 
 const PIN_KEY = "cauldron-host-pin";
@@ -10,8 +10,8 @@ const HOOKS = Object.fromEntries(await Promise.all((BOOT.games || []).map(async 
 let pin = sessionStorage.getItem(PIN_KEY) || "";
 let timer = null;
 
-/* Requests still waiting for their answer: the page reloads for another game only once
-   none does (`followTableGame`). */
+/* Requests still waiting for their answer: the page loads again for another game (core.js
+   `followGame`) only once none does, keeping what the last command said. */
 let waiting = 0;
 async function hostApi(method, path, body) {
   waiting += 1;
@@ -20,27 +20,16 @@ async function hostApi(method, path, body) {
   } finally {
     waiting -= 1;
     // After the caller has said what its command did (the next task), not before.
-    if (waiting === 0 && lastState) setTimeout(() => followTableGame(lastState), 0);
+    if (waiting === 0 && lastState) setTimeout(() => followGame(lastState, holdReload), 0);
   }
 }
-
-/* The table now plays another game than the page was served for (the host just started
-   it): load the page again, so its fragments, words and catalogue are that game's (as the
-   other pages do, core.js `followGame`), keeping what the last command said. True while
-   the page waits for that. */
 const SAID_KEY = "cauldron-host-said";
-function followTableGame(state) {
-  const id = state && state.table_game;
-  if (!id || !GAME.id || id === GAME.id) return false;
-  if (waiting === 0 && !followTableGame.reloading) {
-    followTableGame.reloading = true;
-    const el = document.getElementById("host-msg");
-    sessionStorage.setItem(SAID_KEY, JSON.stringify({ text: el.textContent, error: el.classList.contains("error"), at: Date.now() }));
-    location.reload();
-  }
-  return true;
+function holdReload() {
+  if (waiting > 0) return true;
+  const el = document.getElementById("host-msg");
+  sessionStorage.setItem(SAID_KEY, JSON.stringify({ text: el.textContent, error: el.classList.contains("error"), at: Date.now() }));
+  return false;
 }
-followTableGame.reloading = false;
 
 /* What the last command did. It stands long enough to be read (bots move every second),
    then until the game moves on (the command's own updates, in its first seconds, do not
@@ -449,7 +438,7 @@ async function endAndStart(body, started) {
   liveSocket("/ws/table", (state) => {
     if (state.type !== "table") return;
     lastState = state;
-    if (followTableGame(state)) return;
+    if (followGame(state, holdReload)) return;
     wakeWaiters(state);
     clearWhenMoved(state);
     renderStatus(state);
