@@ -522,6 +522,27 @@ def _enroll_offline(args: argparse.Namespace, config: HubConfig) -> int:
     return 0 if complete else 1
 
 
+def _outbox_sightings(config: HubConfig) -> tuple[dict[str, float], set[str]]:
+    """What the table's hub stored (none played yet: nothing): when each tag was last seen,
+    and the tags lying on its readers, for a spare by kind (`Spare.of`)."""
+    import sqlite3
+
+    from hub.errors import OutboxError
+    from hub.outbox import Outbox
+
+    if not config.outbox_path.exists():
+        return {}, set()
+    try:
+        outbox = Outbox(config.outbox_path)
+    except (OutboxError, sqlite3.Error) as exc:
+        raise CliError(f"the hub's outbox {config.outbox_path} cannot be read ({exc}); name "
+                       "the lost piece itself, not its kind") from None
+    try:
+        return outbox.last_seen(), set(outbox.reader_state().values())
+    finally:
+        outbox.close()
+
+
 def _enroll_spare(args: argparse.Namespace, config: HubConfig) -> int:
     """``cauldron enroll --spare <piece or kind>`` with no hub running (or ``--offline``): one
     new tag, read from the pad directly (a hub started later reads the changed tag map)."""
@@ -531,7 +552,8 @@ def _enroll_spare(args: argparse.Namespace, config: HubConfig) -> int:
 
     try:
         tagmap = TagMap.load(config.tagmap_path)
-        spare = Spare.of(tagmap, args.spare)
+        seen, lying = _outbox_sightings(config)
+        spare = Spare.of(tagmap, args.spare, seen=seen, lying=lying)
     except (TagMapError, SpareError) as exc:
         raise CliError(str(exc)) from None
     backend, pad = _pad_backend(args, config)

@@ -15,7 +15,7 @@ and a non-blocking command source (the terminal in ``cauldron enroll``, a script
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -371,10 +371,14 @@ class Spare:
     done: bool = False
 
     @classmethod
-    def of(cls, tagmap: TagMap, piece_or_kind: str) -> Spare:
+    def of(cls, tagmap: TagMap, piece_or_kind: str, *,
+           seen: Mapping[str, float] | None = None, lying: Collection[str] = ()) -> Spare:
         """The spare of a piece id, or of a kind: then its first piece with no tag (one
-        skipped at enrolment), else its first piece (pieces of a kind are identical; the hub
-        cannot know which one was lost, so the kind's lowest id is the one retired, E18)."""
+        skipped at enrolment), else the one whose tag was seen least recently (`seen`: UID ->
+        when last laid or lifted, the outbox's `last_seen`; never seen counts as oldest, ties
+        go by id) and lies on no reader now (`lying`: UIDs). Pieces of a kind are identical
+        and the hub cannot know which one was lost; a chip drawn a moment ago is not it, one
+        not seen for the longest may be. To retire another, name the piece itself."""
         catalogue = current().catalogue
         if piece_or_kind in catalogue.pieces:
             return cls(tagmap, piece_or_kind)
@@ -388,7 +392,15 @@ class Spare:
             raise SpareError(f"{piece_or_kind!r} is neither a piece nor a kind of "
                              f"{title}; its kinds: {', '.join(kinds)}")
         untagged = [p for p in same if tagmap.uid_for(p) is None]
-        return cls(tagmap, (untagged or same)[0])
+        if untagged:
+            return cls(tagmap, untagged[0])
+        away = [p for p in same if tagmap.uid_for(p) not in lying]
+        if not away:
+            raise SpareError(f"every {piece_or_kind} lies on a reader now, so none is lost; "
+                             f"name the lost piece itself (e.g. {same[0]})")
+        last = seen or {}
+        return cls(tagmap, min(away, key=lambda p: last.get(tagmap.uid_for(p) or "",
+                                                               float("-inf"))))
 
     def prompt(self) -> Said:
         return said("spare_next", card=self.card, old=self.tagmap.uid_for(self.card) or "-")

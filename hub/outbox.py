@@ -15,6 +15,9 @@ after a kill the two never disagree: on start the hub seeds its back-end with `r
 and reports only what changed while it was down (a card lifted meanwhile is ``removed``,
 under the name it was laid with: `reader_names`, even if the tag map changed meanwhile).
 
+And when each tag was last laid or lifted (``seen``, `last_seen`), in that transaction too:
+a spare for a kind retires the tag of the kind's piece not seen the longest (`hub.enroll`).
+
 A write the disk refuses (read-only, full) raises `OutboxError` naming why.
 
 Durability: ``synchronous=NORMAL`` in WAL mode survives a killed process (kill -9); use
@@ -48,6 +51,7 @@ CREATE INDEX IF NOT EXISTS events_undelivered ON events(seq) WHERE delivered IS 
 CREATE TABLE IF NOT EXISTS readers (reader INTEGER PRIMARY KEY, uid TEXT NOT NULL,
                                     card_id TEXT);
 CREATE TABLE IF NOT EXISTS commands (txid TEXT PRIMARY KEY, deadline REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS seen (uid TEXT PRIMARY KEY, at REAL NOT NULL);
 """
 
 
@@ -116,15 +120,18 @@ class Outbox:
         with self._lock, self._writing("store an event"):
             seq = self._last_seq + 1
             payload = make_payload(seq)
+            now = time.time()
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute(
                     "INSERT INTO events (seq, topic, payload, created) VALUES (?, ?, ?, ?)",
-                    (seq, topic, payload, time.time()),
+                    (seq, topic, payload, now),
                 )
                 self._db.execute("UPDATE meta SET value=? WHERE key='last_seq'", (str(seq),))
                 for reader, lying in (readers or {}).items():
-                    if lying is None:
+                    if lying is None:  # lifted: the tag that lay there was seen now
+                        self._db.execute("INSERT OR REPLACE INTO seen SELECT uid, ? FROM "
+                                         "readers WHERE reader=?", (now, reader))
                         self._db.execute("DELETE FROM readers WHERE reader=?", (reader,))
                         continue
                     # '' names an unknown tag; NULL: no name known (named by the map).
@@ -132,6 +139,7 @@ class Outbox:
                                  else (lying.uid, lying.card_id or ""))
                     self._db.execute("INSERT OR REPLACE INTO readers VALUES (?, ?, ?)",
                                      (reader, uid, card))
+                    self._db.execute("INSERT OR REPLACE INTO seen VALUES (?, ?)", (uid, now))
                 self._db.execute("COMMIT")
             except BaseException:
                 if self._db.in_transaction:  # a failed COMMIT has rolled back already
@@ -157,6 +165,13 @@ class Outbox:
             rows = self._db.execute("SELECT reader, uid, card_id FROM readers "
                                     "WHERE card_id IS NOT NULL ORDER BY reader").fetchall()
         return {int(r): Lying(str(u), str(c) or None) for r, u, c in rows}
+
+    def last_seen(self) -> dict[str, float]:
+        """When each tag was last laid on or lifted from a reader, by the stored events:
+        UID -> time (tags never seen are left out)."""
+        with self._lock:
+            rows = self._db.execute("SELECT uid, at FROM seen").fetchall()
+        return {str(u): float(a) for u, a in rows}
 
     def claim_command(self, txid: str, deadline: float, now: float) -> bool:
         """Note a signed command's transaction until its deadline; False when it was noted

@@ -565,7 +565,8 @@ class Hub:
 
     def _start_spare(self, args: EnrolArgs) -> None:
         """``spare``: the next tag laid on the pad becomes ``piece``'s (a kind: its first
-        piece with no tag, else its first; `Spare.of`). A waiting spare is replaced."""
+        piece with no tag, else the one not seen the longest: `Spare.of`). A waiting spare
+        is replaced."""
         if self.tagmap.path is None:
             raise CommandRefused(
                 "enrol spare: this simulated table knows every piece by a made-up tag (a "
@@ -576,7 +577,8 @@ class Hub:
                                  code="bad_enrol_args")
         reader = self._free_pad("spare", args.pad)
         try:
-            spare = Spare.of(self.tagmap, args.piece)
+            spare = Spare.of(self.tagmap, args.piece, seen=self.outbox.last_seen(),
+                             lying={uid for uid in self.backend.state().values() if uid})
         except SpareError as exc:
             raise CommandRefused(f"enrol spare: {exc}", code="unknown_piece") from None
         self._spare, self._spare_pad = spare, reader

@@ -125,3 +125,31 @@ def test_an_outbox_from_before_names_were_kept_opens(tmp_path: Path) -> None:
     box = Outbox(path)
     assert box.reader_state() == {3: "04AA"} and box.reader_names() == {}
     box.close()
+
+
+def test_when_each_tag_was_last_laid_or_lifted_is_kept_with_its_events(tmp_path: Path) -> None:
+    """`last_seen` (what a spare by kind goes by): a tag is seen when an event lays it on a
+    reader and when one lifts it; kept across a restart, and not by a failed store."""
+    import sqlite3
+
+    import pytest
+
+    path = tmp_path / "o.sqlite"
+    box = Outbox(path)
+    assert box.last_seen() == {}
+    box.append("t", lambda s: b"placed 3", {3: "04AA"})
+    box.append("t", lambda s: b"placed 5", {5: "04BB"})
+    laid = box.last_seen()
+    assert set(laid) == {"04AA", "04BB"} and laid["04AA"] <= laid["04BB"]
+    box.append("t", lambda s: b"removed 3", {3: None})
+    lifted = box.last_seen()
+    assert lifted["04AA"] >= laid["04BB"] and lifted["04BB"] == laid["04BB"]
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("INSERT INTO events (seq, topic, payload, created) VALUES (4, 't', x'00', 0)")
+    other.close()
+    with pytest.raises(sqlite3.IntegrityError):
+        box.append("t", lambda s: b"placed 6", {6: "04CC"})
+    box.close()
+    again = Outbox(path)
+    assert again.last_seen() == lifted  # 04CC's event was not stored: nor its sighting
+    again.close()

@@ -198,10 +198,28 @@ def test_a_spare_by_kind_takes_a_skipped_chip_first(quacks: None, tmp_path: Path
                                                if c != whites[4]})
     assert Spare.of(tagmap, "white-1").card == whites[4]
     full = TagMap(tmp_path / "u.json", tags={uid(n + 1): c for n, c in enumerate(whites)})
-    assert Spare.of(full, "white-1").card == whites[0]
+    assert Spare.of(full, "white-1").card == whites[0]  # none ever seen: the first
     with pytest.raises(SpareError, match="'white-9' is neither a piece nor a kind of The "
                                          "Quacks of Quedlinburg; its kinds: black-1, blue-1"):
         Spare.of(full, "white-9")
+
+
+def test_a_spare_by_kind_retires_the_tag_not_seen_the_longest_and_none_lying_on_a_reader(
+        quacks: None, tmp_path: Path) -> None:
+    """All of a kind tagged: the lost one is not a chip drawn a moment ago (it used to be
+    the kind's first, which may lie in a bag and be refused at its next draw); a chip never
+    seen counts as the oldest; a chip lying on a reader is not lost."""
+    whites = chips("white-1")
+    full = TagMap(tmp_path / "u.json", tags={uid(n + 1): c for n, c in enumerate(whites)})
+    every = {uid(n + 1): 100.0 + n for n in range(len(whites))}  # whites[0] seen longest ago
+    every[uid(1)] = 500.0  # ... until it was drawn just now
+    assert Spare.of(full, "white-1", seen=every).card == whites[1]
+    assert Spare.of(full, "white-1", seen=every, lying={uid(2)}).card == whites[2]
+    assert Spare.of(full, "white-1", seen={uid(1): 1.0}).card == whites[1]  # never seen
+    assert Spare.of(full, whites[0], seen=every).card == whites[0]  # a piece named: that one
+    with pytest.raises(SpareError, match="every white-1 lies on a reader now, so none is "
+                                         "lost; name the lost piece itself"):
+        Spare.of(full, "white-1", lying={uid(n + 1) for n in range(len(whites))})
 
 
 def test_cli_spare_through_the_sim_script(tmp_path: Path) -> None:
@@ -227,6 +245,39 @@ def test_cli_spare_through_the_sim_script(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "unknown game 'chess': this table offers glastonbury, quacks" in bad.stderr
+
+
+def test_cli_spare_by_kind_goes_by_what_the_tables_outbox_last_saw(tmp_path: Path) -> None:
+    """`cauldron enroll --spare white-1` with no hub running: the table's outbox (in the
+    data dir) says whites[0] was drawn a moment ago, so whites[1] (never seen) is the one
+    retired; an outbox that is no database is said, not a traceback."""
+    from hub.outbox import Outbox
+
+    whites = chips("white-1")
+    tagmap = tmp_path / "tagmap.json"
+    tagmap.write_text(json.dumps({"schema_version": 1, "tags": {
+        uid(n + 1): c for n, c in enumerate(whites)}}))
+    outbox = Outbox(tmp_path / "outbox-t7.sqlite")
+    outbox.append("t", lambda seq: b"placed", {0: uid(1)})
+    outbox.append("t", lambda seq: b"removed", {0: None})
+    outbox.close()
+    script = tmp_path / "spare.txt"
+    script.write_text(f"wait 0.2\nplace pad:0 uid={uid(50)}\nwait 0.3\n")
+    code = "import sys; from engine.app.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = [sys.executable, "-c", code, "enroll", "--game", "quacks", "--backend", "sim",
+            "--offline", "--table", "t7", "--data-dir", str(tmp_path), "--tagmap",
+            str(tagmap), "--spare", "white-1", "--sim-script", str(script),
+            "--idle-timeout", "20"]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    assert f"its old tag {uid(2)} is retired" in out.stdout
+    saved = json.loads(tagmap.read_text())
+    assert saved["tags"][uid(50)] == whites[1] and saved["retired"] == {uid(2): whites[1]}
+    (tmp_path / "outbox-t7.sqlite").unlink()
+    (tmp_path / "outbox-t7.sqlite").write_text("not a database")
+    bad = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr
+    assert "cannot be read" in bad.stderr and "name the lost piece itself" in bad.stderr
 
 
 # ---------------------------------------------------------------- a Quacks table, live

@@ -41,12 +41,14 @@ def whites() -> list[str]:
 def test_a_spare_asked_in_a_quacks_game_takes_its_pads_next_tag_unseen_and_the_old_is_retired(
         quacks: None, mqtt_broker: str, table_id: str, tmp_path: Path) -> None:
     """A real broker, the hub (simulated readers, a tag map file) and the engine service: a
-    Quacks game is brewing; the host asks a spare white 1 on seat 2's pad; the new tag laid
-    there is enrolled (no hub event, no draw); the old tag laid on seat 1's pad is refused
-    with ``retired_tag`` (its UID named); the new tag is that chip at once."""
+    Quacks game is brewing; seat 1 draws the first white 1; the host asks a spare white 1
+    on seat 2's pad: the chip retired is not the one just drawn but one never seen (the
+    hub's outbox says when each tag was last seen); the new tag laid there is enrolled (no
+    hub event, no draw); the old tag laid on seat 1's pad is refused with ``retired_tag``
+    (its UID named); the new tag is that chip at once."""
     box = TagMap(tmp_path / "tagmap.json", tags=dict(virtual_box_tagmap().items()))
     box.save()
-    lost = whites()[0]  # a kind's spare replaces its first chip when all have a tag
+    drawn, lost = whites()[0], whites()[1]  # all have a tag: the one not seen the longest
     old = box.uid_for(lost)
     assert old is not None
     with brewing(mqtt_broker, table_id, tmp_path, box, Topics(table_id).hub_event) as (
@@ -57,6 +59,11 @@ def test_a_spare_asked_in_a_quacks_game_takes_its_pads_next_tag_unseen_and_the_o
                         None)
 
         interp = engine.tables[table_id].interp
+        drawn_uid = box.uid_for(drawn)
+        assert drawn_uid is not None
+        sim.place("pad:0", uid=drawn_uid)  # seat 1 draws it
+        wait_until(lambda: event(drawn_uid), 10, "the draw's event")
+        sim.remove("pad:0")
         asked = ask(client, table_id, "enrol", action="spare", pad=1, piece="white-1")
         assert asked.status == "ok", asked
         assert asked.data["active"] is True and asked.data["spare"] == lost

@@ -1,4 +1,5 @@
-"""Sensing: what a chip tapped on a seat's draw pad means, and enrolment of the chips by kind.
+"""Sensing: what a chip tapped on a seat's draw pad means (enrolling the chips by kind, and
+their spares, is the hub's: `hub.enroll`).
 
 Pure like the rest of the package: a tap is `(seat, chip)` (the hub's tag map turned the
 sticker's UID into the physical chip id `<kind>-<nn>`, Q2), and `tap()` answers with the
@@ -22,12 +23,11 @@ back without touching the other seats' brewing (N1: they are independent).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.games.quacks.rules.actions import Action, Buy, Draw
-from engine.games.quacks.rules.catalogue import Catalogue, colour_of, kind_of
+from engine.games.quacks.rules.catalogue import colour_of, kind_of
 from engine.games.quacks.rules.errors import IllegalAction
 from engine.games.quacks.rules.game import Game, Phase
 from engine.games.quacks.rules.log import replay, restart
@@ -319,116 +319,3 @@ def _round_start(game: Game) -> int:
             start = i + 1
         probe.apply(action)
     return start
-
-
-# ---------------------------------------------------------------- enrolment by kind
-
-
-@dataclass(frozen=True, slots=True)
-class EnrolStep:
-    """What one enrolment tap did: `chip` enrolled (with the kind's progress), or refused."""
-
-    code: str  # enrolled / tag_taken / kind_full / no_kind / unknown_kind / spare / undone / ...
-    uid: str | None = None
-    chip: str | None = None
-    kind: str | None = None
-    done: int = 0
-    total: int = 0
-    old_uid: str | None = None
-
-
-@dataclass
-class ChipEnrolment:
-    """Enrolment by kind (issue 23): the host names a kind (`white-1`), then every chip of
-    that kind is tapped in a row on one pad; each tap takes the kind's next free serial.
-    216 chips are 18 runs of taps, not 216 look-ups. When a kind is complete the next kind
-    of the catalogue that is not is asked for. Spares (`spare`) enrol at any time as the
-    tag of a chip they replace (D1: a spare is no extra chip)."""
-
-    cat: Catalogue
-    tags: dict[str, str] = field(default_factory=dict)  # UID -> physical chip
-    kind: str | None = None
-    history: list[tuple[str, str, str | None]] = field(default_factory=list)  # (uid, chip, old)
-
-    def chips_of(self, kind: str) -> list[str]:
-        enrolled = set(self.tags.values())
-        return [c for c in self.cat.chips(kind) if c in enrolled]
-
-    def progress(self, kind: str | None = None) -> tuple[int, int]:
-        if kind is None:
-            return len(set(self.tags.values())), len(self.cat.all_chips())
-        return len(self.chips_of(kind)), self.cat.counts[kind]
-
-    def start(self, kind: str) -> EnrolStep:
-        if kind not in self.cat.counts:
-            return EnrolStep("unknown_kind", kind=kind)
-        self.kind = kind
-        done, total = self.progress(kind)
-        return EnrolStep("kind_full" if done == total else "kind_started", kind=kind,
-                         done=done, total=total)  # fmt: skip
-
-    def next_kind(self) -> str | None:
-        """The first kind, in catalogue order, with chips still to enrol."""
-        for kind in self.cat.kinds:
-            done, total = self.progress(kind)
-            if done < total:
-                return kind
-        return None
-
-    def tap(self, uid: str) -> EnrolStep:
-        if uid in self.tags:
-            return EnrolStep("tag_taken", uid=uid, chip=self.tags[uid])
-        if self.kind is None:
-            return EnrolStep("no_kind", uid=uid)
-        enrolled = set(self.tags.values())
-        free = [c for c in self.cat.chips(self.kind) if c not in enrolled]
-        if not free:
-            count = self.cat.counts[self.kind]
-            return EnrolStep("kind_full", uid=uid, kind=self.kind, done=count, total=count)
-        chip = free[0]
-        self.tags[uid] = chip
-        self.history.append((uid, chip, None))
-        kind = self.kind
-        done, total = self.progress(kind)
-        if done == total:  # the run is complete: the next kind is asked for
-            self.kind = self.next_kind()
-        return EnrolStep("enrolled", uid=uid, chip=chip, kind=kind, done=done, total=total)
-
-    def spare(self, uid: str, chip_or_kind: str, seen: Iterable[str] = ()) -> EnrolStep:
-        """A spare tag for a lost chip (D1): `chip_or_kind` is the chip it replaces, or a
-        kind; for a kind, the lowest-serial chip of it not in `seen` (the chips tapped this
-        game) is taken as the lost one (E18). The replaced chip's old tag is retired."""
-        if uid in self.tags:
-            return EnrolStep("tag_taken", uid=uid, chip=self.tags[uid])
-        kind = kind_of(chip_or_kind)
-        if kind not in self.cat.counts:
-            return EnrolStep("unknown_kind", kind=chip_or_kind)
-        if chip_or_kind != kind:
-            if chip_or_kind not in self.cat.chips(kind):
-                return EnrolStep("unknown_kind", kind=chip_or_kind)
-            chip = chip_or_kind
-        else:
-            skip = set(seen)
-            candidates = [c for c in self.cat.chips(kind) if c not in skip] or list(
-                self.cat.chips(kind)
-            )
-            chip = candidates[0]
-        old = next((u for u, c in self.tags.items() if c == chip), None)
-        if old is not None:
-            del self.tags[old]
-        self.tags[uid] = chip
-        self.history.append((uid, chip, old))
-        done, total = self.progress(kind)
-        return EnrolStep("spare", uid=uid, chip=chip, kind=kind, done=done, total=total,
-                         old_uid=old)  # fmt: skip
-
-    def undo(self) -> EnrolStep:
-        if not self.history:
-            return EnrolStep("nothing_to_undo")
-        uid, chip, old = self.history.pop()
-        del self.tags[uid]
-        if old is not None:
-            self.tags[old] = chip
-        self.kind = kind_of(chip)
-        done, total = self.progress(self.kind)
-        return EnrolStep("undone", uid=uid, chip=chip, kind=self.kind, done=done, total=total)

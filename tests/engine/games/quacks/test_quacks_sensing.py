@@ -10,10 +10,8 @@ import json
 from quacks_helpers import bag_only, chip_in, draw, give, new_game, stop_all
 
 from engine.games.quacks.rules import Buy, Draw, Game, Phase, RollDie, Stop
-from engine.games.quacks.rules.catalogue import default_catalogue
 from engine.games.quacks.rules.observer import seat_view
 from engine.games.quacks.rules.sensing import (
-    ChipEnrolment,
     Outcome,
     PadState,
     Refusal,
@@ -254,56 +252,3 @@ def test_E20_an_undone_stand_in_is_forgotten() -> None:
     back = undo_last_draw(game, state, 0)
     assert not isinstance(back, Refusal)
     assert back[1].stand_ins_of(0) == frozenset()
-
-
-# ---------------------------------------------------------------- enrolment by kind
-
-
-def uid(n: int) -> str:
-    return f"04{n:012X}"
-
-
-def test_Q2_D1_enrolment_by_kind_takes_each_kinds_serials_in_a_row_and_moves_on() -> None:
-    cat = default_catalogue()
-    enrol = ChipEnrolment(cat)
-    assert enrol.start("white-3").code == "kind_started"
-    steps = [enrol.tap(uid(n)) for n in range(4)]
-    assert [s.chip for s in steps] == ["white-3-01", "white-3-02", "white-3-03", "white-3-04"]
-    assert (steps[-1].done, steps[-1].total) == (4, 4)
-    assert enrol.kind == "white-1"  # the first kind still to enrol, in catalogue order
-    assert enrol.tap(uid(99)).chip == "white-1-01"
-    n = 100
-    while enrol.kind is not None:
-        enrol.tap(uid(n))
-        n += 1
-    assert enrol.progress() == (len(cat.all_chips()), 216)
-    assert sorted(enrol.tags.values()) == sorted(cat.all_chips())
-    assert enrol.tap(uid(n)).code == "no_kind"
-
-
-def test_Q2_enrolment_refuses_a_tag_already_enrolled_and_a_full_kind_and_undoes() -> None:
-    enrol = ChipEnrolment(default_catalogue())
-    enrol.start("black-1")
-    enrol.tap(uid(1))
-    again = enrol.tap(uid(1))
-    assert (again.code, again.chip) == ("tag_taken", "black-1-01")
-    assert enrol.start("nonsense-4").code == "unknown_kind"
-    undone = enrol.undo()
-    assert (undone.code, undone.chip, enrol.tags) == ("undone", "black-1-01", {})
-    assert enrol.undo().code == "nothing_to_undo"
-
-
-def test_D1_a_spare_replaces_a_lost_chip_any_time_and_retires_its_tag() -> None:
-    enrol = ChipEnrolment(default_catalogue())
-    enrol.start("white-3")
-    for n in range(4):
-        enrol.tap(uid(n))
-    step = enrol.spare(uid(50), "white-3", seen=["white-3-01", "white-3-02"])
-    assert (step.code, step.chip, step.old_uid) == ("spare", "white-3-03", uid(2))
-    assert enrol.tags[uid(50)] == "white-3-03" and uid(2) not in enrol.tags
-    assert enrol.progress("white-3") == (4, 4)  # no extra chip (D1)
-    named = enrol.spare(uid(51), "white-3-04")
-    assert (named.chip, named.old_uid) == ("white-3-04", uid(3))
-    assert enrol.spare(uid(51), "white-3").code == "tag_taken"
-    enrol.undo()
-    assert enrol.tags[uid(3)] == "white-3-04" and uid(51) not in enrol.tags
