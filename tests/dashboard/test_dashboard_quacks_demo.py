@@ -49,7 +49,7 @@ def quacks_demo(tmp_path: Path, players: int, pace: float, games: int | None) ->
 
 @pytest.fixture
 def bot_game(tmp_path: Path) -> Iterator[DemoStack]:
-    stack = quacks_demo(tmp_path, players=4, pace=0.15, games=1)
+    stack = quacks_demo(tmp_path, players=4, pace=0.05, games=1)
     try:
         yield stack.start()
     finally:
