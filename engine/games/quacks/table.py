@@ -18,6 +18,7 @@ purchase.
 from __future__ import annotations
 
 import random
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -76,12 +77,6 @@ EVALUATION = frozenset({
     "stopped", "rat_stone", "fortune_revealed", "round_started", "book_out", "less_is_more",
     "chip_removed", "game_over",
 })  # fmt: skip
-
-PHONE_VERBS = (
-    "draw", "stop", "flask", "answer", "offer", "choose", "roll", "buy", "done_buying",
-    "spend", "untapped", "undo_draw",
-)  # fmt: skip
-
 
 @dataclass(frozen=True)
 class TableRefusal:
@@ -162,28 +157,19 @@ class QuacksTable:
         return self.tap(seat, chip)
 
     def play(self, seat: int, verb: str, args: Mapping[str, Any] | None = None) -> TableOutcome:
-        """A phone button (or a bot's move) of `seat`; `PHONE_VERBS` lists them."""
-        args = dict(args or {})
+        """A phone button (or a bot's move) of `seat`, by name: `MOVES` lists them."""
+        try:
+            move = parse_move(verb, args)
+        except MoveError as exc:
+            return TableOutcome(refusal=TableRefusal(exc.code, "Q29", str(exc), seat))
+        return self.move(seat, move)
+
+    def move(self, seat: int, move: Move) -> TableOutcome:
+        """A phone button's move, its arguments checked (`parse_move`)."""
         if not 0 <= seat < self.game.config.players:
             return TableOutcome(refusal=TableRefusal(
                 "no_seat", "Q8", f"there is no seat {seat + 1} at this table", seat))  # fmt: skip
-        try:
-            if verb == "draw":  # the virtual bag: the table draws, the player takes it
-                return self._apply(Draw(seat))
-            if verb == "untapped":
-                return self._outcome(untapped_draw(self.game, self.pads, seat, str(args["kind"])))
-            if verb == "done_buying":
-                return self._outcome(finish_buying(self.game, self.pads, seat))
-            if verb == "undo_draw":
-                return self._undo_draw(seat)
-            action = self._action(seat, verb, args)
-        except (KeyError, TypeError, ValueError) as exc:
-            return TableOutcome(refusal=TableRefusal(
-                "bad_args", "Q29", f"{verb}: missing or bad argument {exc}", seat))  # fmt: skip
-        if action is None:
-            words = f"no phone button {verb!r}; one of {PHONE_VERBS}"
-            return TableOutcome(refusal=TableRefusal("unknown_verb", "Q29", words, seat))
-        return self._apply(action)
+        return move.run(self, seat)
 
     def apply_wire(self, data: Mapping[str, Any]) -> TableOutcome:
         """An action in the core's wire form (`rules.actions.to_wire`): the bots'."""
@@ -262,29 +248,6 @@ class QuacksTable:
         view["rat_tails_after"] = list(cat.rat_tails_after)
         view["cards"] = {c.id: c.kind for c in cat.fortune}
 
-    def _action(self, seat: int, verb: str, args: dict[str, Any]) -> Action | None:
-        if verb == "stop":
-            return Stop(seat)
-        if verb == "flask":
-            return UseFlask(seat)
-        if verb == "answer":
-            return Answer(seat, str(args["question"]), bool(args["yes"]))
-        if verb == "offer":
-            chip = args.get("chip")
-            return ChooseOffer(seat, None if chip is None else str(chip))
-        if verb == "choose":
-            return Choose(seat, str(args["option"]))
-        if verb == "roll":
-            face = args.get("face")
-            return RollDie(seat, None if face is None else int(face))
-        if verb == "buy":
-            return Buy(seat, tuple(str(c) for c in args.get("chips", ())))
-        if verb == "spend":
-            return Spend(seat, droplet=int(args.get("droplet", 0)),
-                         refill=bool(args.get("refill", False)), vp=int(args.get("vp", 0)),
-                         coins_vp=int(args.get("coins_vp", 0)))  # fmt: skip
-        return None
-
     def _apply(self, action: Action) -> TableOutcome:
         try:
             events = self.game.apply(action)
@@ -342,54 +305,145 @@ class QuacksTable:
 
 
 class Move(BaseModel):
-    """A phone button's arguments (``cmd/play``'s ``args``): strict, no unknown key."""
+    """A phone button's arguments (``cmd/play``'s ``args``): strict, no unknown key. Each
+    button's model is the one description of it: it checks the arguments and runs itself
+    on the table (`run`; most are one core action, `action`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
+    @abstractmethod
+    def run(self, table: QuacksTable, seat: int) -> TableOutcome:
+        """The button pressed by `seat` (a seat of the table's game)."""
 
-class NoMove(Move):
-    """A button without arguments (draw, stop, flask, done buying, undo my last draw)."""
+
+class ActionMove(Move):
+    """A button that is one action of the core (pydantic's metaclass is an ABCMeta)."""
+
+    @abstractmethod
+    def action(self, seat: int) -> Action:
+        """The core's action for `seat`."""
+
+    def run(self, table: QuacksTable, seat: int) -> TableOutcome:
+        return table._apply(self.action(seat))
 
 
-class AnswerMove(Move):
+class DrawMove(ActionMove):
+    """The virtual bag: the table draws (the game's seeded rng, E23), the player takes it."""
+
+    def action(self, seat: int) -> Action:
+        return Draw(seat)
+
+
+class StopMove(ActionMove):
+    def action(self, seat: int) -> Action:
+        return Stop(seat)
+
+
+class FlaskMove(ActionMove):
+    def action(self, seat: int) -> Action:
+        return UseFlask(seat)
+
+
+class AnswerMove(ActionMove):
     question: str = Field(min_length=1, max_length=32)
     yes: bool
 
+    def action(self, seat: int) -> Action:
+        return Answer(seat, self.question, self.yes)
 
-class OfferMove(Move):
+
+class OfferMove(ActionMove):
     chip: str | None = Field(default=None, max_length=40)
 
+    def action(self, seat: int) -> Action:
+        return ChooseOffer(seat, self.chip)
 
-class ChooseMove(Move):
+
+class ChooseMove(ActionMove):
     option: str = Field(min_length=1, max_length=40)
 
+    def action(self, seat: int) -> Action:
+        return Choose(seat, self.option)
 
-class RollMove(Move):
+
+class RollMove(ActionMove):
     face: int | None = Field(default=None, ge=1, le=6)
 
+    def action(self, seat: int) -> Action:
+        return RollDie(seat, self.face)
 
-class BuyMove(Move):
+
+class BuyMove(ActionMove):
     chips: list[str] = Field(default_factory=list, max_length=2)
 
+    def action(self, seat: int) -> Action:
+        return Buy(seat, tuple(self.chips))
 
-class SpendMove(Move):
+
+class DoneBuyingMove(Move):
+    """Done buying: the chips tapped so far are the purchase (E21), or nothing (D17)."""
+
+    def run(self, table: QuacksTable, seat: int) -> TableOutcome:
+        return table._outcome(finish_buying(table.game, table.pads, seat))
+
+
+class SpendMove(ActionMove):
     droplet: int = Field(default=0, ge=0, le=99)
     refill: bool = False
     vp: int = Field(default=0, ge=0, le=99)
     coins_vp: int = Field(default=0, ge=0, le=99)
 
+    def action(self, seat: int) -> Action:
+        return Spend(seat, droplet=self.droplet, refill=self.refill, vp=self.vp,
+                     coins_vp=self.coins_vp)
+
 
 class UntappedMove(Move):
+    """"I drew a chip I did not tap": a stand-in of the kind named (E19)."""
+
     kind: str = Field(min_length=1, max_length=32, description="the kind of the chip drawn")
+
+    def run(self, table: QuacksTable, seat: int) -> TableOutcome:
+        return table._outcome(untapped_draw(table.game, table.pads, seat, self.kind))
+
+
+class UndoDrawMove(Move):
+    """"Undo my last draw": that seat's only (E20)."""
+
+    def run(self, table: QuacksTable, seat: int) -> TableOutcome:
+        return table._undo_draw(seat)
 
 
 # The phone's buttons (``cmd/play``: ``verb`` and ``args``), one model each: the one list.
 MOVES: Final[dict[str, type[Move]]] = {
-    "draw": NoMove, "stop": NoMove, "flask": NoMove, "answer": AnswerMove, "offer": OfferMove,
-    "choose": ChooseMove, "roll": RollMove, "buy": BuyMove, "done_buying": NoMove,
-    "spend": SpendMove, "untapped": UntappedMove, "undo_draw": NoMove,
+    "draw": DrawMove, "stop": StopMove, "flask": FlaskMove, "answer": AnswerMove,
+    "offer": OfferMove, "choose": ChooseMove, "roll": RollMove, "buy": BuyMove,
+    "done_buying": DoneBuyingMove, "spend": SpendMove, "untapped": UntappedMove,
+    "undo_draw": UndoDrawMove,
 }  # fmt: skip
-assert tuple(MOVES) == PHONE_VERBS, "one model per phone button"
+
+
+class MoveError(ValueError):
+    """A phone button that is none, or its arguments refused: `code` for the wire."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def parse_move(verb: str, args: Mapping[str, Any] | None) -> Move:
+    """The button `verb` with its `args`, checked by its model (the only way in)."""
+    model = MOVES.get(verb)
+    if model is None:
+        raise MoveError(f"no phone button {verb!r}; one of {', '.join(MOVES)}", "unknown_move")
+    try:
+        return model.model_validate(dict(args or {}))
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(map(str, first["loc"]))
+        raise MoveError(f"play {verb}: {where + ': ' if where else ''}{first['msg']}",
+                        "bad_args") from None
+
 
 # Glastonbury's moments that Quacks has not.
 NOT_QUACKS: Final = frozenset({"keep", "discard", "declinatio", "confirm"})
@@ -565,18 +619,12 @@ class QuacksInterpreter:
         if seat is None:
             raise Refused(f"play {args.verb}: say which seat (args.seat)", code="bad_args",
                           rule="Q29")
-        model = MOVES.get(args.verb)
-        if model is None:
-            raise Refused(f"no phone button {args.verb!r}; one of {', '.join(MOVES)}",
-                          code="unknown_move", rule="Q29")
         try:
-            move = model.model_validate(args.args)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            raise Refused(f"play {args.verb}: {'.'.join(map(str, first['loc']))}: "
-                          f"{first['msg']}", code="bad_args", rule="Q29") from None
+            move = parse_move(args.verb, args.args)
+        except MoveError as exc:
+            raise Refused(str(exc), code=exc.code, rule="Q29") from None
         before = len(table.game.log)
-        outcome = table.play(seat, args.verb, move.model_dump())
+        outcome = table.move(seat, move)
         self._check(outcome, seat)
         self._done(outcome, seat, ts, out, before)
 

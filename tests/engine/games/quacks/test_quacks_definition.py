@@ -97,8 +97,19 @@ def test_Q12_the_table_turns_taps_into_draws_and_refuses_with_a_rule_and_code() 
     again = table.tap(0, chip)
     assert again.refusal is not None and again.refusal.code == "chip_in_pot"
     assert table.tap(5, chip).refusal is not None
-    assert table.play(0, "nonsense").refusal is not None
-    assert table.play(0, "answer", {}).refusal is not None  # missing arguments: refused
+    def refused_as(seat: int, verb: str, args: dict[str, object] | None = None) -> str:
+        view = json.dumps(table.public_view(), sort_keys=True)
+        refusal = table.play(seat, verb, args).refusal
+        assert refusal is not None and refusal.rule in ("Q29", "Q8")
+        assert json.dumps(table.public_view(), sort_keys=True) == view  # nothing changed
+        return f"{refusal.code}: {refusal.message}"
+
+    assert refused_as(0, "nonsense").startswith("unknown_move: no phone button 'nonsense'")
+    assert refused_as(0, "answer", {}) == "bad_args: play answer: question: Field required"
+    assert refused_as(0, "roll", {"face": 7}).startswith("bad_args: play roll: face: ")
+    assert refused_as(0, "stop", {"now": True}).startswith("bad_args: play stop: now: ")
+    assert refused_as(0, "buy", {"chips": "red-4-01"}).startswith("bad_args: play buy: chips")
+    assert refused_as(5, "stop") == "no_seat: there is no seat 6 at this table"
     assert table.play(0, "undo_draw").ok and not table.game.players[0].pot
 
 
