@@ -50,6 +50,18 @@ from engine.wire.mqtt import CommandRefused, WireClient
 PIN = "246813"
 
 
+def wait_page_events(page: Any, check: Callable[[], object], timeout: float,
+                     what: str) -> None:
+    """`wait_until` `check` on what a page's handlers (``page.route``, ``page.on``) collect:
+    Playwright's sync API runs them only inside one of its calls, so each look makes one."""
+
+    def look() -> object:
+        page.evaluate("0")
+        return check()
+
+    wait_until(look, timeout, what)
+
+
 def seat_auth(secret: str) -> dict[str, str]:
     """A non-browser client's seat credential: a header (a phone's is its cookie from /join;
     no route reads one from a URL)."""

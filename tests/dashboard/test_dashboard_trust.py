@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Dash, join_in_browser, new_game, seat_auth, wait_until
+from dashkit import PIN, Dash, join_in_browser, new_game, seat_auth, wait_page_events, wait_until
 from fastapi.testclient import TestClient
 from hub_events import signed
 
@@ -254,7 +254,7 @@ def test_the_pin_cannot_be_sent_before_the_host_page_is_ready(dash: Dash, page: 
 
     page.route("**/games/*/static/*.js", hold)
     page.goto(dash.url + "/host?lang=en", wait_until="domcontentloaded")
-    wait_until(lambda: held, 10, "the game fragments requested")
+    wait_page_events(page, lambda: held, 10, "the game fragments requested")
     page.fill("#pin", PIN)
     assert page.is_disabled("#login-button")
     page.press("#pin", "Enter")  # implicit submission: nothing while the button is disabled

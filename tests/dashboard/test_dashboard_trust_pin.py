@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashkit import PIN, Dash, new_game, wait_until
+from dashkit import PIN, Dash, new_game, wait_page_events, wait_until
 from fastapi.testclient import TestClient
 
 from dashboard.deps import PIN_HEADER
@@ -204,8 +204,8 @@ def test_a_page_elsewhere_with_pin_images_does_not_lock_the_host_out(dash: Dash,
     try:
         page.goto(f"http://127.0.0.1:{evil.server_address[1]}/")
         # (enough answered to have locked the host's machine out when a URL's PIN counted)
-        wait_until(lambda: sum("qr.svg?pin=" in u for u in seen) >= PinGuard.FREE_TRIES, 20,
-                   "the images to be answered")
+        wait_page_events(page, lambda: sum("qr.svg?pin=" in u for u in seen)
+                         >= PinGuard.FREE_TRIES, 20, "the images to be answered")
     finally:
         evil.shutdown()
     assert dash.app.state.pin_guard.wait(client_key("127.0.0.1")) == 0
