@@ -35,6 +35,19 @@ pytestmark = pytest.mark.e2e  # the whole table, as processes
 ROOT = Path(__file__).resolve().parents[3]
 
 
+def table_answers(client: WireClient, table: str) -> bool:
+    """Whether an engine serves `table` now: it answers a question (``history``). Its lock
+    shows in `pg_locks` a round trip before the engine counts the table as its own, and a
+    command that arrives in between is left to the owner: no one answers it."""
+    from engine.wire.mqtt import RequestTimeout
+
+    try:
+        client.request(Topics(table).cmd("history"), {}, timeout=2)
+    except RequestTimeout:
+        return False
+    return True
+
+
 class Table:
     """A real hub on a simulated table, played by gestures."""
 

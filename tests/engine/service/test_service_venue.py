@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from glastonbury_table import glastonbury
-from test_service_crash import ROOT, Table, _comparable, _reference
+from test_service_crash import ROOT, Table, _comparable, _reference, table_answers
 from waiting import EXIT_WITHIN, wait_for
 
 from engine.app.cli import main
@@ -156,7 +156,8 @@ def test_an_unknown_table_is_served_by_no_engine(venue: Venue) -> None:
     venue.store.set_venue_tables(add=["known"])
     _hub_keys("known")
     venue.start_engine()
-    wait_for(lambda: venue.owners().get("known") is not None, 20, "the known table claimed")
+    wait_for(lambda: venue.owners().get("known") is not None
+             and table_answers(venue.client, "known"), 20, "the known table claimed and served")
     reply = venue.client.request(Topics("known").cmd("history"), {}, timeout=30)
     assert reply.status == "error" and "no game" in str(reply.error)
     from engine.wire.mqtt import RequestTimeout
@@ -269,7 +270,9 @@ def _venue_failover(venue: Venue, tmp: Path, kills: int, restart: bool) -> list[
     try:
         for _ in range(3):
             venue.start_engine()
-        wait_for(lambda: _balanced(venue, 3, 6), 40, "the tables shared by 3 engines")
+        wait_for(lambda: _balanced(venue, 3, 6)
+                 and all(table_answers(venue.client, t) for t in tables), 40,
+                 "the tables shared by 3 engines and served")
         return _play(venue, tables, scripts, kills, restart)
     finally:
         for table in tables.values():
@@ -412,8 +415,9 @@ def test_a_database_crash_mid_game_loses_nothing(
             t.split("/")[1], json.loads(p)))
         tables, scripts = _tables(venue, tmp_path, 2)
         engine = venue.start_engine()
-        wait_for(lambda: all(o is not None for o in venue.owners().values()), 40,
-                 "the engine to own both tables")
+        wait_for(lambda: all(o is not None and table_answers(venue.client, t)
+                             for t, o in venue.owners().items()), 40,
+                 "the engine to own and serve both tables")
         inputs = {t: s.deal + [i for turn in s.turns for i in turn] for t, s in scripts.items()}
         for name, script in scripts.items():
             args = {k: v for k, v in script.new_game_args.items() if k != "game_id"}

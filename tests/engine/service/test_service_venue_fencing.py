@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_service_crash import ROOT, Table
+from test_service_crash import ROOT, Table, table_answers
 from waiting import EXIT_WITHIN, wait_for, wait_until
 
 from engine.games.glastonbury.table.table_driver import scripted_game
@@ -257,7 +257,8 @@ def test_a_stopped_owner_is_replaced_within_10_s_and_wakes_fenced(
     watch = StateWatch(mqtt_broker)
     engines = [_engine(mqtt_broker, pg_url, tmp_path, f"e{k}") for k in range(2)]
     try:
-        wait_for(lambda: _owner(store, table) is not None, 30, "the table claimed")
+        wait_for(lambda: _owner(store, table) is not None and table_answers(watch.client, table),
+                 30, "the table claimed and served")
         first = _owner(store, table)
         assert first is not None
         victim = next(e for e in engines if f"-{e.pid}-" in first)
@@ -445,8 +446,8 @@ def test_one_undo_when_the_owner_dies_while_the_other_engine_is_stopped(
     watch = StateWatch(mqtt_broker)
     engines = [_engine(mqtt_broker, pg_url, tmp_path, f"e{k}") for k in range(2)]
     try:
-        wait_for(lambda: _owner(store, table) is not None and len(store.live_engines()) == 2,
-                 30, "the table claimed, both engines up")
+        wait_for(lambda: _owner(store, table) is not None and len(store.live_engines()) == 2
+                 and table_answers(watch.client, table), 30, "the table served, both engines up")
         first = _owner(store, table)
         assert first is not None
         owner = next(e for e in engines if f"-{e.pid}-" in first)
