@@ -22,11 +22,15 @@ def test_a_seat_reads_at_most_one_pile_card_at_its_refill(table_stack: Stack) ->
         assert reply.status_code == 200, reply.text
         state = wait_until(lambda: (s := host.get("/api/table").json())["game"] and s["game"][
             "view"]["table"]["status"] == "playing" and s, 10, "the game to start")
-    seat = state["game"]["view"]["turn"]
-    cell = state["game"]["view"]["expected"]["take"][0]
-    params = {"seat": seat}
-    secret = bridge.secrets.secret(bridge.game_id or "", seat)
-    with TestClient(table_stack.dash.app, headers=seat_auth(secret)) as phone:
+        seat = state["game"]["view"]["turn"]
+        cell = state["game"]["view"]["expected"]["take"][0]
+        params = {"seat": seat}
+        secret = bridge.secrets.secret(bridge.game_id or "", seat)
+        # The same client as the seat's phone: a second `with` would stop the app's lifespan
+        # (the bridge's connection) and start it again, and its first request could find
+        # the bridge not connected yet.
+        phone = host
+        phone.headers = seat_auth(secret)
         took = phone.post(f"/api/seats/{seat}/play", json={"action": "take", "where": cell})
         assert took.status_code == 200, took.text
         wait_until(lambda: phone.get("/api/table").json()["game"]["view"]["expected"]
