@@ -69,8 +69,10 @@ def test_a_spare_chip_asked_from_the_host_api_during_a_quacks_game_is_enrolled_a
                                                    "piece": "white-1"})
         assert asked.status_code == 200, asked.text
         assert asked.json()["data"]["spare"] == LOST
-        shown = http.get("/api/host/enrolment").json()
-        assert (shown["active"], shown["spare"], shown["game"]) == (True, LOST, "quacks")
+        # The dashboard hears the hub's enrolment status a moment after the hub answered.
+        wait_until(lambda: ((s := http.get("/api/host/enrolment").json())["active"],
+                            s["spare"], s["game"]) == (True, LOST, "quacks"), 10,
+                   "the spare shown as waiting")
         sim.place("pad:1", uid=NEW_TAG)
         wait_until(lambda: http.get("/api/host/enrolment").json().get("spares") == 1, 10,
                    "the spare counted")
